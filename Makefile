@@ -1,0 +1,41 @@
+# RAG lab task runner. `make help` lists the targets.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.DEFAULT_GOAL := help
+.PHONY: help lab test check lint typecheck unit browser bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
+
+$(BIN)/raglab: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.test-installed: pyproject.toml $(BIN)/raglab
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+lab: $(BIN)/raglab ## Install and start the lab on the bundled handbook
+	$(BIN)/raglab serve --port $(PORT) --open
+
+test: $(VENV)/.test-installed ## Install and run every test, with ruff and mypy
+	scripts/ensure-chromium
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+unit: $(VENV)/.test-installed ## Run the tests that need no browser
+	$(BIN)/pytest -m "not browser"
+
+bench: $(VENV)/.test-installed ## Run the benchmarks and write benchmarks/RESULTS.md
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python benchmarks/run.py
+
+clean: ## Remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis test-artifacts

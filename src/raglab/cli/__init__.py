@@ -1,0 +1,1 @@
+"""The command line: thin translators from arguments to library calls and back to tables."""

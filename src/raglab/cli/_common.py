@@ -1,0 +1,80 @@
+"""What every command shares: data options, loading with clear errors, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+
+from raglab.corpus import Corpus, load_corpus
+from raglab.errors import InputError, Problem
+from raglab.questions import QuestionSet, load_questions
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 1
+EXIT_USAGE = 2
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data (default: the bundled Ostler Instruments handbook)")
+    group.add_argument("--corpus", metavar="DIR", help="folder of *.md / *.txt pages")
+    group.add_argument("--questions", metavar="FILE", help="labelled questions, JSON Lines")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+@dataclass
+class Data:
+    corpus: Corpus
+    questions: QuestionSet
+
+
+def console(*, stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def report_problems(problems: tuple[Problem, ...], *, title: str) -> None:
+    err = console(stderr=True)
+    err.print(f"[bold red]{title}[/] ({len(problems)})")
+    for problem in problems:
+        err.print(f"  {problem}", markup=False)
+
+
+def load_data(args: argparse.Namespace) -> Data:
+    """Load corpus and questions, or raise InputError with every problem found."""
+    if args.questions and not args.corpus:
+        # Questions without their corpus would be checked against the bundled handbook.
+        raise InputError(
+            [
+                Problem(
+                    args.questions, "--questions needs --corpus (the pages its answers come from)"
+                )
+            ]
+        )
+    corpus = load_corpus(args.corpus)
+    questions = (
+        load_questions(args.questions, corpus=corpus)
+        if (args.questions or not args.corpus)
+        else None
+    )
+    if questions is None:
+        raise InputError(
+            [
+                Problem(
+                    str(args.corpus),
+                    "--corpus needs --questions (a JSON Lines file of labelled questions)",
+                )
+            ]
+        )
+    return Data(corpus, questions)
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")

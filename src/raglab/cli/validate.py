@@ -1,0 +1,94 @@
+"""``raglab validate``: check a corpus and its questions and summarise them."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections import Counter
+from typing import Any
+
+from rich.table import Table
+
+from raglab.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    add_data_options,
+    console,
+    load_data,
+    print_json,
+    report_problems,
+)
+from raglab.corpus import Corpus
+from raglab.questions import SPLITS, QuestionSet
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "validate",
+        help="check pages and questions, and summarise them",
+        description="Check a corpus and its labelled questions. Lists every problem with its file, "
+        "line and field, and exits 1 when there is one.",
+    )
+    add_data_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings (answers found several times) as errors",
+    )
+    parser.set_defaults(run=run)
+
+
+def summarise(corpus: Corpus, questions: QuestionSet) -> dict[str, Any]:
+    kinds = sorted({q.kind for q in questions})
+    by_split = {s: Counter(q.kind for q in questions.split(s)) for s in SPLITS}
+    lengths = [q.answer_words for q in questions if q.answer]
+    return {
+        "corpus": corpus.root,
+        "pages": len(corpus),
+        "words": corpus.n_words,
+        "sections": sum(len(p.sections) for p in corpus),
+        "superseded_pages": sum(p.status == "superseded" for p in corpus),
+        "questions": len(questions),
+        "splits": {s: len(questions.split(s)) for s in SPLITS},
+        "answerable": {s: sum(q.answerable for q in questions.split(s)) for s in SPLITS},
+        "kinds": {k: {s: by_split[s][k] for s in SPLITS} for k in kinds},
+        "answer_words": {
+            "min": min(lengths) if lengths else 0,
+            "median": statistics.median(lengths) if lengths else 0,
+            "max": max(lengths) if lengths else 0,
+        },
+        "warnings": [str(w) for w in questions.warnings],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    data = load_data(args)
+    summary = summarise(data.corpus, data.questions)
+    if args.json:
+        print_json(summary)
+    else:
+        out = console()
+        out.print(f"[bold]Corpus[/] {summary['corpus']}")
+        out.print(
+            f"  {summary['pages']} pages ({summary['superseded_pages']} superseded), "
+            f"{summary['words']:,} words, {summary['sections']} sections"
+        )
+        splits = summary["splits"]
+        out.print(
+            f"[bold]Questions[/] {summary['questions']}: "
+            + ", ".join(
+                f"{n} {s} ({summary['answerable'][s]} answerable)" for s, n in splits.items()
+            )
+        )
+        table = Table("Kind", *SPLITS, "all", title="Questions by split and kind")
+        for kind, counts in summary["kinds"].items():
+            table.add_row(kind, *(str(counts[s]) for s in SPLITS), str(sum(counts.values())))
+        out.print(table)
+        aw = summary["answer_words"]
+        out.print(f"Answer passages: {aw['min']} to {aw['max']} words, median {aw['median']}")
+    if data.questions.warnings:
+        report_problems(data.questions.warnings, title="Warnings")
+        if args.strict:
+            return EXIT_BAD_INPUT
+    return EXIT_OK

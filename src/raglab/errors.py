@@ -1,0 +1,39 @@
+"""Input problems: every one names its file, line and field, and all are reported together."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with the user's input.
+
+    ``line`` is 1-based; ``field`` is the JSON field or front-matter key at fault; ``item`` is the
+    question id (or page id) the problem belongs to, when one is known.
+    """
+
+    file: str
+    message: str
+    line: int | None = None
+    field: str | None = None
+    item: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        parts = [where]
+        if self.item is not None:
+            parts.append(f"id {self.item}")
+        if self.field is not None:
+            parts.append(f"field '{self.field}'")
+        return f"{', '.join(parts)}: {self.message}"
+
+
+class InputError(ValueError):
+    """Raised with every problem found in one pass over the input, never only the first."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  {p}" for p in self.problems)
+        super().__init__(f"{len(self.problems)} problem(s) in the input:\n{lines}")

@@ -1,0 +1,129 @@
+"""Reading questions: locating answers, page labels, warnings and every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raglab.corpus import Corpus, parse_page
+from raglab.errors import InputError
+from raglab.questions import AnswerSpan, load_questions, parse_questions
+
+
+@pytest.fixture
+def corpus() -> Corpus:
+    pages = [
+        parse_page(
+            "# Returns\n\nReturns need an RMA number.\nIt is   issued by support.\n\nShort. Short.",
+            stem="returns",
+        ),
+        parse_page("# Levels\n\nThe AL-32 has 32x magnification.", stem="levels"),
+    ]
+    return Corpus(tuple(pages))
+
+
+def lines(*objs: Any) -> list[str]:
+    return [o if isinstance(o, str) else json.dumps(o) for o in objs]
+
+
+def q(**kw: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"id": "q1", "split": "train", "kind": "keyword", "question": "?"}
+    base.update(kw)
+    return base
+
+
+def test_answer_located_ignoring_whitespace(corpus: Corpus) -> None:
+    qs = parse_questions(
+        lines(q(answer="Returns need an RMA number. It is issued\nby support.")), corpus=corpus
+    )
+    (question,) = qs.questions
+    (span,) = question.spans
+    text = corpus.page("returns").text
+    assert span.page_id == "returns"
+    assert text[span.start : span.end] == "Returns need an RMA number.\nIt is   issued by support."
+    assert question.answerable and question.labels == "passage" and question.answer_words == 10
+
+
+def test_out_of_corpus_question(corpus: Corpus) -> None:
+    (question,) = parse_questions(lines(q(answer=None, kind="out-of-corpus")), corpus=corpus)
+    assert not question.answerable and question.spans == () and question.labels == "none"
+
+
+def test_repeated_answer_is_a_warning_and_every_occurrence_counts(corpus: Corpus) -> None:
+    qs = parse_questions(lines(q(answer="Short.")), corpus=corpus)
+    assert len(qs.questions[0].spans) == 2
+    (warning,) = qs.warnings
+    assert warning.line == 1 and warning.item == "q1" and "occurs 2 times" in warning.message
+
+
+def test_page_and_start_pick_one_occurrence(corpus: Corpus) -> None:
+    text = corpus.page("returns").text
+    second = text.rindex("Short.")
+    qs = parse_questions(lines(q(answer="Short.", page="returns", start=second)), corpus=corpus)
+    assert qs.warnings == ()
+    assert qs.questions[0].spans == (AnswerSpan("returns", second, second + 6),)
+
+
+def test_page_labels_plain_and_graded(corpus: Corpus) -> None:
+    qs = parse_questions(
+        lines(q(pages=["levels"]), q(id="q2", pages={"levels": 2, "returns": 0})), corpus=corpus
+    )
+    assert qs.questions[0].pages == {"levels": 1}
+    # Grade 0 means not relevant and is dropped.
+    assert qs.questions[1].pages == {"levels": 2}
+    assert qs.questions[1].labels == "pages"
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "message"),
+    [
+        ("{not json", None, "not valid JSON"),
+        ("[1, 2]", None, "JSON object"),
+        (q(answer=None, colour="red"), "colour", "unknown field"),
+        ({"id": "q1", "split": "train", "kind": "k", "answer": None}, "question", "missing"),
+        (q(answer=None, split="dev"), "split", "unknown split"),
+        (q(answer="Not in any page."), "answer", "not found"),
+        (q(), "answer", "missing field"),
+        (q(answer=None, page="ghost"), "page", "names no page"),
+        (q(answer="Short.", start=3), "start", "needs 'page'"),
+        (q(pages=["ghost"]), "pages", "not in the corpus"),
+        (q(pages="levels"), "pages", "list of page ids"),
+    ],
+)
+def test_bad_lines_name_line_id_and_field(
+    corpus: Corpus, line: Any, field: str | None, message: str
+) -> None:
+    with pytest.raises(InputError) as info:
+        parse_questions(lines(q(id="ok", answer=None), line), corpus=corpus, source="qs.jsonl")
+    (problem,) = info.value.problems
+    assert problem.file == "qs.jsonl" and problem.line == 2
+    assert problem.field == field
+    assert message in problem.message
+    assert ("qs.jsonl:2" in str(problem)) and (field is None or field in str(problem))
+
+
+def test_duplicate_ids_and_all_problems_at_once(corpus: Corpus) -> None:
+    with pytest.raises(InputError) as info:
+        parse_questions(
+            lines(q(answer=None), q(answer=None), "oops", q(id="q3", split="x", answer=None)),
+            corpus=corpus,
+        )
+    found = [(p.line, p.field) for p in info.value.problems]
+    assert found == [(2, "id"), (3, None), (4, "split")]
+
+
+def test_load_questions_from_files(tmp_path: Path, corpus: Corpus) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(
+        b'{"id": "q1", "split": "test", "kind": "k", "question": "caf\xe9", "answer": null}\n'
+    )
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_questions(path, corpus=corpus)
+    with pytest.raises(InputError, match="cannot be read"):
+        load_questions(tmp_path / "missing.jsonl", corpus=corpus)
+    path.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no questions"):
+        load_questions(path, corpus=corpus)
