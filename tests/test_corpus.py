@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def test_sections_are_spans_with_heading_paths() -> None:
     # Sections tile the text: each ends where the next starts, the last at the end.
     spans = [(s.start, s.end) for s in page.sections]
     assert spans[0][0] == 0 and spans[-1][1] == len(page.text)
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in pairwise(spans))
     assert page.text[spans[2][0] : spans[2][1]].startswith("### Opened goods")
 
 
@@ -119,7 +120,7 @@ def test_load_corpus_reports_every_problem_at_once(tmp_path: Path) -> None:
 
 
 def test_empty_and_missing_corpus(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no \\*.md or \\*.txt pages"):
+    with pytest.raises(InputError, match=r"no \*\.md or \*\.txt pages"):
         load_corpus(tmp_path)
     with pytest.raises(InputError, match="does not exist"):
         load_corpus(tmp_path / "nowhere")

@@ -42,7 +42,7 @@ NDCG_K = 10
 RERANK_DEPTH = 20
 RERANK_L2 = 0.01
 RERANK_LEARNING_RATE = 0.5
-RERANK_ITERATIONS = 3000
+RERANK_ITERATIONS = 5000
 MMR_LAMBDAS = tuple(round(0.05 * i, 2) for i in range(21))
 MMR_DEPTH = 10
 
@@ -50,3 +50,12 @@ MMR_DEPTH = 10
 BUDGET_WORDS = 400
 READER_THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(21))
 WILSON_Z = 1.959963984540054  # the 97.5% quantile of the standard normal
+
+# Ranking depth kept per question and ranker: ranks past it count as "not found" (MRR@100).
+RANK_DEPTH = 100
+# Exhibits II to V cut the handbook by heading, so every answer stays whole.
+RETRIEVAL_CHUNKER = "heading"
+RETRIEVERS = ("bm25", "lsa", "rrf", "score")
+DEFAULT_RETRIEVER = "rrf"
+# Bounded caches of the lab: chunkings and reranker models kept at once.
+CACHE_SIZE = 32

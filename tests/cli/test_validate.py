@@ -103,7 +103,10 @@ def test_answer_found_twice_is_a_warning_unless_strict(
     ("page", "expected"),
     [
         (b"caf\xe9\n", "not UTF-8"),
-        ("---\nupdated: yesterday\n---\n# L\n", "levels.md:2, id levels, field 'updated': not an ISO date"),
+        (
+            "---\nupdated: yesterday\n---\n# L\n",
+            "levels.md:2, id levels, field 'updated': not an ISO date",
+        ),
         ("---\nid: levels\n# L\n", "never closed"),
     ],
 )

@@ -1,0 +1,389 @@
+"""BM25 ranking over token lists (Robertson and Zaragoza 2009), with Lucene's IDF.
+
+For a query q and a document d of |d| tokens, in a collection of N documents of mean length avgdl::
+
+    score(q, d) = sum over query terms t of  IDF(t) * f (k1 + 1) / (f + k1 (1 - b + b |d| / avgdl))
+    IDF(t)      = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))          (Lucene; always positive)
+
+with f the frequency of t in d and n_t the number of documents holding t. Defaults k1 = 1.2 and
+b = 0.75 come from ``raglab._config``. k1 = 0 scores the mere presence of a term; b = 0 ignores
+document length.
+
+A term repeated in the query counts once per occurrence (its contribution is multiplied by its
+query count), as in bm25s and in a Lucene query made of one clause per token. Tokens that are not in
+the collection contribute nothing.
+
+Ties are broken by ascending document index everywhere (``search`` and ``grid_top_k``), so every
+ranking is deterministic.
+
+The scores equal bm25s's ``method="lucene"`` scores times (k1 + 1): bm25s drops the constant
+numerator factor, which changes no ranking but makes our k1 = 0 scores count matching terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp  # type: ignore[import-untyped]
+
+from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
+from raglab._types import FloatArray, IntArray, Ranking
+from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, count_matrix
+
+__all__ = ["BM25Index", "TermContribution", "grid_top_k", "lucene_idf"]
+
+# Largest (cells x queries x documents) score block grid_top_k holds in memory at once.
+_GRID_BLOCK_ELEMENTS = 1 << 23
+# Up to this k, top-k is found by repeated argmax instead of a partition (faster for small k).
+_ARGMAX_TOP_K = 8
+
+
+def lucene_idf(df: IntArray | int, n_docs: int) -> FloatArray:
+    """Lucene's IDF, ln(1 + (N - n_t + 0.5) / (n_t + 0.5)), elementwise."""
+    n_t = np.asarray(df, dtype=np.float64)
+    out: FloatArray = np.log1p((n_docs - n_t + 0.5) / (n_t + 0.5))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TermContribution:
+    """One query term's share of a document's BM25 score.
+
+    ``contribution = query_count * idf * tf (k1 + 1) / (tf + k1 * length_factor)`` with
+    ``length_factor = 1 - b + b |d| / avgdl``. A term absent from the document has tf 0 and
+    contributes 0; a term absent from the collection also has df 0.
+    """
+
+    term: str
+    tf: int
+    df: int
+    idf: float
+    length_factor: float
+    contribution: float
+    query_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Postings:
+    """Flattened postings of a batch of queries: one entry per (query, query term, document)."""
+
+    query: IntArray  # (P,) position of the query in the batch
+    doc: IntArray  # (P,) document index
+    tf: FloatArray  # (P,) frequency of the term in the document
+    weight: FloatArray  # (P,) idf(t) * query count of t
+
+
+def _check_params(k1: float, b: float) -> None:
+    if not (math.isfinite(k1) and k1 >= 0):
+        raise ValueError(f"k1 must be a finite number >= 0, got {k1}")
+    if not (math.isfinite(b) and 0 <= b <= 1):
+        raise ValueError(f"b must lie in [0, 1], got {b}")
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+
+
+def _check_query(query_tokens: Sequence[str]) -> None:
+    if isinstance(query_tokens, str | bytes):
+        raise ValueError("query_tokens must be a list of tokens, not a string")
+
+
+def _cell_scores(
+    postings: _Postings,
+    length_ratio: FloatArray,
+    k1s: FloatArray,
+    bs: FloatArray,
+    n_queries: int,
+    n_docs: int,
+) -> FloatArray:
+    """Scores of every (k1, b) cell for a batch of queries: shape (len(k1s), len(bs), Q, N).
+
+    The saturation ``tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))`` depends on the posting
+    only through the pair (tf, d), so it is tabulated once per distinct pair and cell (G, pairs x
+    cells); a sparse matrix M (query-document x pairs) holds the idf weights times query counts,
+    and the scores are M G, one cell at a time. Single queries go through the same code, so ``scores``, ``search`` and
+    ``grid_top_k`` agree bitwise.
+    """
+    n_cells = len(k1s) * len(bs)
+    if postings.doc.size == 0:
+        return np.zeros((len(k1s), len(bs), n_queries, n_docs), dtype=np.float64)
+    # Distinct (tf, document) pairs; tf values are small integers, so the key is exact.
+    pair_key = postings.tf.astype(np.int64) * n_docs + postings.doc
+    pairs, pair_of = np.unique(pair_key, return_inverse=True)
+    tf = (pairs // n_docs).astype(np.float64)[None, :]
+    ratio = length_ratio[pairs % n_docs][None, :]
+    k1 = np.repeat(k1s, len(bs))[:, None]
+    b = np.tile(bs, len(k1s))[:, None]
+    length_factor = (1.0 - b) + b * ratio
+    table = (tf * (k1 + 1.0)) / (tf + k1 * length_factor)  # (cells, pairs)
+    # Rows of M in query-document order, each row's entries in ascending term order (postings
+    # arrive term by term and the sort is stable). Built directly, not through COO, which would
+    # merge and reorder entries: every score is then summed term by term, so two documents with
+    # the same per-term contributions tie exactly.
+    rows = postings.query * n_docs + postings.doc
+    order = np.argsort(rows, kind="stable")
+    # 32-bit indices where they suffice: the mat-vecs below are bound by memory traffic.
+    index_dtype = np.int32 if rows.size < 2**31 else np.int64
+    indptr = np.zeros(n_queries * n_docs + 1, dtype=index_dtype)
+    np.cumsum(np.bincount(rows, minlength=n_queries * n_docs), out=indptr[1:])
+    weights = sp.csr_matrix(
+        (postings.weight[order], pair_of.reshape(-1)[order].astype(index_dtype), indptr),
+        shape=(n_queries * n_docs, pairs.size),
+    )
+    out = np.empty((n_cells, n_queries * n_docs), dtype=np.float64)
+    # One sparse mat-vec per cell writes a contiguous row: no transpose of the result needed.
+    for cell in range(n_cells):
+        out[cell] = weights @ table[cell]
+    scores: FloatArray = out.reshape(len(k1s), len(bs), n_queries, n_docs)
+    return scores
+
+
+def _top_k_rows(
+    scores: FloatArray, k: int, *, overwrite: bool = False
+) -> tuple[IntArray, FloatArray]:
+    """Top ``k`` columns of each row of ``scores`` (R, N), best first, ties by ascending column.
+
+    The order is that of sorting each row by (-score, column). For small k, k passes of argmax
+    (which returns the first, lowest, column of a tie) beat a partition; otherwise everything
+    above the k-th largest value is taken and the remaining places go to the lowest columns equal
+    to it (argpartition alone would cut such a tie arbitrarily). Scores must not be NaN. With
+    ``overwrite`` the argmax passes may scribble on ``scores`` instead of a copy.
+    """
+    n_rows, n = scores.shape
+    k = min(k, n)
+    if k == 0 or n_rows == 0:
+        return np.zeros((n_rows, k), dtype=np.int64), np.zeros((n_rows, k), dtype=np.float64)
+    if k <= _ARGMAX_TOP_K:
+        work = scores if overwrite else scores.copy()
+        row = np.arange(n_rows)
+        cols = np.empty((n_rows, k), dtype=np.int64)
+        vals = np.empty((n_rows, k), dtype=np.float64)
+        for j in range(k):
+            best = np.argmax(work, axis=1)
+            cols[:, j] = best
+            vals[:, j] = work[row, best]
+            work[row, best] = -np.inf
+        return cols, vals
+    if k == n:
+        cols = np.broadcast_to(np.arange(n, dtype=np.int64), (n_rows, n))
+    else:
+        kth = np.partition(scores, n - k, axis=1)[:, n - k : n - k + 1]
+        above = scores > kth
+        level = scores == kth
+        need = k - above.sum(axis=1, keepdims=True)
+        take = above | (level & (np.cumsum(level, axis=1) <= need))
+        cols = np.nonzero(take)[1].reshape(n_rows, k).astype(np.int64)
+    vals = np.take_along_axis(scores, cols, axis=1)
+    order = np.argsort(-vals, axis=1, kind="stable")
+    return np.take_along_axis(cols, order, axis=1), np.take_along_axis(vals, order, axis=1)
+
+
+class BM25Index:
+    """A sparse BM25 index over token lists.
+
+    ``BM25Index(docs, k1=BM25_K1, b=BM25_B)`` counts term frequencies once (a scipy.sparse CSC
+    matrix, documents x terms); :meth:`with_params` shares those counts, so trying other k1 and b
+    costs nothing. Documents are addressed by their position in ``docs``.
+    """
+
+    __slots__ = ("_avgdl", "_b", "_counts", "_df", "_doc_len", "_idf", "_k1", "_ratio", "_vocab")
+
+    def __init__(
+        self, docs: Sequence[Sequence[str]], *, k1: float = BM25_K1, b: float = BM25_B
+    ) -> None:
+        check_token_lists(docs)
+        if len(docs) == 0:
+            raise ValueError("BM25Index needs at least one document")
+        _check_params(k1, b)
+        vocab = Vocabulary.from_docs(docs)
+        counts = sp.csc_matrix(count_matrix(docs, vocabulary=vocab))
+        counts.sort_indices()
+        doc_len = np.fromiter((len(d) for d in docs), dtype=np.float64, count=len(docs))
+        df = np.diff(counts.indptr).astype(np.int64)
+        avgdl = float(doc_len.mean())
+        self._vocab = vocab
+        self._counts: SparseMatrix = counts
+        self._doc_len = doc_len
+        self._avgdl = avgdl
+        self._df = df
+        self._idf = lucene_idf(df, len(docs))
+        # |d| / avgdl; when every document is empty no term can match, so any finite value does.
+        self._ratio = doc_len / avgdl if avgdl > 0 else np.ones_like(doc_len)
+        self._k1 = float(k1)
+        self._b = float(b)
+
+    def with_params(self, *, k1: float | None = None, b: float | None = None) -> BM25Index:
+        """The same index with other k1 and/or b (None keeps the current value); counts are shared."""
+        new_k1 = self._k1 if k1 is None else float(k1)
+        new_b = self._b if b is None else float(b)
+        _check_params(new_k1, new_b)
+        clone = object.__new__(BM25Index)
+        for name in BM25Index.__slots__:
+            object.__setattr__(clone, name, getattr(self, name))
+        clone._k1 = new_k1
+        clone._b = new_b
+        return clone
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents N."""
+        return int(self._doc_len.shape[0])
+
+    @property
+    def avgdl(self) -> float:
+        """Mean document length in tokens."""
+        return self._avgdl
+
+    @property
+    def k1(self) -> float:
+        return self._k1
+
+    @property
+    def b(self) -> float:
+        return self._b
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The collection's terms (sorted)."""
+        return self._vocab
+
+    @property
+    def doc_lengths(self) -> FloatArray:
+        """|d| for every document, shape (n_docs,)."""
+        return self._doc_len.copy()
+
+    @property
+    def idf(self) -> FloatArray:
+        """Lucene IDF of every vocabulary term, shape (n_terms,)."""
+        return self._idf.copy()
+
+    def _postings(self, queries: Sequence[Sequence[str]]) -> _Postings:
+        indptr = self._counts.indptr
+        q_parts: list[IntArray] = []
+        t_parts: list[IntArray] = []
+        w_parts: list[FloatArray] = []
+        for qi, query in enumerate(queries):
+            _check_query(query)
+            ids = self._vocab.ids(query)
+            if ids.size == 0:
+                continue
+            terms, qtf = np.unique(ids, return_counts=True)
+            q_parts.append(np.full(terms.shape, qi, dtype=np.int64))
+            t_parts.append(terms)
+            w_parts.append(self._idf[terms] * qtf)
+        if not t_parts:
+            empty_i = np.zeros(0, dtype=np.int64)
+            return _Postings(empty_i, empty_i, np.zeros(0), np.zeros(0))
+        terms = np.concatenate(t_parts)
+        starts = indptr[terms].astype(np.int64)
+        lengths = indptr[terms + 1].astype(np.int64) - starts
+        # Positions of every posting of every term, laid out term after term.
+        ends = np.cumsum(lengths)
+        pos = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1], dtype=np.int64)
+        return _Postings(
+            query=np.repeat(np.concatenate(q_parts), lengths),
+            doc=self._counts.indices[pos].astype(np.int64),
+            tf=np.asarray(self._counts.data[pos], dtype=np.float64),
+            weight=np.repeat(np.concatenate(w_parts), lengths),
+        )
+
+    def scores(self, query_tokens: Sequence[str]) -> FloatArray:
+        """BM25 score of every document for one query, shape (n_docs,), float64."""
+        _check_query(query_tokens)
+        cells = _cell_scores(
+            self._postings([query_tokens]),
+            self._ratio,
+            np.array([self._k1]),
+            np.array([self._b]),
+            1,
+            self.n_docs,
+        )
+        out: FloatArray = cells[0, 0, 0]
+        return out
+
+    def search(self, query_tokens: Sequence[str], *, k: int) -> Ranking:
+        """The ``min(k, n_docs)`` best documents, best first, ties by ascending document index.
+
+        Documents matching no query term (score 0) fill the list when fewer than k match.
+        """
+        _check_k(k)
+        idx, vals = _top_k_rows(self.scores(query_tokens)[None, :], int(k))
+        return Ranking(idx[0], vals[0])
+
+    def explain(self, query_tokens: Sequence[str], doc: int) -> list[TermContribution]:
+        """Term-by-term breakdown of ``scores(query_tokens)[doc]``.
+
+        One entry per distinct query token in order of first appearance; the contributions sum
+        to the score.
+        """
+        _check_query(query_tokens)
+        if isinstance(doc, bool) or not isinstance(doc, int | np.integer):
+            raise ValueError(f"doc must be an integer index, got {doc!r}")
+        if not 0 <= doc < self.n_docs:
+            raise ValueError(f"doc {doc} is out of range for {self.n_docs} documents")
+        length_factor = float((1.0 - self._b) + self._b * self._ratio[doc])
+        out: list[TermContribution] = []
+        for term, count in Counter(query_tokens).items():
+            col = self._vocab.get(term)
+            if col is None:
+                tf, df = 0, 0
+                idf = float(lucene_idf(0, self.n_docs))
+            else:
+                tf = int(self._counts[doc, col])
+                df = int(self._df[col])
+                idf = float(self._idf[col])
+            contribution = (
+                count * idf * (tf * (self._k1 + 1.0)) / (tf + self._k1 * length_factor)
+                if tf > 0
+                else 0.0
+            )
+            out.append(TermContribution(term, tf, df, idf, length_factor, contribution, count))
+        return out
+
+
+def grid_top_k(
+    index: BM25Index,
+    queries: Sequence[Sequence[str]],
+    *,
+    k1s: Sequence[float] = GRID_K1,
+    bs: Sequence[float] = GRID_B,
+    k: int = GRID_RECALL_K,
+) -> IntArray:
+    """Top-k document indices for every (k1, b) pair of a grid, all queries at once.
+
+    Returns an int64 array of shape (len(k1s), len(bs), len(queries), min(k, n_docs)); entry
+    ``[i, j, q]`` equals ``index.with_params(k1=k1s[i], b=bs[j]).search(queries[q], k=k).indices``
+    exactly (same scores, same tie-breaking by ascending document index). The postings of every
+    query are gathered once and all cells are scored with numpy; queries are processed in blocks
+    so that at most about 8 million scores are held at a time.
+    """
+    _check_k(k)
+    check_token_lists(queries, what="queries")
+    k1_arr = np.asarray(k1s, dtype=np.float64).reshape(-1)
+    b_arr = np.asarray(bs, dtype=np.float64).reshape(-1)
+    if k1_arr.size == 0 or b_arr.size == 0:
+        raise ValueError("k1s and bs must not be empty")
+    for k1 in k1_arr:
+        for b in b_arr:
+            _check_params(float(k1), float(b))
+    n_docs = index.n_docs
+    k_eff = min(int(k), n_docs)
+    n_cells = k1_arr.size * b_arr.size
+    out = np.zeros((k1_arr.size, b_arr.size, len(queries), k_eff), dtype=np.int64)
+    block = max(1, _GRID_BLOCK_ELEMENTS // (n_cells * n_docs))
+    for start in range(0, len(queries), block):
+        batch = queries[start : start + block]
+        scores = _cell_scores(
+            index._postings(batch), index._ratio, k1_arr, b_arr, len(batch), n_docs
+        )
+        idx, _ = _top_k_rows(scores.reshape(-1, n_docs), k_eff, overwrite=True)
+        out[:, :, start : start + len(batch)] = idx.reshape(
+            k1_arr.size, b_arr.size, len(batch), k_eff
+        )
+    return out

@@ -1,0 +1,256 @@
+"""Latent semantic analysis (Deerwester et al. 1990) by randomised SVD (Halko, Martinsson and Tropp
+2011).
+
+The model is fitted on ``count`` evenly spaced windows of ``size`` words over the whole corpus
+(defaults 100 and 256 from ``raglab._config``), not on the chunks, so that the space does not
+change when the chunker does. A is the TF-IDF term x window matrix (``raglab.vectors``, idf =
+ln(N / df) over the windows) and A ~ U_k S_k V_k^T its rank-k truncated SVD (k = 48).
+
+Fold-in: a query or chunk becomes its TF-IDF column q (with the windows' vocabulary and idf; other
+terms are dropped) and is represented by ``U_k^T q`` (shape (k,)). The classical LSA coordinate is
+q_hat = q^T U_k S_k^-1, and the similarity is the cosine of the s-weighted coordinates
+q_hat S_k = q^T U_k: exactly the cosine of ``U_k^T q`` and ``U_k^T d`` used here. For a training
+window a_j, ``U_k^T a_j = s * Vt[:, j]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+import scipy.sparse as sp  # type: ignore[import-untyped]
+
+from raglab._config import (
+    LSA_OVERSAMPLE,
+    LSA_POWER_ITERATIONS,
+    LSA_RANK,
+    LSA_WINDOW_WORDS,
+    LSA_WINDOWS,
+    SEED,
+)
+from raglab._types import FloatArray, Ranking
+from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
+
+__all__ = ["LSAModel", "even_windows", "fit_lsa", "randomized_svd", "term_window_matrix"]
+
+T = TypeVar("T")
+
+
+def _check_positive_int(name: str, value: int, *, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def even_windows(
+    items: Sequence[T], *, count: int = LSA_WINDOWS, size: int = LSA_WINDOW_WORDS
+) -> list[Sequence[T]]:
+    """``count`` windows of ``size`` consecutive items with evenly spaced starts.
+
+    Starts are ``round(linspace(0, N - size, count))`` (round half to even), so the first window
+    opens the sequence and the last one closes it. Windows overlap when N < count * size, and
+    repeat when N - size < count - 1. When N <= size there is one window holding everything.
+    """
+    _check_positive_int("count", count)
+    _check_positive_int("size", size)
+    n = len(items)
+    if n <= size:
+        return [items]
+    starts = np.rint(np.linspace(0, n - size, count)).astype(np.int64)
+    return [items[int(s) : int(s) + size] for s in starts]
+
+
+def _orthonormal(Y: FloatArray) -> FloatArray:
+    q, _ = np.linalg.qr(Y, mode="reduced")
+    out: FloatArray = q
+    return out
+
+
+def randomized_svd(
+    A: SparseMatrix | FloatArray,
+    *,
+    rank: int,
+    oversample: int = LSA_OVERSAMPLE,
+    power_iterations: int = LSA_POWER_ITERATIONS,
+    seed: int = SEED,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Truncated SVD A ~ U diag(s) Vt by randomised subspace iteration (Halko et al. 2011).
+
+    A is dense or scipy.sparse, shape (m, n). With l = min(rank + oversample, m, n):
+
+    1. Omega ~ N(0, 1), shape (n, l), from ``numpy.random.default_rng(seed)``; Q = qr(A Omega).
+    2. ``power_iterations`` times: Q = qr(A^T Q), then Q = qr(A Q) (re-orthonormalising each
+       pass keeps the small singular directions from drowning in rounding; Algorithm 4.4).
+    3. B = Q^T A (l x n); the small l x l problem B B^T = W diag(s^2) W^T is solved exactly
+       (numpy.linalg.eigh), s descending; U = Q W and Vt = W^T B / s.
+    4. The leading ``rank`` triplets are kept; each column of U is signed so that its
+       largest-magnitude entry is positive (first such entry on a tie), with Vt's row to match.
+
+    Returns U (m, rank), s (rank,) and Vt (rank, n), float64. Directions with s = 0 get a zero
+    row in Vt. The same seed gives bitwise the same result.
+    """
+    _check_positive_int("rank", rank)
+    _check_positive_int("oversample", oversample, minimum=0)
+    _check_positive_int("power_iterations", power_iterations, minimum=0)
+    sparse = sp.issparse(A)
+    matrix: Any = sp.csr_matrix(A, dtype=np.float64) if sparse else np.asarray(A, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"A must be 2-d, got shape {matrix.shape}")
+    m, n = matrix.shape
+    if rank > min(m, n):
+        raise ValueError(f"rank {rank} exceeds min(A.shape) = {min(m, n)}")
+    width = min(rank + oversample, m, n)
+    matrix_t = matrix.T.tocsr() if sparse else matrix.T
+    rng = np.random.default_rng(seed)
+    omega = rng.standard_normal((n, width))
+    Q = _orthonormal(np.asarray(matrix @ omega))
+    for _ in range(power_iterations):
+        Q = _orthonormal(np.asarray(matrix_t @ Q))
+        Q = _orthonormal(np.asarray(matrix @ Q))
+    B = np.asarray(matrix_t @ Q).T  # (l, n) = Q^T A
+    eigenvalues, W = np.linalg.eigh(B @ B.T)
+    order = np.argsort(eigenvalues)[::-1][:rank]
+    s = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
+    W = W[:, order]
+    U = Q @ W
+    safe = np.where(s > 0, s, 1.0)
+    Vt = (W.T @ B) / safe[:, None]
+    Vt[s == 0] = 0.0
+    pivot = np.argmax(np.abs(U), axis=0)
+    signs = np.where(U[pivot, np.arange(U.shape[1])] < 0, -1.0, 1.0)
+    U = U * signs[None, :]
+    Vt = Vt * signs[:, None]
+    return U, s, Vt
+
+
+def _unit_rows(X: FloatArray) -> FloatArray:
+    norms = np.linalg.norm(X, axis=1)
+    out: FloatArray = X / np.where(norms > 0, norms, 1.0)[:, None]
+    return out
+
+
+def _ranking(scores: FloatArray, k: int) -> Ranking:
+    # Sort by (-score, index): ties go to the lower index.
+    order = np.lexsort((np.arange(scores.shape[0]), -scores))[:k].astype(np.int64)
+    return Ranking(order, scores[order])
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LSAModel:
+    """A fitted LSA space.
+
+    ``vocabulary`` and ``idf`` (n_terms,) weight new text exactly as the windows were weighted;
+    ``U`` (n_terms, k) holds the term directions, ``s`` (k,) the singular values in descending
+    order, ``Vt`` (k, n_windows) the windows' right singular vectors and ``frobenius_sq`` the total
+    ||A||_F^2 of the term x window matrix.
+    """
+
+    vocabulary: Vocabulary
+    idf: FloatArray
+    U: FloatArray
+    s: FloatArray
+    Vt: FloatArray
+    frobenius_sq: float
+
+    @property
+    def rank(self) -> int:
+        """k, the number of dimensions kept."""
+        return int(self.s.shape[0])
+
+    @property
+    def singular_values(self) -> FloatArray:
+        """s_1 >= ... >= s_k, shape (k,)."""
+        return self.s.copy()
+
+    @property
+    def variance_share(self) -> FloatArray:
+        """s_i^2 / ||A||_F^2: the share of A's squared norm each dimension keeps; sums to <= 1."""
+        if self.frobenius_sq <= 0:
+            return np.zeros_like(self.s)
+        out: FloatArray = self.s**2 / self.frobenius_sq
+        return out
+
+    def project(self, token_lists: Sequence[Sequence[str]]) -> FloatArray:
+        """Fold-in: ``U_k^T q`` for the TF-IDF vector q of each token list. Shape (m, k).
+
+        Tokens outside the windows' vocabulary are dropped; a list with none left projects to 0.
+        """
+        check_token_lists(token_lists, what="token_lists")
+        weighted = tfidf_matrix(token_lists, vocabulary=self.vocabulary, idf=self.idf).matrix
+        out: FloatArray = np.asarray(weighted @ self.U, dtype=np.float64).reshape(
+            len(token_lists), self.rank
+        )
+        return out
+
+    def search(
+        self, query_tokens: Sequence[str], doc_projections: FloatArray, *, k: int
+    ) -> Ranking:
+        """The ``min(k, m)`` rows of ``doc_projections`` (m, k_dims) closest to the query by cosine.
+
+        Cosine of ``U_k^T q`` and each row; a zero vector (query or document) scores 0. Ties are
+        broken by ascending row index.
+        """
+        if isinstance(query_tokens, str | bytes):
+            raise ValueError("query_tokens must be a list of tokens, not a string")
+        _check_positive_int("k", k)
+        docs = np.asarray(doc_projections, dtype=np.float64)
+        if docs.ndim != 2 or docs.shape[1] != self.rank:
+            raise ValueError(f"doc_projections must have shape (m, {self.rank}), got {docs.shape}")
+        query = _unit_rows(self.project([query_tokens]))[0]
+        scores = np.clip(_unit_rows(docs) @ query, -1.0, 1.0)
+        return _ranking(scores, min(int(k), docs.shape[0]))
+
+    def neighbours(self, word: str, *, k: int = 10) -> list[tuple[str, float]]:
+        """The ``k`` terms nearest to ``word``: cosine of the rows of U_k S_k, the word excluded.
+
+        A word outside the vocabulary, or whose row is zero (a term in every window weighs 0),
+        has no direction and gets an empty list rather than an error. Ties are broken by the
+        terms' (sorted) vocabulary order.
+        """
+        _check_positive_int("k", k)
+        col = self.vocabulary.get(word)
+        if col is None:
+            return []
+        terms = _unit_rows(self.U * self.s[None, :])
+        if not np.any(terms[col]):
+            return []
+        scores = np.clip(terms @ terms[col], -1.0, 1.0)
+        scores[col] = -np.inf
+        ranking = _ranking(scores, min(int(k), scores.shape[0] - 1))
+        return [
+            (self.vocabulary.terms[int(i)], float(v))
+            for i, v in zip(ranking.indices, ranking.scores, strict=True)
+        ]
+
+
+def term_window_matrix(
+    windows: Sequence[Sequence[str]],
+) -> tuple[SparseMatrix, Vocabulary, FloatArray]:
+    """A = TF-IDF term x window matrix (CSR, n_terms x n_windows), its vocabulary and idf."""
+    check_token_lists(windows, what="windows")
+    vocabulary = Vocabulary.from_docs(windows)
+    weighted, idf = tfidf_matrix(windows, vocabulary=vocabulary)
+    return sp.csr_matrix(weighted.T), vocabulary, idf
+
+
+def fit_lsa(
+    windows: Sequence[Sequence[str]],
+    *,
+    rank: int = LSA_RANK,
+    oversample: int = LSA_OVERSAMPLE,
+    power_iterations: int = LSA_POWER_ITERATIONS,
+    seed: int = SEED,
+) -> LSAModel:
+    """Fit LSA on token windows (see ``even_windows``): truncated SVD of the TF-IDF term x window
+    matrix by :func:`randomized_svd`. ``rank`` must not exceed min(n_terms, n_windows)."""
+    if len(windows) == 0:
+        raise ValueError("fit_lsa needs at least one window")
+    A, vocabulary, idf = term_window_matrix(windows)
+    if A.shape[0] == 0:
+        raise ValueError("the windows hold no tokens")
+    U, s, Vt = randomized_svd(
+        A, rank=rank, oversample=oversample, power_iterations=power_iterations, seed=seed
+    )
+    frobenius_sq = float(np.dot(A.data, A.data))
+    return LSAModel(vocabulary, idf, U, s, Vt, frobenius_sq)

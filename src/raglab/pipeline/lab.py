@@ -1,0 +1,208 @@
+"""The lab: one corpus and its questions, with every derived structure built once and cached.
+
+A :class:`Lab` is what the web server, the command line and the library share. It owns the
+chunkings (:class:`ChunkSet`, one per chunker setting), their token lists, the relevance of every
+chunk to every question, the BM25 counts and the LSA model. Nothing here computes a result that
+an exhibit shows; the sibling modules do that from these pieces.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from raglab import _config as C
+from raglab._types import FloatArray
+from raglab.bm25 import BM25Index
+from raglab.chunking import ChunkIndex, chunk_pages
+from raglab.corpus import Corpus, load_corpus
+from raglab.lsa import LSAModel, even_windows, fit_lsa
+from raglab.questions import Question, QuestionSet, load_questions
+from raglab.rerank import page_age_years
+from raglab.text import identifiers, tokenize
+from raglab.vectors import SparseMatrix, tfidf_matrix
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+#: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
+Relevance = Mapping[int, float]
+
+
+class BoundedCache(Generic[K, V]):
+    """A least-recently-used cache with a fixed number of entries."""
+
+    def __init__(self, size: int = C.CACHE_SIZE) -> None:
+        self._size = size
+        self._data: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K, build: Callable[[], V]) -> V:
+        if key in self._data:
+            self._data.move_to_end(key)
+            return self._data[key]
+        value = build()
+        self._data[key] = value
+        if len(self._data) > self._size:
+            self._data.popitem(last=False)
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingKey:
+    """A chunker setting: ``method`` with its size (or size cap) and overlap."""
+
+    method: str = C.RETRIEVAL_CHUNKER
+    size: int | None = None
+    overlap: int | None = None
+
+    def resolved(self) -> ChunkingKey:
+        """The same setting with defaults filled in, so equal settings share one cache entry."""
+        if self.method == "fixed":
+            size = C.FIXED_SIZE if self.size is None else self.size
+            return ChunkingKey(
+                "fixed", size, C.FIXED_OVERLAP if self.overlap is None else self.overlap
+            )
+        if self.method == "sentence":
+            return ChunkingKey(
+                "sentence", C.SENTENCE_SIZE if self.size is None else self.size, None
+            )
+        if self.method == "heading":
+            return ChunkingKey(
+                "heading", C.HEADING_MAX_WORDS if self.size is None else self.size, None
+            )
+        raise ValueError(f"chunker must be one of fixed, sentence, heading; not {self.method!r}")
+
+
+class ChunkSet:
+    """One chunking of the corpus with everything retrieval needs about its chunks."""
+
+    def __init__(self, lab: Lab, key: ChunkingKey) -> None:
+        self.key = key
+        self.lab = lab
+        self.chunks = ChunkIndex(
+            chunk_pages(lab.corpus, method=key.method, size=key.size, overlap=key.overlap)
+        )
+        self.tokens: list[list[str]] = [tokenize(c.text, stem=lab.stem) for c in self.chunks]
+        self.n_words = np.fromiter((c.n_words for c in self.chunks), np.int64, len(self.chunks))
+        self._relevance: dict[str, dict[int, float]] = {}
+        for q in lab.questions:
+            self._relevance[q.id] = self._relevant(q)
+
+    def _relevant(self, q: Question) -> dict[int, float]:
+        if q.spans:
+            hits: dict[int, float] = {}
+            for span in q.spans:
+                for i in self.chunks.containing(span.page_id, span.start, span.end):
+                    hits[i] = 1.0
+            return hits
+        if q.pages:
+            return {c.index: float(q.pages[c.page_id]) for c in self.chunks if c.page_id in q.pages}
+        return {}
+
+    def relevance(self, q: Question) -> Relevance:
+        """Chunk index -> gain for the chunks that hold this question's answer."""
+        return self._relevance[q.id]
+
+    @cached_property
+    def bm25(self) -> BM25Index:
+        """BM25 over the chunks at the default k1 and b; ``with_params`` gives others for free."""
+        return BM25Index(self.tokens, k1=C.BM25_K1, b=C.BM25_B)
+
+    @cached_property
+    def lsa_projections(self) -> FloatArray:
+        """Every chunk folded into the LSA space, shape (n_chunks, k)."""
+        return self.lab.lsa.project(self.tokens)
+
+    @cached_property
+    def identifiers(self) -> list[set[str]]:
+        return [identifiers(c.text) for c in self.chunks]
+
+    @cached_property
+    def title_terms(self) -> list[set[str]]:
+        return [
+            set(tokenize(" ".join((c.title, *c.heading_path)), stem=self.lab.stem))
+            for c in self.chunks
+        ]
+
+    @cached_property
+    def age_years(self) -> FloatArray:
+        return page_age_years([c.updated for c in self.chunks])
+
+    @cached_property
+    def tfidf(self) -> SparseMatrix:
+        """TF-IDF rows of the chunks (the reranker's redundancy measure for MMR)."""
+        return tfidf_matrix(self.tokens).matrix
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+
+class Lab:
+    """A corpus with its labelled questions; the shared state of every face of RAG lab.
+
+    ``Lab.load()`` opens the bundled Ostler Instruments handbook. ``stem`` turns on Snowball
+    stemming of retrieval tokens (off by default, DESIGN.md).
+    """
+
+    def __init__(self, corpus: Corpus, questions: QuestionSet, *, stem: bool = False) -> None:
+        self.corpus = corpus
+        self.questions = questions
+        self.stem = stem
+        self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache()
+        self._question_tokens: dict[str, list[str]] = {}
+        self.cache: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 8)
+
+    @classmethod
+    def load(
+        cls,
+        corpus: str | Path | None = None,
+        questions: str | Path | None = None,
+        *,
+        stem: bool = False,
+    ) -> Lab:
+        """Load a corpus folder and questions file (both None: the bundled handbook)."""
+        loaded = load_corpus(corpus)
+        return cls(loaded, load_questions(questions, corpus=loaded), stem=stem)
+
+    def chunk_set(self, key: ChunkingKey | None = None) -> ChunkSet:
+        """The chunking for ``key`` (default: the heading chunker of exhibits II to V)."""
+        resolved = (key or ChunkingKey()).resolved()
+        return self._chunk_sets.get(resolved, lambda: ChunkSet(self, resolved))
+
+    def query_tokens(self, q: Question | str) -> list[str]:
+        """Retrieval tokens of a question (or of free text typed into the lab)."""
+        if isinstance(q, str):
+            return tokenize(q, stem=self.stem)
+        if q.id not in self._question_tokens:
+            self._question_tokens[q.id] = tokenize(q.question, stem=self.stem)
+        return self._question_tokens[q.id]
+
+    def split(self, name: str, *, answerable: bool | None = None) -> tuple[Question, ...]:
+        """Questions of a split; ``answerable`` filters to those with (or without) an answer."""
+        qs = self.questions.split(name)
+        if answerable is None:
+            return qs
+        return tuple(q for q in qs if q.answerable == answerable)
+
+    @cached_property
+    def lsa_windows(self) -> list[list[str]]:
+        """The LSA training windows: evenly spaced runs of words over the whole corpus, tokenised."""
+        words = [w for page in self.corpus for w in page.text.split()]
+        return [tokenize(" ".join(w), stem=self.stem) for w in even_windows(words)]
+
+    @cached_property
+    def lsa(self) -> LSAModel:
+        """LSA fitted on the windows with the default rank and seed."""
+        return self.lsa_model(C.LSA_RANK)
+
+    def lsa_model(self, rank: int) -> LSAModel:
+        key = ("lsa", rank)
+        model = self.cache.get(key, lambda: fit_lsa(self.lsa_windows, rank=rank, seed=C.SEED))
+        assert isinstance(model, LSAModel)
+        return model

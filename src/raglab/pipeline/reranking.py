@@ -1,0 +1,171 @@
+"""Exhibit V: a learned reranker over the first stage's top 20, then maximal marginal relevance.
+
+The reranker is logistic regression on six features (``raglab.rerank.FEATURES``) of each
+candidate, trained on the training split's answerable questions: a candidate is a positive row when
+it holds the answer. MMR then reorders the reranked list with the reranker's probability as
+relevance and the TF-IDF cosine between chunks as redundancy; its lambda is chosen on the training
+split as the most diversity that costs nothing there (the smallest lambda reaching the best
+training (R@5, MRR)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from raglab import _config as C
+from raglab._types import FloatArray, Ranking
+from raglab.metrics import evaluate
+from raglab.pipeline.lab import ChunkSet, Lab
+from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.questions import Question
+from raglab.rerank import FEATURES, LogisticModel, candidate_features, fit_logistic, mmr
+from raglab.text import identifiers
+from raglab.vectors import cosine_matrix
+
+ORDERS = ("fusion", "reranked", "reranked + MMR")
+
+
+@dataclass(frozen=True, slots=True)
+class Reranker:
+    """A trained reranker and the first stage it reranks."""
+
+    model: LogisticModel
+    first_stage: RetrievalSettings
+    rows: int
+    positives: int
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return dict(zip(FEATURES, self.model.weights.tolist(), strict=True))
+
+
+def _cosines(lab: Lab, cs: ChunkSet, q: Question | str, idx: np.ndarray) -> FloatArray:
+    qp = lab.lsa.project([lab.query_tokens(q)])[0]
+    docs = cs.lsa_projections[idx]
+    norms = np.linalg.norm(docs, axis=1) * np.linalg.norm(qp)
+    dots = np.asarray(docs @ qp, dtype=np.float64)
+    out: FloatArray = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return out
+
+
+def candidates(lab: Lab, q: Question | str, first_stage: RetrievalSettings) -> Ranking:
+    """The first stage's top ``RERANK_DEPTH`` for a question."""
+    return rank(lab, q, first_stage).top(C.RERANK_DEPTH)
+
+
+def features(
+    lab: Lab, q: Question | str, cand: Ranking, first_stage: RetrievalSettings
+) -> FloatArray:
+    """The (m, 6) feature matrix of a question's candidates."""
+    cs = lab.chunk_set(first_stage.chunking)
+    idx = cand.indices
+    text = q if isinstance(q, str) else q.question
+    bm25 = cs.bm25.with_params(k1=first_stage.k1, b=first_stage.b).scores(lab.query_tokens(q))[idx]
+    return candidate_features(
+        bm25=bm25,
+        cosine=_cosines(lab, cs, q, idx),
+        question_identifiers=identifiers(text),
+        chunk_identifiers=[cs.identifiers[i] for i in idx],
+        question_terms=set(lab.query_tokens(q)),
+        title_terms=[cs.title_terms[i] for i in idx],
+        age_years=cs.age_years[idx],
+        rank=np.arange(1, len(idx) + 1, dtype=np.int64),
+    )
+
+
+def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings()) -> Reranker:
+    """Fit the reranker on the training split's answerable questions (cached per first stage)."""
+
+    def build() -> Reranker:
+        cs = lab.chunk_set(first_stage.chunking)
+        xs, ys = [], []
+        for q in lab.split("train", answerable=True):
+            cand = candidates(lab, q, first_stage)
+            if len(cand) == 0:
+                continue
+            rel = cs.relevance(q)
+            xs.append(features(lab, q, cand, first_stage))
+            ys.append(np.array([1.0 if i in rel else 0.0 for i in cand.indices.tolist()]))
+        X = np.vstack(xs)
+        y = np.concatenate(ys)
+        model = fit_logistic(
+            X,
+            y,
+            l2=C.RERANK_L2,
+            learning_rate=C.RERANK_LEARNING_RATE,
+            iterations=C.RERANK_ITERATIONS,
+            seed=C.SEED,
+        )
+        return Reranker(model, first_stage, len(y), int(y.sum()))
+
+    value = lab.cache.get(("reranker", first_stage), build)
+    assert isinstance(value, Reranker)
+    return value
+
+
+def rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
+    """The first stage's candidates reordered by the reranker's probability (ties: first stage order)."""
+    cand = candidates(lab, q, reranker.first_stage)
+    if len(cand) == 0:
+        return cand
+    p = reranker.model.predict_proba(features(lab, q, cand, reranker.first_stage))
+    order = np.argsort(-p, kind="stable")
+    return Ranking(cand.indices[order], p[order])
+
+
+def with_mmr(lab: Lab, reranked: Ranking, *, lam: float, reranker: Reranker) -> Ranking:
+    """MMR over a reranked list: relevance = probability, redundancy = TF-IDF cosine."""
+    if len(reranked) == 0:
+        return reranked
+    cs = lab.chunk_set(reranker.first_stage.chunking)
+    sim = cosine_matrix(cs.tfidf[reranked.indices])
+    order = mmr(reranked.scores, sim, lam=lam, k=C.MMR_DEPTH)
+    return Ranking(reranked.indices[order], reranked.scores[order])
+
+
+def ordered(lab: Lab, q: Question, reranker: Reranker, order: str, lam: float) -> Ranking:
+    """A question's list in one of ``ORDERS``."""
+    if order == "fusion":
+        return candidates(lab, q, reranker.first_stage)
+    reranked = rerank(lab, q, reranker)
+    if order == "reranked":
+        return reranked
+    if order == "reranked + MMR":
+        return with_mmr(lab, reranked, lam=lam, reranker=reranker)
+    raise ValueError(f"order must be one of {ORDERS}; not {order!r}")
+
+
+def measure_order(
+    lab: Lab, split: str, reranker: Reranker, order: str, lam: float
+) -> dict[str, float]:
+    cs = lab.chunk_set(reranker.first_stage.chunking)
+    qs = lab.split(split, answerable=True)
+    key = ("order", split, reranker.first_stage, order, lam if order == ORDERS[2] else None)
+
+    def build() -> dict[str, float]:
+        return evaluate(
+            [ordered(lab, q, reranker, order, lam) for q in qs], [cs.relevance(q) for q in qs]
+        )
+
+    value = lab.cache.get(key, build)
+    assert isinstance(value, dict)
+    return value
+
+
+def choose_lambda(lab: Lab, reranker: Reranker) -> float:
+    """The smallest lambda in MMR_LAMBDAS whose training (R@5, MRR) equals the best on the grid."""
+    scored = []
+    for lam in C.MMR_LAMBDAS:
+        m = measure_order(lab, "train", reranker, ORDERS[2], lam)
+        scored.append((round(m["recall@5"], 12), round(m["mrr"], 12), -lam))
+    return -max(scored)[2]
+
+
+def superseded_in_top(lab: Lab, ranking: Ranking, reranker: Reranker, k: int = 3) -> list[str]:
+    """Ids of superseded chunks in the first ``k`` of a list."""
+    cs = lab.chunk_set(reranker.first_stage.chunking)
+    return [
+        cs.chunks[i].id for i in ranking.indices[:k].tolist() if cs.chunks[i].status == "superseded"
+    ]

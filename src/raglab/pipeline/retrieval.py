@@ -1,0 +1,225 @@
+"""Exhibits II to IV: BM25, the LSA embedding and their fusion, ranked and measured.
+
+Every function takes a :class:`~raglab.pipeline.lab.Lab` and returns plain data. Rankings keep
+the first ``RANK_DEPTH`` chunks; fusion takes each ranker's first ``FUSION_DEPTH`` (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from raglab import _config as C
+from raglab._types import FloatArray, Ranking
+from raglab.bm25 import grid_top_k
+from raglab.fusion import rrf, score_fusion
+from raglab.metrics import evaluate, first_relevant_rank
+from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
+from raglab.questions import Question
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """How to rank: the retriever and its parameters (defaults from ``_config``)."""
+
+    retriever: str = C.DEFAULT_RETRIEVER
+    k1: float = C.BM25_K1
+    b: float = C.BM25_B
+    weight: float = 0.5
+    chunking: ChunkingKey = field(default_factory=ChunkingKey)
+
+    def __post_init__(self) -> None:
+        if self.retriever not in C.RETRIEVERS:
+            raise ValueError(
+                f"retriever must be one of {', '.join(C.RETRIEVERS)}; not {self.retriever!r}"
+            )
+        if not 0.0 <= self.weight <= 1.0:
+            raise ValueError(f"weight must lie in [0, 1], not {self.weight}")
+        if self.k1 < 0 or not 0.0 <= self.b <= 1.0:
+            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
+
+
+def _depth(chunks: ChunkSet) -> int:
+    return min(C.RANK_DEPTH, len(chunks))
+
+
+def bm25_ranking(
+    lab: Lab,
+    q: Question | str,
+    *,
+    k1: float = C.BM25_K1,
+    b: float = C.BM25_B,
+    chunking: ChunkingKey | None = None,
+) -> Ranking:
+    cs = lab.chunk_set(chunking)
+    ranking = cs.bm25.with_params(k1=k1, b=b).search(lab.query_tokens(q), k=_depth(cs))
+    # A chunk that shares no term with the question scores 0: it is not retrieved at all, and
+    # its place in a list of zeros (by index) would say nothing.
+    keep = ranking.scores > 0
+    return Ranking(ranking.indices[keep], ranking.scores[keep])
+
+
+def lsa_ranking(lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None) -> Ranking:
+    cs = lab.chunk_set(chunking)
+    return lab.lsa.search(lab.query_tokens(q), cs.lsa_projections, k=_depth(cs))
+
+
+def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
+    """One question's ranking under ``settings``."""
+    if settings.retriever == "bm25":
+        return bm25_ranking(lab, q, k1=settings.k1, b=settings.b, chunking=settings.chunking)
+    if settings.retriever == "lsa":
+        return lsa_ranking(lab, q, chunking=settings.chunking)
+    bm25 = bm25_ranking(lab, q, k1=settings.k1, b=settings.b, chunking=settings.chunking)
+    cos = lsa_ranking(lab, q, chunking=settings.chunking)
+    if settings.retriever == "rrf":
+        return rrf([bm25, cos], k=C.RRF_K, depth=C.FUSION_DEPTH)
+    return score_fusion(bm25, cos, weight=settings.weight, depth=C.FUSION_DEPTH)
+
+
+def rank_split(
+    lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
+) -> list[Ranking]:
+    """Rankings of the answerable questions of a split, in file order (cached)."""
+    key = ("rank_split", split, settings)
+
+    def build() -> list[Ranking]:
+        return [rank(lab, q, settings) for q in lab.split(split, answerable=True)]
+
+    value = lab.cache.get(key, build)
+    assert isinstance(value, list)
+    return value
+
+
+def relevance_of(
+    lab: Lab, split: str, chunking: ChunkingKey | None = None
+) -> list[dict[int, float]]:
+    cs = lab.chunk_set(chunking)
+    return [dict(cs.relevance(q)) for q in lab.split(split, answerable=True)]
+
+
+def measure(
+    lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
+) -> dict[str, float]:
+    """R@1, R@3, R@5, R@10, MRR, nDCG@10, P@3 and top-1 over the answerable questions of a split."""
+    return evaluate(rank_split(lab, split, settings), relevance_of(lab, split, settings.chunking))
+
+
+def first_ranks(
+    lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
+) -> list[int | None]:
+    """Each answerable question's rank of its first relevant chunk (None: not in the ranking)."""
+    rels = relevance_of(lab, split, settings.chunking)
+    return [
+        first_relevant_rank(r, rel)
+        for r, rel in zip(rank_split(lab, split, settings), rels, strict=True)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """Training recall@k of BM25 for every (k1, b) on the grid, and the chosen cell."""
+
+    k1s: tuple[float, ...]
+    bs: tuple[float, ...]
+    recall: FloatArray  # shape (len(k1s), len(bs))
+    best_k1: float
+    best_b: float
+    best_recall: float
+    split: str
+    k: int
+
+
+def bm25_grid(
+    lab: Lab, *, split: str = "train", k: int = C.GRID_RECALL_K, chunking: ChunkingKey | None = None
+) -> Grid:
+    """recall@k for k1 in GRID_K1 and b in GRID_B, on ``split`` (tune on train only).
+
+    The best cell maximises recall@k; ties go to the cell nearest the defaults (k1 = 1.2,
+    b = 0.75) in units of the grid steps, so a flat region does not move the parameters for nothing.
+    """
+    key = ("grid", split, k, chunking)
+
+    def build() -> Grid:
+        cs = lab.chunk_set(chunking)
+        qs = lab.split(split, answerable=True)
+        tops = grid_top_k(
+            cs.bm25, [lab.query_tokens(q) for q in qs], k1s=C.GRID_K1, bs=C.GRID_B, k=k
+        )
+        # hit[q, d]: chunk d holds q's answer and shares a term with q (a chunk scoring 0 is
+        # not retrieved, as in bm25_ranking); then any hit among each cell's top k.
+        hit = np.zeros((len(qs), len(cs)), dtype=bool)
+        for i, q in enumerate(qs):
+            hit[i, list(cs.relevance(q))] = True
+            hit[i] &= cs.bm25.scores(lab.query_tokens(q)) > 0
+        rows = np.arange(len(qs))[None, None, :, None]
+        recall = (
+            hit[rows, tops].any(axis=3).mean(axis=2)
+            if qs
+            else np.zeros((len(C.GRID_K1), len(C.GRID_B)))
+        )
+        k1s = np.asarray(C.GRID_K1)
+        bs = np.asarray(C.GRID_B)
+        distance = ((k1s[:, None] - C.BM25_K1) / 0.2) ** 2 + ((bs[None, :] - C.BM25_B) / 0.1) ** 2
+        order = np.lexsort((distance.ravel(), -recall.ravel()))
+        i, j = np.unravel_index(order[0], recall.shape)
+        return Grid(
+            C.GRID_K1, C.GRID_B, recall, float(k1s[i]), float(bs[j]), float(recall[i, j]), split, k
+        )
+
+    value = lab.cache.get(key, build)
+    assert isinstance(value, Grid)
+    return value
+
+
+def choose_weight(lab: Lab, *, split: str = "train", chunking: ChunkingKey | None = None) -> float:
+    """The score-fusion weight w maximising (R@5, MRR) on ``split``; ties go to the smaller w."""
+    best: tuple[float, float, float] | None = None
+    for w in C.FUSION_WEIGHTS:
+        m = measure(
+            lab, split, RetrievalSettings("score", weight=w, chunking=chunking or ChunkingKey())
+        )
+        cand = (m["recall@5"], m["mrr"], -w)
+        if best is None or cand > best:
+            best = cand
+    assert best is not None
+    return -best[2]
+
+
+def ranker_table(
+    lab: Lab, *, split: str = "test", weight: float | None = None
+) -> dict[str, dict[str, float]]:
+    """Exhibit IV's table: every ranker's metrics on ``split`` at the default BM25 parameters."""
+    w = choose_weight(lab) if weight is None else weight
+    return {name: measure(lab, split, RetrievalSettings(name, weight=w)) for name in C.RETRIEVERS}
+
+
+def ranked_chunks(
+    lab: Lab, ranking: Ranking, *, k: int, chunking: ChunkingKey | None = None
+) -> list[dict[str, object]]:
+    """The first ``k`` entries of a ranking as display rows."""
+    cs = lab.chunk_set(chunking)
+    rows = []
+    for rank_no, (i, s) in enumerate(
+        zip(ranking.indices[:k].tolist(), ranking.scores[:k].tolist(), strict=True), 1
+    ):
+        c = cs.chunks[i]
+        rows.append(
+            {
+                "rank": rank_no,
+                "chunk": c.id,
+                "index": i,
+                "page": c.page_id,
+                "title": c.title,
+                "heading": " > ".join(c.heading_path),
+                "status": c.status,
+                "score": s,
+            }
+        )
+    return rows
+
+
+def lists_for(lab: Lab, q: Question, settings: Sequence[RetrievalSettings]) -> list[Ranking]:
+    return [rank(lab, q, s) for s in settings]

@@ -1,0 +1,344 @@
+"""Ranking metrics: hand-worked examples, two reference evaluators, and invariances."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pytest
+import pytrec_eval
+import ranx
+
+from raglab._config import NDCG_K, RECALL_KS
+from raglab._types import IntArray, Ranking
+from raglab.metrics import (
+    PRECISION_K,
+    Relevance,
+    evaluate,
+    first_relevant_rank,
+    fractional_recall_at_k,
+    fractional_recall_at_k_per_query,
+    mrr,
+    ndcg_at_k,
+    ndcg_at_k_per_query,
+    precision_at_k,
+    precision_at_k_per_query,
+    recall_at_k,
+    recall_at_k_per_query,
+    reciprocal_rank_per_query,
+    top1_accuracy,
+    top1_accuracy_per_query,
+)
+
+N_DOCS = 60
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+
+def random_rankings(seed: int, n_questions: int) -> list[IntArray]:
+    """Rankings of 1 to 40 distinct chunks out of N_DOCS, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [
+        rng.permutation(N_DOCS)[: rng.integers(1, 41)].astype(np.int64) for _ in range(n_questions)
+    ]
+
+
+def random_binary(seed: int, n_questions: int) -> list[set[int]]:
+    """One to five relevant chunks per question; never empty, so the oracles agree on every one."""
+    rng = np.random.default_rng(seed + 1000)
+    return [
+        {int(d) for d in rng.choice(N_DOCS, size=rng.integers(1, 6), replace=False)}
+        for _ in range(n_questions)
+    ]
+
+
+def random_graded(seed: int, n_questions: int) -> list[dict[int, int]]:
+    """Grades 0 to 3 on two to eight chunks, at least one positive (0 = judged not relevant)."""
+    rng = np.random.default_rng(seed + 2000)
+    out: list[dict[int, int]] = []
+    for _ in range(n_questions):
+        docs = rng.choice(N_DOCS, size=rng.integers(2, 9), replace=False)
+        grades = rng.integers(0, 4, size=docs.size)
+        grades[0] = rng.integers(1, 4)
+        out.append({int(d): int(g) for d, g in zip(docs, grades, strict=True)})
+    return out
+
+
+def as_qrels(relevant: list[Relevance]) -> dict[str, dict[str, int]]:
+    """Question ids q000, q001, ... sort in question order, so per-query arrays line up."""
+    qrels: dict[str, dict[str, int]] = {}
+    for q, labels in enumerate(relevant):
+        if isinstance(labels, Mapping):
+            qrels[f"q{q:03d}"] = {f"d{d}": int(g) for d, g in labels.items()}
+        else:
+            qrels[f"q{q:03d}"] = {f"d{d}": 1 for d in labels}
+    return qrels
+
+
+def as_run(rankings: list[IntArray]) -> dict[str, dict[str, float]]:
+    """Distinct, decreasing scores, so neither oracle has to break a tie."""
+    return {
+        f"q{q:03d}": {f"d{d}": float(len(ranking) - i) for i, d in enumerate(ranking.tolist())}
+        for q, ranking in enumerate(rankings)
+    }
+
+
+LABELLINGS: dict[str, Callable[[int, int], Sequence[Relevance]]] = {
+    "binary": random_binary,
+    "graded": random_graded,
+}
+
+
+# --- hand-worked examples -------------------------------------------------------------------
+
+
+def test_binary_example_by_hand() -> None:
+    """Oracle: hand computation.
+
+    ranking 4, 2, 7, 1, 9 with relevant {7, 9}: the first relevant chunk (7) is at rank 3.
+    recall@1 = 0, recall@3 = recall@5 = 1; P@3 = 1/3 (only 7 among 4, 2, 7);
+    fractional recall@3 = 1/2, @5 = 2/2; RR = 1/3;
+    DCG@10 = 1/log2(3 + 1) + 1/log2(5 + 1) = 0.5 + 0.386853 = 0.886853,
+    IDCG@10 = 1/log2(2) + 1/log2(3) = 1 + 0.630930 = 1.630930, nDCG@10 = 0.543771.
+    """
+    rankings = [np.array([4, 2, 7, 1, 9], dtype=np.int64)]
+    relevant: list[Relevance] = [{7, 9}]
+    assert first_relevant_rank(rankings[0], relevant[0]) == 3
+    assert recall_at_k(rankings, relevant, k=1) == 0.0
+    assert recall_at_k(rankings, relevant, k=3) == 1.0
+    assert recall_at_k(rankings, relevant, k=5) == 1.0
+    assert precision_at_k(rankings, relevant, k=3) == pytest.approx(1 / 3, abs=1e-15)
+    assert fractional_recall_at_k(rankings, relevant, k=3) == 0.5
+    assert fractional_recall_at_k(rankings, relevant, k=5) == 1.0
+    assert mrr(rankings, relevant) == pytest.approx(1 / 3, abs=1e-15)
+    assert top1_accuracy(rankings, relevant) == 0.0
+    dcg = 1 / math.log2(4) + 1 / math.log2(6)
+    idcg = 1 / math.log2(2) + 1 / math.log2(3)
+    assert ndcg_at_k(rankings, relevant) == pytest.approx(dcg / idcg, abs=1e-15)
+    assert ndcg_at_k(rankings, relevant) == pytest.approx(0.543771, abs=1e-6)
+
+
+def test_graded_example_by_hand() -> None:
+    """Oracle: hand computation with linear gains.
+
+    ranking 3, 5, 8 with gains {5: 3, 8: 1, 6: 2} (6 never retrieved):
+    DCG@3 = 0/log2(2) + 3/log2(3) + 1/log2(4) = 1.892789 + 0.5 = 2.392789;
+    the ideal order is 3, 2, 1: IDCG@3 = 3/1 + 2/log2(3) + 1/log2(4) = 3 + 1.261860 + 0.5
+    = 4.761860; nDCG@3 = 0.502490. Binary measures see the relevant set {5, 6, 8}:
+    RR = 1/2, P@3 = 2/3, fractional recall@3 = 2/3, recall@1 = 0, recall@2 = 1.
+    """
+    rankings = [np.array([3, 5, 8], dtype=np.int64)]
+    relevant: list[Relevance] = [{5: 3, 8: 1, 6: 2}]
+    dcg = 3 / math.log2(3) + 1 / math.log2(4)
+    idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4)
+    assert ndcg_at_k(rankings, relevant, k=3) == pytest.approx(dcg / idcg, abs=1e-15)
+    assert ndcg_at_k(rankings, relevant, k=3) == pytest.approx(0.502490, abs=1e-6)
+    assert mrr(rankings, relevant) == 0.5
+    assert precision_at_k(rankings, relevant, k=3) == pytest.approx(2 / 3, abs=1e-15)
+    assert fractional_recall_at_k(rankings, relevant, k=3) == pytest.approx(2 / 3, abs=1e-15)
+    assert recall_at_k(rankings, relevant, k=1) == 0.0
+    assert recall_at_k(rankings, relevant, k=2) == 1.0
+
+
+def test_ndcg_ideal_uses_labels_beyond_the_cutoff_only_up_to_k() -> None:
+    """Oracle: hand computation.
+
+    Four relevant chunks, k = 2, ranking holds two of them first: DCG@2 = 1 + 1/log2(3) and
+    IDCG@2 = 1 + 1/log2(3) (the ideal order is truncated at k too), so nDCG@2 = 1.
+    """
+    rankings = [np.array([1, 2, 3, 4], dtype=np.int64)]
+    assert ndcg_at_k(rankings, [{1, 2, 30, 40}], k=2) == 1.0
+
+
+def test_precision_divides_by_k_even_for_a_short_ranking() -> None:
+    """Oracle: hand computation. One chunk ranked, and it is relevant: P@3 = 1/3."""
+    assert precision_at_k([np.array([7], dtype=np.int64)], [{7}], k=3) == pytest.approx(1 / 3)
+
+
+def test_empty_relevant_set_scores_zero_everywhere() -> None:
+    """Oracle: the definition (answerable, but no chunk holds the answer: 0 on every measure)."""
+    ranking = np.array([0, 1, 2], dtype=np.int64)
+    scores = evaluate([ranking], [set()])
+    assert scores == {key: 0.0 for key in scores}
+    assert first_relevant_rank(ranking, set()) is None
+    assert fractional_recall_at_k([ranking], [set()], k=3) == 0.0
+    assert ndcg_at_k([ranking], [{}], k=3) == 0.0
+
+
+def test_zero_gain_counts_as_not_relevant() -> None:
+    """Oracle: hand computation. Chunk 0 is judged 0 (TREC style), chunk 2 is relevant: RR = 1/3."""
+    ranking = np.array([0, 1, 2], dtype=np.int64)
+    assert first_relevant_rank(ranking, {0: 0, 2: 1}) == 3
+    assert fractional_recall_at_k([ranking], [{0: 0.0, 2: 1.0}], k=3) == 1.0
+
+
+def test_evaluate_keys_and_agreement_with_single_measures() -> None:
+    """Oracle: the single-measure functions (evaluate computes all of them in one pass)."""
+    rankings = random_rankings(5, 40)
+    relevant: list[Relevance] = list(random_binary(5, 40))
+    scores = evaluate(rankings, relevant)
+    expected_keys = [f"recall@{k}" for k in RECALL_KS]
+    expected_keys += ["mrr", f"ndcg@{NDCG_K}", f"p@{PRECISION_K}", "top1"]
+    assert list(scores) == expected_keys
+    assert expected_keys[:4] + expected_keys[5:] == [
+        "recall@1",
+        "recall@3",
+        "recall@5",
+        "recall@10",
+        "ndcg@10",
+        "p@3",
+        "top1",
+    ]
+    for k in RECALL_KS:
+        assert scores[f"recall@{k}"] == recall_at_k(rankings, relevant, k=k)
+    assert scores["mrr"] == mrr(rankings, relevant)
+    assert scores["ndcg@10"] == ndcg_at_k(rankings, relevant)
+    assert scores["p@3"] == precision_at_k(rankings, relevant)
+    assert scores["top1"] == top1_accuracy(rankings, relevant) == scores["recall@1"]
+
+
+def test_ranking_objects_and_index_arrays_agree() -> None:
+    """Oracle: the same computation on bare index arrays."""
+    arrays = random_rankings(6, 25)
+    relevant: list[Relevance] = list(random_graded(6, 25))
+    objects = [Ranking(a, np.arange(a.size, 0, -1, dtype=np.float64)) for a in arrays]
+    assert evaluate(objects, relevant) == evaluate(arrays, relevant)
+
+
+# --- reference evaluators -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("labelling", sorted(LABELLINGS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_per_query_measures_equal_ranx(labelling: str, seed: int) -> None:
+    """Oracle: ranx (hit_rate@k, recall@k, precision@3, mrr, ndcg@10), per question, to 1e-9."""
+    n = 50
+    rankings = random_rankings(seed, n)
+    relevant: list[Relevance] = list(LABELLINGS[labelling](seed, n))
+    qrels = ranx.Qrels(as_qrels(relevant))
+    run = ranx.Run(as_run(rankings))
+    ours = {f"hit_rate@{k}": recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS} | {
+        f"recall@{k}": fractional_recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS
+    }
+    ours["precision@3"] = precision_at_k_per_query(rankings, relevant, k=3)
+    ours["mrr"] = reciprocal_rank_per_query(rankings, relevant)
+    ours["ndcg@10"] = ndcg_at_k_per_query(rankings, relevant, k=10)
+    ours["ndcg@3"] = ndcg_at_k_per_query(rankings, relevant, k=3)
+    theirs = ranx.evaluate(qrels, run, list(ours), return_mean=False, make_comparable=True)
+    for metric, values in ours.items():
+        np.testing.assert_allclose(values, theirs[metric], rtol=0, atol=1e-9, err_msg=metric)
+    # The sample must exercise both outcomes of every binary measure.
+    assert 0 < ours["hit_rate@1"].mean() < ours["hit_rate@10"].mean() < 1
+
+
+@pytest.mark.parametrize("labelling", sorted(LABELLINGS))
+@pytest.mark.parametrize("seed", [3, 4])
+def test_per_query_measures_equal_trec_eval(labelling: str, seed: int) -> None:
+    """Oracle: pytrec_eval (trec_eval's success_k, recall_k, P_3, recip_rank, ndcg_cut_10)."""
+    n = 50
+    rankings = random_rankings(seed, n)
+    relevant: list[Relevance] = list(LABELLINGS[labelling](seed, n))
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        as_qrels(relevant),
+        {"success.1,3,5,10", "recall.1,3,5,10", "P.3", "recip_rank", "ndcg_cut.10"},
+    )
+    theirs = evaluator.evaluate(as_run(rankings))
+    pairs = {f"success_{k}": recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS}
+    pairs |= {
+        f"recall_{k}": fractional_recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS
+    }
+    pairs["P_3"] = precision_at_k_per_query(rankings, relevant, k=3)
+    pairs["recip_rank"] = reciprocal_rank_per_query(rankings, relevant)
+    pairs["ndcg_cut_10"] = ndcg_at_k_per_query(rankings, relevant, k=10)
+    for measure, values in pairs.items():
+        reference = [theirs[f"q{q:03d}"][measure] for q in range(n)]
+        np.testing.assert_allclose(values, reference, rtol=0, atol=1e-9, err_msg=measure)
+
+
+def test_evaluate_means_equal_ranx() -> None:
+    """Oracle: ranx mean scores for the whole headline table."""
+    rankings = random_rankings(9, 80)
+    relevant: list[Relevance] = list(random_binary(9, 80))
+    ours = evaluate(rankings, relevant)
+    names = {f"recall@{k}": f"hit_rate@{k}" for k in RECALL_KS}
+    names |= {"mrr": "mrr", "ndcg@10": "ndcg@10", "p@3": "precision@3", "top1": "hit_rate@1"}
+    theirs = ranx.evaluate(
+        ranx.Qrels(as_qrels(relevant)), ranx.Run(as_run(rankings)), sorted(set(names.values()))
+    )
+    for key, name in names.items():
+        assert ours[key] == pytest.approx(theirs[name], abs=1e-9), key
+
+
+# --- invariances ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_question_order_does_not_matter(seed: int) -> None:
+    """Oracle: the unpermuted evaluation. Per-query arrays permute along; means are exactly equal."""
+    rankings = random_rankings(seed, 30)
+    relevant: list[Relevance] = list(random_graded(seed, 30))
+    perm = np.random.default_rng(seed).permutation(30)
+    rankings_p = [rankings[i] for i in perm]
+    relevant_p = [relevant[i] for i in perm]
+    assert evaluate(rankings_p, relevant_p) == evaluate(rankings, relevant)
+    assert ndcg_at_k(rankings_p, relevant_p) == ndcg_at_k(rankings, relevant)
+    np.testing.assert_array_equal(
+        ndcg_at_k_per_query(rankings_p, relevant_p), ndcg_at_k_per_query(rankings, relevant)[perm]
+    )
+    np.testing.assert_array_equal(
+        reciprocal_rank_per_query(rankings_p, relevant_p),
+        reciprocal_rank_per_query(rankings, relevant)[perm],
+    )
+
+
+def test_measures_stay_in_range_and_recall_grows_with_k() -> None:
+    """Oracle: the definitions (every measure in [0, 1]; hit rate non-decreasing in k)."""
+    rankings = random_rankings(11, 60)
+    relevant: list[Relevance] = list(random_graded(11, 60))
+    scores = evaluate(rankings, relevant)
+    assert all(0.0 <= v <= 1.0 for v in scores.values())
+    recalls = [scores[f"recall@{k}"] for k in RECALL_KS]
+    assert recalls == sorted(recalls)
+    hit = recall_at_k_per_query(rankings, relevant, k=10)
+    frac = fractional_recall_at_k_per_query(rankings, relevant, k=10)
+    assert np.all(frac <= hit)
+    np.testing.assert_array_equal(
+        top1_accuracy_per_query(rankings, relevant), recall_at_k_per_query(rankings, relevant, k=1)
+    )
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rankings", "relevant", "message"),
+    [
+        ([np.array([1, 2, 1])], [{1}], "more than once"),
+        ([np.array([1, -2])], [{1}], "non-negative"),
+        ([np.array([1.0, 2.0])], [{1}], "integer"),
+        ([np.array([[1, 2]])], [{1}], "1-d"),
+        ([[1, 2]], [{1}], "numpy array"),
+        ([np.array([1, 2])], [{1}, {2}], "one per question"),
+        ([np.array([1, 2])], [{1: -1.0}], ">= 0"),
+        ([np.array([1, 2])], [{1: float("nan")}], "finite"),
+        ([np.array([1, 2])], [{-3}], "non-negative"),
+        ([np.array([1, 2])], [{"a"}], "integer index"),
+        ([np.array([1, 2])], ["12"], "set of chunk indices"),
+        ([], [], "no questions"),
+    ],
+)
+def test_bad_input_is_a_clear_value_error(
+    rankings: list[IntArray], relevant: list[Relevance], message: str
+) -> None:
+    """Oracle: the validation contract (ValueError naming the problem)."""
+    with pytest.raises(ValueError, match=message):
+        evaluate(rankings, relevant)
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, True])
+def test_bad_cutoff_is_a_value_error(k: int) -> None:
+    """Oracle: the validation contract (k is a positive integer)."""
+    with pytest.raises(ValueError, match="positive integer"):
+        recall_at_k([np.array([1])], [{1}], k=k)
