@@ -1,8 +1,11 @@
-"""Shared fixtures: the Cranfield test collection and a simple tokeniser.
+"""Shared fixtures: the Cranfield test collection, tokenised with the package's tokeniser.
 
 Cranfield (1,400 aeronautics abstracts, 225 queries, graded judgements) lives outside the
 repository, in ``<repository>/../shared/data/cranfield``. Tests that use it fail, never skip, when
 it is missing.
+
+The token fixtures use ``raglab.text.tokenize`` (the retrieval tokens every stage counts).
+``simple_tokens`` is a plain regex tokeniser for tests that must not depend on that module.
 """
 
 from __future__ import annotations
@@ -121,21 +124,20 @@ def cranfield() -> Cranfield:
 
 
 @pytest.fixture(scope="session")
-def tokenize() -> Callable[[str], list[str]]:
-    """The stand-in tokeniser ``re.findall(r"[a-z0-9]+", text.lower())``."""
-    return simple_tokens
-
-
-@pytest.fixture(scope="session")
 def cranfield_doc_tokens(cranfield: Cranfield) -> list[list[str]]:
-    """Tokens of title and abstract of the 1,400 documents, in document order."""
-    return cranfield.doc_tokens(simple_tokens)
+    """Retrieval tokens of title and abstract of the 1,400 documents, in document order."""
+    # Imported here, not at the top, so that a broken tokeniser fails only the tests that use it.
+    from raglab.text import tokenize
+
+    return cranfield.doc_tokens(tokenize)
 
 
 @pytest.fixture(scope="session")
 def cranfield_query_tokens(cranfield: Cranfield) -> list[list[str]]:
-    """Tokens of the 225 queries, in file order (query j + 1 at index j)."""
-    return cranfield.query_tokens(simple_tokens)
+    """Retrieval tokens of the 225 queries, in file order (query j + 1 at index j)."""
+    from raglab.text import tokenize
+
+    return cranfield.query_tokens(tokenize)
 
 
 @pytest.fixture(scope="session")

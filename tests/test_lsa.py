@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import simple_tokens
 from raglab._config import LSA_RANK, LSA_WINDOWS
 from raglab.lsa import LSAModel, even_windows, fit_lsa, randomized_svd, term_window_matrix
+from raglab.text import tokenize
 
 # ---------------------------------------------------------------- fixtures
 
@@ -18,7 +18,7 @@ from raglab.lsa import LSAModel, even_windows, fit_lsa, randomized_svd, term_win
 @pytest.fixture(scope="module")
 def cranfield_windows(cranfield_abstract_words: list[str]) -> list[list[str]]:
     """The Cranfield abstracts as 100 evenly spaced windows of 256 words, tokenised."""
-    return [simple_tokens(" ".join(w)) for w in even_windows(cranfield_abstract_words)]
+    return [tokenize(" ".join(w)) for w in even_windows(cranfield_abstract_words)]
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,7 @@ RERANK_L2 = 0.01
 RERANK_LEARNING_RATE = 0.5
 RERANK_ITERATIONS = 5000
 MMR_LAMBDAS = tuple(round(0.05 * i, 2) for i in range(21))
-MMR_DEPTH = 10
+MMR_DEPTH = 3  # MMR picks the first three; the rest follow in relevance order
 
 # End to end.
 BUDGET_WORDS = 400

@@ -107,8 +107,8 @@ def _cell_scores(
     The saturation ``tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))`` depends on the posting
     only through the pair (tf, d), so it is tabulated once per distinct pair and cell (G, pairs x
     cells); a sparse matrix M (query-document x pairs) holds the idf weights times query counts,
-    and the scores are M G, one cell at a time. Single queries go through the same code, so ``scores``, ``search`` and
-    ``grid_top_k`` agree bitwise.
+    and the scores are M G, one cell at a time. Single queries go through the same code, so
+    ``scores``, ``search`` and ``grid_top_k`` agree bitwise.
     """
     n_cells = len(k1s) * len(bs)
     if postings.doc.size == 0:
@@ -128,12 +128,10 @@ def _cell_scores(
     # the same per-term contributions tie exactly.
     rows = postings.query * n_docs + postings.doc
     order = np.argsort(rows, kind="stable")
-    # 32-bit indices where they suffice: the mat-vecs below are bound by memory traffic.
-    index_dtype = np.int32 if rows.size < 2**31 else np.int64
-    indptr = np.zeros(n_queries * n_docs + 1, dtype=index_dtype)
+    indptr = np.zeros(n_queries * n_docs + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n_queries * n_docs), out=indptr[1:])
     weights = sp.csr_matrix(
-        (postings.weight[order], pair_of.reshape(-1)[order].astype(index_dtype), indptr),
+        (postings.weight[order], pair_of.reshape(-1)[order].astype(np.int64), indptr),
         shape=(n_queries * n_docs, pairs.size),
     )
     out = np.empty((n_cells, n_queries * n_docs), dtype=np.float64)
@@ -219,13 +217,16 @@ class BM25Index:
         self._b = float(b)
 
     def with_params(self, *, k1: float | None = None, b: float | None = None) -> BM25Index:
-        """The same index with other k1 and/or b (None keeps the current value); counts are shared."""
+        """The same index with other k1 and/or b (None keeps the current value).
+
+        The counts, lengths and IDFs are shared, not copied, so this costs nothing.
+        """
         new_k1 = self._k1 if k1 is None else float(k1)
         new_b = self._b if b is None else float(b)
         _check_params(new_k1, new_b)
         clone = object.__new__(BM25Index)
         for name in BM25Index.__slots__:
-            object.__setattr__(clone, name, getattr(self, name))
+            setattr(clone, name, getattr(self, name))
         clone._k1 = new_k1
         clone._b = new_b
         return clone

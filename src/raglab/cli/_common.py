@@ -12,6 +12,7 @@ from rich.console import Console
 
 from raglab.corpus import Corpus, load_corpus
 from raglab.errors import InputError, Problem
+from raglab.pipeline.lab import Lab
 from raglab.questions import QuestionSet, load_questions
 
 EXIT_OK = 0
@@ -78,3 +79,32 @@ def load_data(args: argparse.Namespace) -> Data:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def add_lab_options(parser: argparse.ArgumentParser) -> None:
+    """Data, stemming and output options shared by every command that builds a lab."""
+    add_data_options(parser)
+    parser.add_argument(
+        "--stem", action="store_true", help="Snowball-stem retrieval tokens (off by default)"
+    )
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def load_lab(args: argparse.Namespace) -> Lab:
+    """The lab for the command's data options; InputError names every problem."""
+    data = load_data(args)
+    return Lab(data.corpus, data.questions, stem=bool(getattr(args, "stem", False)))
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+METRIC_COLUMNS = (
+    ("recall@1", "R@1"),
+    ("recall@3", "R@3"),
+    ("recall@5", "R@5"),
+    ("recall@10", "R@10"),
+    ("mrr", "MRR"),
+    ("ndcg@10", "nDCG@10"),
+)

@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from raglab.cli import validate
-from raglab.cli._common import EXIT_BAD_INPUT, report_problems
+from raglab.cli import bm25, chunk, fuse, importing, lsa, rerank, run, validate
+from raglab.cli._common import EXIT_BAD_INPUT, EXIT_USAGE, report_problems
 from raglab.errors import InputError
 
-COMMANDS = (validate,)
+COMMANDS = (validate, chunk, bm25, lsa, fuse, rerank, run, importing)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")
         return EXIT_BAD_INPUT
+    except ValueError as exc:
+        # A setting the library refuses (an overlap as large as the size, a budget of 0, ...).
+        print(f"raglab {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -28,7 +28,6 @@ from raglab.pipeline.retrieval import RetrievalSettings, rank
 from raglab.questions import Question
 from raglab.reader import is_correct, pack, read
 from raglab.stats import wilson_interval
-from raglab.text import sentence_spans, tokenize
 
 DIAGNOSES = ("cut", "not retrieved", "past budget", "reader", "false answer")
 OUTCOMES = ("correct", *DIAGNOSES)
@@ -144,11 +143,13 @@ def _read_one(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> _Read
     chunk_ids: list[str] = []
     for i in ranking.indices[:k_budget].tolist():
         c = cs.chunks[i]
-        for a, b in sentence_spans(c.text):
-            spans.append((c.page_id, c.start + a, c.start + b))
-            texts.append(c.text[a:b])
-            terms.append(set(tokenize(c.text[a:b], stem=lab.stem)))
-            chunk_ids.append(c.id)
+        page = lab.corpus.page(c.page_id)
+        for a, b, words in lab.sentences(c.page_id):
+            if c.start <= a and b <= c.end:
+                spans.append((c.page_id, a, b))
+                texts.append(page.text[a:b])
+                terms.append(set(words))
+                chunk_ids.append(c.id)
     answer = read(set(lab.query_tokens(q)), terms, threshold=0.0)
     best = spans[answer.sentence] if answer.sentence is not None else None
     answer_spans = [(a.page_id, a.start, a.end) for a in q.spans]

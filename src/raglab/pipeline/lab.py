@@ -25,7 +25,7 @@ from raglab.corpus import Corpus, load_corpus
 from raglab.lsa import LSAModel, even_windows, fit_lsa
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
-from raglab.text import identifiers, tokenize
+from raglab.text import identifiers, sentence_spans, tokenize
 from raglab.vectors import SparseMatrix, tfidf_matrix
 
 K = TypeVar("K", bound=Hashable)
@@ -156,6 +156,7 @@ class Lab:
         self.stem = stem
         self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache()
         self._question_tokens: dict[str, list[str]] = {}
+        self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
         self.cache: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 8)
 
     @classmethod
@@ -182,6 +183,23 @@ class Lab:
         if q.id not in self._question_tokens:
             self._question_tokens[q.id] = tokenize(q.question, stem=self.stem)
         return self._question_tokens[q.id]
+
+    def sentences(self, page_id: str) -> list[tuple[int, int, frozenset[str]]]:
+        """The quotable sentences of a page: (start, end, retrieval terms), headings left out.
+
+        The reader quotes whole sentences of the page that lie inside a packed chunk, never the
+        fragment a fixed window leaves at its edge.
+        """
+        if page_id not in self._sentences:
+            text = self.corpus.page(page_id).text
+            found = []
+            for a, b in sentence_spans(text):
+                line_start = text.rfind("\n", 0, a) + 1
+                if text[line_start:a].lstrip().startswith("#"):
+                    continue
+                found.append((a, b, frozenset(tokenize(text[a:b], stem=self.stem))))
+            self._sentences[page_id] = found
+        return self._sentences[page_id]
 
     def split(self, name: str, *, answerable: bool | None = None) -> tuple[Question, ...]:
         """Questions of a split; ``answerable`` filters to those with (or without) an answer."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -198,7 +199,7 @@ def ranker_table(
 
 def ranked_chunks(
     lab: Lab, ranking: Ranking, *, k: int, chunking: ChunkingKey | None = None
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """The first ``k`` entries of a ranking as display rows."""
     cs = lab.chunk_set(chunking)
     rows = []

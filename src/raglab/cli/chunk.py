@@ -1,0 +1,77 @@
+"""``raglab chunk``: exhibit I, where the cuts land."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+from typing import Any
+
+from rich.table import Table
+
+from raglab.chunking import METHODS
+from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
+from raglab.pipeline.chunking_report import chunking_report
+from raglab.pipeline.lab import ChunkingKey
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "chunk",
+        help="cut the corpus into chunks and check which answers survive whole",
+        description="Cut every page into chunks and check, for each labelled answer, whether one "
+        "chunk holds it whole. For fixed windows the closed forms are printed beside the counts.",
+    )
+    parser.add_argument(
+        "--method", choices=METHODS, default="fixed", help="chunker (default fixed)"
+    )
+    parser.add_argument(
+        "--size", type=int, help="words per chunk (size cap for sentence and heading)"
+    )
+    parser.add_argument("--overlap", type=int, help="overlap in words (fixed only)")
+    parser.add_argument("--split", choices=("test", "train", "all"), default="test")
+    add_lab_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    lab = load_lab(args)
+    report = chunking_report(
+        lab, ChunkingKey(args.method, args.size, args.overlap), split=args.split
+    )
+    if args.json:
+        data = asdict(report)
+        data["intact_rate"] = report.intact_rate
+        print_json(data)
+        return EXIT_OK
+    out = console()
+    k = report.key
+    setting = f"{k.method}, size {k.size}" + (
+        f", overlap {k.overlap}" if k.method == "fixed" else ""
+    )
+    out.print(f"[bold]Chunker[/] {setting}")
+    expected = (
+        f" (closed form: {report.expected_chunks})" if report.expected_chunks is not None else ""
+    )
+    out.print(f"  {report.n_chunks} chunks{expected}, {report.mean_words:.1f} words on average")
+    predicted = (
+        f"; the formula predicts {fmt(report.predicted_intact)}"
+        if report.predicted_intact is not None
+        else ""
+    )
+    out.print(
+        f"  answers intact on {report.split}: {report.intact}/{report.total} = {fmt(report.intact_rate)}{predicted}"
+    )
+    table = Table("Id", "Split", "Kind", "Words", "Intact", "P(cut)", title="Answer passages")
+    for a in report.answers:
+        if args.split != "all" and a.split != args.split:
+            continue
+        table.add_row(
+            a.id,
+            a.split,
+            a.kind,
+            str(a.words),
+            "yes" if a.intact else "[red]cut[/]",
+            fmt(a.predicted_cut),
+        )
+    out.print(table)
+    return EXIT_OK

@@ -1,0 +1,208 @@
+"""``raglab import``: bring a BEIR or Glasgow collection into RAG lab's pages-and-questions format."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any
+
+from rich.markup import escape
+
+from raglab._config import SEED
+from raglab.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    console,
+    print_json,
+    report_problems,
+)
+from raglab.errors import InputError
+from raglab.formats.beir import TEST_FRACTION, ImportSummary, import_beir
+from raglab.formats.glasgow import CRANFIELD_GRADE_MAP, import_glasgow
+from raglab.questions import SPLITS
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1], not {text}")
+    return value
+
+
+def parse_grade_map(text: str) -> dict[int, int]:
+    """``"1=4,2=3,-1=0"`` -> ``{1: 4, 2: 3, -1: 0}``."""
+    grade_map: dict[int, int] = {}
+    for part in text.split(","):
+        raw, sep, relevance = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            grade_map[int(raw)] = int(relevance)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected RAW=RELEVANCE pairs separated by commas, e.g. 1=4,2=3; got {part!r}"
+            ) from None
+    return grade_map
+
+
+def _default_grade_map() -> str:
+    return ",".join(f"{raw}={rel}" for raw, rel in CRANFIELD_GRADE_MAP.items())
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", required=True, metavar="DIR", help="output folder (pages/ and questions.jsonl)"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help=f"seed of the random train/test split (default {SEED})",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty output folder, replacing its pages/ and questions.jsonl",
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "import",
+        help="bring a BEIR or Glasgow (Cranfield) collection into RAG lab's format",
+        description="Convert a standard test collection into a folder of pages and a questions "
+        "file labelled with relevant pages. Nothing is written when the input has a problem; every "
+        "problem is listed with its file, line and field.",
+    )
+    formats = parser.add_subparsers(dest="format", metavar="FORMAT")
+    formats.required = True
+
+    beir = formats.add_parser(
+        "beir",
+        help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/*.tsv",
+        description="Import a BEIR folder. The split comes from the qrels file names (train.tsv, "
+        "dev.tsv -> train; test.tsv -> test); with a single qrels file, a seeded random split.",
+    )
+    beir.add_argument("folder", metavar="FOLDER", help="the BEIR folder")
+    _add_common(beir)
+    split = beir.add_mutually_exclusive_group()
+    split.add_argument("--split", choices=SPLITS, help="put every question in this split")
+    split.add_argument(
+        "--test-fraction",
+        type=_fraction,
+        default=None,
+        metavar="F",
+        help=f"share of questions in a random test split (default {TEST_FRACTION})",
+    )
+    beir.add_argument(
+        "--qrels", metavar="FILE", help="read only this qrels file (a path or a name in qrels/)"
+    )
+    beir.set_defaults(run=run)
+
+    glasgow = formats.add_parser(
+        "glasgow",
+        help="a Glasgow collection (.I/.T/.A/.B/.W records), such as Cranfield",
+        description="Import a Glasgow-format collection: documents, queries and qrels files.",
+    )
+    glasgow.add_argument("--docs", required=True, metavar="FILE", help="the documents file")
+    glasgow.add_argument("--queries", required=True, metavar="FILE", help="the queries file")
+    glasgow.add_argument("--qrels", required=True, metavar="FILE", help="query document grade")
+    _add_common(glasgow)
+    glasgow.add_argument(
+        "--test-fraction",
+        type=_fraction,
+        default=None,
+        metavar="F",
+        help=f"share of questions in the random test split (default {TEST_FRACTION})",
+    )
+    glasgow.add_argument(
+        "--queries-by-position",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the qrels number queries by their position in the queries file, as Cranfield's "
+        "do (default); --no-queries-by-position reads them as .I numbers",
+    )
+    glasgow.add_argument(
+        "--grade-map",
+        type=parse_grade_map,
+        default=None,
+        metavar="MAP",
+        help="raw grade to relevance, RAW=REL pairs; relevance 0 or less drops the row "
+        f"(default, Cranfield's: {_default_grade_map()})",
+    )
+    glasgow.set_defaults(run=run)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {"overwrite": args.force, "quiet": args.quiet or args.json}
+    if args.seed is not None:
+        options["seed"] = args.seed
+    if args.test_fraction is not None:
+        options["test_fraction"] = args.test_fraction
+    return options
+
+
+def _print_summary(summary: ImportSummary) -> None:
+    out = console()
+    empty = f" ({summary.empty_pages} empty)" if summary.empty_pages else ""
+    renamed = (
+        f", {summary.renamed_pages} with a file name other than their id"
+        if summary.renamed_pages
+        else ""
+    )
+    out.print(f"[bold]Pages[/] {summary.pages}{empty}{renamed} in {escape(str(summary.pages_dir))}")
+    splits = ", ".join(f"{n} {s}" for s, n in summary.questions.items())
+    skipped = (
+        f"; {summary.skipped_questions} skipped (no relevant page)"
+        if summary.skipped_questions
+        else ""
+    )
+    out.print(
+        f"[bold]Questions[/] {sum(summary.questions.values())}: {splits}{skipped} "
+        f"in {escape(str(summary.questions_file))}"
+    )
+    dropped = (
+        f"; {summary.dropped_labels} judgements dropped as not relevant"
+        if summary.dropped_labels
+        else ""
+    )
+    out.print(f"[bold]Labels[/] {summary.labels} relevant (question, page) pairs{dropped}")
+    out.print(
+        "Next: raglab validate --corpus "
+        f"{shlex.quote(str(summary.pages_dir))} --questions "
+        f"{shlex.quote(str(summary.questions_file))}",
+        markup=False,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.format == "beir":
+            summary = import_beir(
+                args.folder, args.out, split=args.split, qrels_file=args.qrels, **_options(args)
+            )
+        else:
+            summary = import_glasgow(
+                args.docs,
+                args.queries,
+                args.qrels,
+                args.out,
+                grade_map=args.grade_map,
+                queries_by_position=args.queries_by_position,
+                **_options(args),
+            )
+    except InputError as exc:
+        report_problems(exc.problems, title="Nothing was imported: the input has problems")
+        return EXIT_BAD_INPUT
+    if args.json:
+        print_json(summary.as_dict())
+    else:
+        _print_summary(summary)
+    if summary.warnings:
+        report_problems(summary.warnings, title="Warnings")
+    return EXIT_OK

@@ -1,0 +1,91 @@
+"""``raglab lsa``: exhibit III, the embedding learned in place."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.table import Table
+
+from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
+from raglab.pipeline.retrieval import lsa_ranking, ranked_chunks
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("lsa", help="the LSA embedding: spectrum, nearest words, search")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    info = actions.add_parser(
+        "info", help="singular values and the variance share of each dimension"
+    )
+    add_lab_options(info)
+    info.set_defaults(run=run_info)
+    near = actions.add_parser("neighbours", help="the words nearest to a word")
+    near.add_argument("word")
+    near.add_argument("--top", type=int, default=10)
+    add_lab_options(near)
+    near.set_defaults(run=run_neighbours)
+    search = actions.add_parser("search", help="rank chunks by cosine in the embedding")
+    search.add_argument("query")
+    search.add_argument("--top", type=int, default=5)
+    add_lab_options(search)
+    search.set_defaults(run=run_search)
+
+
+def run_info(args: argparse.Namespace) -> int:
+    lab = load_lab(args)
+    model = lab.lsa
+    s = model.singular_values.tolist()
+    share = model.variance_share.tolist()
+    if args.json:
+        print_json(
+            {
+                "rank": model.rank,
+                "windows": len(lab.lsa_windows),
+                "singular_values": s,
+                "variance_share": share,
+            }
+        )
+        return EXIT_OK
+    out = console()
+    out.print(
+        f"[bold]LSA[/] rank {model.rank} over {len(lab.lsa_windows)} windows; kept {sum(share):.1%} of ||A||^2"
+    )
+    table = Table("dim", "singular value", "variance share", "cumulative")
+    total = 0.0
+    for i, (v, p) in enumerate(zip(s, share, strict=True), 1):
+        total += p
+        table.add_row(str(i), fmt(v, 4), f"{p:.2%}", f"{total:.2%}")
+    out.print(table)
+    return EXIT_OK
+
+
+def run_neighbours(args: argparse.Namespace) -> int:
+    lab = load_lab(args)
+    token = lab.query_tokens(args.word)
+    word = token[0] if token else args.word.lower()
+    pairs = lab.lsa.neighbours(word, k=args.top)
+    if args.json:
+        print_json({"word": word, "neighbours": [{"word": w, "cosine": c} for w, c in pairs]})
+        return EXIT_OK
+    out = console()
+    if not pairs:
+        out.print(f"'{word}' is not in the embedding's vocabulary (or occurs in every window).")
+        return EXIT_OK
+    table = Table("word", "cosine", title=f"Nearest to '{word}'")
+    for w, c in pairs:
+        table.add_row(w, fmt(c))
+    out.print(table)
+    return EXIT_OK
+
+
+def run_search(args: argparse.Namespace) -> int:
+    lab = load_lab(args)
+    rows = ranked_chunks(lab, lsa_ranking(lab, args.query), k=args.top)
+    if args.json:
+        print_json({"query": args.query, "results": rows})
+        return EXIT_OK
+    table = Table("rank", "chunk", "heading", "cosine", title=f"LSA search: {args.query}")
+    for r in rows:
+        table.add_row(str(r["rank"]), str(r["chunk"]), str(r["heading"]), fmt(float(r["score"])))
+    console().print(table)
+    return EXIT_OK

@@ -1,0 +1,352 @@
+"""Importing a classic Glasgow test collection: Cranfield, and others in the same format.
+
+The Glasgow IR group's collections (ir.dcs.gla.ac.uk/resources/test_collections; Cleverdon 1967
+for Cranfield) come as three files. The documents and the queries are records that open with a line
+``.I <number>``; field markers on lines of their own open a field that runs to the next marker:
+``.T`` title, ``.A`` authors, ``.B`` bibliographic note, ``.W`` text (others, such as ``.X`` or
+``.K``, are read and ignored). The qrels file holds one judgement a line, ``query document grade``
+separated by spaces (a fourth column, as in CISI and CACM, is ignored).
+
+A marker naming a field its record already has is taken as damage, not structure: its line is
+dropped, its text stays in the field being read, and a warning names it. (Cranfield has three:
+stray ``.A`` and ``.B`` lines inside the text of document 240, a second ``.W`` in documents 576
+and 578; this keeps their abstracts whole.)
+
+The import writes one page per document (id: the ``.I`` number without leading zeros; title: the
+``.T`` field on one line, or "Document <n>" when empty; text: the title as a ``#`` heading, a blank
+line and the ``.W`` body), in ``OUT/pages/<n zero-padded>.md`` so files sort in document order. A
+document without a body becomes a page holding only its heading (counted as an empty page).
+
+Queries: with ``queries_by_position`` (the default) the qrels number queries 1, 2, ... by their
+position in the queries file, not by their ``.I`` numbers (Cranfield's well-known quirk: its
+``.I`` numbers run 1 to 365 with gaps); otherwise by ``.I`` number. The question id is that
+number; its text is the ``.W`` field on one line (``.T`` when there is no ``.W``).
+
+Grades go through ``grade_map`` (raw grade -> relevance; a relevance of 0 or less drops the row, a
+raw grade missing from the map is an error). The default is Cranfield's: 1 (most relevant) to 4
+become relevance 5 - grade, so 4 to 1, and -1 ("no interest") is dropped. Questions left with no
+relevant page are skipped and counted; the rest are split by :func:`seeded_split`. Splits, the
+output folder and the all-or-nothing writing work as in :mod:`raglab.formats.beir`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from raglab._config import SEED
+from raglab.errors import InputError, Problem
+from raglab.formats.beir import (
+    TEST_FRACTION,
+    ImportSummary,
+    PageRecord,
+    check_fraction,
+    check_output_dir,
+    one_line,
+    seeded_split,
+    write_collection,
+)
+from raglab.formats.trec import cap_problems, parse_int, read_text_lines
+from raglab.questions import SPLITS
+
+# Cranfield's grades: 1 (complete answer) .. 4 (minimum interest) -> relevance 5 - grade; -1 dropped.
+CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 4, 2: 3, 3: 2, 4: 1, -1: 0}
+GLASGOW_KIND = "glasgow"
+
+_ID_LINE = re.compile(r"\.I(?:[ \t]+(\S*))?")
+_FIELD_LINE = re.compile(r"\.([A-Z])")
+
+
+@dataclass(frozen=True, slots=True)
+class GlasgowRecord:
+    """One ``.I`` record: its number, the line of its ``.I``, and its fields by letter."""
+
+    number: int
+    line: int
+    fields: Mapping[str, str]
+
+    def text(self, letter: str) -> str:
+        return self.fields.get(letter, "")
+
+
+def parse_glasgow(
+    lines: Sequence[str], *, source: str = "<string>"
+) -> tuple[list[GlasgowRecord], list[Problem]]:
+    """Parse Glasgow records; returns them in file order with the warnings found.
+
+    A field's text keeps its lines (trailing spaces removed; blank lines at either end dropped).
+    Raises :class:`InputError` listing every problem: text before the first ``.I`` or before a
+    record's first field marker, a ``.I`` without a whole number, a number used twice, no records.
+    """
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    records: list[GlasgowRecord] = []
+    first_line: dict[int, int] = {}
+    fields: dict[str, list[str]] | None = None
+    number = -1
+    start = 0
+    current: str | None = None
+    orphan_reported = False
+
+    def close() -> None:
+        if fields is not None and number >= 0:
+            text = {k: "\n".join(v).strip("\n") for k, v in fields.items()}
+            records.append(GlasgowRecord(number, start, text))
+
+    for i, raw in enumerate(lines, start=1):
+        line = raw.rstrip()
+        m = _ID_LINE.fullmatch(line)
+        if m:
+            close()
+            fields, current, start = {}, None, i
+            value = m.group(1) or ""
+            parsed = parse_int(value)
+            number = -1
+            if parsed is None or parsed < 0:
+                problems.append(
+                    Problem(source, f"record number is not a whole number: {value!r}", i, ".I")
+                )
+            elif parsed in first_line:
+                problems.append(
+                    Problem(
+                        source,
+                        f"record number {parsed} used twice (first on line {first_line[parsed]})",
+                        i,
+                        ".I",
+                        str(parsed),
+                    )
+                )
+            else:
+                number = parsed
+                first_line[parsed] = i
+            continue
+        item = str(number) if number >= 0 else None
+        m = _FIELD_LINE.fullmatch(line)
+        if m and fields is not None:
+            letter = m.group(1)
+            if letter in fields and current is not None:
+                warnings.append(
+                    Problem(
+                        source,
+                        f"field .{letter} given again in this record: the marker is dropped and "
+                        f"the text kept in .{current}",
+                        i,
+                        f".{letter}",
+                        item,
+                    )
+                )
+            else:
+                fields[letter] = []
+                current = letter
+            continue
+        if fields is None:
+            if line.strip() and not orphan_reported:
+                problems.append(Problem(source, "text before the first '.I' line", i))
+                orphan_reported = True
+            continue
+        if current is None:
+            if line.strip():
+                problems.append(
+                    Problem(source, "text before the record's first field marker", i, None, item)
+                )
+            continue
+        fields[current].append(line)
+    close()
+    if not records and not problems:
+        problems.append(Problem(source, "no '.I' records found"))
+    if problems:
+        raise InputError(cap_problems(problems, source))
+    return records, warnings
+
+
+def _read_records(
+    path: str | Path, problems: list[Problem], warnings: list[Problem]
+) -> list[GlasgowRecord]:
+    try:
+        records, found = parse_glasgow(read_text_lines(path), source=str(path))
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return []
+    warnings.extend(found)
+    return records
+
+
+def _check_grade_map(grade_map: Mapping[int, int]) -> None:
+    for raw, relevance in grade_map.items():
+        for value in (raw, relevance):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"grade_map must map integers to integers, not {raw!r}: {value!r}")
+
+
+@dataclass
+class _Qrels:
+    grades: dict[int, dict[int, int]]
+    dropped: int
+
+
+def _read_qrels(
+    path: str | Path,
+    questions: Mapping[int, object],
+    docs: Mapping[int, object],
+    grade_map: Mapping[int, int],
+    problems: list[Problem],
+    *,
+    check_ids: bool,
+) -> _Qrels:
+    source = str(path)
+    result = _Qrels({}, 0)
+    try:
+        lines = read_text_lines(path)
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return result
+    first: dict[tuple[int, int], int] = {}
+    grades = ", ".join(str(g) for g in sorted(grade_map))
+    for number, raw in enumerate(lines, start=1):
+        cols = raw.split()
+        if not cols:
+            continue
+        if len(cols) not in (3, 4):
+            problems.append(
+                Problem(
+                    source,
+                    f"expected 3 columns 'query document grade', found {len(cols)}",
+                    number,
+                    "columns",
+                )
+            )
+            continue
+        values = [parse_int(c) for c in cols[:3]]
+        qid, docid, grade = values
+        item = str(qid) if qid is not None else None
+        here: list[Problem] = []
+        for name, text, value in zip(("query", "document", "grade"), cols, values, strict=False):
+            if value is None:
+                here.append(Problem(source, f"not a whole number: {text!r}", number, name, item))
+        if check_ids and qid is not None and qid not in questions:
+            here.append(
+                Problem(source, f"no query {qid} in the queries file", number, "query", item)
+            )
+        if check_ids and docid is not None and docid not in docs:
+            here.append(
+                Problem(
+                    source, f"no document {docid} in the documents file", number, "document", item
+                )
+            )
+        if grade is not None and grade not in grade_map:
+            here.append(
+                Problem(
+                    source,
+                    f"grade {grade} is not in the grade map ({grades})",
+                    number,
+                    "grade",
+                    item,
+                )
+            )
+        if qid is not None and docid is not None and (qid, docid) in first:
+            here.append(
+                Problem(
+                    source,
+                    f"document {docid} judged twice for this query "
+                    f"(first on line {first[(qid, docid)]})",
+                    number,
+                    "document",
+                    item,
+                )
+            )
+        if here or qid is None or docid is None or grade is None:
+            problems.extend(here)
+            continue
+        first[(qid, docid)] = number
+        relevance = grade_map[grade]
+        if relevance > 0:
+            result.grades.setdefault(qid, {})[docid] = relevance
+        else:
+            result.dropped += 1
+    if not first and not problems:
+        problems.append(Problem(source, "no judgements found"))
+    return result
+
+
+def import_glasgow(
+    docs_file: str | Path,
+    queries_file: str | Path,
+    qrels_file: str | Path,
+    out_dir: str | Path,
+    *,
+    test_fraction: float = TEST_FRACTION,
+    seed: int = SEED,
+    grade_map: Mapping[int, int] | None = None,
+    queries_by_position: bool = True,
+    overwrite: bool = False,
+    quiet: bool = False,
+) -> ImportSummary:
+    """Import a Glasgow collection into ``out_dir`` (see the module docstring).
+
+    ``grade_map`` defaults to :data:`CRANFIELD_GRADE_MAP`; ``queries_by_position=False`` reads the
+    qrels' query numbers as ``.I`` numbers. ``overwrite`` replaces ``pages/`` and
+    ``questions.jsonl`` in a non-empty ``out_dir``; ``quiet`` hides progress bars. Raises
+    :class:`InputError` listing every problem (file, line, field) before anything is written;
+    ``ValueError`` on bad arguments. Warnings (stray field markers) are in the summary.
+    """
+    check_fraction(test_fraction)
+    grades = CRANFIELD_GRADE_MAP if grade_map is None else grade_map
+    _check_grade_map(grades)
+    check_output_dir(out_dir, overwrite=overwrite)
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    docs = _read_records(docs_file, problems, warnings)
+    queries = _read_records(queries_file, problems, warnings)
+    numbered = (
+        {position: q for position, q in enumerate(queries, start=1)}
+        if queries_by_position
+        else {q.number: q for q in queries}
+    )
+    texts: dict[int, str] = {}
+    for key, query in numbered.items():
+        text = one_line(query.text("W") or query.text("T"))
+        if not text:
+            problems.append(
+                Problem(str(queries_file), "query has no text", query.line, ".W", str(key))
+            )
+        texts[key] = text
+    by_number = {d.number: d for d in docs}
+    qrels = _read_qrels(qrels_file, numbered, by_number, grades, problems, check_ids=not problems)
+    if problems:
+        raise InputError(cap_problems(problems, str(docs_file)))
+
+    kept = [key for key in numbered if qrels.grades.get(key)]
+    splits = seeded_split([str(k) for k in kept], test_fraction=test_fraction, seed=seed)
+    questions = [
+        {
+            "id": str(key),
+            "split": splits[str(key)],
+            "kind": GLASGOW_KIND,
+            "question": texts[key],
+            "pages": {str(d): g for d, g in qrels.grades[key].items()},
+        }
+        for key in kept
+    ]
+    width = len(str(max(by_number)))
+    pages: list[PageRecord] = []
+    empty = 0
+    for doc in docs:
+        title = one_line(doc.text("T")) or f"Document {doc.number}"
+        body = doc.text("W")
+        empty += not body.strip()
+        text = f"# {title}\n" + (f"\n{body}\n" if body.strip() else "")
+        pages.append(PageRecord(str(doc.number), title, text, f"{doc.number:0{width}d}"))
+    write_collection(out_dir, pages, questions, overwrite=overwrite, quiet=quiet)
+    return ImportSummary(
+        out_dir=str(out_dir),
+        pages=len(pages),
+        empty_pages=empty,
+        renamed_pages=0,  # every id is a number: a safe file name once zero-padded
+        questions={s: sum(q["split"] == s for q in questions) for s in SPLITS},
+        skipped_questions=len(numbered) - len(kept),
+        labels=sum(len(g) for g in qrels.grades.values()),
+        dropped_labels=qrels.dropped,
+        warnings=tuple(warnings),
+    )

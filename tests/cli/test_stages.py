@@ -1,0 +1,133 @@
+"""The stage commands print what the library computes, as tables and as JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from raglab.cli.main import main
+from raglab.pipeline.chunking_report import chunking_report
+from raglab.pipeline.end_to_end import run as run_pipeline
+from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.retrieval import bm25_grid, choose_weight, ranker_table
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return Lab.load()
+
+
+def as_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_chunk(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
+    data = as_json(capsys, "chunk", "--size", "150", "--overlap", "10")
+    report = chunking_report(lab, ChunkingKey("fixed", 150, 10))
+    assert (data["n_chunks"], data["expected_chunks"], data["intact"]) == (
+        report.n_chunks,
+        report.expected_chunks,
+        report.intact,
+    )
+    assert main(["chunk", "--method", "heading"]) == 0
+    assert "answers intact on test" in capsys.readouterr().out
+
+
+def test_bm25_search_explains_every_score(capsys: pytest.CaptureFixture[str]) -> None:
+    data = as_json(capsys, "bm25", "search", "E-4107 motor stall", "--top", "3")
+    assert data["tokens"] == ["e-4107", "motor", "stall"]
+    for row in data["results"]:
+        assert sum(t["contribution"] for t in row["terms"]) == pytest.approx(
+            row["score"], rel=1e-12
+        )
+
+
+def test_bm25_grid(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
+    data = as_json(capsys, "bm25", "grid")
+    grid = bm25_grid(lab)
+    assert data["best"] == {
+        "k1": grid.best_k1,
+        "b": grid.best_b,
+        "train_recall@5": grid.best_recall,
+    }
+    assert len(data["train_recall@5"]) == 16 and len(data["train_recall@5"][0]) == 11
+
+
+def test_lsa_commands(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
+    info = as_json(capsys, "lsa", "info")
+    assert info["rank"] == 48 and info["windows"] == 100
+    assert info["singular_values"] == lab.lsa.singular_values.tolist()
+    near = as_json(capsys, "lsa", "neighbours", "tripod", "--top", "4")
+    assert [n["word"] for n in near["neighbours"]] == [
+        w for w, _ in lab.lsa.neighbours("tripod", k=4)
+    ]
+    found = as_json(capsys, "lsa", "search", "telescope too heavy")
+    assert len(found["results"]) == 5
+
+
+def test_fuse_table_equals_library(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
+    data = as_json(capsys, "fuse")
+    assert data["train_chosen_weight"] == choose_weight(lab)
+    assert data["rankers"] == ranker_table(lab, weight=data["weight"])
+
+
+def test_rerank(capsys: pytest.CaptureFixture[str]) -> None:
+    data = as_json(capsys, "rerank")
+    assert set(data["weights"]) == {
+        "bm25",
+        "cosine",
+        "identifier_match",
+        "title_match",
+        "page_age",
+        "position",
+    }
+    assert [(r["split"], r["order"]) for r in data["rows"]][:3] == [
+        ("train", "fusion"),
+        ("train", "reranked"),
+        ("train", "reranked + MMR"),
+    ]
+
+
+def test_run_equals_library_and_takes_every_setting(
+    capsys: pytest.CaptureFixture[str], lab: Lab
+) -> None:
+    data = as_json(capsys, "run")
+    result = run_pipeline(lab)
+    assert (data["correct"], data["n"], data["bound"]) == (result.correct, result.n, result.bound)
+    custom = as_json(
+        capsys,
+        "run",
+        "--chunker",
+        "fixed",
+        "--size",
+        "120",
+        "--overlap",
+        "20",
+        "--retriever",
+        "bm25",
+        "--no-rerank",
+        "--budget",
+        "300",
+        "--threshold",
+        "0.4",
+    )
+    assert custom["settings"]["chunker"] == "fixed" and custom["threshold"] == 0.4
+    assert custom["mmr_lambda"] is None
+
+
+def test_bad_settings_exit_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--budget", "0"])
+    assert "budget" in str(info.value)
+    with pytest.raises(SystemExit) as info:
+        main(["chunk", "--method", "paragraph"])
+    assert info.value.code == 2
+
+
+def test_refused_settings_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["chunk", "--size", "100", "--overlap", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "raglab chunk:" in err and "overlap" in err and "Traceback" not in err

@@ -1,0 +1,169 @@
+"""Exhibit VI: packing, reading, diagnosis, intervals and paired comparison."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.proportion import proportion_confint
+
+from raglab.pipeline.end_to_end import OUTCOMES, RunSettings, outcomes_vector, run
+from raglab.pipeline.lab import Lab
+from raglab.stats import mcnemar_exact
+
+PAGES = {
+    "mounts": "# Mounts\n\nThe EQ5 mount carries a payload of 15 kg including the tube and finder. "
+    "Tracking stops when the supply falls below 11 volts.\n",
+    "returns": "# Returns\n\nA return needs an RMA number issued by support. Unopened goods may "
+    "come back within 45 days of delivery.\n",
+    "levels": "# Levels\n\nThe AL-32 level has 32x magnification and an accuracy of 1.0 mm per km.\n",
+}
+QUESTIONS = [
+    (
+        "t1",
+        "train",
+        "What payload does the EQ5 mount carry?",
+        "The EQ5 mount carries a payload of 15 kg including the tube and finder.",
+    ),
+    (
+        "t2",
+        "train",
+        "What magnification has the AL-32 level?",
+        "The AL-32 level has 32x magnification and an accuracy of 1.0 mm per km.",
+    ),
+    ("t3", "train", "Do you sell telescope eyepieces?", None),
+    (
+        "s1",
+        "test",
+        "How many days for unopened goods to come back?",
+        "Unopened goods may come back within 45 days of delivery.",
+    ),
+    (
+        "s2",
+        "test",
+        "Below what supply voltage does tracking stop?",
+        "Tracking stops when the supply falls below 11 volts.",
+    ),
+    ("s3", "test", "Is there a carry case for the EQ5?", None),
+]
+
+
+@pytest.fixture
+def small_lab(tmp_path: Path) -> Lab:
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    lines = [
+        json.dumps(
+            {
+                "id": i,
+                "split": s,
+                "kind": "keyword" if a else "out-of-corpus",
+                "question": q,
+                "answer": a,
+            }
+        )
+        for i, s, q, a in QUESTIONS
+    ]
+    (tmp_path / "q.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    return Lab.load(folder, tmp_path / "q.jsonl")
+
+
+def plain(**kw: object) -> RunSettings:
+    base: dict[str, object] = {"retriever": "bm25", "rerank": False, "mmr": False}
+    base.update(kw)
+    return RunSettings(**base)  # type: ignore[arg-type]
+
+
+def outcome(result_outcomes: tuple[object, ...], qid: str) -> str:
+    return next(o.outcome for o in result_outcomes if o.id == qid)  # type: ignore[attr-defined]
+
+
+def test_every_question_correct_with_generous_settings(small_lab: Lab) -> None:
+    result = run(small_lab, plain(threshold=0.5))
+    assert [o.outcome for o in result.outcomes] == ["correct", "correct", "correct"]
+    assert result.accuracy == 1.0 and result.bound == 1.0
+
+
+def test_each_diagnosis_arises_where_the_pipeline_loses_the_answer(small_lab: Lab) -> None:
+    # A fixed window of 6 words cuts both answer sentences.
+    cut = run(small_lab, plain(chunker="fixed", size=6, overlap=0, threshold=0.5))
+    assert outcome(cut.outcomes, "s1") == outcome(cut.outcomes, "s2") == "cut"
+    # A budget smaller than any chunk packs nothing: answers ranked but past the budget.
+    tight = run(small_lab, plain(budget=3, threshold=0.5))
+    assert outcome(tight.outcomes, "s1") == "past budget"
+    # A threshold of 1 makes the reader decline partial matches: s2's sentence covers
+    # {supply, tracking} of {supply, voltage, tracking, stop}, a coverage of 1/2.
+    strict = run(small_lab, plain(threshold=1.0))
+    assert outcome(strict.outcomes, "s2") == "reader"
+    assert next(o.coverage for o in strict.outcomes if o.id == "s2") == 0.5
+    # A threshold of 0 makes the reader answer an out-of-corpus question anyway.
+    eager = run(small_lab, plain(threshold=0.0))
+    assert outcome(eager.outcomes, "s3") == "false answer"
+    # LSA ranks every chunk, BM25 only those sharing a word: a question sharing none is not retrieved.
+    small_lab_q = run(small_lab, plain(threshold=0.5), split="train")
+    assert {o.outcome for o in small_lab_q.outcomes} <= set(OUTCOMES)
+
+
+def test_interval_and_bound_on_the_handbook() -> None:
+    """Oracle: statsmodels proportion_confint(method="wilson") for the interval."""
+    lab = Lab.load()
+    result = run(lab)
+    lo, hi = proportion_confint(result.correct, result.n, alpha=0.05, method="wilson")
+    assert result.interval == pytest.approx((lo, hi), abs=1e-12)
+    assert result.n == 30 and result.answerable == 26
+    assert sum(result.funnel.values()) == result.n
+    assert result.answerable_correct <= round(result.bound * result.answerable)
+
+
+def test_threshold_is_chosen_on_training_questions(small_lab: Lab) -> None:
+    result = run(small_lab, plain())
+    assert 0.0 <= result.threshold <= 1.0
+    train = run(small_lab, plain(threshold=result.threshold), split="train")
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        assert run(small_lab, plain(threshold=t), split="train").correct <= train.correct
+
+
+def test_two_runs_compared_with_mcnemar() -> None:
+    """Oracle: statsmodels mcnemar(exact=True) on the 2x2 table of the same two runs."""
+    lab = Lab.load()
+    a = outcomes_vector(run(lab))
+    b = outcomes_vector(run(lab, RunSettings(retriever="bm25", rerank=False, mmr=False)))
+    result = mcnemar_exact(a, b)
+    table = [
+        [
+            sum(x and y for x, y in zip(a, b, strict=True)),
+            sum(x and not y for x, y in zip(a, b, strict=True)),
+        ],
+        [
+            sum(y and not x for x, y in zip(a, b, strict=True)),
+            sum(not x and not y for x, y in zip(a, b, strict=True)),
+        ],
+    ]
+    assert result.p_value == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-12)
+
+
+def test_page_labelled_questions_say_plainly_the_run_needs_passages(tmp_path: Path) -> None:
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nThe EQ5 carries 15 kg.\n", encoding="utf-8")
+    q = tmp_path / "q.jsonl"
+    q.write_text(
+        json.dumps(
+            {"id": "x", "split": "test", "kind": "beir", "question": "EQ5 load", "pages": ["a"]}
+        ),
+        encoding="utf-8",
+    )
+    lab = Lab.load(folder, q)
+    with pytest.raises(ValueError, match="needs answer passages"):
+        run(lab)
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(ValueError, match="MMR reorders"):
+        RunSettings(rerank=False, mmr=True)
+    with pytest.raises(ValueError, match="budget"):
+        RunSettings(budget=0)

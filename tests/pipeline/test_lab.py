@@ -1,0 +1,78 @@
+"""The lab's shared structures: chunk sets, relevance, LSA on the handbook, caching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from raglab.lsa import randomized_svd, term_window_matrix
+from raglab.pipeline.chunking_report import chunking_report
+from raglab.pipeline.lab import BoundedCache, ChunkingKey, Lab
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return Lab.load()
+
+
+def test_relevant_chunks_contain_the_answer_span(lab: Lab) -> None:
+    """Oracle: the definition in DESIGN.md, checked span by span."""
+    cs = lab.chunk_set()
+    for q in lab.questions:
+        for i in cs.relevance(q):
+            c = cs.chunks[i]
+            assert any(
+                s.page_id == c.page_id and c.start <= s.start and s.end <= c.end for s in q.spans
+            )
+        if not q.answerable:
+            assert not cs.relevance(q)
+
+
+def test_fixed_chunk_count_equals_the_closed_form_on_the_handbook(lab: Lab) -> None:
+    """Oracle: sum over pages of ceil((N - o) / (s - o)), one chunk when N <= s."""
+    for size, overlap in ((200, 0), (120, 30), (64, 63), (500, 100)):
+        report = chunking_report(lab, ChunkingKey("fixed", size, overlap))
+        by_hand = sum(
+            1 if p.n_words <= size else -(-(p.n_words - overlap) // (size - overlap))
+            for p in lab.corpus
+        )
+        assert report.n_chunks == report.expected_chunks == by_hand
+
+
+def test_lsa_on_the_handbook_matches_numpy_exact_svd(lab: Lab) -> None:
+    """Oracle: numpy.linalg.svd of the same TF-IDF term x window matrix; every seed within 0.5%."""
+    A, _, _ = term_window_matrix(lab.lsa_windows)
+    exact = np.linalg.svd(A.toarray(), compute_uv=False)[:48]
+    assert len(lab.lsa_windows) == 100
+    np.testing.assert_allclose(lab.lsa.singular_values, exact, rtol=5e-3)
+    for seed in range(3):
+        _, s, _ = randomized_svd(A, rank=48, seed=seed)
+        np.testing.assert_allclose(s, exact, rtol=5e-3)
+
+
+def test_a_second_lab_gives_identical_numbers(lab: Lab) -> None:
+    """Seeded and deterministic: the embedding of a fresh lab equals the first, bit for bit."""
+    other = Lab.load()
+    np.testing.assert_array_equal(
+        other.chunk_set().lsa_projections, lab.chunk_set().lsa_projections
+    )
+
+
+def test_equal_settings_share_one_chunk_set(lab: Lab) -> None:
+    assert lab.chunk_set(ChunkingKey("fixed")) is lab.chunk_set(ChunkingKey("fixed", 200, 0))
+    with pytest.raises(ValueError, match="chunker must be one of"):
+        lab.chunk_set(ChunkingKey("paragraph"))
+
+
+def test_bounded_cache_evicts_the_least_recently_used() -> None:
+    cache: BoundedCache[int, int] = BoundedCache(2)
+    calls: list[int] = []
+
+    def build(k: int) -> int:
+        calls.append(k)
+        return k * 10
+
+    for k in (1, 2, 1, 3, 1, 2):
+        assert cache.get(k, lambda k=k: build(k)) == k * 10
+    # 1 and 2 built, 1 hit, 3 built (evicts 2), 1 hit, 2 built again.
+    assert calls == [1, 2, 3, 2]

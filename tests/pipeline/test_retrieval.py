@@ -1,0 +1,80 @@
+"""Exhibits II to IV composed from the stages: the grid, fusion, the tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from raglab import _config as C
+from raglab.fusion import rrf, score_fusion
+from raglab.metrics import evaluate
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import (
+    RetrievalSettings,
+    bm25_grid,
+    choose_weight,
+    measure,
+    rank,
+    rank_split,
+    ranker_table,
+    relevance_of,
+)
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return Lab.load()
+
+
+def test_grid_cells_equal_a_direct_measurement(lab: Lab) -> None:
+    """Oracle: the same recall@5 computed by ranking each question at that (k1, b)."""
+    grid = bm25_grid(lab)
+    assert grid.recall.shape == (16, 11)
+    # b = 0.75, the default, lies between grid columns 0.7 and 0.8.
+    for k1, b in ((1.2, 0.7), (0.0, 0.0), (3.0, 1.0), (grid.best_k1, grid.best_b)):
+        i, j = grid.k1s.index(k1), grid.bs.index(b)
+        direct = measure(lab, "train", RetrievalSettings("bm25", k1=k1, b=b))["recall@5"]
+        assert grid.recall[i, j] == pytest.approx(direct, abs=1e-12)
+    assert grid.best_recall == grid.recall.max()
+
+
+def test_bm25_drops_chunks_sharing_no_word(lab: Lab) -> None:
+    ranking = rank(lab, "zzzz qqqq", RetrievalSettings("bm25"))
+    assert len(ranking) == 0
+    assert np.all(rank(lab, "tripod head", RetrievalSettings("bm25")).scores > 0)
+
+
+def test_fusion_rankings_are_the_fusion_of_the_two_lists(lab: Lab) -> None:
+    q = lab.split("test", answerable=True)[0]
+    bm25 = rank(lab, q, RetrievalSettings("bm25"))
+    lsa = rank(lab, q, RetrievalSettings("lsa"))
+    fused = rank(lab, q, RetrievalSettings("rrf"))
+    expected = rrf([bm25, lsa], k=C.RRF_K, depth=C.FUSION_DEPTH)
+    np.testing.assert_array_equal(fused.indices, expected.indices)
+    weighted = rank(lab, q, RetrievalSettings("score", weight=0.3))
+    np.testing.assert_array_equal(weighted.indices, score_fusion(bm25, lsa, weight=0.3).indices)
+
+
+def test_table_rows_equal_metrics_of_the_rankings(lab: Lab) -> None:
+    """Oracle: raglab.metrics.evaluate (itself checked against ranx) on the same lists."""
+    table = ranker_table(lab, weight=0.5)
+    assert list(table) == list(C.RETRIEVERS)
+    for name, row in table.items():
+        settings = RetrievalSettings(name, weight=0.5)
+        assert row == evaluate(rank_split(lab, "test", settings), relevance_of(lab, "test"))
+
+
+def test_weight_is_chosen_on_training_questions_only(lab: Lab) -> None:
+    w = choose_weight(lab)
+    assert w in C.FUSION_WEIGHTS
+    best = measure(lab, "train", RetrievalSettings("score", weight=w))
+    for other in C.FUSION_WEIGHTS:
+        m = measure(lab, "train", RetrievalSettings("score", weight=other))
+        assert (m["recall@5"], m["mrr"]) <= (best["recall@5"], best["mrr"])
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="retriever must be one of"):
+        RetrievalSettings("dense")
+    with pytest.raises(ValueError, match="weight"):
+        RetrievalSettings("score", weight=1.5)
