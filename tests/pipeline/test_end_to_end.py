@@ -46,7 +46,7 @@ QUESTIONS = [
         "Below what supply voltage does tracking stop?",
         "Tracking stops when the supply falls below 11 volts.",
     ),
-    ("s3", "test", "Is there a carry case for the EQ5?", None),
+    ("s3", "test", "Is there a padded bag for the EQ5?", None),
 ]
 
 
@@ -96,10 +96,10 @@ def test_each_diagnosis_arises_where_the_pipeline_loses_the_answer(small_lab: La
     tight = run(small_lab, plain(budget=3, threshold=0.5))
     assert outcome(tight.outcomes, "s1") == "past budget"
     # A threshold of 1 makes the reader decline partial matches: s2's sentence covers
-    # {supply, tracking} of {supply, voltage, tracking, stop}, a coverage of 1/2.
+    # {supply, track, stop} of the stems {supply, voltag, track, stop}, a coverage of 3/4.
     strict = run(small_lab, plain(threshold=1.0))
     assert outcome(strict.outcomes, "s2") == "reader"
-    assert next(o.coverage for o in strict.outcomes if o.id == "s2") == 0.5
+    assert next(o.coverage for o in strict.outcomes if o.id == "s2") == 0.75
     # A threshold of 0 makes the reader answer an out-of-corpus question anyway.
     eager = run(small_lab, plain(threshold=0.0))
     assert outcome(eager.outcomes, "s3") == "false answer"

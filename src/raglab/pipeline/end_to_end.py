@@ -1,8 +1,9 @@
 """Exhibit VI: the whole pipeline, from the cut to the quoted sentence, with a diagnosis per miss.
 
 For each question: rank the chunks, pack them in rank order into a budget of W words (k_budget is
-how many fit), split the packed context into sentences and let the reader quote the one covering
-the largest share of the question's content terms (below the threshold it says "not found").
+how many fit), take the page sentences lying whole inside the packed chunks, and let the reader
+quote the one covering the largest share of the question's stemmed content terms (below the
+threshold it says "not found").
 
 Every miss gets one diagnosis, checked in pipeline order (DESIGN.md): ``cut`` (no chunk holds the
 whole answer), ``not retrieved`` (no answer chunk in the first FUSION_DEPTH), ``past budget`` (an
@@ -28,6 +29,7 @@ from raglab.pipeline.retrieval import RetrievalSettings, rank
 from raglab.questions import Question
 from raglab.reader import is_correct, pack, read
 from raglab.stats import wilson_interval
+from raglab.text import tokenize
 
 DIAGNOSES = ("cut", "not retrieved", "past budget", "reader", "false answer")
 OUTCOMES = ("correct", *DIAGNOSES)
@@ -150,7 +152,7 @@ def _read_one(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> _Read
                 texts.append(page.text[a:b])
                 terms.append(set(words))
                 chunk_ids.append(c.id)
-    answer = read(set(lab.query_tokens(q)), terms, threshold=0.0)
+    answer = read(set(tokenize(q.question, stem=True)), terms, threshold=0.0)
     best = spans[answer.sentence] if answer.sentence is not None else None
     answer_spans = [(a.page_id, a.start, a.end) for a in q.spans]
     return _Reading(

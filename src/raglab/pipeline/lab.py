@@ -185,10 +185,11 @@ class Lab:
         return self._question_tokens[q.id]
 
     def sentences(self, page_id: str) -> list[tuple[int, int, frozenset[str]]]:
-        """The quotable sentences of a page: (start, end, retrieval terms), headings left out.
+        """The quotable sentences of a page: (start, end, stemmed terms), headings left out.
 
         The reader quotes whole sentences of the page that lie inside a packed chunk, never the
-        fragment a fixed window leaves at its edge.
+        fragment a fixed window leaves at its edge. It always matches stemmed terms, so a
+        question's "charging" meets a sentence's "charge" whatever retrieval does.
         """
         if page_id not in self._sentences:
             text = self.corpus.page(page_id).text
@@ -197,7 +198,7 @@ class Lab:
                 line_start = text.rfind("\n", 0, a) + 1
                 if text[line_start:a].lstrip().startswith("#"):
                     continue
-                found.append((a, b, frozenset(tokenize(text[a:b], stem=self.stem))))
+                found.append((a, b, frozenset(tokenize(text[a:b], stem=True))))
             self._sentences[page_id] = found
         return self._sentences[page_id]
 
