@@ -143,6 +143,21 @@ def test_scores_match_bm25s_on_cranfield(
         assert index.search(query, k=20).indices.tolist() == brute_ranking(expected[q], 20)
 
 
+def test_scores_match_bm25s_on_the_handbook() -> None:
+    """oracle: bm25s BM25(method="lucene") on the bundled handbook's heading chunks and its 80
+    questions, tokenised by raglab.text; ours = bm25s * (k1 + 1), rankings identical."""
+    from raglab.pipeline.lab import Lab
+
+    lab = Lab.load()
+    cs = lab.chunk_set()
+    queries = [lab.query_tokens(q) for q in lab.questions]
+    expected = bm25s_scores(cs.tokens, queries, k1=BM25_K1, b=BM25_B) * (BM25_K1 + 1)
+    ours = np.stack([cs.bm25.scores(q) for q in queries])
+    np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-12)
+    for q, query in enumerate(queries):
+        assert cs.bm25.search(query, k=20).indices.tolist() == brute_ranking(expected[q], 20)
+
+
 def test_scores_match_bm25s_on_a_seeded_random_corpus(
     random_corpus: tuple[list[list[str]], list[list[str]]],
 ) -> None:

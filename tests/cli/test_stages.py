@@ -131,3 +131,37 @@ def test_refused_settings_are_a_usage_error(capsys: pytest.CaptureFixture[str]) 
     assert main(["chunk", "--size", "100", "--overlap", "100"]) == 2
     err = capsys.readouterr().err
     assert "raglab chunk:" in err and "overlap" in err and "Traceback" not in err
+
+
+def test_stage_commands_run_on_a_users_own_data(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--corpus and --questions reach every stage command."""
+    from pathlib import Path
+
+    root = Path(str(tmp_path))
+    pages = root / "pages"
+    pages.mkdir()
+    lines = []
+    for i in range(6):
+        (pages / f"p{i}.md").write_text(
+            f"# Page {i}\n\n## Part\n\nThe widget W-{i}00 weighs {i + 2} kg and ships in a box.\n",
+            encoding="utf-8",
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "split": "train" if i % 2 else "test",
+                    "kind": "identifier",
+                    "question": f"How much does the W-{i}00 weigh?",
+                    "answer": f"The widget W-{i}00 weighs {i + 2} kg and ships in a box.",
+                }
+            )
+        )
+    (root / "q.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    data = ["--corpus", str(pages), "--questions", str(root / "q.jsonl")]
+    fused = as_json(capsys, "fuse", *data)
+    assert fused["rankers"]["bm25"]["recall@1"] == 1.0
+    assert as_json(capsys, "chunk", "--method", "heading", *data)["intact"] == 3
+    assert as_json(capsys, "run", "--no-rerank", "--retriever", "bm25", *data)["n"] == 3

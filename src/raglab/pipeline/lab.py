@@ -221,7 +221,10 @@ class Lab:
         return self.lsa_model(C.LSA_RANK)
 
     def lsa_model(self, rank: int) -> LSAModel:
-        key = ("lsa", rank)
-        model = self.cache.get(key, lambda: fit_lsa(self.lsa_windows, rank=rank, seed=C.SEED))
+        """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has."""
+        n_terms = len({t for w in self.lsa_windows for t in w})
+        k = max(1, min(rank, len(self.lsa_windows), n_terms))
+        key = ("lsa", k)
+        model = self.cache.get(key, lambda: fit_lsa(self.lsa_windows, rank=k, seed=C.SEED))
         assert isinstance(model, LSAModel)
         return model
