@@ -23,7 +23,7 @@ Results that cost more than a few milliseconds are kept in the lab's bounded cac
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -72,6 +72,8 @@ ANSWER_CONTEXT_CHARS = 260
 SNIPPET_CHARS = 280
 # How many example queries exhibit II offers.
 EXAMPLE_QUERIES = 5
+# How many words exhibit III suggests for the nearest-words box.
+SAMPLE_WORDS = 6
 
 
 def _cached(lab: Lab, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
@@ -138,8 +140,7 @@ def intact_curve(lab: Lab, *, overlap: int = 0, split: str = "test") -> IntactCu
         total = len(qs)
         predicted_sizes = list(range(max(overlap + 1, 2), CURVE_MAX_SIZE + 1))
         predicted = [
-            1.0
-            - sum(cut_probability(q.answer_words, size=s, overlap=overlap) for q in qs) / total
+            1.0 - sum(cut_probability(q.answer_words, size=s, overlap=overlap) for q in qs) / total
             if total
             else 1.0
             for s in predicted_sizes
@@ -311,6 +312,13 @@ def lsa_spectrum(lab: Lab) -> dict[str, Any]:
     """The fitted embedding's singular values and the share of ||A||^2 each keeps."""
     model = lab.lsa
     share = model.variance_share
+    # Words to try first: the longest rows of U_k S_k (the words the kept dimensions express
+    # most strongly), identifiers left out.
+    norms = np.linalg.norm(model.U * model.s[None, :], axis=1)
+    terms = model.vocabulary.terms
+    samples = [
+        terms[int(i)] for i in np.argsort(-norms, kind="stable") if not identifiers(terms[int(i)])
+    ][:SAMPLE_WORDS]
     return {
         "rank": model.rank,
         "windows": len(lab.lsa_windows),
@@ -322,6 +330,7 @@ def lsa_spectrum(lab: Lab) -> dict[str, Any]:
         "variance_share": share.tolist(),
         "cumulative_share": np.cumsum(share).tolist(),
         "kept_share": float(share.sum()),
+        "sample_words": samples,
     }
 
 
@@ -412,9 +421,7 @@ def identifier_twins(lab: Lab, a: str | None = None, b: str | None = None) -> di
             {
                 "term": term,
                 "in_vocabulary": term in lab.lsa.vocabulary,
-                "neighbours": [
-                    {"word": w, "cosine": c} for w, c in lab.lsa.neighbours(term, k=5)
-                ]
+                "neighbours": [{"word": w, "cosine": c} for w, c in lab.lsa.neighbours(term, k=5)]
                 if term in lab.lsa.vocabulary
                 else [],
                 "lsa": ranked_chunks(lab, lsa_ranking(lab, term), k=3),
@@ -527,7 +534,9 @@ def _leaves_at(lab: Lab, q: Question, reranker: Reranker) -> float | None:
     """The largest lambda on the grid at which no superseded chunk is left in the top 3."""
     reranked = rerank(lab, q, reranker)
     for lam in sorted(C.MMR_LAMBDAS, reverse=True):
-        if not superseded_in_top(lab, with_mmr(lab, reranked, lam=lam, reranker=reranker), reranker):
+        if not superseded_in_top(
+            lab, with_mmr(lab, reranked, lam=lam, reranker=reranker), reranker
+        ):
             return float(lam)
     return None
 
@@ -535,8 +544,8 @@ def _leaves_at(lab: Lab, q: Question, reranker: Reranker) -> float | None:
 def version_candidates(lab: Lab, reranker: Reranker) -> list[dict[str, Any]]:
     """Answerable questions whose reranked top 3 holds a superseded chunk, best demo first.
 
-    Best: the superseded copies leave the top 3 at the largest lambda; then test before train,
-    then file order.
+    Best: questions of kind ``version`` first, then those whose superseded copies leave the top
+    3 at the largest lambda, then test before train, then file order.
     """
 
     def build() -> list[dict[str, Any]]:
@@ -549,13 +558,20 @@ def version_candidates(lab: Lab, reranker: Reranker) -> list[dict[str, Any]]:
             leaves = _leaves_at(lab, q, reranker)
             found.append(
                 (
+                    q.kind != "version",
                     -(leaves if leaves is not None else -1.0),
                     q.split != "test",
                     order,
-                    {"id": q.id, "split": q.split, "question": q.question, "leaves_at": leaves},
+                    {
+                        "id": q.id,
+                        "split": q.split,
+                        "kind": q.kind,
+                        "question": q.question,
+                        "leaves_at": leaves,
+                    },
                 )
             )
-        return [row for *_, row in sorted(found, key=lambda r: r[:3])]
+        return [row for *_, row in sorted(found, key=lambda r: r[:4])]
 
     value = _cached(lab, ("version_candidates", reranker.first_stage), build)
     assert isinstance(value, list)
@@ -704,8 +720,3 @@ def settings_summary(s: RunSettings) -> dict[str, Any]:
         "budget": s.budget,
         "threshold": s.threshold,
     }
-
-
-def flatten_ranks(values: Sequence[int | None]) -> list[int | None]:
-    """Plain ints for JSON."""
-    return [None if v is None else int(v) for v in values]

@@ -157,6 +157,8 @@ class Lab:
         self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache()
         self._question_tokens: dict[str, list[str]] = {}
         self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
+        # External retrievers' runs by name: question id -> [(doc id, score)] best first.
+        self.runs: dict[str, dict[str, list[tuple[str, float]]]] = {}
         self.cache: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 8)
 
     @classmethod

@@ -17,6 +17,7 @@ from raglab._types import FloatArray, Ranking
 from raglab.bm25 import grid_top_k
 from raglab.fusion import rrf, score_fusion
 from raglab.metrics import evaluate, first_relevant_rank
+from raglab.pipeline.external import external_ranking
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
 from raglab.questions import Question
 
@@ -32,7 +33,10 @@ class RetrievalSettings:
     chunking: ChunkingKey = field(default_factory=ChunkingKey)
 
     def __post_init__(self) -> None:
-        if self.retriever not in C.RETRIEVERS:
+        external = (
+            self.retriever.startswith(("run:", "rrf+run:")) and self.retriever.split(":", 1)[1]
+        )
+        if self.retriever not in C.RETRIEVERS and not external:
             raise ValueError(
                 f"retriever must be one of {', '.join(C.RETRIEVERS)}; not {self.retriever!r}"
             )
@@ -73,8 +77,17 @@ def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSet
         return bm25_ranking(lab, q, k1=settings.k1, b=settings.b, chunking=settings.chunking)
     if settings.retriever == "lsa":
         return lsa_ranking(lab, q, chunking=settings.chunking)
+    external = None
+    if settings.retriever.startswith(("run:", "rrf+run:")):
+        name = settings.retriever.split(":", 1)[1]
+        qid = None if isinstance(q, str) else q.id
+        external = external_ranking(lab, lab.chunk_set(settings.chunking), name, qid)
+        if settings.retriever.startswith("run:"):
+            return external
     bm25 = bm25_ranking(lab, q, k1=settings.k1, b=settings.b, chunking=settings.chunking)
     cos = lsa_ranking(lab, q, chunking=settings.chunking)
+    if external is not None:
+        return rrf([bm25, cos, external], k=C.RRF_K, depth=C.FUSION_DEPTH)
     if settings.retriever == "rrf":
         return rrf([bm25, cos], k=C.RRF_K, depth=C.FUSION_DEPTH)
     return score_fusion(bm25, cos, weight=settings.weight, depth=C.FUSION_DEPTH)

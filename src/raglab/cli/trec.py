@@ -1,0 +1,148 @@
+"""``raglab trec``: rankings out as TREC files, and an external retriever's run in."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from raglab import _config as C
+from raglab.cli._common import (
+    EXIT_OK,
+    METRIC_COLUMNS,
+    add_lab_options,
+    console,
+    load_lab,
+    print_json,
+)
+from raglab.errors import InputError, Problem
+from raglab.formats.trec import atomic_write_text
+from raglab.pipeline.end_to_end import RunSettings
+from raglab.pipeline.end_to_end import run as run_pipeline
+from raglab.pipeline.external import chunk_run, load_run, page_run, qrels, qrels_text, run_text
+from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "trec", help="write rankings and qrels as TREC files; evaluate an external run"
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    export = actions.add_parser("export", help="write a ranker's run (and the qrels) as TREC files")
+    export.add_argument("--retriever", choices=C.RETRIEVERS, default=C.DEFAULT_RETRIEVER)
+    export.add_argument(
+        "--level", choices=("chunk", "page"), default="chunk", help="rank chunks or pages"
+    )
+    export.add_argument("--split", choices=("all", "train", "test"), default="all")
+    export.add_argument(
+        "--run", dest="run_file", required=True, metavar="FILE", help="where to write the run"
+    )
+    export.add_argument("--qrels", metavar="FILE", help="where to write the qrels")
+    export.add_argument("--force", action="store_true", help="replace existing files")
+    add_lab_options(export)
+    export.set_defaults(run=run_export)
+    ev = actions.add_parser(
+        "eval", help="measure an external retriever's TREC run beside RAG lab's rankers"
+    )
+    ev.add_argument(
+        "runfile",
+        metavar="RUN",
+        help="TREC run: qid Q0 docid rank score tag (docid: chunk or page id)",
+    )
+    ev.add_argument("--name", default="external", help="what to call the run in the tables")
+    ev.add_argument("--split", choices=("train", "test"), default="test")
+    ev.add_argument(
+        "--budget", type=int, default=C.BUDGET_WORDS, help="context budget of the end-to-end run"
+    )
+    add_lab_options(ev)
+    ev.set_defaults(run=run_eval)
+
+
+def _write(path: str, text: str, force: bool) -> None:
+    try:
+        atomic_write_text(path, text, overwrite=force)
+    except FileExistsError:
+        raise InputError([Problem(path, "already exists; pass --force to replace it")]) from None
+
+
+def run_export(args: argparse.Namespace) -> int:
+    lab = load_lab(args)
+    settings = RetrievalSettings(args.retriever)
+    questions = [q for q in lab.questions if args.split == "all" or q.split == args.split]
+    rankings = {q.id: rank(lab, q, settings) for q in questions}
+    entries = chunk_run(lab, rankings) if args.level == "chunk" else page_run(lab, rankings)
+    for path in (args.run_file, args.qrels):
+        if path and Path(path).exists() and not args.force:
+            raise InputError([Problem(path, "already exists; pass --force to replace it")])
+    _write(args.run_file, run_text(entries, tag=f"raglab-{args.retriever}"), args.force)
+    judged = {qid: j for qid, j in qrels(lab, level=args.level).items() if qid in rankings}
+    if args.qrels:
+        _write(args.qrels, qrels_text(judged), args.force)
+    summary = {
+        "run": args.run_file,
+        "qrels": args.qrels,
+        "questions": len(entries),
+        "level": args.level,
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        console().print(
+            f"Wrote {len(entries)} rankings ({args.level} level, {args.retriever}) to {args.run_file}"
+            + (f" and their qrels to {args.qrels}" if args.qrels else "")
+        )
+    return EXIT_OK
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    lab = load_lab(args)
+    retriever = load_run(lab, args.runfile, name=args.name)
+    rankers = {
+        args.name: retriever,
+        "BM25": "bm25",
+        "LSA": "lsa",
+        "RRF": "rrf",
+        f"RRF + {args.name}": "rrf+" + retriever,
+    }
+    table_data = {
+        label: measure(lab, args.split, RetrievalSettings(r)) for label, r in rankers.items()
+    }
+    supported = all(q.labels != "pages" for q in lab.questions)
+    end_to_end: dict[str, Any] | None = None
+    if supported:
+        result = run_pipeline(
+            lab,
+            RunSettings(retriever=retriever, rerank=False, mmr=False, budget=args.budget),
+            split=args.split,
+        )
+        end_to_end = {
+            "accuracy": result.accuracy,
+            "interval": result.interval,
+            "bound": result.bound,
+            "funnel": result.funnel,
+            "outcomes": [
+                {"id": o.id, "outcome": o.outcome, "rank": o.rank} for o in result.outcomes
+            ],
+        }
+    if args.json:
+        print_json({"split": args.split, "rankers": table_data, "end_to_end": end_to_end})
+        return EXIT_OK
+    out = console()
+    table = Table("Ranker", *(label for _, label in METRIC_COLUMNS), title=f"{args.split} split")
+    for label, metrics in table_data.items():
+        table.add_row(label, *(f"{metrics[key]:.3f}" for key, _ in METRIC_COLUMNS))
+    out.print(table)
+    if end_to_end is None:
+        out.print("End to end: not supported, the questions are labelled by pages, not passages.")
+    else:
+        lo, hi = end_to_end["interval"]
+        out.print(
+            f"End to end with {args.name} (no reranker): accuracy {end_to_end['accuracy']:.3f} "
+            f"(95% interval {lo:.3f} to {hi:.3f}), bound {end_to_end['bound']:.3f}"
+        )
+        out.print(
+            "Where answers went: " + ", ".join(f"{k} {v}" for k, v in end_to_end["funnel"].items())
+        )
+    return EXIT_OK

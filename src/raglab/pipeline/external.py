@@ -1,0 +1,123 @@
+"""Rankings from outside: an external retriever's TREC run in, and our rankings out as TREC files.
+
+A run's document ids may name chunks (``page-id#position``, as RAG lab writes them for the chunker
+in use) or pages. A page expands to its chunks in page order, each taking the page's score, so a
+page-level run from a search engine can feed the same metrics, fusion and end-to-end diagnosis as
+our own rankers. Runs are registered on the lab by name and ranked as retriever ``run:NAME``, or
+fused with BM25 and LSA by reciprocal rank fusion as ``rrf+run:NAME``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from raglab import _config as C
+from raglab._types import Ranking
+from raglab.formats.trec import format_qrels, format_run, read_run
+from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
+
+RUN_PREFIX = "run:"
+FUSED_RUN_PREFIX = "rrf+run:"
+
+
+def load_run(lab: Lab, path: str | Path, *, name: str, chunking: ChunkingKey | None = None) -> str:
+    """Read a TREC run, check every question and document id, and register it on the lab.
+
+    Returns the retriever name to use in :class:`~raglab.pipeline.retrieval.RetrievalSettings`
+    (``run:NAME``). Raises :class:`~raglab.errors.InputError` naming each bad line.
+    """
+    if name in lab.runs:
+        raise ValueError(f"a run named {name!r} is already loaded; choose another name")
+    cs = lab.chunk_set(chunking)
+    known_docs = {c.id for c in cs.chunks} | {p.id for p in lab.corpus}
+    run = read_run(path, known_questions={q.id for q in lab.questions}, known_docs=known_docs)
+    lab.runs[name] = run
+    return RUN_PREFIX + name
+
+
+def run_ranking(lab: Lab, cs: ChunkSet, entries: Sequence[tuple[str, float]]) -> Ranking:
+    """One question's run entries as a chunk ranking (pages expanded to their chunks in order)."""
+    by_id = {c.id: c.index for c in cs.chunks}
+    by_page: dict[str, list[int]] = {}
+    for c in cs.chunks:
+        by_page.setdefault(c.page_id, []).append(c.index)
+    indices: list[int] = []
+    scores: list[float] = []
+    seen: set[int] = set()
+    for doc, score in entries:
+        for i in [by_id[doc]] if doc in by_id else by_page.get(doc, []):
+            if i not in seen:
+                seen.add(i)
+                indices.append(i)
+                scores.append(score)
+    return Ranking(np.asarray(indices, dtype=np.int64), np.asarray(scores, dtype=np.float64))
+
+
+def external_ranking(lab: Lab, cs: ChunkSet, name: str, question_id: str | None) -> Ranking:
+    if name not in lab.runs:
+        raise ValueError(f"no run named {name!r} is loaded (load one with load_run)")
+    entries = lab.runs[name].get(question_id, []) if question_id is not None else []
+    return run_ranking(lab, cs, entries).top(C.RANK_DEPTH)
+
+
+def chunk_run(
+    lab: Lab, rankings: Mapping[str, Ranking], *, chunking: ChunkingKey | None = None
+) -> dict[str, list[tuple[str, float]]]:
+    """Rankings by question id as TREC run entries with chunk ids."""
+    cs = lab.chunk_set(chunking)
+    return {
+        qid: [
+            (cs.chunks[i].id, s) for i, s in zip(r.indices.tolist(), r.scores.tolist(), strict=True)
+        ]
+        for qid, r in rankings.items()
+    }
+
+
+def page_run(
+    lab: Lab, rankings: Mapping[str, Ranking], *, chunking: ChunkingKey | None = None
+) -> dict[str, list[tuple[str, float]]]:
+    """Rankings as page-level TREC entries: each page at the rank of its best chunk."""
+    cs = lab.chunk_set(chunking)
+    out: dict[str, list[tuple[str, float]]] = {}
+    for qid, r in rankings.items():
+        seen: set[str] = set()
+        entries = []
+        for i, s in zip(r.indices.tolist(), r.scores.tolist(), strict=True):
+            page = cs.chunks[i].page_id
+            if page not in seen:
+                seen.add(page)
+                entries.append((page, s))
+        out[qid] = entries
+    return out
+
+
+def qrels(
+    lab: Lab, *, level: str = "chunk", chunking: ChunkingKey | None = None
+) -> dict[str, dict[str, int]]:
+    """TREC qrels of every answerable question: chunks (or pages) holding its answer, with gains."""
+    if level not in ("chunk", "page"):
+        raise ValueError(f"level must be 'chunk' or 'page', not {level!r}")
+    cs = lab.chunk_set(chunking)
+    out: dict[str, dict[str, int]] = {}
+    for q in lab.questions:
+        if not q.answerable:
+            continue
+        if level == "page" and q.pages:
+            out[q.id] = dict(q.pages)
+        elif level == "page":
+            out[q.id] = {s.page_id: 1 for s in q.spans}
+        else:
+            out[q.id] = {cs.chunks[i].id: int(g) for i, g in cs.relevance(q).items()}
+    return out
+
+
+def run_text(entries: Mapping[str, Sequence[tuple[str, float]]], *, tag: str) -> str:
+    """A TREC run file's text (scores made strictly non-increasing as trec_eval expects)."""
+    return format_run(entries, tag=tag)
+
+
+def qrels_text(judgements: Mapping[str, Mapping[str, int]]) -> str:
+    return format_qrels(judgements)

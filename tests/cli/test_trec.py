@@ -1,0 +1,110 @@
+"""``raglab trec``: our rankings out as TREC files, an external run in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from raglab.cli.main import main
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import RetrievalSettings, measure
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return Lab.load()
+
+
+def test_exported_run_scores_the_same_in_trec_eval(
+    tmp_path: Path, lab: Lab, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: pytrec_eval (trec_eval's measures) on the files we wrote."""
+    run_file, qrels_file = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    assert (
+        main(
+            [
+                "trec",
+                "export",
+                "--retriever",
+                "bm25",
+                "--split",
+                "test",
+                "--run",
+                str(run_file),
+                "--qrels",
+                str(qrels_file),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    with run_file.open() as fh:
+        run = pytrec_eval.parse_run(fh)
+    with qrels_file.open() as fh:
+        judged = pytrec_eval.parse_qrel(fh)
+    evaluator = pytrec_eval.RelevanceEvaluator(judged, {"success_5", "recip_rank", "ndcg_cut_10"})
+    per_query = evaluator.evaluate(run)
+    ours = measure(lab, "test", RetrievalSettings("bm25"))
+    n = len(judged)
+    assert n == 26
+    # Questions BM25 retrieves nothing for are absent from the run and score 0 in both.
+    assert sum(v["success_5"] for v in per_query.values()) / n == pytest.approx(
+        ours["recall@5"], abs=1e-9
+    )
+    assert sum(v["recip_rank"] for v in per_query.values()) / n == pytest.approx(
+        ours["mrr"], abs=1e-9
+    )
+    assert sum(v["ndcg_cut_10"] for v in per_query.values()) / n == pytest.approx(
+        ours["ndcg@10"], abs=1e-9
+    )
+
+
+def test_an_exported_run_read_back_as_external_equals_the_ranker(
+    tmp_path: Path, lab: Lab, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_file = tmp_path / "rrf.txt"
+    assert main(["trec", "export", "--retriever", "rrf", "--run", str(run_file)]) == 0
+    capsys.readouterr()
+    assert main(["trec", "eval", str(run_file), "--name", "mine", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (
+        data["rankers"]["mine"]
+        == data["rankers"]["RRF"]
+        == measure(lab, "test", RetrievalSettings("rrf"))
+    )
+    assert data["end_to_end"]["funnel"]["correct"] >= 1
+
+
+def test_page_level_runs_expand_to_chunks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_file = tmp_path / "pages.txt"
+    assert main(["trec", "export", "--level", "page", "--run", str(run_file)]) == 0
+    first = run_file.read_text().splitlines()[0].split()
+    assert "#" not in first[2] and first[3] == "1"
+    capsys.readouterr()
+    assert main(["trec", "eval", str(run_file), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert 0 < data["rankers"]["external"]["recall@10"] <= 1
+
+
+def test_bad_runs_are_named_by_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text(
+        "q01 Q0 returns-policy 1 2.0 x\nq99 Q0 returns-policy 1 2.0 x\nq02 Q0 no-such-page 1 1.0 x\n"
+    )
+    assert main(["trec", "eval", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2" in err and "q99" in err and f"{bad}:3" in err and "no-such-page" in err
+    assert "Traceback" not in err
+
+
+def test_export_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "run.txt"
+    target.write_text("mine\n")
+    assert main(["trec", "export", "--run", str(target)]) == 1
+    assert "already exists" in capsys.readouterr().err
+    assert target.read_text() == "mine\n"
