@@ -11,7 +11,7 @@ matter), running from its heading line to the next heading of any level.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from importlib import resources
@@ -239,12 +239,17 @@ def _read_text(path: Path, problems: list[Problem]) -> str | None:
         return None
 
 
-def load_corpus(path: str | Path | None = None) -> Corpus:
+def load_corpus(
+    path: str | Path | None = None,
+    *,
+    progress: Callable[[list[Path]], Iterable[Path]] | None = None,
+) -> Corpus:
     """Load every ``*.md`` and ``*.txt`` page under ``path`` (recursively, in sorted order).
 
     ``path=None`` loads the bundled Ostler Instruments handbook. Raises :class:`InputError` listing
     every problem: an unreadable or non-UTF-8 file, front matter that does not parse, duplicate
-    page ids, a ``supersedes`` naming no page, or an empty corpus.
+    page ids, a ``supersedes`` naming no page, or an empty corpus. ``progress`` wraps the list of
+    files as they are read (the command line passes a progress bar).
     """
     root = bundled_handbook_dir() if path is None else Path(path)
     if not root.exists():
@@ -255,7 +260,7 @@ def load_corpus(path: str | Path | None = None) -> Corpus:
     problems: list[Problem] = []
     pages: list[Page] = []
     seen: dict[str, str] = {}
-    for file in files:
+    for file in files if progress is None else progress(files):
         raw = _read_text(file, problems)
         if raw is None:
             continue

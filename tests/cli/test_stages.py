@@ -165,3 +165,36 @@ def test_stage_commands_run_on_a_users_own_data(
     assert fused["rankers"]["bm25"]["recall@1"] == 1.0
     assert as_json(capsys, "chunk", "--method", "heading", *data)["intact"] == 3
     assert as_json(capsys, "run", "--no-rerank", "--retriever", "bm25", *data)["n"] == 3
+
+
+def _run_in_terminal(argv: list[str]) -> str:
+    """Run the real command line with a pseudo-terminal as its stdout and stderr."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "raglab", *argv], stdout=follower, stderr=follower
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress_bars_show_on_a_terminal_and_never_with_quiet() -> None:
+    shown = _run_in_terminal(["fuse"])
+    assert "Chunking and indexing" in shown and "Score fusion" in shown
+    hidden = _run_in_terminal(["fuse", "--quiet"])
+    assert "Chunking and indexing" not in hidden and "Score fusion" in hidden

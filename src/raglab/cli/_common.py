@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from raglab.corpus import Corpus, load_corpus
 from raglab.errors import InputError, Problem
+from raglab.formats.progress import progress
 from raglab.pipeline.lab import Lab
 from raglab.questions import QuestionSet, load_questions
 
@@ -24,11 +26,6 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("data (default: the bundled Ostler Instruments handbook)")
     group.add_argument("--corpus", metavar="DIR", help="folder of *.md / *.txt pages")
     group.add_argument("--questions", metavar="FILE", help="labelled questions, JSON Lines")
-
-
-def add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 @dataclass
@@ -59,13 +56,7 @@ def load_data(args: argparse.Namespace) -> Data:
                 )
             ]
         )
-    corpus = load_corpus(args.corpus)
-    questions = (
-        load_questions(args.questions, corpus=corpus)
-        if (args.questions or not args.corpus)
-        else None
-    )
-    if questions is None:
+    if args.corpus and not args.questions:
         raise InputError(
             [
                 Problem(
@@ -74,7 +65,12 @@ def load_data(args: argparse.Namespace) -> Data:
                 )
             ]
         )
-    return Data(corpus, questions)
+    quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
+    corpus = load_corpus(
+        args.corpus,
+        progress=lambda files: progress(files, description="Reading pages", quiet=quiet),
+    )
+    return Data(corpus, load_questions(args.questions, corpus=corpus))
 
 
 def print_json(value: Any) -> None:
@@ -88,12 +84,26 @@ def add_lab_options(parser: argparse.ArgumentParser) -> None:
         "--stem", action="store_true", help="Snowball-stem retrieval tokens (off by default)"
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def load_lab(args: argparse.Namespace) -> Lab:
-    """The lab for the command's data options; InputError names every problem."""
+    """The lab for the command's data options, its indexes built behind a progress bar.
+
+    InputError names every problem in the data.
+    """
     data = load_data(args)
-    return Lab(data.corpus, data.questions, stem=bool(getattr(args, "stem", False)))
+    lab = Lab(data.corpus, data.questions, stem=bool(getattr(args, "stem", False)))
+    quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
+    steps: list[Callable[[], object]] = [
+        lambda: lab.chunk_set(),
+        lambda: lab.chunk_set().bm25,
+        lambda: lab.lsa,
+        lambda: lab.chunk_set().lsa_projections,
+    ]
+    for step in progress(steps, description="Chunking and indexing", quiet=quiet):
+        step()
+    return lab
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
