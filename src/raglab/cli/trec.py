@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from raglab import _config as C
+from raglab.chunking import METHODS
 from raglab.cli._common import (
     EXIT_OK,
     METRIC_COLUMNS,
@@ -22,6 +23,7 @@ from raglab.formats.trec import atomic_write_text
 from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.end_to_end import run as run_pipeline
 from raglab.pipeline.external import chunk_run, load_run, page_run, qrels, qrels_text, run_text
+from raglab.pipeline.lab import ChunkingKey
 from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
 
 
@@ -36,6 +38,11 @@ def register(sub: Any) -> None:
         "--level", choices=("chunk", "page"), default="chunk", help="rank chunks or pages"
     )
     export.add_argument("--split", choices=("all", "train", "test"), default="all")
+    export.add_argument("--chunker", choices=METHODS, default=C.RETRIEVAL_CHUNKER)
+    export.add_argument(
+        "--size", type=int, help="chunk size or size cap in words (a large cap keeps pages whole)"
+    )
+    export.add_argument("--overlap", type=int, help="overlap in words (fixed chunker)")
     export.add_argument(
         "--run", dest="run_file", required=True, metavar="FILE", help="where to write the run"
     )
@@ -69,15 +76,23 @@ def _write(path: str, text: str, force: bool) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    settings = RetrievalSettings(args.retriever)
+    chunking = ChunkingKey(args.chunker, args.size, args.overlap).resolved()
+    settings = RetrievalSettings(args.retriever, chunking=chunking)
     questions = [q for q in lab.questions if args.split == "all" or q.split == args.split]
     rankings = {q.id: rank(lab, q, settings) for q in questions}
-    entries = chunk_run(lab, rankings) if args.level == "chunk" else page_run(lab, rankings)
+    if args.level == "chunk":
+        entries = chunk_run(lab, rankings, chunking=chunking)
+    else:
+        entries = page_run(lab, rankings, chunking=chunking)
     for path in (args.run_file, args.qrels):
         if path and Path(path).exists() and not args.force:
             raise InputError([Problem(path, "already exists; pass --force to replace it")])
     _write(args.run_file, run_text(entries, tag=f"raglab-{args.retriever}"), args.force)
-    judged = {qid: j for qid, j in qrels(lab, level=args.level).items() if qid in rankings}
+    judged = {
+        qid: j
+        for qid, j in qrels(lab, level=args.level, chunking=chunking).items()
+        if qid in rankings
+    }
     if args.qrels:
         _write(args.qrels, qrels_text(judged), args.force)
     summary = {
