@@ -160,6 +160,8 @@ class Lab:
         # External retrievers' runs by name: question id -> [(doc id, score)] best first.
         self.runs: dict[str, dict[str, list[tuple[str, float]]]] = {}
         self.cache: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 8)
+        # One entry per (setting, question): rankings and reranked lists, reused across measures.
+        self.per_question: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 512)
 
     @classmethod
     def load(

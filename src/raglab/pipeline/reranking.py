@@ -107,6 +107,15 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings(
 
 def rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
     """The first stage's candidates reordered by the reranker's probability (ties: first stage order)."""
+    if isinstance(q, str):
+        return _rerank(lab, q, reranker)
+    key = ("rerank", reranker.first_stage, q.id)
+    value = lab.per_question.get(key, lambda: _rerank(lab, q, reranker))
+    assert isinstance(value, Ranking)
+    return value
+
+
+def _rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
     cand = candidates(lab, q, reranker.first_stage)
     if len(cand) == 0:
         return cand

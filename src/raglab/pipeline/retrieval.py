@@ -72,7 +72,15 @@ def lsa_ranking(lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = N
 
 
 def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
-    """One question's ranking under ``settings``."""
+    """One question's ranking under ``settings`` (cached per labelled question)."""
+    if isinstance(q, str):
+        return _rank(lab, q, settings)
+    value = lab.per_question.get(("rank", settings, q.id), lambda: _rank(lab, q, settings))
+    assert isinstance(value, Ranking)
+    return value
+
+
+def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
     if settings.retriever == "bm25":
         return bm25_ranking(lab, q, k1=settings.k1, b=settings.b, chunking=settings.chunking)
     if settings.retriever == "lsa":
@@ -84,8 +92,9 @@ def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSet
         external = external_ranking(lab, lab.chunk_set(settings.chunking), name, qid)
         if settings.retriever.startswith("run:"):
             return external
-    bm25 = bm25_ranking(lab, q, k1=settings.k1, b=settings.b, chunking=settings.chunking)
-    cos = lsa_ranking(lab, q, chunking=settings.chunking)
+    # The component lists go through rank() so each is computed once per question.
+    bm25 = rank(lab, q, RetrievalSettings("bm25", settings.k1, settings.b, chunking=settings.chunking))
+    cos = rank(lab, q, RetrievalSettings("lsa", chunking=settings.chunking))
     if external is not None:
         return rrf([bm25, cos, external], k=C.RRF_K, depth=C.FUSION_DEPTH)
     if settings.retriever == "rrf":
