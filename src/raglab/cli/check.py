@@ -1,0 +1,342 @@
+"""``raglab check``: the regression gate. Rebuild a report and compare it with a baseline.
+
+The baseline is a JSON report (``raglab report --format json``). The current report is built with
+the baseline's settings (settings it chose on the training split are chosen again), except those
+given on the command line. The two are compared question by question on the question ids both
+share (:func:`raglab.pipeline.report.compare_reports`): recall@5 of every ranker and of the run's
+final list, and end-to-end correctness.
+
+Exit status: 0 when no rate fell by more than its tolerance; 1 when recall or accuracy did (the
+questions that got worse are named, and those that got better); 2 when the check cannot run (the
+baseline is missing, is not JSON or is not a RAG lab report, a setting is refused, or the data
+has problems). No traceback is ever shown for these.
+
+A pipeline is deterministic, so any question that changed did change; whether the change says the
+new settings or data are worse *in general* is another matter, which is what the exact McNemar
+p-value beside each verdict answers: the chance that two equally good runs split the changed
+questions at least this unevenly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from raglab.cli._common import add_lab_options, load_lab, print_json, report_problems
+from raglab.cli.run import add_run_options
+from raglab.errors import InputError
+from raglab.pipeline.end_to_end import RunSettings
+from raglab.pipeline.report import (
+    build_report,
+    compare_reports,
+    run_settings_from,
+    validate_report,
+)
+from raglab.questions import SPLITS
+
+EXIT_PASS = 0
+EXIT_FAIL = 1
+EXIT_CANNOT_CHECK = 2
+#: Below this p-value the wording calls a change unlikely to be chance alone (wording only: the
+#: exit status depends on the tolerances, never on the p-value).
+SIGNIFICANCE = 0.05
+# Pipeline settings a flag may override; a flag left out keeps the baseline's value.
+OVERRIDABLE = (
+    "chunker",
+    "size",
+    "overlap",
+    "retriever",
+    "k1",
+    "b",
+    "weight",
+    "no_rerank",
+    "no_mmr",
+    "mmr_lambda",
+    "budget",
+    "threshold",
+    "split",
+    "stem",
+)
+
+
+class BaselineError(Exception):
+    """The baseline file cannot be used; the message names the file and says why."""
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "check",
+        help="compare a fresh report with a baseline report; exit 1 when recall or accuracy fell",
+        description="Rebuild the report with the baseline's settings (flags override them) and "
+        "compare it with the baseline question by question: recall@5 of every ranker and of the "
+        "run's final list, and end-to-end correctness. Exit 0 when nothing fell by more than the "
+        "tolerance, 1 when something did, 2 when the check cannot run.",
+    )
+    parser.add_argument(
+        "--baseline", required=True, metavar="REPORT.json", help="a JSON report to compare with"
+    )
+    parser.add_argument(
+        "--tolerance-recall",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="how far any recall@5 may fall, as a fraction (default 0.0)",
+    )
+    parser.add_argument(
+        "--tolerance-accuracy",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="how far the end-to-end accuracy may fall, as a fraction (default 0.0)",
+    )
+    add_run_options(parser)
+    add_lab_options(parser)
+    # None marks "not given": the baseline's value is kept.
+    parser.set_defaults(run=run, **dict.fromkeys(OVERRIDABLE))
+
+
+def _say(message: str) -> None:
+    print(f"raglab check: {message}", file=sys.stderr)
+
+
+def read_baseline(path: str | Path) -> dict[str, Any]:
+    """The baseline report at ``path``; :class:`BaselineError` naming the file otherwise."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise BaselineError(f"cannot read the baseline {file}: {exc.strerror or exc}") from None
+    try:
+        value = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise BaselineError(
+            f"the baseline {file} is not a RAG lab report: not UTF-8 text"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise BaselineError(
+            f"the baseline {file} is not a RAG lab report: not JSON ({exc.msg} at line "
+            f"{exc.lineno}, column {exc.colno})"
+        ) from None
+    problems = validate_report(value)
+    if problems:
+        raise BaselineError(
+            f"the baseline {file} is not a RAG lab report JSON (made by 'raglab report --format "
+            f"json'): {'; '.join(problems)}"
+        )
+    assert isinstance(value, dict)
+    return value
+
+
+def current_settings(
+    record: Mapping[str, Any], args: argparse.Namespace
+) -> tuple[RunSettings, str, bool]:
+    """The baseline's settings with the flags given on the command line laid over them.
+
+    Choosing another chunker drops the baseline's size and overlap (they belong to its chunker).
+    Giving ``--mmr-lambda`` or ``--threshold`` fixes a value the baseline chose on train.
+    Raises ValueError naming the setting at fault.
+    """
+    merged = dict(record)
+    chosen = list(merged.get("chosen_on_train", []))
+    if args.chunker is not None and args.chunker != merged.get("chunker"):
+        merged["size"] = None
+        merged["overlap"] = None
+    for name in ("chunker", "size", "overlap", "retriever", "k1", "b", "weight", "budget"):
+        value = getattr(args, name)
+        if value is not None:
+            merged[name] = value
+    if args.no_rerank:
+        merged["rerank"] = False
+        merged["mmr"] = False
+    if args.no_mmr:
+        merged["mmr"] = False
+    for name in ("mmr_lambda", "threshold"):
+        value = getattr(args, name)
+        if value is not None:
+            merged[name] = value
+            chosen = [c for c in chosen if c != name]
+    merged["chosen_on_train"] = chosen
+    settings = run_settings_from(merged)
+    split = args.split if args.split is not None else merged.get("split")
+    if split not in SPLITS:
+        raise ValueError(f"setting 'split' must be one of {', '.join(SPLITS)}, not {split!r}")
+    stem = args.stem if args.stem is not None else merged.get("stem", False)
+    if not isinstance(stem, bool):
+        raise ValueError(f"setting 'stem' has the wrong type: {stem!r}")
+    return settings, str(split), stem
+
+
+# --- wording -----------------------------------------------------------------------------------
+
+
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(ids) if ids else "none"
+
+
+def _p(p: float) -> str:
+    return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def chance(m: Mapping[str, Any]) -> str:
+    """What the exact McNemar p-value of one measure says, in words."""
+    t = m["mcnemar"]
+    changed = t["only_baseline"] + t["only_current"]
+    if changed == 0:
+        return "no question changed, so there is nothing to test (McNemar p = 1)"
+    split = f"{t['only_baseline']} worse against {t['only_current']} better"
+    p = t["p_value"]
+    share = f"{p:.0%}" if p >= 0.01 else "under 1%"
+    if p < SIGNIFICANCE:
+        return (
+            f"exact McNemar p = {_p(p)} ({split}): two equally good runs would split the "
+            f"{changed} changed questions at least this unevenly {share} of the time, so the "
+            "change is unlikely to be chance alone"
+        )
+    return (
+        f"exact McNemar p = {_p(p)} ({split}): two equally good runs would split the {changed} "
+        f"changed questions at least this unevenly {share} of the time, so on these questions "
+        "alone the change could be chance; it is a change to look at, not proof that one run "
+        "is worse"
+    )
+
+
+def describe(comparison: Mapping[str, Any], baseline_file: str) -> list[str]:
+    """The comparison in sentences: warnings first, then every measure, then the verdict."""
+    lines = []
+    fps = comparison["fingerprints"]
+    lines.append(
+        f"Baseline {baseline_file} (raglab {comparison['versions']['baseline']}, fingerprint "
+        f"{str(fps['baseline'])[:12]}); current fingerprint {str(fps['current'])[:12]}."
+    )
+    qs = comparison["questions"]
+    if not comparison["same_data"]:
+        what = " and ".join(
+            {"corpus": "the corpus pages", "questions": "the questions file"}[k]
+            for k in comparison["data_changed"]
+        )
+        lines.append(
+            f"warning: the baseline was made from different data ({what} changed), so it is not "
+            f"a like-for-like baseline; the comparison runs on the {qs['shared']} question ids "
+            "both reports share."
+        )
+    if qs["only_baseline"]:
+        lines.append(f"warning: only in the baseline (not compared): {_ids(qs['only_baseline'])}.")
+    if qs["only_current"]:
+        lines.append(f"note: new since the baseline (not compared): {_ids(qs['only_current'])}.")
+    changed = {
+        k: v for k, v in comparison["settings_changed"].items() if k not in ("chosen_on_train",)
+    }
+    if changed:
+        lines.append(
+            "note: settings differ from the baseline's: "
+            + "; ".join(f"{k} {v['baseline']} -> {v['current']}" for k, v in changed.items())
+            + "."
+        )
+    versions = comparison["versions"]
+    if versions["baseline"] != versions["current"]:
+        lines.append(
+            f"note: the baseline was made by raglab {versions['baseline']}, this is "
+            f"{versions['current']}."
+        )
+    for s in comparison["skipped"]:
+        lines.append(f"note: {s['measure']} not compared: {s['reason']}.")
+    for s in comparison["lost"]:
+        lines.append(f"{s['measure']}: measured in the baseline, not any more: {s['reason']}.")
+    steady = []
+    for m in comparison["measures"]:
+        if m["n"] == 0:
+            lines.append(f"note: {m['measure']}: no shared questions to compare.")
+            continue
+        if not m["worse"] and not m["better"]:
+            steady.append(f"{m['measure']} {m['current']:.3f}")
+            continue
+        lines.append(
+            f"{m['measure']}: {m['baseline']:.3f} -> {m['current']:.3f} ({m['change']:+.3f}) on "
+            f"{m['n']} shared questions; worse: {_ids(m['worse'])}; better: {_ids(m['better'])}; "
+            f"{chance(m)}."
+        )
+    if steady:
+        lines.append("unchanged, question for question: " + ", ".join(steady) + ".")
+    tol = comparison["tolerance"]
+    if comparison["lost"]:
+        lines.append(
+            "FAIL: "
+            + ", ".join(s["measure"] for s in comparison["lost"])
+            + " could not be measured on the current run, as it was on the baseline."
+        )
+    if comparison["fell"]:
+        tests = ", ".join(
+            f"{m['measure']} p = {_p(m['mcnemar']['p_value'])}"
+            for m in comparison["measures"]
+            if m["fell"]
+        )
+        lines.append(
+            f"FAIL: {', '.join(comparison['fell'])} fell by more than the tolerance "
+            f"(recall {tol['recall']:g}, accuracy {tol['accuracy']:g}); exact McNemar on the "
+            f"changed questions: {tests}. A p-value of {SIGNIFICANCE:g} or more means a change "
+            "of that size is not rare between equally good runs."
+        )
+    if comparison["verdict"] == "pass":
+        lines.append(
+            f"PASS: no rate fell by more than the tolerance (recall {tol['recall']:g}, "
+            f"accuracy {tol['accuracy']:g})."
+        )
+    return lines
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def _tolerance(value: float, flag: str) -> str | None:
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        return f"{flag} must be a fraction in [0, 1], not {value}"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    for value, flag in (
+        (args.tolerance_recall, "--tolerance-recall"),
+        (args.tolerance_accuracy, "--tolerance-accuracy"),
+    ):
+        problem = _tolerance(value, flag)
+        if problem:
+            _say(problem)
+            return EXIT_CANNOT_CHECK
+    try:
+        baseline = read_baseline(args.baseline)
+    except BaselineError as exc:
+        _say(str(exc))
+        return EXIT_CANNOT_CHECK
+    try:
+        settings, split, stem = current_settings(baseline["settings"], args)
+    except ValueError as exc:
+        _say(f"the settings of the baseline {args.baseline} and the flags cannot be used: {exc}")
+        return EXIT_CANNOT_CHECK
+    try:
+        lab = load_lab(argparse.Namespace(**{**vars(args), "stem": stem}))
+        current = build_report(lab, settings, split=split)
+    except InputError as exc:
+        report_problems(exc.problems, title="The input has problems")
+        return EXIT_CANNOT_CHECK
+    except ValueError as exc:
+        _say(str(exc))
+        return EXIT_CANNOT_CHECK
+    comparison = compare_reports(
+        baseline,
+        current,
+        tolerance_recall=args.tolerance_recall,
+        tolerance_accuracy=args.tolerance_accuracy,
+    )
+    status = EXIT_FAIL if comparison["verdict"] == "fail" else EXIT_PASS
+    lines = describe(comparison, str(args.baseline))
+    if args.json:
+        print_json({"baseline": str(args.baseline), "exit": status, **comparison, "lines": lines})
+        return status
+    for line in lines:
+        print(line)
+    return status

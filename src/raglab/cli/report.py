@@ -1,0 +1,131 @@
+"""``raglab report``: every exhibit's tables for one run, written as Markdown, HTML or JSON.
+
+The JSON report is what ``raglab check --baseline`` reads back. The file is written atomically
+(a half-written report never replaces a good one) and an existing file is left untouched unless
+``--force`` is given. ``--quiet`` prints nothing when all goes well; ``--json`` prints where the
+report went and its headline numbers as JSON. Exit status: 0 written; 1 the file exists (without ``--force``), cannot be
+written, or the input has problems; 2 a setting the pipeline refuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from raglab.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_lab_options,
+    console,
+    load_lab,
+    print_json,
+    report_problems,
+)
+from raglab.cli.run import add_run_options, settings_from
+from raglab.errors import InputError
+from raglab.formats.trec import atomic_write_text
+from raglab.pipeline.report import RECALL_K, build_report, headline
+from raglab.report.html import render_html
+from raglab.report.markdown import RANKER_NAMES, render_markdown
+
+FORMATS = ("md", "html", "json")
+# File suffixes that name a format when --format is not given.
+SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "report",
+        help="write every exhibit's tables for one run as Markdown, HTML or JSON",
+        description="Build every exhibit's tables for the data and pipeline settings given and "
+        "write them to one file: Markdown, a self-contained HTML page with charts, or JSON (the "
+        "baseline that 'raglab check' compares against). An existing file is never replaced "
+        "without --force.",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="md, html or json (default: from the --out file's suffix)",
+    )
+    parser.add_argument("--out", required=True, metavar="FILE", help="where to write the report")
+    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    add_run_options(parser)
+    add_lab_options(parser)
+    parser.set_defaults(run=run)
+
+
+def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
+    print(f"raglab report: {message}", file=sys.stderr)
+    return status
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    """The report in one of :data:`FORMATS`."""
+    if fmt == "md":
+        return render_markdown(report)
+    if fmt == "html":
+        return render_html(report)
+    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.is_dir():
+        return _fail(f"{out} is a folder; give a file name with --out")
+    fmt = args.format or SUFFIXES.get(out.suffix.lower())
+    if fmt is None:
+        return _fail(
+            f"cannot tell the format from {str(out)!r}: give --format md, html or json",
+            EXIT_USAGE,
+        )
+    # Checked before any work, and again by the write itself (which never replaces a file
+    # without --force, even one created meanwhile).
+    if not out.parent.is_dir():
+        return _fail(f"cannot write {out}: the folder {out.parent} does not exist")
+    if out.exists() and not args.force:
+        return _fail(f"{out} already exists and was left untouched; add --force to replace it")
+    try:
+        settings = settings_from(args)
+        lab = load_lab(args)
+        report = build_report(lab, settings, split=args.split)
+    except InputError as exc:
+        report_problems(exc.problems, title="The input has problems")
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    text = render(report, fmt)
+    try:
+        atomic_write_text(out, text, overwrite=args.force)
+    except FileExistsError:
+        return _fail(f"{out} already exists and was left untouched; add --force to replace it")
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+    top = headline(report)
+    if args.json:
+        print_json({"out": str(out), "format": fmt, "bytes": len(text.encode()), **top})
+        return EXIT_OK
+    if args.quiet:
+        return EXIT_OK
+    con = console()
+    con.print(f"Wrote {out} ({fmt}, {len(text.encode()):,} bytes)", markup=False)
+    if top["accuracy"] is not None:
+        lo, hi = top["interval"]
+        con.print(
+            f"Accuracy {top['correct']}/{top['n']} = {top['accuracy']:.3f} "
+            f"(95% Wilson interval {lo:.3f} to {hi:.3f}), bound {top['bound']:.3f} "
+            f"on the {top['split']} split",
+            markup=False,
+        )
+    else:
+        con.print(f"No end-to-end run: {report['end_to_end']['reason']}", markup=False)
+    con.print(
+        f"Recall@{RECALL_K}: "
+        + ", ".join(f"{RANKER_NAMES.get(k, k)} {v:.3f}" for k, v in top["recall"].items()),
+        markup=False,
+    )
+    con.print(f"Fingerprint {top['fingerprint']}", markup=False)
+    return EXIT_OK

@@ -1,0 +1,244 @@
+"""``raglab check``: the regression gate against a baseline report."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raglab.cli import check as check_command
+from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.report import build_report, compare_reports
+from raglab.stats import mcnemar_exact
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="raglab")
+    sub = p.add_subparsers(dest="command", required=True)
+    check_command.register(sub)
+    return p
+
+
+def cli(*argv: str) -> int:
+    """Run ``raglab check`` through a parser of our own, as main.py would dispatch it."""
+    args = parser().parse_args(["check", *argv])
+    return int(args.run(args))
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return Lab.load()
+
+
+@pytest.fixture(scope="module")
+def baseline(lab: Lab) -> dict[str, Any]:
+    return build_report(lab)
+
+
+@pytest.fixture(scope="module")
+def baseline_file(tmp_path_factory: pytest.TempPathFactory, baseline: dict[str, Any]) -> Path:
+    path = tmp_path_factory.mktemp("gate") / "baseline.json"
+    path.write_text(json.dumps(baseline, indent=2), encoding="utf-8")
+    return path
+
+
+def test_passes_against_its_own_baseline(
+    baseline_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the same data and settings give the same questions right: exit 0."""
+    assert cli("--baseline", str(baseline_file)) == 0
+    out = capsys.readouterr().out
+    assert "PASS" in out and "warning" not in out
+
+
+def test_a_tiny_budget_fails_naming_the_questions(
+    lab: Lab, baseline_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the library's runs at the default and the tiny budget, and stats.mcnemar_exact
+    on their per-question outcomes."""
+    assert cli("--baseline", str(baseline_file), "--budget", "50", "--json") == 1
+    result = json.loads(capsys.readouterr().out)
+    base, tiny = run(lab), run(lab, RunSettings(budget=50))
+    acc = next(m for m in result["measures"] if m["measure"] == "accuracy")
+    pairs = list(zip(base.outcomes, tiny.outcomes, strict=True))
+    assert acc["worse"] == [a.id for a, b in pairs if a.outcome == "correct" != b.outcome]
+    assert acc["better"] == [a.id for a, b in pairs if b.outcome == "correct" != a.outcome]
+    expected = mcnemar_exact(outcomes_vector(base), outcomes_vector(tiny))
+    assert acc["mcnemar"]["p_value"] == expected.p_value
+    assert (acc["baseline"], acc["current"]) == (base.accuracy, tiny.accuracy)
+    assert result["verdict"] == "fail" and result["exit"] == 1
+    assert result["settings_changed"]["budget"] == {"baseline": 400, "current": 50}
+    assert any(acc["worse"][0] in line and "McNemar" in line for line in result["lines"])
+
+
+PAGES = {
+    "mounts": "# Mounts\n\nThe EQ5 mount carries a payload of 15 kg including the tube and finder. "
+    "Tracking stops when the supply falls below 11 volts.\n",
+    "returns": "# Returns\n\nA return needs an RMA number issued by support. Unopened goods may "
+    "come back within 45 days of delivery.\n",
+    "levels": "# Levels\n\nThe AL-32 level has 32x magnification and an accuracy of 1.0 mm per "
+    "km.\n",
+}
+QUESTIONS = [
+    ("t1", "train", "What payload does the EQ5 mount carry?", "payload of 15 kg"),
+    ("t2", "train", "What magnification has the AL-32 level?", "32x magnification"),
+    ("t3", "train", "Do you sell telescope eyepieces?", None),
+    ("s1", "test", "How many days for unopened goods to come back?", "within 45 days"),
+    ("s2", "test", "Below what supply voltage does tracking stop?", "falls below 11 volts"),
+    ("s3", "test", "Is there a padded bag for the EQ5?", None),
+]
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> tuple[list[str], Path]:
+    """A three-page corpus with six passage-labelled questions, and its JSON report."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    rows = [
+        {"id": i, "split": s, "kind": "keyword", "question": q, "answer": a}
+        for i, s, q, a in QUESTIONS
+    ]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = tmp_path / "baseline.json"
+    report.write_text(json.dumps(build_report(Lab.load(folder, questions))), encoding="utf-8")
+    return ["--corpus", str(folder), "--questions", str(questions)], report
+
+
+def test_a_worse_setting_fails_in_words(
+    small: tuple[list[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: a 5-word budget packs no chunk (every heading chunk is longer), so every
+    answerable question is lost; the verdict carries its McNemar p-value in words."""
+    data, baseline = small
+    assert json.loads(baseline.read_text())["end_to_end"]["correct"] >= 2
+    status = cli(
+        "--baseline", str(baseline), *data, "--retriever", "bm25", "--no-rerank", "--budget", "5"
+    )
+    assert status == 1
+    out = capsys.readouterr().out
+    fail = next(line for line in out.splitlines() if line.startswith("FAIL"))
+    assert "accuracy" in fail and "McNemar" in fail and "p = " in fail
+    assert "retriever rrf -> bm25" in out and "budget 400 -> 5" in out
+    acc = next(line for line in out.splitlines() if line.startswith("accuracy:"))
+    assert "worse: s1, s2" in acc and "of the time" in acc
+
+
+def test_changed_data_is_warned_about(
+    small: tuple[list[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: one page byte changed (a space become a tab, which no measure sees) changes the
+    corpus digest: the gate warns, still compares the shared questions, and passes."""
+    data, baseline = small
+    page = Path(data[1]) / "levels.md"
+    raw = page.read_bytes()
+    at = raw.index(b" ", raw.index(b"\n\n"))
+    page.write_bytes(raw[:at] + b"\t" + raw[at + 1 :])
+    assert cli("--baseline", str(baseline), *data, "--json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["same_data"] is False and result["data_changed"] == ["corpus"]
+    assert result["questions"]["shared"] == 3
+    assert any(
+        line.startswith("warning: the baseline was made from different data")
+        for line in result["lines"]
+    )
+
+
+def test_one_question_is_worded_with_its_chance(baseline: dict[str, Any]) -> None:
+    """Oracle: one discordant question: exact McNemar p = min(1, 2 * 1/2) = 1, which the
+    wording must call possibly chance, not proof."""
+    current = copy.deepcopy(baseline)
+    flipped = next(o for o in current["end_to_end"]["outcomes"] if o["outcome"] == "correct")
+    flipped["outcome"] = "reader"
+    comparison = compare_reports(baseline, current)
+    lines = check_command.describe(comparison, "baseline.json")
+    acc = next(line for line in lines if line.startswith("accuracy:"))
+    assert f"worse: {flipped['id']}" in acc
+    assert "p = 1" in acc and "could be chance" in acc and "not proof" in acc
+    assert lines[-1].startswith("FAIL") and "p = 1" in lines[-1]
+
+
+def test_tolerance_lets_a_small_fall_pass(baseline: dict[str, Any]) -> None:
+    """Oracle: one question of 30 is a fall of 1/30 < 0.05: within the tolerance, so pass, with
+    the worse question still named."""
+    current = copy.deepcopy(baseline)
+    flipped = next(o for o in current["end_to_end"]["outcomes"] if o["outcome"] == "correct")
+    flipped["outcome"] = "reader"
+    comparison = compare_reports(baseline, current, tolerance_accuracy=0.05)
+    assert comparison["verdict"] == "pass"
+    lines = check_command.describe(comparison, "baseline.json")
+    assert lines[-1].startswith("PASS")
+    assert any(f"worse: {flipped['id']}" in line for line in lines)
+
+
+def test_flags_override_the_baselines_settings(baseline: dict[str, Any]) -> None:
+    """Oracle: the documented rules: a new chunker drops the old size; a given lambda or
+    threshold is no longer chosen on train; --no-rerank also drops MMR."""
+    p = parser()
+    record = baseline["settings"]
+    same, split, stem = check_command.current_settings(
+        record, p.parse_args(["check", "--baseline", "x"])
+    )
+    assert same == RunSettings(size=300) and (split, stem) == ("test", False)
+    args = p.parse_args(
+        ["check", "--baseline", "x", "--chunker", "fixed", "--threshold", "0.3", "--no-rerank"]
+    )
+    changed, _, _ = check_command.current_settings(record, args)
+    assert (changed.chunker, changed.size, changed.overlap) == ("fixed", None, None)
+    assert changed.threshold == 0.3 and changed.mmr_lambda is None
+    assert (changed.rerank, changed.mmr) == (False, False)
+    _, split, stem = check_command.current_settings(
+        record, p.parse_args(["check", "--baseline", "x", "--split", "train", "--stem"])
+    )
+    assert (split, stem) == ("train", True)
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"# RAG lab report\n", "not JSON"),
+        (b'{"format": "raglab-report", "schema": 1', "not JSON"),
+        (b"[1, 2, 3]", "not an object"),
+        (b'{"fingerprint": "abc"}', "format"),
+        (b"\xff\xfe\x00binary", "not UTF-8"),
+        (b'{"format": "raglab-report", "schema": 7}', "schema"),
+    ],
+)
+def test_a_file_that_is_not_a_report_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, needle: str
+) -> None:
+    """Oracle: the documented exit status 2 and a message naming the file; no traceback."""
+    path = tmp_path / "baseline.json"
+    path.write_bytes(content)
+    assert cli("--baseline", str(path)) == 2
+    captured = capsys.readouterr()
+    assert str(path) in captured.err and needle in captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_missing_baseline_and_bad_settings_are_exit_2(
+    tmp_path: Path, baseline: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: exit 2 with the file named, for a missing file, a folder, a baseline whose
+    settings were tampered with, and a tolerance outside [0, 1]."""
+    missing = tmp_path / "nope.json"
+    assert cli("--baseline", str(missing)) == 2
+    assert str(missing) in capsys.readouterr().err
+    assert cli("--baseline", str(tmp_path)) == 2
+    assert str(tmp_path) in capsys.readouterr().err
+    tampered = copy.deepcopy(baseline)
+    tampered["settings"]["budget"] = "plenty"
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(tampered), encoding="utf-8")
+    assert cli("--baseline", str(path)) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "budget" in err
+    assert cli("--baseline", str(path), "--tolerance-recall", "2") == 2
+    assert "--tolerance-recall" in capsys.readouterr().err

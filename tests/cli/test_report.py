@@ -1,0 +1,141 @@
+"""``raglab report``: writes the library's report atomically and never clobbers a file unasked."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raglab.cli import report as report_command
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.report import build_report
+from raglab.report.html import render_html
+from raglab.report.markdown import render_markdown
+
+
+def cli(*argv: str) -> int:
+    """Run ``raglab report`` through a parser of our own, as main.py would dispatch it."""
+    parser = argparse.ArgumentParser(prog="raglab")
+    sub = parser.add_subparsers(dest="command", required=True)
+    report_command.register(sub)
+    args = parser.parse_args(["report", *argv])
+    return int(args.run(args))
+
+
+@pytest.fixture(scope="module")
+def library_report() -> dict[str, Any]:
+    return build_report(Lab.load())
+
+
+def without_created(report: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in report.items() if k != "created"}
+
+
+def test_json_report_is_the_librarys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], library_report: dict[str, Any]
+) -> None:
+    """Oracle: build_report on the same data and settings; only ``created`` may differ."""
+    out = tmp_path / "baseline.json"
+    assert cli("--format", "json", "--out", str(out)) == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert without_created(written) == without_created(library_report)
+    printed = capsys.readouterr().out
+    e2e = library_report["end_to_end"]
+    assert f"Wrote {out}" in printed
+    assert f"Accuracy {e2e['correct']}/{e2e['n']} = {e2e['accuracy']:.3f}" in printed
+    assert library_report["fingerprint"] in printed
+    # The atomic write leaves no temporary file behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json"]
+
+
+def test_force_replaces_with_the_settings_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the flags as given reach the file; the format follows the suffix; --json prints
+    where the report went; --force replaced the old bytes."""
+    out = tmp_path / "small.md"
+    out.write_bytes(b"old")
+    assert cli("--out", str(out), "--force", "--budget", "120", "--no-rerank", "--json") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["out"] == str(out) and summary["format"] == "md"
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# RAG lab report\n")
+    assert "| Context budget | 120 words |" in text
+    assert "| Reranker | off |" in text
+    assert summary["bytes"] == len(text.encode())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.md"]
+
+
+def test_own_data_with_page_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Oracle: DESIGN.md: page labels support no run, and the command says so; --quiet prints
+    nothing."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "mounts.md").write_text("# Mounts\n\nThe EQ5 carries 15 kg.\n", encoding="utf-8")
+    (pages / "levels.md").write_text("# Levels\n\nThe AL-32 has 32x zoom.\n", encoding="utf-8")
+    rows = [
+        ("a", "train", "What does the EQ5 carry?", ["mounts"]),
+        ("b", "train", "What zoom has the AL-32?", ["levels"]),
+        ("c", "test", "How much does the EQ5 carry?", ["mounts"]),
+    ]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps({"id": i, "split": sp, "kind": "beir", "question": q, "pages": p}) + "\n"
+            for i, sp, q, p in rows
+        ),
+        encoding="utf-8",
+    )
+    data = ["--corpus", str(pages), "--questions", str(questions)]
+    assert cli("--out", str(tmp_path / "r.html"), *data) == 0
+    assert "No end-to-end run" in capsys.readouterr().out
+    assert cli("--out", str(tmp_path / "r.json"), "--quiet", *data) == 0
+    assert capsys.readouterr().out == ""
+    written = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert written["end_to_end"]["supported"] is False
+    assert written["data"]["questions"] == str(questions)
+
+
+def test_renderings(library_report: dict[str, Any]) -> None:
+    """Oracle: the renderers themselves; JSON reads back equal."""
+    assert report_command.render(library_report, "md") == render_markdown(library_report)
+    assert report_command.render(library_report, "html") == render_html(library_report)
+    assert json.loads(report_command.render(library_report, "json")) == library_report
+
+
+def test_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Oracle: the user's bytes, unchanged; exit 1 with a message naming --force."""
+    out = tmp_path / "mine.html"
+    out.write_bytes(b"precious")
+    assert cli("--out", str(out)) == 1
+    assert out.read_bytes() == b"precious"
+    err = capsys.readouterr().err
+    assert str(out) in err and "--force" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.html"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "needle"),
+    [
+        (["--out", "report.txt"], 2, "--format"),
+        (["--out", "report.md", "--budget", "0"], 2, "budget"),
+        (["--out", "."], 1, "folder"),
+        (["--out", "missing-dir/report.md"], 1, "cannot write"),
+    ],
+)
+def test_clear_errors(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    status: int,
+    needle: str,
+) -> None:
+    """Oracle: the documented exit status and a one-line message, never a traceback."""
+    monkeypatch.chdir(tmp_path)
+    assert cli(*argv) == status
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err

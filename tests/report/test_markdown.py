@@ -1,0 +1,146 @@
+"""The Markdown report: every section, the library's numbers in its tables, escaped user text."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.report import SECTIONS, build_report
+from raglab.report.markdown import Table, render_markdown, sections
+
+WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
+# A table row's cell separators: pipes not escaped by a backslash.
+CELL_PIPE = re.compile(r"(?<!\\)\|")
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return build_report(Lab.load(), created=WHEN)
+
+
+@pytest.fixture(scope="module")
+def markdown(report: dict[str, Any]) -> str:
+    return render_markdown(report)
+
+
+def page_labelled_lab(folder: Path) -> Lab:
+    """Three pages and questions that name relevant pages instead of answer passages."""
+    pages = folder / "pages"
+    pages.mkdir()
+    texts = {
+        "mounts": "# Mounts\n\nThe EQ5 mount carries 15 kg. Tracking stops below 11 volts.\n",
+        "returns": "# Returns\n\nUnopened goods may come back within 45 days of delivery.\n",
+        "levels": "# Levels\n\nThe AL-32 level has 32x magnification.\n\n## Care\n\nWipe the lens.\n",
+    }
+    for name, text in texts.items():
+        (pages / f"{name}.md").write_text(text, encoding="utf-8")
+    rows = [
+        ("a", "train", "What does the EQ5 mount carry?", ["mounts"]),
+        ("b", "train", "When may unopened goods come back?", ["returns"]),
+        ("c", "train", "What magnification has the level?", ["levels"]),
+        ("d", "test", "Below what voltage does tracking stop?", ["mounts"]),
+    ]
+    questions = folder / "questions.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps({"id": i, "split": s, "kind": "beir", "question": q, "pages": p}) + "\n"
+            for i, s, q, p in rows
+        ),
+        encoding="utf-8",
+    )
+    return Lab.load(pages, questions)
+
+
+def table_rows(markdown: str, caption: str) -> list[list[str]]:
+    """The cells of the table under ``**caption**`` (header first, separator dropped)."""
+    lines = markdown.splitlines()
+    start = lines.index(f"**{caption}**") + 2
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in CELL_PIPE.split(line)[1:-1]]
+        if not all(set(c) <= set("-:") for c in cells):
+            rows.append(cells)
+    return rows
+
+
+def test_every_section_in_exhibit_order(markdown: str) -> None:
+    """Oracle: SECTIONS, after the summary, data and settings."""
+    titles = ["Summary", "Data", "Settings", *(title for _, title in SECTIONS)]
+    positions = [markdown.index(f"\n## {title}\n") for title in titles]
+    assert positions == sorted(positions)
+    assert markdown.startswith("# RAG lab report\n")
+
+
+def test_tables_hold_the_reports_numbers(report: dict[str, Any], markdown: str) -> None:
+    """Oracle: the report dict, formatted by hand to three decimals."""
+    e2e = report["end_to_end"]
+    assert f"{e2e['correct']}/{e2e['n']} = {e2e['accuracy']:.3f}" in markdown
+    rankers = table_rows(markdown, "Rankers")
+    assert rankers[0][:4] == ["Ranker", "R@1", "R@3", "R@5"]
+    bm25 = report["rankers"]["table"]["bm25"]
+    assert rankers[1][:4] == [
+        "BM25",
+        f"{bm25['recall@1']:.3f}",
+        f"{bm25['recall@3']:.3f}",
+        f"{bm25['recall@5']:.3f}",
+    ]
+    best = report["bm25"]["best"]
+    assert f"[{best['train_recall']:.2f}]" in markdown
+    outcomes = {row[0]: row[3] for row in table_rows(markdown, "Every question")[1:]}
+    assert outcomes == {o["id"]: o["outcome"] for o in e2e["outcomes"]}
+    lsa = table_rows(markdown, "Singular values")
+    assert len(lsa) == 1 + report["lsa"]["rank"]
+
+
+def test_every_table_row_has_its_headers_cells(report: dict[str, Any], markdown: str) -> None:
+    """Oracle: the Table objects the rendering is made from."""
+    for section in sections(report):
+        for part in section.parts:
+            if isinstance(part, Table):
+                rows = table_rows(markdown, part.caption)
+                assert len(rows) == 1 + len(part.rows)
+                assert all(len(r) == len(part.header) for r in rows)
+
+
+def test_deterministic(report: dict[str, Any], markdown: str) -> None:
+    """Oracle: the same dict, copied and sent through JSON, renders to the same text."""
+    assert render_markdown(copy.deepcopy(report)) == markdown
+    assert render_markdown(json.loads(json.dumps(report))) == markdown
+
+
+def test_no_external_url(report: dict[str, Any], markdown: str) -> None:
+    """Oracle: the bundled data holds no URL, so none may appear."""
+    assert "http" not in markdown
+    assert "](" not in markdown  # no Markdown links or images
+
+
+def test_user_text_cannot_break_a_table_or_inject_markup(report: dict[str, Any]) -> None:
+    """Oracle: the table keeps its seven cells; angle brackets and pipes arrive escaped."""
+    tampered = copy.deepcopy(report)
+    first = tampered["end_to_end"]["outcomes"][0]
+    first["question"] = "a | b <script>x</script>\nnext line"
+    text = render_markdown(tampered)
+    row = next(r for r in table_rows(text, "Every question") if r[0] == first["id"])
+    assert len(row) == 7
+    assert row[2] == "a \\| b &lt;script&gt;x&lt;/script&gt; next line"
+    assert "<script>" not in text
+
+
+def test_page_labels_are_said_to_be_unsupported(tmp_path: Path) -> None:
+    """Oracle: DESIGN.md: passage measures say plainly that page labels do not support them."""
+    rep = build_report(page_labelled_lab(tmp_path), created=WHEN)
+    text = render_markdown(rep)
+    assert "Answer-intact rates are not supported" in text
+    assert "The end-to-end run is not supported" in text
+    assert text.count("labelled by relevant pages") >= 2
+    rankers = table_rows(text, "Rankers")
+    assert [r[0] for r in rankers[1:]] == ["BM25", "LSA", "RRF", "Score fusion"]
