@@ -93,7 +93,9 @@ def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
         if settings.retriever.startswith("run:"):
             return external
     # The component lists go through rank() so each is computed once per question.
-    bm25 = rank(lab, q, RetrievalSettings("bm25", settings.k1, settings.b, chunking=settings.chunking))
+    bm25 = rank(
+        lab, q, RetrievalSettings("bm25", settings.k1, settings.b, chunking=settings.chunking)
+    )
     cos = rank(lab, q, RetrievalSettings("lsa", chunking=settings.chunking))
     if external is not None:
         return rrf([bm25, cos, external], k=C.RRF_K, depth=C.FUSION_DEPTH)
