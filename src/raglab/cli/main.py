@@ -6,11 +6,24 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from raglab.cli import bm25, check, chunk, fuse, importing, lsa, report, rerank, run, trec, validate
+from raglab.cli import (
+    bm25,
+    check,
+    chunk,
+    fuse,
+    importing,
+    lsa,
+    report,
+    rerank,
+    run,
+    serve,
+    trec,
+    validate,
+)
 from raglab.cli._common import EXIT_BAD_INPUT, EXIT_USAGE, report_problems
 from raglab.errors import InputError
 
-COMMANDS = (validate, chunk, bm25, lsa, fuse, rerank, run, report, check, trec, importing)
+COMMANDS = (serve, validate, chunk, bm25, lsa, fuse, rerank, run, report, check, trec, importing)
 
 
 def build_parser() -> argparse.ArgumentParser:

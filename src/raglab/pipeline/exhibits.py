@@ -22,9 +22,11 @@ Results that cost more than a few milliseconds are kept in the lab's bounded cac
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 from typing import Any
 
@@ -66,6 +68,8 @@ from raglab.text import identifiers
 CURVE_SIZES = tuple(range(20, 401, 20))
 # The closed form is drawn at every whole size in this range.
 CURVE_MAX_SIZE = 400
+# Overlaps whose curves :func:`warm_later` builds (the web lab's overlap slider: 0 to 100 by 5).
+CURVE_OVERLAPS = tuple(range(0, 101, 5))
 # Characters of page text shown on each side of an answer passage.
 ANSWER_CONTEXT_CHARS = 260
 # Characters of a chunk's text returned with a search result.
@@ -237,8 +241,12 @@ def answer_view(lab: Lab, question_id: str, key: ChunkingKey = ChunkingKey()) ->
 # --- Exhibit II ------------------------------------------------------------------------------
 
 
+_HEADING_MARKS = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
+
+
 def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
+    """The start of a chunk as one line, Markdown heading marks dropped."""
+    flat = " ".join(_HEADING_MARKS.sub("", text).split())
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1].rstrip() + "…"
 
 
@@ -697,11 +705,17 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
     step("LSA", lambda: lab.chunk_set().lsa_projections)
     step("BM25 grid", lambda: bm25_grid(lab))
     step("fusion weight", lambda: ranker_table(lab, weight=choose_weight(lab)))
-    step("intact curve", lambda: intact_curve(lab))
+    step("intact curve", lambda: intact_curve(lab, overlap=C.FIXED_OVERLAP))
     step("reranker", lambda: choose_lambda(lab, train_reranker(lab)))
     step("reranker orders", reranker_orders)
     step("end-to-end run", lambda: run(lab, RunSettings()))
     return timings
+
+
+def warm_later(lab: Lab) -> list[Callable[[], object]]:
+    """Work worth doing once the lab is already serving: the intact curves of the other
+    overlaps on the web lab's slider (each a few hundred milliseconds)."""
+    return [partial(intact_curve, lab, overlap=o) for o in CURVE_OVERLAPS if o != C.FIXED_OVERLAP]
 
 
 def settings_summary(s: RunSettings) -> dict[str, Any]:

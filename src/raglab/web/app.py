@@ -1,0 +1,165 @@
+"""The web application: the JSON API, the offline API index at /docs, and the page.
+
+``create_app(lab)`` serves one :class:`~raglab.pipeline.lab.Lab`. Every router is a thin
+translator between query parameters and the pipeline's functions; invalid parameters are answered
+with 422 and a readable message, unknown paths with 404.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from raglab.pipeline.lab import Lab
+from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, rerank
+from raglab.web.state import WebState
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+DESCRIPTION = (
+    "Every number the RAG lab page shows comes from these routes. Each exhibit has its own "
+    "router; parameters are validated, and an invalid one is answered with status 422 and a "
+    "message saying what is wrong."
+)
+
+
+def _location(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("query", "body", "path")]
+    return ".".join(parts) or "request"
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid value"))}
+        for e in exc.errors()
+    ]
+    message = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return JSONResponse({"detail": message, "errors": errors}, status_code=422)
+
+
+async def _value_error(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"detail": str(exc)}, status_code=422)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse(
+        {"detail": f"the lab could not answer this request ({type(exc).__name__})"},
+        status_code=500,
+    )
+
+
+def _docs_page(schema: dict[str, Any]) -> str:
+    """The API index: every route with its parameters, read from the OpenAPI schema."""
+    rows = []
+    for path, methods in sorted(schema.get("paths", {}).items()):
+        for method, op in methods.items():
+            params = []
+            for p in op.get("parameters", []):
+                s = p.get("schema", {})
+                kind = s.get("type") or " or ".join(
+                    str(a.get("type", "")) for a in s.get("anyOf", []) if a.get("type") != "null"
+                )
+                limits = [
+                    f"{label} {s[key]}"
+                    for key, label in (
+                        ("minimum", "≥"),
+                        ("maximum", "≤"),
+                        ("minLength", "length ≥"),
+                        ("maxLength", "length ≤"),
+                    )
+                    if key in s
+                ]
+                if "enum" in s:
+                    limits.append("one of " + ", ".join(map(str, s["enum"])))
+                extra = f" ({', '.join(limits)})" if limits else ""
+                need = "required" if p.get("required") else "optional"
+                params.append(
+                    f"<li><code>{html.escape(p['name'])}</code> in {p['in']}, "
+                    f"{html.escape(kind)}, {need}{html.escape(extra)}</li>"
+                )
+            body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
+            if body:
+                ref = body.get("schema", {}).get("$ref", "")
+                params.append(
+                    f"<li>JSON body: <code>{html.escape(ref.rsplit('/', 1)[-1])}</code> "
+                    "(fields in the schema)</li>"
+                )
+            rows.append(
+                f"<section><h2><code>{method.upper()} {html.escape(path)}</code></h2>"
+                f"<p>{html.escape(op.get('summary', ''))}</p>"
+                f"<p>{html.escape(op.get('description', '') or '')}</p>"
+                f"<ul>{''.join(params) or '<li>no parameters</li>'}</ul></section>"
+            )
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        "<title>RAG lab API</title><link rel='stylesheet' href='/static/styles.css'></head>"
+        "<body class='docs'><main><h1>RAG lab API</h1>"
+        f"<p>{html.escape(DESCRIPTION)} The machine-readable schema is at "
+        "<a href='/openapi.json'>/openapi.json</a>; the lab itself is at <a href='/'>/</a>.</p>"
+        f"{''.join(rows)}</main></body></html>"
+    )
+
+
+def _run_later(state: WebState, tasks: Sequence[Callable[[], object]]) -> None:
+    for task in tasks:
+        # One at a time under the lock, so requests slip in between. A task the data cannot
+        # support raises ValueError; the request that needs it will say why.
+        with state.lock, suppress(ValueError):
+            task()
+
+
+def create_app(
+    lab: Lab,
+    *,
+    warm_ms: dict[str, float] | None = None,
+    later: Sequence[Callable[[], object]] = (),
+) -> FastAPI:
+    """The web lab over ``lab``.
+
+    ``warm_ms``: timings of the warm start, shown in /api/meta. ``later``: work to do in a
+    background thread once the server has started (under the lab's lock, one task at a time).
+    """
+    state = WebState(lab, dict(warm_ms or {}))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if later:
+            threading.Thread(target=_run_later, args=(state, list(later)), daemon=True).start()
+        yield
+
+    app = FastAPI(
+        title="RAG lab",
+        description=DESCRIPTION,
+        version="0.1.0",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.raglab = state
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(ValueError, _value_error)
+    app.add_exception_handler(Exception, _unexpected)
+    for module in (meta, chunking, bm25, lsa, fusion, rerank, end_to_end):
+        app.include_router(module.router, prefix="/api")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return HTMLResponse(_docs_page(app.openapi()))
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app

@@ -1,0 +1,1 @@
+"""One router per exhibit (plus ``meta`` for the data summary and the questions)."""

@@ -1,0 +1,76 @@
+"""Exhibit II: BM25 search with each term's share of the score, and the k1 x b grid."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from raglab import _config as C
+from raglab.pipeline.exhibits import bm25_recall, bm25_search, example_queries
+from raglab.pipeline.retrieval import RetrievalSettings, bm25_grid, measure
+from raglab.web.state import State, plain
+
+router = APIRouter(prefix="/bm25", tags=["II. BM25"])
+
+K1 = Annotated[
+    float, Query(ge=0, le=10, allow_inf_nan=False, description="term-frequency saturation")
+]
+B = Annotated[
+    float, Query(ge=0, le=1, allow_inf_nan=False, description="strength of length normalisation")
+]
+Top = Annotated[int, Query(ge=1, le=50, description="how many results")]
+
+
+def _query(q: str) -> str:
+    text = q.strip()
+    if not text:
+        raise ValueError("q: type some words to search for")
+    return text
+
+
+@router.get("/search", summary="Rank the heading chunks by BM25 and explain every score")
+def get_search(
+    state: State,
+    q: Annotated[str, Query(min_length=1, max_length=500, description="the query")],
+    k1: K1 = C.BM25_K1,
+    b: B = C.BM25_B,
+    top: Top = 5,
+) -> dict[str, Any]:
+    query = _query(q)
+    result: dict[str, Any] = state.compute(
+        ("bm25", query, k1, b, top),
+        lambda: plain(bm25_search(state.lab, query, k1=k1, b=b, top=top)),
+    )
+    return result
+
+
+@router.get("/examples", summary="Example queries: one training question of each kind")
+def get_examples(state: State) -> dict[str, Any]:
+    return {"examples": state.call(lambda: example_queries(state.lab))}
+
+
+@router.get("/grid", summary="Training recall@5 for every k1 and b on the grid")
+def get_grid(state: State) -> dict[str, Any]:
+    def build() -> dict[str, Any]:
+        lab = state.lab
+        grid = bm25_grid(lab)
+        default = measure(lab, grid.split, RetrievalSettings("bm25"))[f"recall@{grid.k}"]
+        return {
+            "split": grid.split,
+            "k": grid.k,
+            "k1s": list(grid.k1s),
+            "bs": list(grid.bs),
+            "recall": plain(grid.recall),
+            "best": {"k1": grid.best_k1, "b": grid.best_b, "recall": grid.best_recall},
+            "default": {"k1": C.BM25_K1, "b": C.BM25_B, "recall": default},
+        }
+
+    result: dict[str, Any] = state.compute(("bm25 grid",), build)
+    return result
+
+
+@router.get("/recall", summary="recall@5 of BM25 at one k1 and b, on train and on test")
+def get_recall(state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B) -> dict[str, Any]:
+    values = state.call(lambda: bm25_recall(state.lab, k1=k1, b=b))
+    return {"k1": k1, "b": b, "k": C.GRID_RECALL_K, **plain(values)}

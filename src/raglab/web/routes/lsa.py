@@ -1,0 +1,58 @@
+"""Exhibit III: the LSA embedding, its spectrum, nearest words and search."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from raglab.pipeline.exhibits import identifier_twins, lsa_search, lsa_spectrum, nearest_words
+from raglab.web.state import State, plain
+
+router = APIRouter(prefix="/lsa", tags=["III. LSA"])
+
+Text = Annotated[str, Query(min_length=1, max_length=500)]
+Top = Annotated[int, Query(ge=1, le=50, description="how many results")]
+
+
+def _text(name: str, value: str) -> str:
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{name}: type a word")
+    return text
+
+
+@router.get("", summary="Fit (once) and describe the embedding: singular values and shares")
+def get_spectrum(state: State) -> dict[str, Any]:
+    result: dict[str, Any] = state.compute(("lsa",), lambda: plain(lsa_spectrum(state.lab)))
+    return result
+
+
+@router.get("/neighbours", summary="The words nearest to a word in the embedding")
+def get_neighbours(state: State, word: Text, top: Top = 10) -> dict[str, Any]:
+    w = _text("word", word)
+    result: dict[str, Any] = state.call(lambda: plain(nearest_words(state.lab, w, k=top)))
+    return result
+
+
+@router.get("/search", summary="Rank the heading chunks by cosine in the embedding")
+def get_search(state: State, q: Text, top: Top = 5) -> dict[str, Any]:
+    query = _text("q", q)
+    result: dict[str, Any] = state.compute(
+        ("lsa search", query, top), lambda: plain(lsa_search(state.lab, query, top=top))
+    )
+    return result
+
+
+@router.get("/twins", summary="Two identifiers the embedding cannot tell apart")
+def get_twins(
+    state: State,
+    a: Annotated[str | None, Query(max_length=100, description="first identifier")] = None,
+    b: Annotated[str | None, Query(max_length=100, description="second identifier")] = None,
+) -> dict[str, Any]:
+    first = _text("a", a) if a is not None else None
+    second = _text("b", b) if b is not None else None
+    result: dict[str, Any] = state.compute(
+        ("twins", first, second), lambda: plain(identifier_twins(state.lab, first, second))
+    )
+    return result

@@ -1,0 +1,108 @@
+"""The data summary, the defaults and the labelled questions."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from raglab import _config as C
+from raglab.corpus import bundled_handbook_dir
+from raglab.questions import SPLITS
+from raglab.web.state import State
+
+router = APIRouter(tags=["data"])
+
+
+def _defaults() -> dict[str, Any]:
+    return {
+        "seed": C.SEED,
+        "fixed_size": C.FIXED_SIZE,
+        "fixed_overlap": C.FIXED_OVERLAP,
+        "sentence_size": C.SENTENCE_SIZE,
+        "heading_max_words": C.HEADING_MAX_WORDS,
+        "bm25_k1": C.BM25_K1,
+        "bm25_b": C.BM25_B,
+        "grid_k1": list(C.GRID_K1),
+        "grid_b": list(C.GRID_B),
+        "grid_recall_k": C.GRID_RECALL_K,
+        "lsa_rank": C.LSA_RANK,
+        "lsa_windows": C.LSA_WINDOWS,
+        "lsa_window_words": C.LSA_WINDOW_WORDS,
+        "lsa_oversample": C.LSA_OVERSAMPLE,
+        "lsa_power_iterations": C.LSA_POWER_ITERATIONS,
+        "rrf_k": C.RRF_K,
+        "fusion_depth": C.FUSION_DEPTH,
+        "fusion_weights": list(C.FUSION_WEIGHTS),
+        "recall_ks": list(C.RECALL_KS),
+        "ndcg_k": C.NDCG_K,
+        "rerank_depth": C.RERANK_DEPTH,
+        "rerank_l2": C.RERANK_L2,
+        "mmr_lambdas": list(C.MMR_LAMBDAS),
+        "mmr_depth": C.MMR_DEPTH,
+        "budget_words": C.BUDGET_WORDS,
+        "reader_thresholds": list(C.READER_THRESHOLDS),
+        "retrieval_chunker": C.RETRIEVAL_CHUNKER,
+        "retrievers": list(C.RETRIEVERS),
+        "default_retriever": C.DEFAULT_RETRIEVER,
+    }
+
+
+@router.get("/meta", summary="The corpus, the questions and every default")
+def get_meta(state: State) -> dict[str, Any]:
+    lab = state.lab
+    qs = list(lab.questions)
+    digest = hashlib.sha256()
+    for page in lab.corpus:
+        digest.update(f"{page.id}\0{len(page.text)}\0".encode())
+    for q in qs:
+        digest.update(f"{q.id}\0{q.split}\0{q.question}\0{q.answer}\0".encode())
+    labels = {name: sum(q.labels == name for q in qs) for name in ("passage", "pages", "none")}
+    return {
+        "bundled": str(lab.corpus.root) == str(bundled_handbook_dir()),
+        "corpus": {"pages": len(lab.corpus), "words": lab.corpus.n_words, "root": lab.corpus.root},
+        "questions": {
+            "total": len(qs),
+            "labels": labels,
+            "splits": {
+                name: {
+                    "total": len(lab.split(name)),
+                    "answerable": len(lab.split(name, answerable=True)),
+                }
+                for name in SPLITS
+            },
+            "kinds": sorted({q.kind for q in qs}),
+            "warnings": [str(w) for w in lab.questions.warnings],
+        },
+        "stem": lab.stem,
+        "defaults": _defaults(),
+        "fingerprint": digest.hexdigest()[:16],
+        "warm_ms": state.warm_ms,
+    }
+
+
+@router.get("/questions", summary="The labelled questions, in file order")
+def get_questions(
+    state: State,
+    split: Annotated[Literal["all", "train", "test"], Query(description="a split, or all")] = "all",
+) -> dict[str, Any]:
+    rows = []
+    for q in state.lab.questions:
+        if split != "all" and q.split != split:
+            continue
+        rows.append(
+            {
+                "id": q.id,
+                "split": q.split,
+                "kind": q.kind,
+                "question": q.question,
+                "answer": q.answer,
+                "answerable": q.answerable,
+                "labels": q.labels,
+                "words": q.answer_words,
+                "page": q.spans[0].page_id if q.spans else None,
+                "pages": dict(q.pages) if q.pages else None,
+            }
+        )
+    return {"split": split, "questions": rows}

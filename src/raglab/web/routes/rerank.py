@@ -1,0 +1,73 @@
+"""Exhibit V: the learned reranker over the fusion's top 20, and MMR."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from raglab import _config as C
+from raglab.pipeline.exhibits import rerank_rows, version_demo
+from raglab.pipeline.reranking import Reranker, choose_lambda, train_reranker
+from raglab.rerank import FEATURES
+from raglab.web.state import State, find_question, plain
+
+router = APIRouter(prefix="/rerank", tags=["V. reranker"])
+
+Lambda = Annotated[
+    float | None,
+    Query(
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="MMR trade-off: 1 is pure relevance (omit: chosen on the training split)",
+    ),
+]
+
+
+def _model(state: State) -> tuple[Reranker, float]:
+    def build() -> tuple[Reranker, float]:
+        reranker = train_reranker(state.lab)
+        return reranker, float(choose_lambda(state.lab, reranker))
+
+    value = state.compute(("reranker",), build)
+    assert isinstance(value, tuple)
+    return value
+
+
+@router.post("/train", summary="Train the reranker on the training split (cached)")
+def post_train(state: State) -> dict[str, Any]:
+    reranker, chosen = _model(state)
+    return {
+        "features": list(FEATURES),
+        "weights": plain(reranker.weights),
+        "bias": float(reranker.model.bias),
+        "rows": reranker.rows,
+        "positives": reranker.positives,
+        "depth": C.RERANK_DEPTH,
+        "chosen_lambda": chosen,
+        "lambdas": list(C.MMR_LAMBDAS),
+    }
+
+
+@router.get("/table", summary="Top-1, P@3, R@5 and MRR of each order, on train and test")
+def get_table(state: State, lam: Lambda = None) -> dict[str, Any]:
+    reranker, chosen = _model(state)
+    value = chosen if lam is None else lam
+    rows = state.compute(
+        ("rerank table", value), lambda: plain(rerank_rows(state.lab, reranker, value))
+    )
+    return {"lambda": value, "chosen_lambda": chosen, "rows": rows}
+
+
+@router.get("/version", summary="A question whose outdated copy MMR pushes out of the top 3")
+def get_version(
+    state: State,
+    lam: Lambda = None,
+    question_id: Annotated[str | None, Query(max_length=200)] = None,
+) -> dict[str, Any]:
+    reranker, chosen = _model(state)
+    value = chosen if lam is None else lam
+    qid = find_question(state.lab, question_id).id if question_id is not None else None
+    data = state.call(lambda: plain(version_demo(state.lab, reranker, value, qid)))
+    return {"chosen_lambda": chosen, **data}

@@ -1,0 +1,200 @@
+// Exhibit IV: every ranker measured on the test split, and the question-by-question grid.
+
+import { $, fill, $$, bindOutput, debounce, el, get, num, sequence, status } from "./lib.js";
+
+const NAMES = { bm25: "BM25", lsa: "Embedding (LSA)", rrf: "RRF", score: "Score fusion" };
+const COLUMNS = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10"];
+
+export async function init({ store }) {
+  const saved = store.settings("fusion");
+  const state = {
+    weight: saved.weight ?? null,
+    method: saved.method || "score",
+    k: saved.k || 5,
+    selected: saved.selected || null,
+    chosen: null,
+    grid: null,
+  };
+  const weightInput = $("#fusion-weight");
+  const statusLine = $("#fusion-status");
+  const showWeight = bindOutput(weightInput, $("#fusion-weight-out"), 2);
+  const tableSeq = sequence();
+  const gridSeq = sequence();
+  const listSeq = sequence();
+  const save = () => store.setSettings("fusion", { weight: state.weight, method: state.method, k: state.k, selected: state.selected });
+
+  function renderTable(data) {
+    $("#fusion-caption").textContent = `${data.split === "test" ? "Test" : "Training"} split, ${data.questions} answerable questions; score fusion at w = ${num(data.weight, 2)}`;
+    $("#fusion-table tbody").replaceChildren(
+      ...Object.entries(data.rankers).map(([name, m]) =>
+        el(
+          "tr",
+          { "data-ranker": name },
+          el("th", { scope: "row", text: name === "score" ? `${NAMES[name]} (w = ${num(data.weight, 2)})` : NAMES[name] }),
+          ...COLUMNS.map((c) => el("td", { text: num(m[c]) })),
+        ),
+      ),
+    );
+  }
+
+  async function loadTable() {
+    const token = tableSeq.next();
+    try {
+      const data = await get("fusion/table", { weight: state.weight });
+      if (!tableSeq.is(token)) return;
+      status(statusLine, "");
+      renderTable(data);
+    } catch (error) {
+      if (tableSeq.is(token)) status(statusLine, error.message);
+    }
+  }
+
+  const lit = (rank) => rank !== null && rank <= state.k;
+
+  function renderGrid() {
+    const g = state.grid;
+    if (!g) return;
+    const answerable = g.questions.filter((q) => q.answerable);
+    const count = (name) => answerable.filter((q) => lit(q.ranks[name])).length;
+    $("#fusion-summary").textContent =
+      `Within the first ${state.k}: BM25 finds ${count("bm25")}, the embedding ${count("lsa")} and your fusion ${count("fusion")} of ${answerable.length} answerable questions.`;
+    $("#fusion-grid").replaceChildren(
+      ...g.questions.map((q) => {
+        const label = q.answerable
+          ? `${q.id}: ${["bm25", "lsa", "fusion"].map((n) => `${n === "bm25" ? "BM25" : n === "lsa" ? "embedding" : "fusion"} ${q.ranks[n] === null ? "not ranked" : `rank ${q.ranks[n]}`}`).join(", ")}`
+          : `${q.id}: no answer in the documents`;
+        return el(
+          "button",
+          {
+            type: "button",
+            class: `square${q.answerable ? "" : " unanswerable"}${q.id === state.selected ? " selected" : ""}`,
+            "aria-pressed": q.id === state.selected ? "true" : "false",
+            "aria-label": label,
+            title: `${q.id}: ${q.question}`,
+            "data-id": q.id,
+            onclick: () => choose(q.id),
+          },
+          el("span", { class: "square-id", text: q.id }),
+          el(
+            "span",
+            { class: "marks", "aria-hidden": "true" },
+            ...["bm25", "lsa", "fusion"].map((n) => el("span", { class: `dot ${n}${q.answerable && lit(q.ranks[n]) ? " on" : ""}` })),
+          ),
+        );
+      }),
+    );
+  }
+
+  async function loadGrid() {
+    const token = gridSeq.next();
+    try {
+      const data = await get("fusion/grid", { method: state.method, weight: state.weight });
+      if (!gridSeq.is(token)) return;
+      state.grid = data;
+      renderGrid();
+    } catch (error) {
+      if (gridSeq.is(token)) status(statusLine, error.message);
+    }
+  }
+
+  function list(name, block) {
+    return el(
+      "div",
+      { class: "ranked" },
+      el("h4", { text: name === "fusion" ? (state.method === "rrf" ? "RRF" : `Score fusion, w = ${num(state.weight, 2)}`) : NAMES[name] }),
+      el("p", { class: "small", text: block.first === null ? "Answer not in the list." : `First answer at rank ${block.first}.` }),
+      el(
+        "ol",
+        { class: "mini-list" },
+        ...block.rows.map((r) =>
+          el(
+            "li",
+            { class: r.relevant ? "hit" : "" },
+            el("span", { class: "chunk-id", text: r.chunk }),
+            ` ${r.heading || r.title} `,
+            r.relevant ? el("span", { class: "badge good", text: "answer" }) : null,
+            el("span", { class: "score", text: num(r.score) }),
+          ),
+        ),
+      ),
+    );
+  }
+
+  async function loadLists() {
+    if (!state.selected) return;
+    const token = listSeq.next();
+    try {
+      const data = await get(`fusion/lists/${encodeURIComponent(state.selected)}`, { method: state.method, weight: state.weight, top: Math.max(5, state.k) });
+      if (!listSeq.is(token)) return;
+      fill(
+        $("#fusion-lists"),
+        el("h4", { class: "wide", text: `${data.id}: ${data.question}` }),
+        data.answerable ? null : el("p", { class: "wide", text: "The documents hold no answer to this question; every list is a miss by definition." }),
+        list("bm25", data.lists.bm25),
+        list("lsa", data.lists.lsa),
+        list("fusion", data.lists.fusion),
+      );
+    } catch (error) {
+      if (listSeq.is(token)) status(statusLine, error.message);
+    }
+  }
+
+  function choose(id) {
+    state.selected = id;
+    save();
+    store.markExplored("fusion");
+    renderGrid();
+    loadLists();
+  }
+
+  const reloadSoon = debounce(() => {
+    loadTable();
+    loadGrid();
+    loadLists();
+  }, 50);
+
+  weightInput.addEventListener("input", () => {
+    state.weight = Number(weightInput.value);
+    save();
+    store.markExplored("fusion");
+    reloadSoon();
+  });
+  $("#fusion-use-chosen").addEventListener("click", () => {
+    state.weight = state.chosen;
+    weightInput.value = state.chosen;
+    showWeight();
+    save();
+    reloadSoon();
+  });
+  for (const radio of $$("input[name=fusion-method]")) {
+    radio.checked = radio.value === state.method;
+    radio.addEventListener("change", () => {
+      state.method = radio.value;
+      save();
+      loadGrid();
+      loadLists();
+    });
+  }
+  const kSelect = $("#fusion-k");
+  kSelect.value = String(state.k);
+  kSelect.addEventListener("change", () => {
+    state.k = Number(kSelect.value);
+    save();
+    renderGrid();
+  });
+
+  try {
+    const first = await get("fusion/table", { weight: state.weight });
+    state.chosen = first.chosen_weight;
+    if (state.weight === null) state.weight = first.chosen_weight;
+    weightInput.value = state.weight;
+    showWeight();
+    $("#fusion-weight-marks").replaceChildren(el("option", { value: state.chosen, label: `trained ${num(state.chosen, 2)}` }));
+    $("#fusion-chosen").textContent = `On the training questions the best weight is w = ${num(state.chosen, 2)} (best recall@5, then MRR); it is marked on the slider.`;
+    renderTable(first);
+  } catch (error) {
+    status(statusLine, error.message);
+  }
+  await loadGrid();
+  await loadLists();
+}

@@ -1,0 +1,194 @@
+// Small helpers shared by every exhibit: requests, DOM building, number formats, saved progress.
+
+/** An error the API answered with (status and its message). */
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function answer(response) {
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const detail = body && body.detail ? body.detail : `the server answered ${response.status}`;
+    throw new ApiError(response.status, typeof detail === "string" ? detail : JSON.stringify(detail));
+  }
+  return body;
+}
+
+/** GET /api/<path> with query parameters (null and undefined are left out). */
+export async function get(path, params = {}) {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined && value !== "") query.set(key, String(value));
+  }
+  const text = query.toString();
+  return answer(await fetch(`/api/${path}${text ? `?${text}` : ""}`, { headers: { Accept: "application/json" } }));
+}
+
+/** POST /api/<path> with a JSON body. */
+export async function post(path, body = {}) {
+  return answer(
+    await fetch(`/api/${path}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    }),
+  );
+}
+
+/** Call fn at most once per `wait` ms of quiet. */
+export function debounce(fn, wait = 50) {
+  let timer = null;
+  return (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), wait);
+  };
+}
+
+/** Only the newest request may draw: `const t = seq.next(); ...; if (!seq.is(t)) return;` */
+export function sequence() {
+  let current = 0;
+  return { next: () => ++current, is: (token) => token === current };
+}
+
+/** Build an element: el("p", {class: "x", text: "hi"}, child, ...). Text is never parsed as HTML. */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "text") node.textContent = String(value);
+    else if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replace a node's children, skipping null, undefined and false. */
+export function fill(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+export const $ = (selector, root = document) => root.querySelector(selector);
+export const $$ = (selector, root = document) => [...root.querySelectorAll(selector)];
+
+/** A number with a fixed count of decimals ("–" for null). */
+export function num(value, digits = 3) {
+  return value === null || value === undefined || Number.isNaN(value) ? "–" : Number(value).toFixed(digits);
+}
+
+/** "21 of 26 (0.808)" */
+export function share(count, total, digits = 3) {
+  return `${count} of ${total} (${num(total ? count / total : 0, digits)})`;
+}
+
+export function interval(pair, digits = 3) {
+  return pair ? `${num(pair[0], digits)} to ${num(pair[1], digits)}` : "–";
+}
+
+/** Put a message in an exhibit's status line ("" clears it). */
+export function status(node, message, kind = "error") {
+  if (!node) return;
+  node.textContent = message || "";
+  node.dataset.kind = message ? kind : "";
+}
+
+/** Keep a range input's <output> in step with it. */
+export function bindOutput(input, output, digits) {
+  const show = () => {
+    output.value = digits === undefined ? input.value : Number(input.value).toFixed(digits);
+  };
+  input.addEventListener("input", show);
+  show();
+  return show;
+}
+
+// --- saved progress ---------------------------------------------------------------------------
+
+const KEY = "raglab.progress.v1";
+export const EXHIBITS = ["chunking", "bm25", "lsa", "fusion", "rerank", "end-to-end"];
+
+function blank(fingerprint) {
+  return { fingerprint, explored: {}, settings: {}, runs: [], nextRun: 1 };
+}
+
+/** Progress kept in localStorage; a different corpus (fingerprint) starts afresh. */
+export class Store {
+  constructor(fingerprint) {
+    this.listeners = [];
+    let saved = null;
+    try {
+      saved = JSON.parse(localStorage.getItem(KEY) || "null");
+    } catch {
+      saved = null;
+    }
+    this.data = saved && saved.fingerprint === fingerprint ? { ...blank(fingerprint), ...saved } : blank(fingerprint);
+    this.save();
+  }
+
+  save() {
+    try {
+      localStorage.setItem(KEY, JSON.stringify(this.data));
+    } catch {
+      // Storage full or disabled: the lab still works, it just forgets on reload.
+    }
+  }
+
+  onChange(fn) {
+    this.listeners.push(fn);
+  }
+
+  changed() {
+    this.save();
+    for (const fn of this.listeners) fn(this.data);
+  }
+
+  explored(name) {
+    return Boolean(this.data.explored[name]);
+  }
+
+  markExplored(name) {
+    if (this.data.explored[name]) return;
+    this.data.explored[name] = true;
+    this.changed();
+  }
+
+  settings(name) {
+    return this.data.settings[name] || {};
+  }
+
+  setSettings(name, values) {
+    this.data.settings[name] = { ...this.settings(name), ...values };
+    this.save();
+  }
+
+  addRun(run) {
+    const entry = { ...run, number: this.data.nextRun++ };
+    this.data.runs.push(entry);
+    this.changed();
+    return entry;
+  }
+
+  clearRuns() {
+    this.data.runs = [];
+    this.changed();
+  }
+
+  reset() {
+    this.data = blank(this.data.fingerprint);
+    this.changed();
+  }
+}

@@ -1,0 +1,426 @@
+"""The page in a real browser: a new reader walks through every exhibit, then reloads.
+
+The server runs as ``python -m raglab.cli.serve`` on a free port; Chromium is driven by
+Playwright. Every number checked on the page is computed here by the library for the same
+settings. The tests share one page and run in file order, as one visit. A screenshot of each
+exhibit is saved under ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
+from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run
+from raglab.pipeline.exhibits import identifier_twins, lsa_spectrum, term_cosine, version_demo
+from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.reranking import choose_lambda, measure_order, train_reranker
+from raglab.pipeline.retrieval import (
+    RetrievalSettings,
+    bm25_grid,
+    bm25_ranking,
+    choose_weight,
+    first_ranks,
+    measure,
+    ranker_table,
+)
+from raglab.stats import mcnemar_exact, wilson_interval
+
+pytestmark = pytest.mark.browser
+expect.set_options(timeout=15_000)
+
+METRICS = ("recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10")
+
+
+@dataclass
+class Visit:
+    page: Page
+    base: str
+    artifacts: Path
+    record: Callable[[str, float], None]
+    errors: list[str] = field(default_factory=list)
+    notes: dict[str, object] = field(default_factory=dict)
+
+    def shot(self, name: str, selector: str) -> None:
+        """Save a screenshot of one part of the page, without the sticky bar over it."""
+        bar = "document.querySelector('.progress-bar').style.position"
+        self.page.evaluate(f"{bar} = 'static'")
+        self.page.locator(selector).screenshot(path=str(self.artifacts / f"{name}.png"))
+        self.page.evaluate(f"{bar} = ''")
+
+    def timed(self, name: str, action: Callable[[], None], until: Callable[[], None]) -> None:
+        """Do ``action`` and wait for ``until``; the time is reported, never asserted."""
+        self.page.evaluate("performance.clearResourceTimings()")
+        start = time.perf_counter()
+        action()
+        until()
+        self.record(f"page {name}: action to screen", (time.perf_counter() - start) * 1000)
+        served = self.page.evaluate(
+            """() => performance.getEntriesByType("resource")
+                .filter((e) => e.name.includes("/api/"))
+                .map((e) => e.responseEnd - e.requestStart)"""
+        )
+        if served:
+            self.record(f"page {name}: slowest API answer", max(served))
+
+
+def f3(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def slide_to(page: Page, selector: str, target: float, minimum: float, step: float) -> None:
+    """Move a range input with the keyboard, as a reader would: Home, then arrow keys."""
+    slider = page.locator(selector)
+    slider.focus()
+    slider.press("Home")
+    for _ in range(round((target - minimum) / step)):
+        slider.press("ArrowRight")
+    assert float(slider.input_value()) == pytest.approx(target)
+
+
+@pytest.fixture(scope="module")
+def visit(
+    server: str,
+    chromium: dict[str, Any],
+    artifacts: Path,
+    timings: Callable[[str, float], None],
+) -> Iterator[Visit]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(**chromium)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        v = Visit(page, server, artifacts, timings)
+        page.on("pageerror", lambda e: v.errors.append(f"page error: {e}"))
+        page.on("console", lambda m: v.errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{server}/")
+        page.wait_for_selector("body[data-ready=true]")
+        yield v
+        context.close()
+        browser.close()
+
+
+def test_01_introduction_names_the_data(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    summary = page.locator("#data-summary").text_content() or ""
+    assert f"{len(lab.corpus)} pages" in summary
+    assert f"{len(lab.questions)} labelled questions" in summary
+    assert f"{len(lab.split('test'))} for testing" in summary
+    expect(page.locator("#progress-count")).to_have_text("0 of 6 explored")
+    expect(page.locator("#closing")).to_be_hidden()
+    expect(page.locator("#chunk-count")).to_have_text("waiting for a cut")
+    assert page.locator("section.exhibit h2").count() == 6
+    unnamed = page.evaluate(
+        """() => [...document.querySelectorAll("input, select, button, [tabindex='0']")]
+            .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label")
+                && !el.getAttribute("aria-labelledby") && !el.textContent.trim())
+            .map((el) => el.outerHTML.slice(0, 80))"""
+    )
+    assert unnamed == [], "every control needs a name a screen reader can read"
+    for exhibit in ("chunking", "bm25", "lsa", "fusion", "rerank", "end-to-end"):
+        section = page.locator(f"section#{exhibit}")
+        expect(section.locator(".maths math").first).to_be_attached()
+        expect(section.locator(".note.practice")).to_have_count(1)
+        expect(section.locator(".note.caution")).to_have_count(1)
+    assert visit.errors == []
+    visit.shot("exhibit-0-introduction", "header.masthead")
+
+
+def _cutting_setting(lab: Lab) -> tuple[int, int, ChunkingReport]:
+    """A fixed setting that cuts some test answers and keeps others whole."""
+    for size, overlap in ((150, 10), (100, 10), (60, 10), (40, 0)):
+        report = chunking_report(lab, ChunkingKey("fixed", size, overlap))
+        test = [a for a in report.answers if a.split == "test"]
+        if any(a.intact for a in test) and not all(a.intact for a in test):
+            return size, overlap, report
+    pytest.fail("no fixed setting on the slider cuts some test answers and keeps others whole")
+
+
+def test_02_chunking(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    size, overlap, report = _cutting_setting(lab)
+    page.locator("#chunk-method-fixed").check()
+    slide_to(page, "#chunk-size", size, 20, 10)
+    slide_to(page, "#chunk-overlap", overlap, 0, 5)
+    expect(page.locator("#chunk-count")).to_have_text("waiting for a cut")
+    page.locator("#chunk-cut").click()
+    expect(page.locator("#chunk-count")).to_have_text(str(report.n_chunks))
+    expect(page.locator("#chunk-expected")).to_have_text(f"{report.expected_chunks} (agrees)")
+    expect(page.locator("#chunk-intact")).to_have_text(
+        f"{report.intact} of {report.total} ({f3(report.intact_rate)})"
+    )
+    assert report.predicted_intact is not None
+    expect(page.locator("#chunk-predicted")).to_have_text(f3(report.predicted_intact))
+    expect(page.locator("#chunk-chart svg circle").first).to_be_visible()
+
+    test_answers = [a for a in report.answers if a.split == "test"]
+    cut = next(a for a in test_answers if not a.intact)
+    whole = next(a for a in test_answers if a.intact)
+    table = page.locator("#questions-table tbody")
+    expect(table.locator("tr")).to_have_count(len(lab.split("test")))
+    row = table.locator(
+        "tr",
+        has=page.get_by_role(
+            "button", name=f"Show the answer to {cut.id} with the chunk edges", exact=True
+        ),
+    )
+    expect(row.locator(".badge")).to_have_text("cut")
+    row.get_by_role("button").click()
+    expect(page.locator("#answer-view .verdict")).to_contain_text("Cut:")
+    answer = lab.questions.by_id(cut.id).answer or ""
+    expect(page.locator("#answer-view mark").first).to_be_visible()
+    marked = "".join(page.locator("#answer-view mark").all_text_contents())
+    assert " ".join(marked.split()) == " ".join(answer.split())
+    assert page.locator("#answer-view .edge").count() >= 1
+    table.get_by_role(
+        "button", name=f"Show the answer to {whole.id} with the chunk edges", exact=True
+    ).click()
+    holders = lab.chunk_set(report.key).relevance(lab.questions.by_id(whole.id))
+    first_holder = lab.chunk_set(report.key).chunks[min(holders)].id
+    expect(page.locator("#answer-view .verdict")).to_contain_text(f"Held whole by {first_holder}")
+
+    bigger = chunking_report(lab, ChunkingKey("fixed", size + 10, overlap))
+    visit.timed(
+        "chunking: one slider step, new chunk count",
+        lambda: page.locator("#chunk-size").press("ArrowRight"),
+        lambda: expect(page.locator("#chunk-count")).to_have_text(str(bigger.n_chunks)),
+    )
+    expect(page.locator("#progress-count")).to_have_text("1 of 6 explored")
+    visit.notes["chunk-count"] = str(bigger.n_chunks)
+    visit.shot("exhibit-1-chunking", "#chunking")
+
+
+def test_03_bm25(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    example = page.locator("#bm25-examples button").first
+    query = example.text_content() or ""
+    example.click()
+    ranking = bm25_ranking(lab, query)
+    cs = lab.chunk_set()
+    first = page.locator("#bm25-results .result-list > li").first
+    expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
+    expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
+    expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))
+
+    expect(page.locator("#bm25-test")).to_have_text("hidden until you tune")
+    page.locator("#bm25-map").click()
+    grid = bm25_grid(lab)
+    expect(page.locator("#bm25-best")).to_have_text(
+        f"{f3(grid.best_recall)} at k1 = {grid.best_k1:.1f}, b = {grid.best_b:.1f}"
+    )
+    page.locator("#bm25-use-best").click()
+    best = RetrievalSettings("bm25", k1=grid.best_k1, b=grid.best_b)
+    at = f"at k1 = {grid.best_k1:.2f}, b = {grid.best_b:.2f}"
+    expect(page.locator("#bm25-test")).to_have_text(
+        f"{f3(measure(lab, 'test', best)['recall@5'])} {at}"
+    )
+    expect(page.locator("#bm25-train")).to_have_text(f"{f3(grid.best_recall)} {at}")
+
+    j = grid.bs.index(grid.best_b)
+    key, nj = ("ArrowLeft", j - 1) if j > 0 else ("ArrowRight", j + 1)
+    b = grid.bs[nj]
+    moved = RetrievalSettings("bm25", k1=grid.best_k1, b=b)
+    heatmap = page.locator("#bm25-heatmap svg")
+    heatmap.focus()
+    visit.timed(
+        "BM25: arrow key on the grid, new training recall",
+        lambda: heatmap.press(key),
+        lambda: expect(page.locator("#bm25-train")).to_have_text(
+            f"{f3(measure(lab, 'train', moved)['recall@5'])} at k1 = {grid.best_k1:.2f}, b = {b:.2f}"
+        ),
+    )
+    expect(page.locator("#bm25-b-out")).to_have_text(f"{b:.2f}")
+    visit.shot("exhibit-2-bm25", "#bm25")
+
+
+def test_04_lsa(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    spectrum = lsa_spectrum(lab)
+    page.locator("#lsa-build").click()
+    summary = page.locator("#lsa-summary")
+    expect(summary).to_contain_text(
+        f"The largest singular value is {spectrum['singular_values'][0]:.2f}"
+    )
+    expect(summary).to_contain_text(
+        f"{spectrum['rank']} dimensions fitted on {spectrum['windows']} windows"
+    )
+    expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
+    word = spectrum["sample_words"][0]
+    page.locator("#lsa-suggestions button", has_text=word).first.click()
+    neighbours = lab.lsa.neighbours(word, k=10)
+    rows = page.locator("#lsa-neighbours tbody tr")
+    expect(rows).to_have_count(len(neighbours))
+    expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")
+    twins = identifier_twins(lab)
+    cosine = term_cosine(lab, twins["a"], twins["b"])
+    assert cosine is not None
+    expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
+    expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))
+    visit.shot("exhibit-3-lsa", "#lsa")
+
+
+def _row(page: Page, ranker: str) -> list[str]:
+    return page.locator(f"#fusion-table tr[data-ranker={ranker}] td").all_text_contents()
+
+
+def test_05_fusion(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    chosen = choose_weight(lab)
+    table = ranker_table(lab, weight=chosen)
+    expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
+    for ranker, metrics in table.items():
+        assert _row(page, ranker) == [f3(metrics[m]) for m in METRICS], ranker
+    step = 0.05
+    target = round(chosen + 2 * step, 2) if chosen <= 0.9 else round(chosen - 2 * step, 2)
+    other = ranker_table(lab, weight=target)
+    visit.timed(
+        "fusion: move the weight, new table",
+        lambda: slide_to(page, "#fusion-weight", target, 0.0, step),
+        lambda: expect(page.locator("#fusion-caption")).to_contain_text(f"w = {target:.2f}"),
+    )
+    expect(page.locator("#fusion-table tr[data-ranker=score] td").nth(2)).to_have_text(
+        f3(other["score"]["recall@5"])
+    )
+    assert _row(page, "score") == [f3(other["score"][m]) for m in METRICS]
+
+    ranks = {
+        name: first_ranks(lab, "test", s)
+        for name, s in (
+            ("bm25", RetrievalSettings("bm25")),
+            ("lsa", RetrievalSettings("lsa")),
+            ("fusion", RetrievalSettings("score", weight=target)),
+        )
+    }
+    found = {name: sum(r is not None and r <= 5 for r in rs) for name, rs in ranks.items()}
+    n = len(lab.split("test", answerable=True))
+    expect(page.locator("#fusion-summary")).to_have_text(
+        f"Within the first 5: BM25 finds {found['bm25']}, the embedding {found['lsa']} "
+        f"and your fusion {found['fusion']} of {n} answerable questions."
+    )
+    assert page.locator("#fusion-grid .square").count() == len(lab.split("test"))
+    lit = page.locator("#fusion-grid .dot.fusion.on").count()
+    assert lit == found["fusion"]
+    qid = lab.split("test", answerable=True)[0].id
+    page.locator(f"#fusion-grid .square[data-id='{qid}']").click()
+    expect(page.locator("#fusion-lists .ranked")).to_have_count(3)
+    expect(page.locator("#progress-count")).to_have_text("4 of 6 explored")
+    visit.shot("exhibit-4-fusion", "#fusion")
+
+
+def test_06_reranker(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    reranker = train_reranker(lab)
+    chosen = choose_lambda(lab, reranker)
+    page.locator("#rerank-train").click()
+    expect(page.locator("#rerank-summary")).to_contain_text(f"{reranker.rows:,} candidate rows")
+    expect(page.locator("#rerank-weights svg rect.bar")).to_have_count(len(reranker.weights))
+    reranked = measure_order(lab, "test", reranker, "reranked", chosen)
+    cells = page.locator("#rerank-table tr[data-split=test][data-order=reranked] td")
+    expect(cells.nth(1)).to_have_text(f3(reranked["top1"]))
+    assert cells.all_text_contents()[1:] == [
+        f3(reranked[m]) for m in ("top1", "p@3", "recall@5", "mrr")
+    ]
+    target = round(chosen - 0.1, 2) if chosen >= 0.1 else round(chosen + 0.1, 2)
+    mmr = measure_order(lab, "test", reranker, "reranked + MMR", target)
+    slide_to(page, "#rerank-lambda", target, 0.0, 0.05)
+    expect(page.locator("#version-demo .ranked h4").nth(1)).to_have_text(
+        f"After MMR at λ = {target:.2f}, top 3"
+    )
+    mmr_cells = page.locator("#rerank-table tr[data-split=test][data-order='reranked + MMR'] td")
+    expect(mmr_cells.first).to_have_text(f"reranked + MMR (λ = {target:.2f})")
+    assert mmr_cells.all_text_contents()[1:] == [
+        f3(mmr[m]) for m in ("top1", "p@3", "recall@5", "mrr")
+    ]
+    demo = version_demo(lab, reranker, target)
+    if demo["question"] is not None:
+        leaves = demo["leaves_at"]
+        verdict = page.locator("#version-verdict")
+        if leaves is None:
+            expect(verdict).to_contain_text("no λ on the grid")
+        else:
+            expect(verdict).to_contain_text(f"at or below {leaves:.2f}")
+        stale = page.locator("#version-demo .ranked").nth(1).locator(".badge.bad").count()
+        assert stale == len(demo["superseded_mmr"])
+    visit.shot("exhibit-5-reranker", "#rerank")
+
+
+def test_07_end_to_end(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    default = run(lab, RunSettings())
+    visit.timed(
+        "end to end: run the default settings",
+        lambda: page.locator("#run-button").click(),
+        lambda: expect(page.locator("#run-accuracy")).to_have_text(
+            f"{default.correct} of {default.n} = {f3(default.accuracy)}"
+        ),
+    )
+    lo, hi = wilson_interval(default.correct, default.n)
+    expect(page.locator("#run-interval")).to_have_text(f"{f3(lo)} to {f3(hi)}")
+    expect(page.locator("#run-bound")).to_contain_text(f3(default.bound))
+    expect(page.locator("#run-table tbody tr")).to_have_count(default.n)
+    wrong = sum(o.outcome != "correct" for o in default.outcomes)
+    assert page.locator("#run-table tbody tr.wrong").count() == wrong
+
+    page.locator("#run-rerank").uncheck()
+    expect(page.locator("#run-mmr")).to_be_disabled()
+    page.locator("#run-button").click()
+    expect(page.locator("#runs-table tbody tr")).to_have_count(2)
+    plain = run(lab, RunSettings(rerank=False, mmr=False))
+    expect(page.locator("#run-accuracy")).to_have_text(
+        f"{plain.correct} of {plain.n} = {f3(plain.accuracy)}"
+    )
+    page.get_by_role("checkbox", name="Compare run 1").check()
+    page.get_by_role("checkbox", name="Compare run 2").check()
+    test = mcnemar_exact(outcomes_vector(default), outcomes_vector(plain))
+    summary = page.locator("#compare-summary")
+    expect(summary).to_contain_text(
+        f"Both right on {test.both_right}, only run 1 right on {test.only_a}, "
+        f"only run 2 right on {test.only_b}, both wrong on {test.both_wrong}."
+    )
+    expect(summary).to_contain_text(f"p = {f3(test.p_value)}")
+    expect(page.locator("#progress-count")).to_have_text("6 of 6 explored")
+    expect(page.locator("#closing")).to_be_visible()
+    visit.shot("exhibit-6-end-to-end", "#end-to-end")
+
+
+def test_08_reload_keeps_progress_settings_and_runs(visit: Visit, lab: Lab) -> None:
+    page = visit.page
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#progress-count")).to_have_text("6 of 6 explored")
+    expect(page.locator("#closing")).to_be_visible()
+    expect(page.locator("#chunk-count")).to_have_text(str(visit.notes["chunk-count"]))
+    expect(page.locator("#runs-table tbody tr")).to_have_count(2)
+    expect(page.locator("#bm25-test")).not_to_have_text("hidden until you tune")
+    expect(page.locator("#lsa-tools")).to_be_visible()
+    expect(page.locator("#rerank-train")).to_be_disabled()
+    assert page.locator(".progress-bar a.done").count() == 6
+    visit.shot("closing-note", "#closing")
+    assert visit.errors == []
+
+
+def test_09_narrow_screen_and_reset(visit: Visit) -> None:
+    page = visit.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(100)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1
+    page.locator("#fusion").scroll_into_view_if_needed()
+    page.screenshot(path=str(visit.artifacts / "narrow-screen.png"))
+    page.set_viewport_size({"width": 1280, "height": 900})
+    reset = page.locator("#reset")
+    reset.click()
+    expect(reset).to_have_text("Press again to forget everything")
+    with page.expect_navigation():
+        reset.click()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#progress-count")).to_have_text("0 of 6 explored")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(0)
+    expect(page.locator("#chunk-count")).to_have_text("waiting for a cut")
+    assert visit.errors == []
