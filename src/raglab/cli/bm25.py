@@ -9,13 +9,8 @@ from rich.table import Table
 
 from raglab import _config as C
 from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
-from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    bm25_grid,
-    bm25_ranking,
-    measure,
-    ranked_chunks,
-)
+from raglab.pipeline.exhibits import bm25_search
+from raglab.pipeline.retrieval import RetrievalSettings, bm25_grid, measure
 
 
 def register(sub: Any) -> None:
@@ -39,33 +34,16 @@ def run_search(args: argparse.Namespace) -> int:
     lab = load_lab(args)
     if not 0 <= args.b <= 1 or args.k1 < 0 or args.top < 1:
         raise SystemExit("raglab bm25 search: need k1 >= 0, 0 <= b <= 1 and --top >= 1")
-    cs = lab.chunk_set()
-    index = cs.bm25.with_params(k1=args.k1, b=args.b)
-    ranking = bm25_ranking(lab, args.query, k1=args.k1, b=args.b)
-    rows = ranked_chunks(lab, ranking, k=args.top)
-    tokens = lab.query_tokens(args.query)
-    for row in rows:
-        row["terms"] = [
-            {
-                "term": t.term,
-                "tf": t.tf,
-                "df": t.df,
-                "idf": t.idf,
-                "length_factor": t.length_factor,
-                "contribution": t.contribution,
-            }
-            for t in index.explain(tokens, int(row["index"]))
-        ]
+    found = bm25_search(lab, args.query, k1=args.k1, b=args.b, top=args.top)
     if args.json:
-        print_json(
-            {"query": args.query, "tokens": tokens, "k1": args.k1, "b": args.b, "results": rows}
-        )
+        print_json(found)
         return EXIT_OK
     out = console()
+    tokens = found["tokens"]
     out.print(f"[bold]Query tokens[/] {' '.join(tokens) or '(none)'}   k1={args.k1} b={args.b}")
-    if not rows:
+    if not found["results"]:
         out.print("No chunk shares a word with the query.")
-    for row in rows:
+    for row in found["results"]:
         out.print(
             f"\n[bold]{row['rank']}. {row['chunk']}[/]  score {row['score']:.4f}  ({row['heading']})"
         )
