@@ -1,8 +1,8 @@
 """Shared fixtures: the Cranfield test collection, tokenised with the package's tokeniser.
 
-Cranfield (1,400 aeronautics abstracts, 225 queries, graded judgements) lives outside the
-repository, in ``<repository>/../shared/data/cranfield``. Tests that use it fail, never skip, when
-it is missing.
+Cranfield (1,400 aeronautics abstracts, 225 queries, graded judgements) ships with the tests in
+``tests/fixtures/cranfield`` (its README.txt gives the provenance), so every checkout can run
+them. Tests that use it fail, never skip, when it is missing.
 
 The token fixtures use ``raglab.text.tokenize`` (the retrieval tokens every stage counts).
 ``simple_tokens`` is a plain regex tokeniser for tests that must not depend on that module.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-CRANFIELD_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
+CRANFIELD_DIR = Path(__file__).resolve().parent / "fixtures" / "cranfield"
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
 _FIELD = re.compile(r"^\.([TABW])\s*$")
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -97,7 +97,7 @@ def parse_cranfield(folder: Path) -> Cranfield:
     if missing:
         pytest.fail(
             f"Cranfield collection not found: {folder} lacks {', '.join(missing)}. The tests "
-            "expect it at <repository>/../shared/data/cranfield.",
+            "expect it at tests/fixtures/cranfield.",
             pytrace=False,
         )
     docs = tuple(

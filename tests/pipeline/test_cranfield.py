@@ -18,7 +18,7 @@ from raglab.pipeline.external import page_run
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank
 
-CRANFIELD = Path(__file__).resolve().parents[3] / "shared" / "data" / "cranfield"
+CRANFIELD = Path(__file__).resolve().parents[1] / "fixtures" / "cranfield"
 WHOLE_PAGES = ChunkingKey("heading", 100_000)
 MEASURES = ("ndcg_cut_10", "recip_rank", "recall_100")
 
