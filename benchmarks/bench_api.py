@@ -1,0 +1,240 @@
+"""The web API: every route of ``raglab.web.app.create_app``, in-process, and a cold start.
+
+In-process: the app is built on the bundled handbook after the server's own warm-up
+(``raglab.pipeline.exhibits.warm``, as ``raglab serve`` does), and every route is called through
+Starlette's ``TestClient`` (no network). The routes are read from the app's OpenAPI schema, so a
+route added later is measured too; each gets the parameters a first visit would send (required
+ones filled from the data: a test question's id and text, a word of the LSA vocabulary; optional
+ones left to their defaults). Reported per route: the first call, then the median and 95th
+percentile of the repeats. Many routes cache their result after the first call, which the gap
+between "first" and "median" shows. Every repeat must answer 200 with the same body as the first.
+
+Cold start: ``python -m raglab serve --port N --quiet`` in a new process, timed from the moment it
+is started until the page (``GET /``) answers, and until every GET route of the API has answered
+too (what the page's exhibits need for their first full view).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from common import ROOT, Config, Disagreement, Row, Section, Timing, fmt_value, timed
+
+SERVER_TIMEOUT_S = 120.0
+POLL_S = 0.05
+
+
+def _question(lab: Any) -> Any:
+    qs = [q for q in lab.questions if q.split == "test" and q.answerable]
+    return qs[0] if qs else next(iter(lab.questions))
+
+
+def _requests(app: Any, lab: Any) -> list[tuple[str, str, dict[str, Any], Any]]:
+    """(method, url, query parameters, JSON body or None) for every route."""
+    q = _question(lab)
+    vocab = lab.lsa.vocabulary
+    word = next((t for t in lab.query_tokens(q) if t in vocab), vocab.terms[0])
+    fills: dict[str, Any] = {"question_id": q.id, "q": q.question, "word": word}
+    bodies: dict[str, Any] = {
+        "/api/run": {},
+        "/api/run/compare": {"a": {}, "b": {"retriever": "bm25"}},
+    }
+    out: list[tuple[str, str, dict[str, Any], Any]] = [
+        ("GET", "/", {}, None),
+        ("GET", "/docs", {}, None),
+        ("GET", "/openapi.json", {}, None),
+    ]
+    for path, methods in app.openapi()["paths"].items():
+        for method, op in methods.items():
+            url = path
+            params: dict[str, Any] = {}
+            for p in op.get("parameters", []):
+                name = p["name"]
+                if p["in"] == "path":
+                    url = url.replace("{" + name + "}", str(fills.get(name, "")))
+                elif p.get("required"):
+                    params[name] = fills.get(name)
+            body = bodies.get(path, {}) if "requestBody" in op else None
+            out.append((method.upper(), url, params, body))
+    return out
+
+
+def _call(client: Any, method: str, url: str, params: dict[str, Any], body: Any) -> bytes:
+    if method == "GET":
+        response = client.get(url, params=params)
+    else:
+        response = client.request(method, url, params=params, json=body)
+    if response.status_code != 200:
+        raise Disagreement(f"{method} {url} answered {response.status_code}: {response.text[:300]}")
+    content: bytes = response.content
+    return content
+
+
+def _in_process(cfg: Config, section: Section) -> list[tuple[str, str, dict[str, Any], Any]]:
+    from starlette.testclient import TestClient
+
+    from raglab.pipeline.lab import Lab
+    from raglab.web.app import create_app
+
+    lab = Lab.load()
+    from raglab.pipeline.exhibits import warm
+
+    warm_ms, warm_seconds = timed(lambda: warm(lab))
+    app = create_app(lab, warm_ms=warm_ms)
+    requests = _requests(app, lab)
+    section.rows.append(
+        Row("in-process", "server warm-up (exhibits.warm), once", "s", warm_seconds)
+    )
+    section.extra += [
+        f"In-process latency per route ({cfg.api_repeats} repeats after the first call):",
+        "",
+        "| Route | First call | Median | p95 | Answer |",
+        "|---|---:|---:|---:|---|",
+    ]
+    medians = []
+    with TestClient(app) as client:
+        for method, url, params, body in requests:
+
+            def call(m: str = method, u: str = url, p: Any = params, b: Any = body) -> bytes:
+                return _call(client, m, u, p, b)
+
+            first, first_s = timed(call)
+            samples = []
+            for _ in range(cfg.api_repeats):
+                again, seconds = timed(call)
+                samples.append(seconds)
+                if again != first:
+                    raise Disagreement(f"{method} {url}: a repeat answered a different body")
+            t = Timing(tuple(samples))
+            medians.append(t.median)
+            shown = url + ("?" + "&".join(f"{k}=…" for k in params) if params else "")
+            label = f"`{method} {shown}`" + (f" `{json.dumps(body)}`" if body else "")
+            section.extra.append(
+                f"| {label} | {fmt_value(first_s, 's')} | {fmt_value(t.median, 's')} | "
+                f"{fmt_value(t.p95, 's')} | 200, {len(first):,} bytes, same every time |"
+            )
+    section.rows += [
+        Row(
+            "in-process",
+            f"slowest route's median ({len(requests)} routes)",
+            "s",
+            max(medians),
+        ),
+        Row(
+            "in-process",
+            f"median of the {len(requests)} routes' medians",
+            "s",
+            sorted(medians)[len(medians) // 2],
+        ),
+    ]
+    return requests
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _wait(get: Callable[[], int], deadline: float, proc: subprocess.Popen[bytes]) -> None:
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with status {proc.returncode}")
+        try:
+            if get() == 200:
+                return
+        except Exception:  # not listening yet
+            pass
+        if time.perf_counter() > deadline:
+            raise RuntimeError("the server did not answer in time")
+        time.sleep(POLL_S)
+
+
+def _serve_command(env: dict[str, str]) -> list[str]:
+    """``python -m raglab serve``, or ``python -m raglab.cli.serve`` while the command line does
+    not register ``serve`` yet (the same program without the front end)."""
+    probe = subprocess.run(
+        [sys.executable, "-m", "raglab", "serve", "--help"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+    )
+    if probe.returncode == 0:
+        return [sys.executable, "-m", "raglab", "serve"]
+    return [sys.executable, "-m", "raglab.cli.serve"]
+
+
+def _cold_start(requests: list[tuple[str, str, dict[str, Any], Any]], section: Section) -> None:
+    import httpx
+
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    gets = [(url, params) for method, url, params, _ in requests if method == "GET"]
+    command = _serve_command(env)
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [*command, "--port", str(port), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with httpx.Client(base_url=base, timeout=SERVER_TIMEOUT_S) as client:
+            deadline = start + SERVER_TIMEOUT_S
+            _wait(lambda: client.get("/").status_code, deadline, proc)
+            page = time.perf_counter() - start
+            for url, params in gets:
+                response = client.get(url, params=params)
+                if response.status_code != 200:
+                    raise Disagreement(f"cold server: GET {url} answered {response.status_code}")
+            data = time.perf_counter() - start
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    shown = "python -m " + " ".join(command[2:])
+    section.rows += [
+        Row("cold start (new process)", f"`{shown}` start to `GET /` answered", "s", page),
+        Row(
+            "cold start (new process)",
+            f"start to every GET route answered ({len(gets)} routes, the first full page)",
+            "s",
+            data,
+        ),
+    ]
+
+
+def run(cfg: Config) -> Section:
+    section = Section(
+        "api",
+        "5. Web API: every route of raglab.web, in-process, and the server's cold start",
+        "No peer: our own latencies. In-process calls go through Starlette's TestClient on a lab "
+        "warmed as `raglab serve` warms it; the cold start runs the real server in a new process.",
+    )
+    try:
+        from raglab.web.app import create_app  # noqa: F401
+    except ImportError:
+        section.notes.append("raglab.web.app.create_app does not exist yet: nothing measured.")
+        return section
+    requests = _in_process(cfg, section)
+    _cold_start(requests, section)
+    section.notes += [
+        "Routes come from the app's OpenAPI schema plus `/`, `/docs` and `/openapi.json`; "
+        "optional parameters are left to their defaults, as on a first visit.",
+        'A "first call" after the warm-up may still build a result the warm-up did not; later '
+        "calls of most routes are served from the app's cache.",
+    ]
+    return section
