@@ -8,6 +8,7 @@ import bm25s
 import numpy as np
 import pytest
 
+import raglab.bm25 as bm25_module
 from conftest import Cranfield
 from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
 from raglab.bm25 import BM25Index, TermContribution, grid_top_k, lucene_idf
@@ -255,6 +256,66 @@ def test_search_breaks_ties_by_ascending_index_and_caps_k() -> None:
     assert ranking.indices.dtype == np.int64 and ranking.scores.dtype == np.float64
 
 
+@pytest.mark.parametrize("k", [1, 3, 8, 9, 10, 25, 59, 60, 100])
+def test_search_equals_a_full_sort_by_score_then_index_with_ties(
+    tie_corpus: tuple[list[list[str]], list[list[str]]], k: int
+) -> None:
+    """oracle: Python's sorted() of every document by (-score, index) on the same scores; the
+    tie corpus puts runs of equal scores (and of zeros) across the k-th place."""
+    docs, queries = tie_corpus
+    for k1, b in ((1.2, 0.75), (0.0, 0.5), (1.5, 0.0)):
+        index = BM25Index(docs, k1=k1, b=b)
+        for query in queries:
+            scores = index.scores(query)
+            expected = sorted(range(len(docs)), key=lambda i: (-scores[i], i))[:k]
+            ranking = index.search(query, k=k)
+            assert ranking.indices.tolist() == expected
+            np.testing.assert_array_equal(ranking.scores, scores[expected])
+
+
+def test_top_k_selection_equals_numpy_lexsort() -> None:
+    """oracle: numpy.lexsort by (-score, index), the full sort the selection replaces, on seeded
+    score vectors made of a few repeated values (negative, zero and positive) and of distinct
+    values, for every k from 1 to past the end."""
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        if trial % 2:
+            scores = rng.integers(-2, 3, size=n).astype(np.float64)
+        else:
+            scores = rng.standard_normal(n)
+        full = np.lexsort((np.arange(n), -scores))
+        for k in range(1, n + 3):
+            top = bm25_module._top_k(scores, k)
+            assert top.dtype == np.int64
+            np.testing.assert_array_equal(top, full[:k])
+
+
+def test_single_query_scores_equal_the_grid_kernel_bitwise(
+    random_corpus: tuple[list[list[str]], list[list[str]]],
+    tie_corpus: tuple[list[list[str]], list[list[str]]],
+) -> None:
+    """oracle: the (k1, b) grid's kernel (pair table times a sparse matrix) for a one-cell grid;
+    the single-query path adds the same products in the same order, so the scores are equal
+    bit for bit, which is what lets grid_top_k and search agree on every tie."""
+    for docs, queries in (random_corpus, tie_corpus):
+        index = BM25Index(docs)
+        for k1, b in ((1.2, 0.75), (0.0, 0.3), (2.0, 1.0)):
+            fitted = index.with_params(k1=k1, b=b)
+            for query in queries:
+                cell = bm25_module._cell_scores(
+                    index._postings([query]),
+                    index._ratio,
+                    np.array([k1]),
+                    np.array([b]),
+                    1,
+                    index.n_docs,
+                )[0, 0, 0]
+                ours = fitted.scores(query)
+                assert ours.dtype == np.float64
+                np.testing.assert_array_equal(ours.view(np.int64), cell.view(np.int64))
+
+
 def test_empty_and_unknown_queries_score_zero() -> None:
     """oracle: the definition; no matching term, no score."""
     index = BM25Index(HAND_DOCS)
@@ -341,8 +402,6 @@ def test_grid_top_k_processes_queries_in_blocks_without_changing_results(
     random_corpus: tuple[list[list[str]], list[list[str]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """oracle: the same grid computed in one block (invariance to the memory block size)."""
-    import raglab.bm25 as bm25_module
-
     docs, queries = random_corpus
     index = BM25Index(docs)
     whole = grid_top_k(index, queries, k=7)

@@ -8,8 +8,16 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
+import raglab.lsa as lsa_module
 from raglab._config import LSA_RANK, LSA_WINDOWS
-from raglab.lsa import LSAModel, even_windows, fit_lsa, randomized_svd, term_window_matrix
+from raglab.lsa import (
+    LSAModel,
+    even_windows,
+    fit_lsa,
+    randomized_svd,
+    term_window_matrix,
+    unit_rows,
+)
 from raglab.text import tokenize
 
 # ---------------------------------------------------------------- fixtures
@@ -291,6 +299,60 @@ def test_search_zero_vectors_score_zero(cranfield_model: LSAModel) -> None:
     assert ranking.scores[1] == 0.0 and ranking.scores[2] == 0.0 and ranking.scores[0] > 0
     unknown = cranfield_model.search(["qqqq"], projections, k=2)
     assert unknown.indices.tolist() == [0, 1] and not np.any(unknown.scores)
+
+
+def test_unit_rows_hand_example() -> None:
+    """oracle: hand-worked; (3, 4) has norm 5, so (0.6, 0.8); a zero row stays zero."""
+    np.testing.assert_allclose(
+        unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]])), [[0.6, 0.8], [0.0, 0.0]], rtol=1e-15
+    )
+
+
+def test_search_on_normalised_rows_is_bitwise_the_same(
+    cranfield_model: LSAModel,
+    cranfield_doc_tokens: list[list[str]],
+    cranfield_query_tokens: list[list[str]],
+) -> None:
+    """oracle: search on the raw projections; rows normalised once by unit_rows and passed with
+    normalised=True give the same indices and the same scores bit for bit (zero rows and
+    repeated rows, hence exact ties, included)."""
+    raw = cranfield_model.project(cranfield_doc_tokens[:200])
+    docs = np.concatenate([raw, raw[:40], np.zeros((3, raw.shape[1]))])
+    unit = unit_rows(docs)
+    for query in [*cranfield_query_tokens[:15], ["zzzz"]]:
+        for k in (1, 10, 100, len(docs)):
+            plain = cranfield_model.search(query, docs, k=k)
+            fast = cranfield_model.search(query, unit, k=k, normalised=True)
+            np.testing.assert_array_equal(fast.indices, plain.indices)
+            np.testing.assert_array_equal(fast.scores.view(np.int64), plain.scores.view(np.int64))
+
+
+def test_search_keeps_ties_at_the_cut_in_index_order(cranfield_model: LSAModel) -> None:
+    """oracle: Python's sorted() of every row by (-cosine, index). Four distinct directions
+    repeated 30 times each tie exactly, so every cut k falls inside a run of ties."""
+    base = cranfield_model.project([["flow"], ["wing"], ["flow", "wing"], ["zzzz"]])
+    docs = np.tile(base, (30, 1))
+    full = cranfield_model.search(["flow", "pressure"], docs, k=len(docs))
+    cosine = np.empty(len(docs))
+    cosine[full.indices] = full.scores
+    for k in (1, 5, 29, 30, 31, 59, 61, 90, 119):
+        expected = sorted(range(len(docs)), key=lambda i: (-cosine[i], i))[:k]
+        ranking = cranfield_model.search(["flow", "pressure"], docs, k=k)
+        assert ranking.indices.tolist() == expected
+
+
+def test_ranking_sorts_nan_last_and_minus_infinity_before_it() -> None:
+    """oracle: numpy.lexsort by (-score, index), the full sort the selection replaces; NaN sorts
+    after every number, as it does there."""
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.integers(1, 30))
+        scores = rng.integers(-1, 2, size=n).astype(np.float64)
+        scores[rng.random(n) < 0.3] = np.nan
+        scores[rng.integers(0, n)] = -np.inf
+        full = np.lexsort((np.arange(n), -scores))
+        for k in range(0, n + 1):
+            np.testing.assert_array_equal(lsa_module._ranking(scores, k).indices, full[:k])
 
 
 def test_search_rejects_projections_of_the_wrong_width(cranfield_model: LSAModel) -> None:

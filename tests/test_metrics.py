@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 import numpy as np
 import pytest
 import pytrec_eval
 import ranx
 
+import raglab.metrics as metrics_module
 from raglab._config import NDCG_K, RECALL_KS
 from raglab._types import IntArray, Ranking
 from raglab.metrics import (
     PRECISION_K,
+    RankingLike,
     Relevance,
     evaluate,
     first_relevant_rank,
@@ -307,6 +310,108 @@ def test_measures_stay_in_range_and_recall_grows_with_k() -> None:
     np.testing.assert_array_equal(
         top1_accuracy_per_query(rankings, relevant), recall_at_k_per_query(rankings, relevant, k=1)
     )
+
+
+# --- the batch kernel -----------------------------------------------------------------------
+
+
+def mixed_batch(
+    seed: int, n_questions: int, *, equal_lengths: bool
+) -> tuple[list[RankingLike], list[Relevance]]:
+    """Rankings of every accepted form (int64, int32 and uint16 arrays, Ranking objects, empty
+    ones) and labels as sets, frozensets, lists and tuples (with repeated chunks) and dicts of
+    int or float gains (zeros included), some of them empty."""
+    rng = np.random.default_rng(seed)
+    rankings: list[RankingLike] = []
+    relevant: list[Relevance] = []
+    for q in range(n_questions):
+        size = 12 if equal_lengths else int(rng.integers(0, 20))
+        idx = rng.permutation(N_DOCS)[:size]
+        form = q % 4
+        if form == 0:
+            rankings.append(idx.astype(np.int64))
+        elif form == 1:
+            rankings.append(idx.astype(np.int32))
+        elif form == 2:
+            rankings.append(idx.astype(np.uint16))
+        else:
+            rankings.append(Ranking(idx.astype(np.int64), -np.arange(size, dtype=np.float64)))
+        docs = [int(d) for d in rng.integers(0, N_DOCS, size=int(rng.integers(0, 7)))]
+        kind = q % 6
+        if kind == 0:
+            relevant.append(set(docs))
+        elif kind == 1:
+            relevant.append(frozenset(docs))
+        elif kind == 2:
+            relevant.append(list(docs))
+        elif kind == 3:
+            relevant.append(tuple(docs))
+        elif kind == 4:
+            relevant.append({d: int(rng.integers(0, 4)) for d in docs})
+        else:
+            relevant.append({d: float(rng.integers(0, 4)) / 2 for d in docs})
+    return rankings, relevant
+
+
+@pytest.mark.parametrize("equal_lengths", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_batch_kernel_equals_the_question_by_question_loop(seed: int, equal_lengths: bool) -> None:
+    """Oracle: the per-question loop (each ranking's gains looked up one question at a time),
+    which also handles every input the batch kernel declines; every array is equal exactly."""
+    rankings, relevant = mixed_batch(seed, 60, equal_lengths=equal_lengths)
+    for depth in (1, 3, 10, 25):
+        batch = metrics_module._judge_all(rankings, relevant, depth)
+        assert batch is not None  # plain input takes the batch kernel
+        loop = metrics_module._judge_each(rankings, relevant, depth)
+        for field in ("gains", "ideal", "first", "n_relevant"):
+            ours, theirs = getattr(batch, field), getattr(loop, field)
+            assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+            np.testing.assert_array_equal(ours, theirs, err_msg=field)
+    # The sample must hold questions with and without a ranked relevant chunk.
+    assert np.any(loop.first > 0) and np.any(loop.first == 0)
+
+
+def test_labels_of_other_types_give_the_same_measures() -> None:
+    """Oracle: the same labels as plain Python sets and dicts. numpy integers, a mapping proxy
+    and a generator take the per-question loop and must give the same numbers."""
+    rankings = random_rankings(21, 30)
+    binary = random_binary(21, 30)
+    graded = random_graded(21, 30)
+    others: list[Relevance] = []
+    for q in range(30):
+        if q % 3 == 0:
+            others.append({np.int64(d) for d in binary[q]})
+        elif q % 3 == 1:
+            others.append(d for d in sorted(binary[q]))
+        else:
+            others.append(list(binary[q]))
+    assert evaluate(rankings, others) == evaluate(rankings, list(binary))
+    proxies: list[Relevance] = [MappingProxyType(g) for g in graded]
+    np.testing.assert_array_equal(
+        ndcg_at_k_per_query(rankings, proxies), ndcg_at_k_per_query(rankings, list(graded))
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({2: (np.array([3, 3]), {1}), 4: (np.array([1]), {-1})}, "question 2: chunk 3"),
+        ({1: (np.array([1]), {1: float("inf")}), 3: (np.array([2, 2]), {1})}, "question 1: "),
+        ({3: (np.array([1, 2]), {True}), 5: (np.array([-1]), {1})}, "question 3: "),
+        ({4: (np.array([4, -2]), {1})}, "question 4: chunk indices must be non-negative"),
+    ],
+)
+def test_the_first_bad_question_is_named(
+    bad: dict[int, tuple[IntArray, Relevance]], message: str
+) -> None:
+    """Oracle: the validation contract; questions are checked in order, each ranking before
+    its labels, so the error names the first bad question."""
+    rankings: list[RankingLike] = [np.array([0, 1, 2]) for _ in range(6)]
+    relevant: list[Relevance] = [{1} for _ in range(6)]
+    for q, (ranking, labels) in bad.items():
+        rankings[q], relevant[q] = ranking, labels
+    with pytest.raises(ValueError, match=message):
+        evaluate(rankings, relevant)
 
 
 # --- bad input ------------------------------------------------------------------------------

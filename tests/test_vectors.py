@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -109,6 +110,30 @@ def test_count_matrix_ignores_tokens_outside_a_given_vocabulary() -> None:
     X = count_matrix([*HAND_DOCS, ["stand"]], vocabulary=vocab)
     assert X.shape == (4, 2)
     assert X.toarray().tolist() == [[2, 1], [0, 1], [1, 1], [0, 0]]
+
+
+def test_count_matrix_with_unknown_tokens_and_empty_documents_equals_counting(
+    random_docs: list[list[str]],
+) -> None:
+    """oracle: collections.Counter over each document, restricted to the vocabulary; the CSR
+    arrays are canonical (sorted columns, no repeated entry) and count every kept token once.
+    Unknown tokens sit at the start, middle and end of documents, and whole documents hold
+    nothing else, so rows must close where their kept tokens end."""
+    vocab = Vocabulary(tuple(f"t{i:02d}" for i in range(0, 25, 2)))  # every other term
+    docs = [["zz", *d[:3], "yy", *d[3:], "xx"] for d in random_docs]
+    docs[7] = ["xx", "yy"]
+    X = count_matrix(docs, vocabulary=vocab)
+    expected = np.zeros((len(docs), len(vocab)))
+    for r, doc in enumerate(docs):
+        for term, n in Counter(doc).items():
+            if term in vocab:
+                expected[r, vocab[term]] = n
+    assert X.shape == expected.shape and X.dtype == np.float64
+    np.testing.assert_array_equal(X.toarray(), expected)
+    assert X.has_canonical_format and X.nnz == np.count_nonzero(expected)
+    assert X.data.sum() == sum(t in vocab for d in docs for t in d)
+    assert X[5].nnz == 0 and X[7].nnz == 0
+    assert count_matrix([], vocabulary=vocab).shape == (0, len(vocab))
 
 
 def test_count_matrix_rows_follow_a_permutation(random_docs: list[list[str]]) -> None:

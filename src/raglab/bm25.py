@@ -38,7 +38,7 @@ __all__ = ["BM25Index", "TermContribution", "grid_top_k", "lucene_idf"]
 
 # Largest (cells x queries x documents) score block grid_top_k holds in memory at once.
 _GRID_BLOCK_ELEMENTS = 1 << 23
-# Up to this k, top-k is found by repeated argmax instead of a partition (faster for small k).
+# Up to this k, grid_top_k finds each row's top k by repeated argmax instead of a partition.
 _ARGMAX_TOP_K = 8
 
 
@@ -107,8 +107,9 @@ def _cell_scores(
     The saturation ``tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))`` depends on the posting
     only through the pair (tf, d), so it is tabulated once per distinct pair and cell (G, pairs x
     cells); a sparse matrix M (query-document x pairs) holds the idf weights times query counts,
-    and the scores are M G, one cell at a time. Single queries go through the same code, so
-    ``scores``, ``search`` and ``grid_top_k`` agree bitwise.
+    and the scores are M G, one cell at a time. Single queries take :func:`_query_scores`, which
+    forms the same products and sums them in the same order, so ``scores``, ``search`` and
+    ``grid_top_k`` agree bitwise.
     """
     n_cells = len(k1s) * len(bs)
     if postings.doc.size == 0:
@@ -140,6 +141,61 @@ def _cell_scores(
         out[cell] = weights @ table[cell]
     scores: FloatArray = out.reshape(len(k1s), len(bs), n_queries, n_docs)
     return scores
+
+
+def _query_scores(
+    postings: _Postings, length_ratio: FloatArray, k1: float, b: float, n_docs: int
+) -> FloatArray:
+    """Scores of one query at one (k1, b), shape (n_docs,): the one-cell case of
+    :func:`_cell_scores`, without its pair table and sparse product.
+
+    Each posting's saturation is computed with the same expression as the table, and
+    ``bincount`` adds the weighted saturations into each document's score in posting order, which
+    is ascending term order: the same products summed in the same order as a row of M G, so both
+    paths give bitwise the same scores (``grid_top_k`` relies on it).
+    """
+    if postings.doc.size == 0:
+        return np.zeros(n_docs, dtype=np.float64)
+    tf = postings.tf
+    length_factor = (1.0 - b) + b * length_ratio[postings.doc]
+    saturation = (tf * (k1 + 1.0)) / (tf + k1 * length_factor)
+    # With float weights bincount returns float64 (the cast only informs the type checker).
+    out: FloatArray = np.bincount(
+        postings.doc, weights=postings.weight * saturation, minlength=n_docs
+    ).astype(np.float64, copy=False)
+    return out
+
+
+def _top_k(scores: FloatArray, k: int) -> IntArray:
+    """Indices of the top ``min(k, N)`` entries of ``scores`` (N,), best first, ties by ascending
+    index: the first k of a sort by (-score, index). Scores must not be NaN.
+
+    The maxima of k equal blocks are k scores, so the k-th largest score is at least their minimum
+    m. If k or more scores exceed m, the top k lie among them: a partition of those few finds the
+    k-th largest value v, and every candidate scoring at least v is sorted. Otherwise the k-th
+    largest score is m itself: the scores above m come first, then the lowest indices scoring m.
+    Sorting is stable over candidates in ascending index order, so ties go to the lower index.
+    A partition of the whole row is avoided: numpy's selection is slow on the long runs of equal
+    scores (documents matching no query term all score 0).
+    """
+    n = scores.shape[0]
+    k = min(k, n)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    block = n // k
+    bound = scores[: block * k].reshape(k, block).max(axis=1).min()
+    cand = np.flatnonzero(scores > bound)
+    vals = scores[cand]
+    if cand.size > k:
+        kth = np.partition(vals, cand.size - k)[cand.size - k]
+        keep = vals >= kth
+        cand, vals = cand[keep], vals[keep]
+    order = np.argsort(-vals, kind="stable")[:k]
+    top = cand[order]
+    if top.size < k:
+        top = np.concatenate((top, np.flatnonzero(scores == bound)[: k - top.size]))
+    out: IntArray = top.astype(np.int64, copy=False)
+    return out
 
 
 def _top_k_rows(
@@ -266,47 +322,41 @@ class BM25Index:
 
     def _postings(self, queries: Sequence[Sequence[str]]) -> _Postings:
         indptr = self._counts.indptr
-        q_parts: list[IntArray] = []
-        t_parts: list[IntArray] = []
-        w_parts: list[FloatArray] = []
+        index = self._vocab.mapping
+        q_ids: list[int] = []
+        t_ids: list[int] = []
+        t_counts: list[int] = []
         for qi, query in enumerate(queries):
             _check_query(query)
-            ids = self._vocab.ids(query)
-            if ids.size == 0:
-                continue
-            terms, qtf = np.unique(ids, return_counts=True)
-            q_parts.append(np.full(terms.shape, qi, dtype=np.int64))
-            t_parts.append(terms)
-            w_parts.append(self._idf[terms] * qtf)
-        if not t_parts:
+            # Distinct known terms in ascending column order, with their query counts (plain
+            # Python: queries are short, and numpy's per-call overhead would dominate).
+            counts = Counter(index[t] for t in query if t in index)
+            terms = sorted(counts)
+            q_ids.extend([qi] * len(terms))
+            t_ids.extend(terms)
+            t_counts.extend([counts[t] for t in terms])
+        if not t_ids:
             empty_i = np.zeros(0, dtype=np.int64)
             return _Postings(empty_i, empty_i, np.zeros(0), np.zeros(0))
-        terms = np.concatenate(t_parts)
-        starts = indptr[terms].astype(np.int64)
-        lengths = indptr[terms + 1].astype(np.int64) - starts
+        terms_arr = np.array(t_ids, dtype=np.int64)
+        starts = indptr[terms_arr].astype(np.int64)
+        lengths = indptr[terms_arr + 1].astype(np.int64) - starts
         # Positions of every posting of every term, laid out term after term.
         ends = np.cumsum(lengths)
         pos = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1], dtype=np.int64)
         return _Postings(
-            query=np.repeat(np.concatenate(q_parts), lengths),
+            query=np.repeat(np.array(q_ids, dtype=np.int64), lengths),
             doc=self._counts.indices[pos].astype(np.int64),
             tf=np.asarray(self._counts.data[pos], dtype=np.float64),
-            weight=np.repeat(np.concatenate(w_parts), lengths),
+            weight=np.repeat(self._idf[terms_arr] * np.array(t_counts, dtype=np.int64), lengths),
         )
 
     def scores(self, query_tokens: Sequence[str]) -> FloatArray:
         """BM25 score of every document for one query, shape (n_docs,), float64."""
         _check_query(query_tokens)
-        cells = _cell_scores(
-            self._postings([query_tokens]),
-            self._ratio,
-            np.array([self._k1]),
-            np.array([self._b]),
-            1,
-            self.n_docs,
+        return _query_scores(
+            self._postings([query_tokens]), self._ratio, self._k1, self._b, self.n_docs
         )
-        out: FloatArray = cells[0, 0, 0]
-        return out
 
     def search(self, query_tokens: Sequence[str], *, k: int) -> Ranking:
         """The ``min(k, n_docs)`` best documents, best first, ties by ascending document index.
@@ -314,8 +364,9 @@ class BM25Index:
         Documents matching no query term (score 0) fill the list when fewer than k match.
         """
         _check_k(k)
-        idx, vals = _top_k_rows(self.scores(query_tokens)[None, :], int(k))
-        return Ranking(idx[0], vals[0])
+        scores = self.scores(query_tokens)
+        idx = _top_k(scores, int(k))
+        return Ranking(idx, scores[idx])
 
     def explain(self, query_tokens: Sequence[str], doc: int) -> list[TermContribution]:
         """Term-by-term breakdown of ``scores(query_tokens)[doc]``.

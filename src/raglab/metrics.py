@@ -37,6 +37,7 @@ import math
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from numbers import Integral, Real
 from typing import TypeAlias
 
@@ -176,6 +177,16 @@ def _judge(rankings: Sequence[RankingLike], relevant: Sequence[Relevance], depth
             f"got {len(rankings)} rankings but {len(relevant)} relevance labels; "
             "they must be one per question"
         )
+    judged = _judge_all(rankings, relevant, depth)
+    # The per-question loop takes what the batch kernel declines: unusual input types, and
+    # invalid input, for which it raises exactly the error of the first bad question.
+    return judged if judged is not None else _judge_each(rankings, relevant, depth)
+
+
+def _judge_each(
+    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], depth: int
+) -> _Judged:
+    """:func:`_judge` one question at a time, validating each ranking then its labels."""
     n = len(rankings)
     gains = np.zeros((n, depth), dtype=np.float64)
     ideal = np.zeros((n, depth), dtype=np.float64)
@@ -196,6 +207,135 @@ def _judge(rankings: Sequence[RankingLike], relevant: Sequence[Relevance], depth
             first[q] = hits[0] + 1
         best = np.sort(doc_gains)[::-1][:depth]
         ideal[q, : best.size] = best
+    return _Judged(gains, ideal, first, n_relevant)
+
+
+# Label containers the batch kernel reads; each can be iterated again by the per-question loop.
+_PLAIN_SETS = (set, frozenset, list, tuple)
+_INT = frozenset({int})
+_NUMBER = frozenset({int, float})
+# Keys of (question, chunk) pairs are question * width + chunk; past this the loop is used.
+_MAX_KEY = 1 << 62
+
+
+def _flat_labels(
+    relevant: Sequence[Relevance],
+) -> tuple[IntArray, IntArray, FloatArray] | None:
+    """Every question's labels flattened: (question, chunk, gain), positive gains only, in
+    question order and possibly repeated (a list may name a chunk twice). None unless every label
+    set is a plain container of plain ints (a set, frozenset, list or tuple of chunks, or a dict
+    chunk -> int or float gain) and valid: the per-question loop deals with the rest."""
+    counts: list[int] = []
+    docs: list[int] = []
+    gains: list[float] = []
+    for labels in relevant:
+        if isinstance(labels, set | frozenset | list | tuple) and type(labels) in _PLAIN_SETS:
+            # Plain ints (bool is not): nothing to check per element but the sign, done below.
+            if not set(map(type, labels)) <= _INT:
+                return None
+            docs.extend(labels)
+            gains.extend(repeat(1.0, len(labels)))
+            counts.append(len(labels))
+        elif type(labels) is dict:
+            # Plain int chunks with plain int or float gains; the values are checked below.
+            if not (set(map(type, labels)) <= _INT and set(map(type, labels.values())) <= _NUMBER):
+                return None
+            docs.extend(labels)
+            gains.extend(labels.values())
+            counts.append(len(labels))
+        else:
+            return None
+    try:
+        doc_arr = np.array(docs, dtype=np.int64)
+        gain_arr = np.array(gains, dtype=np.float64)
+    except OverflowError:
+        return None
+    if doc_arr.size and int(doc_arr.min()) < 0:
+        return None
+    if not np.all(np.isfinite(gain_arr) & (gain_arr >= 0)):
+        return None
+    question = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    positive = gain_arr > 0  # a gain of 0 counts as unlabelled
+    return question[positive], doc_arr[positive], gain_arr[positive]
+
+
+def _judge_all(
+    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], depth: int
+) -> _Judged | None:
+    """:func:`_judge` for a whole batch with a few array operations, or None (see there).
+
+    All rankings are concatenated; each (question, chunk) pair gets the key question * width +
+    chunk. Sorting the ranked keys (row by row when every ranking has the same length) finds
+    repeated chunks (adjacent equal keys) and lets every label be found by binary search, giving
+    its rank; the first hit of each question is its best-ranked label
+    (``np.unique(return_index=True)`` over labels sorted by question and rank), and the ideal
+    order sorts the labels by question and decreasing gain.
+    """
+    n = len(rankings)
+    raws: list[np.ndarray] = []
+    for ranking in rankings:
+        raw = ranking.indices if isinstance(ranking, Ranking) else ranking
+        if (
+            not isinstance(raw, np.ndarray)
+            or raw.ndim != 1
+            or (raw.size and raw.dtype.kind not in "iu")
+        ):
+            return None
+        raws.append(raw)
+    labels = _flat_labels(relevant)
+    if labels is None:
+        return None
+    label_q, label_doc, label_gain = labels
+    lengths = np.fromiter((r.shape[0] for r in raws), dtype=np.int64, count=n)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    # Cast as astype(np.int64) does for each ranking in the loop.
+    flat = (
+        np.concatenate(raws, dtype=np.int64, casting="unsafe") if n else np.zeros(0, dtype=np.int64)
+    )
+    if flat.size and int(flat.min()) < 0:
+        return None
+    width = 1 + max(
+        int(flat.max()) if flat.size else 0, int(label_doc.max()) if label_doc.size else 0
+    )
+    if n * width >= _MAX_KEY:
+        return None
+    ranked_keys = np.repeat(np.arange(n, dtype=np.int64) * width, lengths) + flat
+    if n and int(lengths.min()) == int(lengths.max()):
+        # Rankings of one length (the usual case): sorting each row is much cheaper than one
+        # sort of everything, and the rows in question order are the keys in order.
+        rows = np.argsort(flat.reshape(n, int(lengths[0])), axis=1)
+        order = (rows + starts[:, None]).reshape(-1)
+    else:
+        order = np.argsort(ranked_keys, kind="stable")
+    ranked_keys = ranked_keys[order]
+    if np.any(ranked_keys[1:] == ranked_keys[:-1]):
+        return None
+    # One entry per labelled (question, chunk): a list may repeat a chunk, with the same gain 1.
+    label_keys, unique = np.unique(label_q * width + label_doc, return_index=True)
+    label_q, label_gain = label_q[unique], label_gain[unique]
+    n_relevant = np.bincount(label_q, minlength=n).astype(np.int64)
+
+    gains = np.zeros((n, depth), dtype=np.float64)
+    ideal = np.zeros((n, depth), dtype=np.float64)
+    first = np.zeros(n, dtype=np.int64)
+    if ranked_keys.size and label_keys.size:
+        slot = np.minimum(np.searchsorted(ranked_keys, label_keys), ranked_keys.size - 1)
+        found = ranked_keys[slot] == label_keys
+        hit_q = label_q[found]
+        hit_rank = order[slot[found]] - starts[hit_q]  # 0-based rank in its question's list
+        hit_gain = label_gain[found]
+        head = hit_rank < depth
+        gains[hit_q[head], hit_rank[head]] = hit_gain[head]
+        by_rank = np.lexsort((hit_rank, hit_q))
+        questions, first_of = np.unique(hit_q[by_rank], return_index=True)
+        first[questions] = hit_rank[by_rank][first_of] + 1
+    if label_keys.size:
+        by_gain = np.lexsort((-label_gain, label_q))
+        sorted_q = label_q[by_gain]
+        place = np.arange(sorted_q.size) - np.searchsorted(sorted_q, sorted_q)
+        keep = place < depth
+        ideal[sorted_q[keep], place[keep]] = label_gain[by_gain][keep]
     return _Judged(gains, ideal, first, n_relevant)
 
 

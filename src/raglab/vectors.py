@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab._types import FloatArray, IntArray
@@ -111,17 +113,28 @@ class Vocabulary:
 
 
 def _counts(docs: Sequence[Sequence[str]], vocabulary: Vocabulary) -> SparseMatrix:
-    # One COO triple per token occurrence; csr conversion sums duplicates into frequencies.
-    index = vocabulary.mapping
-    rows: list[int] = []
-    cols: list[int] = []
-    for r, doc in enumerate(docs):
-        ids = [index[t] for t in doc if t in index]
-        rows.extend([r] * len(ids))
-        cols.extend(ids)
-    data = np.ones(len(cols), dtype=np.float64)
+    # The column of every token occurrence, row after row, straight into one integer array (-1 for
+    # a token outside the vocabulary); a CSR matrix of ones over these columns, with duplicates
+    # summed, holds the frequencies. No Python list of ints and no COO row array: on 20 million
+    # tokens that is the difference between about 1.2 GB and 0.25 GB at the peak.
+    get = vocabulary.mapping.get
+    lengths = np.fromiter((len(doc) for doc in docs), dtype=np.int64, count=len(docs))
+    indptr = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    total = int(indptr[-1])
+    col_dtype = np.int32 if len(vocabulary) < np.iinfo(np.int32).max else np.int64
+    cols: npt.NDArray[np.signedinteger[Any]] = np.fromiter(
+        (get(t, -1) for t in chain.from_iterable(docs)), dtype=col_dtype, count=total
+    )
+    known = cols >= 0
+    if not known.all():
+        # Drop unknown tokens and move each row's end back by the number dropped before it.
+        kept = np.zeros(total + 1, dtype=np.int64)
+        np.cumsum(known, out=kept[1:])
+        indptr = kept[indptr]
+        cols = cols[known]
     matrix = sp.csr_matrix(
-        (data, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+        (np.ones(cols.shape[0], dtype=np.float64), cols, indptr),
         shape=(len(docs), len(vocabulary)),
         dtype=np.float64,
     )

@@ -22,7 +22,7 @@ from raglab._types import FloatArray
 from raglab.bm25 import BM25Index
 from raglab.chunking import ChunkIndex, chunk_pages
 from raglab.corpus import Corpus, load_corpus
-from raglab.lsa import LSAModel, even_windows, fit_lsa
+from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
 from raglab.text import identifiers, sentence_spans, tokenize
@@ -118,6 +118,13 @@ class ChunkSet:
     def lsa_projections(self) -> FloatArray:
         """Every chunk folded into the LSA space, shape (n_chunks, k)."""
         return self.lab.lsa.project(self.tokens)
+
+    @cached_property
+    def lsa_unit_projections(self) -> FloatArray:
+        """``lsa_projections`` with every row divided by its norm (zero rows stay zero), computed
+        once: pass it to ``LSAModel.search`` with ``normalised=True`` for the same ranking without
+        normalising every chunk again for each query."""
+        return unit_rows(self.lsa_projections)
 
     @cached_property
     def identifiers(self) -> list[set[str]]:

@@ -68,7 +68,9 @@ def bm25_ranking(
 
 def lsa_ranking(lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None) -> Ranking:
     cs = lab.chunk_set(chunking)
-    return lab.lsa.search(lab.query_tokens(q), cs.lsa_projections, k=_depth(cs))
+    return lab.lsa.search(
+        lab.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs), normalised=True
+    )
 
 
 def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
