@@ -14,6 +14,7 @@ import pytest
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.markdown import Table, render_markdown, sections
+from report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
 # A table row's cell separators: pipes not escaped by a backslash.
@@ -28,34 +29,6 @@ def report() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def markdown(report: dict[str, Any]) -> str:
     return render_markdown(report)
-
-
-def page_labelled_lab(folder: Path) -> Lab:
-    """Three pages and questions that name relevant pages instead of answer passages."""
-    pages = folder / "pages"
-    pages.mkdir()
-    texts = {
-        "mounts": "# Mounts\n\nThe EQ5 mount carries 15 kg. Tracking stops below 11 volts.\n",
-        "returns": "# Returns\n\nUnopened goods may come back within 45 days of delivery.\n",
-        "levels": "# Levels\n\nThe AL-32 level has 32x magnification.\n\n## Care\n\nWipe the lens.\n",
-    }
-    for name, text in texts.items():
-        (pages / f"{name}.md").write_text(text, encoding="utf-8")
-    rows = [
-        ("a", "train", "What does the EQ5 mount carry?", ["mounts"]),
-        ("b", "train", "When may unopened goods come back?", ["returns"]),
-        ("c", "train", "What magnification has the level?", ["levels"]),
-        ("d", "test", "Below what voltage does tracking stop?", ["mounts"]),
-    ]
-    questions = folder / "questions.jsonl"
-    questions.write_text(
-        "".join(
-            json.dumps({"id": i, "split": s, "kind": "beir", "question": q, "pages": p}) + "\n"
-            for i, s, q, p in rows
-        ),
-        encoding="utf-8",
-    )
-    return Lab.load(pages, questions)
 
 
 def table_rows(markdown: str, caption: str) -> list[list[str]]:

@@ -99,7 +99,7 @@ def load_lab(args: argparse.Namespace) -> Lab:
         lambda: lab.chunk_set(),
         lambda: lab.chunk_set().bm25,
         lambda: lab.lsa,
-        lambda: lab.chunk_set().lsa_projections,
+        lambda: lab.chunk_set().lsa_unit_projections,
     ]
     for step in progress(steps, description="Chunking and indexing", quiet=quiet):
         step()
