@@ -26,10 +26,14 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 
 import numpy as np
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
+from raglab import _bm25_compiled
+from raglab._bm25_topk import Columns, batch_top_k, maxscore_top_k, saturation
+from raglab._bm25_topk import top_k as _top_k
 from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
 from raglab._types import FloatArray, IntArray, Ranking
 from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, count_matrix
@@ -40,6 +44,12 @@ __all__ = ["BM25Index", "TermContribution", "grid_top_k", "lucene_idf"]
 _GRID_BLOCK_ELEMENTS = 1 << 23
 # Up to this k, grid_top_k finds each row's top k by repeated argmax instead of a partition.
 _ARGMAX_TOP_K = 8
+# A query whose postings plus documents number at least this goes through MaxScore: below it,
+# scoring everything costs less than the pruning's own bookkeeping.
+_PRUNE_MIN_WORK = 16_384
+# search_many scores at most this many (query, document) pairs of a dense batch at a time.
+_BATCH_BLOCK_ELEMENTS = 1 << 21
+_BACKENDS = ("auto", "numba", "numpy")
 
 
 def lucene_idf(df: IntArray | int, n_docs: int) -> FloatArray:
@@ -156,45 +166,11 @@ def _query_scores(
     """
     if postings.doc.size == 0:
         return np.zeros(n_docs, dtype=np.float64)
-    tf = postings.tf
-    length_factor = (1.0 - b) + b * length_ratio[postings.doc]
-    saturation = (tf * (k1 + 1.0)) / (tf + k1 * length_factor)
+    sat = saturation(postings.tf, length_ratio[postings.doc], k1, b)
     # With float weights bincount returns float64 (the cast only informs the type checker).
     out: FloatArray = np.bincount(
-        postings.doc, weights=postings.weight * saturation, minlength=n_docs
+        postings.doc, weights=postings.weight * sat, minlength=n_docs
     ).astype(np.float64, copy=False)
-    return out
-
-
-def _top_k(scores: FloatArray, k: int) -> IntArray:
-    """Indices of the top ``min(k, N)`` entries of ``scores`` (N,), best first, ties by ascending
-    index: the first k of a sort by (-score, index). Scores must not be NaN.
-
-    The maxima of k equal blocks are k scores, so the k-th largest score is at least their minimum
-    m. If k or more scores exceed m, the top k lie among them: a partition of those few finds the
-    k-th largest value v, and every candidate scoring at least v is sorted. Otherwise the k-th
-    largest score is m itself: the scores above m come first, then the lowest indices scoring m.
-    Sorting is stable over candidates in ascending index order, so ties go to the lower index.
-    A partition of the whole row is avoided: numpy's selection is slow on the long runs of equal
-    scores (documents matching no query term all score 0).
-    """
-    n = scores.shape[0]
-    k = min(k, n)
-    if k == 0:
-        return np.zeros(0, dtype=np.int64)
-    block = n // k
-    bound = scores[: block * k].reshape(k, block).max(axis=1).min()
-    cand = np.flatnonzero(scores > bound)
-    vals = scores[cand]
-    if cand.size > k:
-        kth = np.partition(vals, cand.size - k)[cand.size - k]
-        keep = vals >= kth
-        cand, vals = cand[keep], vals[keep]
-    order = np.argsort(-vals, kind="stable")[:k]
-    top = cand[order]
-    if top.size < k:
-        top = np.concatenate((top, np.flatnonzero(scores == bound)[: k - top.size]))
-    out: IntArray = top.astype(np.int64, copy=False)
     return out
 
 
@@ -246,7 +222,20 @@ class BM25Index:
     costs nothing. Documents are addressed by their position in ``docs``.
     """
 
-    __slots__ = ("_avgdl", "_b", "_counts", "_df", "_doc_len", "_idf", "_k1", "_ratio", "_vocab")
+    __slots__ = (
+        "_avgdl",
+        "_b",
+        "_columns",
+        "_counts",
+        "_df",
+        "_doc_len",
+        "_idf",
+        "_k1",
+        "_max_impacts",
+        "_ratio",
+        "_saturations",
+        "_vocab",
+    )
 
     def __init__(
         self, docs: Sequence[Sequence[str]], *, k1: float = BM25_K1, b: float = BM25_B
@@ -271,6 +260,23 @@ class BM25Index:
         self._ratio = doc_len / avgdl if avgdl > 0 else np.ones_like(doc_len)
         self._k1 = float(k1)
         self._b = float(b)
+        # Per term, the largest tf and the smallest |d| / avgdl among its documents: MaxScore's
+        # bound of the term's saturation at any (k1, b). Every vocabulary term has a document.
+        first = counts.indptr[:-1]
+        self._columns = Columns(
+            indptr=counts.indptr.astype(np.int64),
+            docs=counts.indices,
+            tf=np.asarray(counts.data, dtype=np.float64),
+            ratio=self._ratio,
+            max_tf=np.maximum.reduceat(np.asarray(counts.data, dtype=np.float64), first),
+            min_ratio=np.minimum.reduceat(self._ratio[counts.indices], first),
+        )
+        self._saturations: sp.csr_matrix | None = None
+        self._max_impacts: FloatArray | None = None
+        # Every posting's saturation at (k1, b) and each term's largest, for search_many: part
+        # of indexing, as bm25s precomputes its scores (a clone at other k1, b builds its own on
+        # first use).
+        self._max_impact()
 
     def with_params(self, *, k1: float | None = None, b: float | None = None) -> BM25Index:
         """The same index with other k1 and/or b (None keeps the current value).
@@ -285,6 +291,8 @@ class BM25Index:
             setattr(clone, name, getattr(self, name))
         clone._k1 = new_k1
         clone._b = new_b
+        clone._saturations = None  # they depend on k1 and b
+        clone._max_impacts = None
         return clone
 
     @property
@@ -358,15 +366,142 @@ class BM25Index:
             self._postings([query_tokens]), self._ratio, self._k1, self._b, self.n_docs
         )
 
+    def _query_terms(self, query: Sequence[str]) -> tuple[IntArray, FloatArray]:
+        """A query's distinct known terms (ascending columns) and their ``idf * query count``."""
+        _check_query(query)
+        index = self._vocab.mapping
+        counts = Counter(index[t] for t in query if t in index)
+        terms = np.array(sorted(counts), dtype=np.int64)
+        # The same expression as _postings' weights, so every path multiplies the same floats.
+        weights = self._idf[terms] * np.array([counts[t] for t in terms.tolist()], dtype=np.int64)
+        return terms, weights
+
+    def _work(self, terms: IntArray) -> int:
+        """Postings of ``terms`` plus documents: what scoring a query exhaustively touches."""
+        indptr = self._columns.indptr
+        return int((indptr[terms + 1] - indptr[terms]).sum()) + self.n_docs
+
+    def _search_one(self, query: Sequence[str], k: int) -> Ranking:
+        terms, weights = self._query_terms(query)
+        if terms.shape[0] > 1 and self._work(terms) >= _PRUNE_MIN_WORK:
+            pruned = maxscore_top_k(self._columns, terms, weights, self._k1, self._b, k)
+            if pruned is not None:
+                return Ranking(*pruned)
+        scores = _query_scores(self._postings([query]), self._ratio, self._k1, self._b, self.n_docs)
+        idx = _top_k(scores, k)
+        return Ranking(idx, scores[idx])
+
     def search(self, query_tokens: Sequence[str], *, k: int) -> Ranking:
         """The ``min(k, n_docs)`` best documents, best first, ties by ascending document index.
 
-        Documents matching no query term (score 0) fill the list when fewer than k match.
+        Documents matching no query term (score 0) fill the list when fewer than k match. The
+        result equals sorting :meth:`scores` by (-score, index): on a large collection the
+        documents that cannot reach the top k are skipped (MaxScore, see ``raglab._bm25_topk``)
+        without changing a bit of the answer.
         """
         _check_k(k)
-        scores = self.scores(query_tokens)
-        idx = _top_k(scores, int(k))
-        return Ranking(idx, scores[idx])
+        _check_query(query_tokens)
+        return self._search_one(query_tokens, int(k))
+
+    def search_many(
+        self, queries: Sequence[Sequence[str]], *, k: int, backend: str = "auto"
+    ) -> tuple[IntArray, FloatArray]:
+        """:meth:`search` for every query at once: (documents, scores), both (Q, min(k, N)).
+
+        Row q equals ``search(queries[q], k=k)`` bit for bit, whichever the backend.
+        ``backend``: ``"numba"`` runs a compiled kernel (numba must be installed; it compiles on
+        first use), ``"numpy"`` does not, and ``"auto"`` (the default) takes numba when it
+        imports. With numpy, queries against a small collection are scored together, a block at
+        a time, by one sparse product of their term weights (Q, V) with every posting's
+        saturation (V, N); the others are searched one by one. Both backends precompute every
+        posting's saturation once per index (nnz floats).
+        """
+        _check_k(k)
+        check_token_lists(queries, what="queries")
+        if backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(_BACKENDS)}, got {backend!r}")
+        if backend == "numba" and not _bm25_compiled.available():
+            raise ValueError("backend 'numba' needs numba installed (pip install numba)")
+        k = int(k)
+        if backend == "numba" or (backend == "auto" and _bm25_compiled.available()):
+            ptr = np.zeros(len(queries) + 1, dtype=np.int64)
+            np.cumsum([len(q) for q in queries], out=ptr[1:])
+            ids = np.fromiter(
+                map(self._vocab.mapping.get, chain.from_iterable(queries), repeat(-1)),
+                dtype=np.int64,
+                count=int(ptr[-1]),
+            )
+            cols = self._columns
+            impact = self._saturation_matrix()
+            return _bm25_compiled.search_many(
+                cols.indptr, cols.docs, impact.data, self._max_impact(), self._idf,
+                self.n_docs, ptr, ids, k,
+            )  # fmt: skip
+        return self._search_many_numpy(queries, k)
+
+    def _search_many_numpy(
+        self, queries: Sequence[Sequence[str]], k: int
+    ) -> tuple[IntArray, FloatArray]:
+        ptr, terms, weights = self._query_terms_many(queries)
+        k_eff = min(k, self.n_docs)
+        out_docs = np.zeros((len(queries), k_eff), dtype=np.int64)
+        out_scores = np.zeros((len(queries), k_eff), dtype=np.float64)
+        small: list[int] = []
+        for qi, query in enumerate(queries):
+            q_terms = terms[ptr[qi] : ptr[qi + 1]]
+            if q_terms.shape[0] > 1 and self._work(q_terms) >= _PRUNE_MIN_WORK:
+                ranking = self._search_one(query, k)
+                out_docs[qi], out_scores[qi] = ranking.indices, ranking.scores
+            else:
+                small.append(qi)
+        block = max(1, _BATCH_BLOCK_ELEMENTS // self.n_docs)
+        for start in range(0, len(small), block):
+            rows = np.array(small[start : start + block], dtype=np.int64)
+            lengths = ptr[rows + 1] - ptr[rows]
+            indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+            np.cumsum(lengths, out=indptr[1:])
+            at = np.repeat(ptr[rows] - indptr[:-1], lengths) + np.arange(indptr[-1])
+            query_weights = sp.csr_matrix(
+                (weights[at], terms[at], indptr), shape=(rows.shape[0], len(self._vocab))
+            )
+            out_docs[rows], out_scores[rows] = batch_top_k(
+                self._saturation_matrix(), query_weights, k
+            )
+        return out_docs, out_scores
+
+    def _query_terms_many(
+        self, queries: Sequence[Sequence[str]]
+    ) -> tuple[IntArray, IntArray, FloatArray]:
+        """Every query's distinct known terms and weights, as :meth:`_query_terms` gives them,
+        flattened: query q's are ``terms[ptr[q]:ptr[q + 1]]``. Returns (ptr, terms, weights)."""
+        mapping = self._vocab.mapping
+        n_terms = len(self._vocab)
+        ids = np.array([mapping.get(t, -1) for q in queries for t in q], dtype=np.int64)
+        owner = np.repeat(np.arange(len(queries), dtype=np.int64), [len(q) for q in queries])
+        known = ids >= 0
+        keys, counts = np.unique(owner[known] * n_terms + ids[known], return_counts=True)
+        owners = keys // n_terms
+        terms = keys - owners * n_terms
+        ptr = np.searchsorted(owners, np.arange(len(queries) + 1)).astype(np.int64)
+        weights = self._idf[terms] * counts.astype(np.int64)
+        return ptr, terms, weights
+
+    def _max_impact(self) -> FloatArray:
+        """Each term's largest saturation at this index's k1 and b, shape (V,)."""
+        if self._max_impacts is None:
+            sat = self._saturation_matrix()
+            self._max_impacts = np.maximum.reduceat(sat.data, self._columns.indptr[:-1])
+        return self._max_impacts
+
+    def _saturation_matrix(self) -> sp.csr_matrix:
+        """Every posting's saturation at this index's k1 and b, terms x documents (V, N)."""
+        if self._saturations is None:
+            cols = self._columns
+            sat = saturation(cols.tf, cols.ratio[cols.docs], self._k1, self._b)
+            self._saturations = sp.csr_matrix(
+                (sat, cols.docs, cols.indptr), shape=(len(self._vocab), self.n_docs)
+            )
+        return self._saturations
 
     def explain(self, query_tokens: Sequence[str], doc: int) -> list[TermContribution]:
         """Term-by-term breakdown of ``scores(query_tokens)[doc]``.

@@ -1,0 +1,357 @@
+"""A compiled BM25 top-k kernel for many queries, used when numba is installed (private).
+
+Inputs are the index's postings (CSC-style ``indptr``, ``docs``) with every posting's impact
+``saturation(tf, |d| / avgdl)`` precomputed by numpy at the index's k1 and b, and each term's
+largest impact. For each query the kernel counts its known terms (weight = ``idf * count``,
+the same float product numpy forms) and then either
+
+- adds ``weight * impact`` term by term, in ascending column order, into one reused accumulator
+  and keeps the best k of the documents it touched (short posting lists), or
+- walks the posting lists document at a time with MaxScore (Turtle and Flood 1995): the terms
+  whose bounds (``weight * largest impact``) sum to no more than the current k-th score cannot
+  lift a document into the top k on their own, so only the documents of the other lists are
+  visited, and a visited document is dropped as soon as its partial sum plus the bounds of the
+  terms not yet looked at cannot beat the k-th score.
+
+Either way a document's score is its contributions added from 0.0 in ascending column order, the
+numpy paths' sums bit for bit (numba fuses no multiply and add without fast-math, which is not
+asked for), and the top k is ordered by (-score, document); documents matching no term fill the
+list in ascending index.
+
+numba is optional: :func:`available` says whether it imports, and the kernel is compiled on
+first use (cached on disk by numba where it can write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from raglab._types import FloatArray, IntArray
+
+# A query whose postings number at least this is evaluated document at a time with MaxScore;
+# shorter ones are added term at a time into the accumulator (cheaper per posting).
+MAXSCORE_MIN_POSTINGS = 8192
+# Below MaxScore's size, a query touching at least N / this postings is selected from the dense
+# accumulator; one touching fewer keeps a list of the documents it touched.
+DENSE_FACTOR = 8
+# MaxScore first scores at most this many documents of the query's shortest list, for a k-th
+# score to prune with from the start.
+PROBE_DOCS = 128
+# MaxScore skips a document only when its bound, raised by this relative margin, is at most the
+# k-th score: a guard against last-bit differences between sums added in other orders.
+BOUND_MARGIN = 1e-9
+
+
+@cache
+def available() -> bool:
+    """Whether numba can be imported here."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _hold_source(top_d: Any, top_s: Any, filled: int, k: int, d: int, s: float) -> int:
+    """Offer document d with score s to the buffer of the best ``filled`` (at most k) documents,
+    sorted by (-score, document); returns the new count."""  # pragma: no cover - compiled
+    if filled == k:
+        if s < top_s[k - 1] or (s == top_s[k - 1] and d > top_d[k - 1]):
+            return filled
+        at = k - 1
+    else:
+        at = filled
+        filled += 1
+    while at > 0 and (s > top_s[at - 1] or (s == top_s[at - 1] and d < top_d[at - 1])):
+        top_s[at] = top_s[at - 1]
+        top_d[at] = top_d[at - 1]
+        at -= 1
+    top_s[at] = s
+    top_d[at] = d
+    return filled
+
+
+def _seek_source(docs: Any, lo: int, end: int, d: int) -> int:
+    """The first position in ``docs[lo:end]`` (ascending) holding d or more, else ``end``:
+    galloping from ``lo`` (the documents asked for ascend, so the answer is usually near), then
+    bisecting the last stride."""  # pragma: no cover - compiled
+    step = 1
+    while lo + step < end and docs[lo + step] < d:
+        lo += step
+        step *= 2
+    hi = min(lo + step, end)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if docs[mid] < d:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+_seek: Callable[..., int] = _seek_source
+# The kernel calls this name: the Python function until _kernel() publishes its compiled twin.
+_hold: Callable[..., int] = _hold_source
+
+
+def _kernel_source(
+    indptr: Any,
+    docs: Any,
+    impact: Any,
+    max_impact: Any,
+    idf: Any,
+    n_docs: int,
+    query_ptr: Any,
+    query_ids: Any,
+    k: int,
+    maxscore_min_postings: int,
+    margin: float,
+    dense_factor: int,
+    probe_docs: int,
+    out_docs: Any,
+    out_scores: Any,
+) -> None:  # pragma: no cover - runs compiled; its results are tested against the numpy paths
+    # Every contribution is positive, so a document's sum is 0.0 exactly until it is touched.
+    acc = np.zeros(n_docs, dtype=np.float64)
+    touched = np.empty(n_docs, dtype=np.int64)
+    top_d = np.empty(k, dtype=np.int64)
+    top_s = np.empty(k, dtype=np.float64)
+    maxima = np.empty(4 * k, dtype=np.float64)
+    max_terms = 1
+    for q in range(query_ptr.shape[0] - 1):
+        max_terms = max(max_terms, query_ptr[q + 1] - query_ptr[q])
+    terms = np.empty(max_terms, dtype=np.int64)
+    weights = np.empty(max_terms, dtype=np.float64)
+    bounds = np.empty(max_terms, dtype=np.float64)
+    by_bound = np.empty(max_terms, dtype=np.int64)
+    below = np.empty(max_terms, dtype=np.float64)  # below[r]: bounds of by_bound[0..r] summed
+    cursor = np.empty(max_terms, dtype=np.int64)
+    contribution = np.zeros(max_terms, dtype=np.float64)
+    for q in range(query_ptr.shape[0] - 1):
+        # The query's distinct known terms, ascending (insertion sort: queries are short).
+        m = 0
+        for i in range(query_ptr[q], query_ptr[q + 1]):
+            t = query_ids[i]
+            if t < 0:
+                continue
+            at = m
+            while at > 0 and terms[at - 1] > t:
+                terms[at] = terms[at - 1]
+                at -= 1
+            terms[at] = t
+            m += 1
+        distinct = 0
+        i = 0
+        while i < m:
+            t = terms[i]
+            count = 0
+            while i < m and terms[i] == t:
+                count += 1
+                i += 1
+            terms[distinct] = t
+            weights[distinct] = idf[t] * count
+            distinct += 1
+        m = distinct
+        postings = 0
+        for j in range(m):
+            postings += indptr[terms[j] + 1] - indptr[terms[j]]
+        filled = 0
+        n_touched = 0
+        if postings < maxscore_min_postings or m < 2:
+            # Term at a time into the accumulator (MaxScore has nothing to skip with one term).
+            dense = n_docs <= dense_factor * postings
+            for j in range(m):
+                w = weights[j]
+                for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
+                    d = docs[p]
+                    if not dense:
+                        # Remember first touches without a branch (a sum is 0.0 until touched).
+                        touched[n_touched] = d
+                        n_touched += acc[d] == 0.0
+                    acc[d] += w * impact[p]
+            if dense:
+                # The k-th largest of 4k block maxima is at most the k-th largest score, so the
+                # top k are among the few scores at or above it (or, when it is 0, among the
+                # matches); these arrive in ascending order into the sorted buffer.
+                n_blocks = min(n_docs, 4 * k)
+                block = n_docs // n_blocks
+                for bi in range(n_blocks):
+                    best = acc[bi * block]
+                    for d in range(bi * block + 1, (bi + 1) * block):
+                        best = max(best, acc[d])
+                    at = bi
+                    while at > 0 and maxima[at - 1] < best:
+                        maxima[at] = maxima[at - 1]
+                        at -= 1
+                    maxima[at] = best
+                floor = maxima[k - 1]
+                for d in range(n_docs):
+                    s = acc[d]
+                    if s >= floor and s > 0.0:
+                        filled = _hold(top_d, top_s, filled, k, d, s)
+                    acc[d] = 0.0
+            else:
+                for i in range(n_touched):
+                    d = touched[i]
+                    filled = _hold(top_d, top_s, filled, k, d, acc[d])
+        else:
+            # Document at a time with MaxScore. Terms by bound, ascending: the first n_skip of
+            # them are skipped ("non-essential"); below[r] sums the bounds of the first r + 1.
+            shortest = 0
+            for j in range(m):
+                bounds[j] = weights[j] * max_impact[terms[j]]
+                at = j
+                while at > 0 and bounds[by_bound[at - 1]] > bounds[j]:
+                    by_bound[at] = by_bound[at - 1]
+                    at -= 1
+                by_bound[at] = j
+                if indptr[terms[j] + 1] - indptr[terms[j]] < (
+                    indptr[terms[shortest] + 1] - indptr[terms[shortest]]
+                ):
+                    shortest = j
+            total = 0.0
+            for r in range(m):
+                total += bounds[by_bound[r]]
+                below[r] = total
+            # The probe: the first documents of the shortest list, scored exactly and marked
+            # (acc = 1) so that the walk below does not score them again. Their k-th score is
+            # where pruning starts. Held documents are then not all in ascending order, so a
+            # document is dropped only when it cannot reach the k-th score (ties may still win).
+            probe_start = indptr[terms[shortest]]
+            probe_end = min(indptr[terms[shortest] + 1], probe_start + probe_docs)
+            for j in range(m):
+                cursor[j] = indptr[terms[j]]
+            for p in range(probe_start, probe_end):
+                d = docs[p]
+                s = 0.0
+                for j in range(m):
+                    c = _seek(docs, cursor[j], indptr[terms[j] + 1], d)
+                    cursor[j] = c
+                    if c < indptr[terms[j] + 1] and docs[c] == d:
+                        s += weights[j] * impact[c]
+                acc[d] = 1.0
+                filled = _hold(top_d, top_s, filled, k, d, s)
+            theta = top_s[k - 1] if filled == k else -1.0
+            n_skip = 0
+            while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
+                n_skip += 1
+            for j in range(m):
+                cursor[j] = indptr[terms[j]]
+            while True:
+                # The next document: the smallest under an essential list's cursor.
+                d = n_docs
+                for r in range(n_skip, m):
+                    j = by_bound[r]
+                    if cursor[j] < indptr[terms[j] + 1] and docs[cursor[j]] < d:
+                        d = docs[cursor[j]]
+                if d == n_docs:
+                    break
+                partial = 0.0
+                for r in range(n_skip, m):
+                    j = by_bound[r]
+                    c = cursor[j]
+                    if c < indptr[terms[j] + 1] and docs[c] == d:
+                        contribution[j] = weights[j] * impact[c]
+                        partial += contribution[j]
+                        cursor[j] = c + 1
+                # The skipped terms, largest bound first, while the document can still win.
+                alive = acc[d] == 0.0
+                for r in range(n_skip - 1, -1, -1):
+                    if not alive or (partial + below[r]) * (1.0 + margin) < theta:
+                        alive = False
+                        break
+                    j = by_bound[r]
+                    c = _seek(docs, cursor[j], indptr[terms[j] + 1], d)
+                    cursor[j] = c
+                    if c < indptr[terms[j] + 1] and docs[c] == d:
+                        contribution[j] = weights[j] * impact[c]
+                        partial += contribution[j]
+                if alive:
+                    s = 0.0
+                    for j in range(m):  # the exact score: ascending columns, from 0.0
+                        s += contribution[j]
+                    filled = _hold(top_d, top_s, filled, k, d, s)
+                    if filled == k and top_s[k - 1] > theta:
+                        theta = top_s[k - 1]
+                        while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
+                            n_skip += 1
+                for j in range(m):
+                    contribution[j] = 0.0
+            for p in range(probe_start, probe_end):
+                acc[docs[p]] = 0.0
+        # Fewer than k matches: the lowest-indexed documents scoring 0 come next. Every
+        # matching document is then among the held ones (nothing is pruned before k are held).
+        held = filled
+        d = 0
+        while filled < k and d < n_docs:
+            matched = False
+            for i in range(held):
+                if top_d[i] == d:
+                    matched = True
+                    break
+            if not matched:
+                top_s[filled] = 0.0
+                top_d[filled] = d
+                filled += 1
+            d += 1
+        for i in range(k):
+            out_docs[q, i] = top_d[i]
+            out_scores[q, i] = top_s[i]
+        for i in range(n_touched):
+            acc[touched[i]] = 0.0
+
+
+@cache
+def _kernel() -> Callable[..., None]:
+    import numba
+
+    global _hold, _seek
+    _hold = numba.njit(cache=True, nogil=True, inline="always")(_hold_source)
+    _seek = numba.njit(cache=True, nogil=True, inline="always")(_seek_source)
+    compiled: Callable[..., None] = numba.njit(cache=True, nogil=True)(_kernel_source)
+    return compiled
+
+
+def search_many(
+    indptr: IntArray,
+    docs: np.ndarray,
+    impact: FloatArray,
+    max_impact: FloatArray,
+    idf: FloatArray,
+    n_docs: int,
+    query_ptr: IntArray,
+    query_ids: IntArray,
+    k: int,
+) -> tuple[IntArray, FloatArray]:
+    """Top ``min(k, n_docs)`` of every query, compiled: (documents, scores), both (Q, k).
+
+    Query q's tokens are the column ids ``query_ids[query_ptr[q]:query_ptr[q + 1]]`` (-1 for a
+    token outside the vocabulary; repeats count). ``impact`` (nnz,) is each posting's
+    saturation, ``max_impact`` (V,) each term's largest, ``idf`` (V,) Lucene's IDF.
+    """
+    n_queries = query_ptr.shape[0] - 1
+    k = min(k, n_docs)
+    out_docs = np.zeros((n_queries, k), dtype=np.int64)
+    out_scores = np.zeros((n_queries, k), dtype=np.float64)
+    _kernel()(
+        indptr,
+        docs,
+        impact,
+        max_impact,
+        idf,
+        n_docs,
+        query_ptr,
+        query_ids,
+        k,
+        MAXSCORE_MIN_POSTINGS,
+        BOUND_MARGIN,
+        DENSE_FACTOR,
+        PROBE_DOCS,
+        out_docs,
+        out_scores,
+    )
+    return out_docs, out_scores

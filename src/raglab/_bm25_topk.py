@@ -1,0 +1,314 @@
+"""Exact top-k BM25 retrieval kernels behind :class:`raglab.bm25.BM25Index` (private).
+
+Three ways to the same answer, chosen by ``BM25Index`` from the work each would do:
+
+- **exhaustive**: every posting of every query term is scored (``raglab.bm25._query_scores``) and
+  the top k is selected from the dense score vector (:func:`top_k`);
+- **dense batch** (:func:`batch_top_k`): many queries against a small collection at once, one
+  sparse product (query weights x precomputed saturations) and one selection over the rows;
+- **MaxScore** (:func:`maxscore_top_k`): one query against a large collection, scoring only the
+  documents that can still reach the top k (Turtle and Flood 1995, "Query evaluation: strategies
+  and optimizations", IP&M 31(6)).
+
+All three add the same products ``weight * saturation`` in the same order (ascending term
+column) starting from 0.0, so they return bitwise the same scores and, with ties broken by
+ascending document index everywhere, the same rankings.
+
+The saturation of a posting is ``tf (k1 + 1) / (tf + k1 ((1 - b) + b |d| / avgdl))`` and a
+term's weight is ``idf * query count``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp  # type: ignore[import-untyped]
+
+from raglab._types import FloatArray, IntArray
+
+# MaxScore skips a set of terms only when their summed bounds stay this far (relative) below the
+# threshold: a guard against the last-bit differences between the bound's and a score's sums.
+_BOUND_MARGIN = 1e-9
+# theta comes from the exact scores of at most this many documents of the shortest lists (those
+# with the best sums over the shortest lists' terms).
+_PROBE_DOCS = 256
+# Partial sums go through a dense vector of all N documents when the postings number at least
+# N / this, and through a sort of the postings otherwise.
+_DENSE_PARTIAL_RATIO = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The postings of a collection, column (term) by column, as MaxScore reads them.
+
+    ``indptr`` (V + 1,) int64 and ``docs`` (nnz,) int32: the documents of term t are
+    ``docs[indptr[t]:indptr[t + 1]]``, ascending. ``tf`` (nnz,) float64: their frequencies.
+    ``ratio`` (N,) float64: |d| / avgdl. ``max_tf`` and ``min_ratio`` (V,): per term, the largest
+    frequency and the smallest length ratio among its documents, from which an upper bound of
+    the term's saturation follows.
+    """
+
+    indptr: IntArray
+    docs: np.ndarray
+    tf: FloatArray
+    ratio: FloatArray
+    max_tf: FloatArray
+    min_ratio: FloatArray
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.ratio.shape[0])
+
+
+def saturation(tf: FloatArray, ratio: FloatArray, k1: float, b: float) -> FloatArray:
+    """``tf (k1 + 1) / (tf + k1 ((1 - b) + b ratio))`` elementwise, in the one order of operations
+    every path uses (so equal inputs give bitwise equal saturations)."""
+    length_factor = (1.0 - b) + b * ratio
+    out: FloatArray = (tf * (k1 + 1.0)) / (tf + k1 * length_factor)
+    return out
+
+
+def top_k(scores: FloatArray, k: int) -> IntArray:
+    """Indices of the top ``min(k, N)`` entries of ``scores`` (N,), best first, ties by ascending
+    index: the first k of a sort by (-score, index). Scores must not be NaN.
+
+    The maxima of k equal blocks are k scores, so the k-th largest score is at least their minimum
+    m. If k or more scores exceed m, the top k lie among them: a partition of those few finds the
+    k-th largest value v, and every candidate scoring at least v is sorted. Otherwise the k-th
+    largest score is m itself: the scores above m come first, then the lowest indices scoring m.
+    Sorting is stable over candidates in ascending index order, so ties go to the lower index.
+    A partition of the whole row is avoided: numpy's selection is slow on the long runs of equal
+    scores (documents matching no query term all score 0).
+    """
+    n = scores.shape[0]
+    k = min(k, n)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    block = n // k
+    bound = scores[: block * k].reshape(k, block).max(axis=1).min()
+    cand = np.flatnonzero(scores > bound)
+    vals = scores[cand]
+    if cand.size > k:
+        kth = np.partition(vals, cand.size - k)[cand.size - k]
+        keep = vals >= kth
+        cand, vals = cand[keep], vals[keep]
+    order = np.argsort(-vals, kind="stable")[:k]
+    top = cand[order]
+    if top.size < k:
+        top = np.concatenate((top, np.flatnonzero(scores == bound)[: k - top.size]))
+    out: IntArray = top.astype(np.int64, copy=False)
+    return out
+
+
+def top_k_rows(scores: FloatArray, k: int) -> tuple[IntArray, FloatArray]:
+    """Top ``min(k, N)`` columns of every row of ``scores`` (R, N), best first, ties by ascending
+    column; returns (columns, values), both (R, k).
+
+    Per row, the k-th largest of the maxima of 4k blocks is a lower bound t of the row's k-th
+    largest score (k distinct blocks reach it), so the top k are among the entries >= t: only
+    those few are sorted, all rows at once, by (row, -score, column). A row whose bound is not
+    positive (fewer than k blocks hold a match) goes through :func:`top_k` on its own, which
+    fills with the lowest-indexed zeros.
+    """
+    n_rows, n = scores.shape
+    k = min(k, n)
+    cols = np.zeros((n_rows, k), dtype=np.int64)
+    vals = np.zeros((n_rows, k), dtype=np.float64)
+    if k == 0 or n_rows == 0:
+        return cols, vals
+    n_blocks = min(n, 4 * k)
+    block = n // n_blocks
+    maxima = scores[:, : n_blocks * block].reshape(n_rows, n_blocks, block).max(axis=2)
+    bound = np.partition(maxima, n_blocks - k, axis=1)[:, n_blocks - k]
+    easy = bound > 0
+    rows = np.flatnonzero(easy)
+    if rows.size:
+        sub = scores[rows]
+        r, c = np.nonzero(sub >= bound[rows, None])
+        v = sub[r, c]
+        order = np.lexsort((c, -v, r))
+        r, c, v = r[order], c[order], v[order]
+        first = np.searchsorted(r, np.arange(rows.size))
+        take = first[:, None] + np.arange(k)
+        cols[rows] = c[take]
+        vals[rows] = v[take]
+    for row in np.flatnonzero(~easy):
+        top = top_k(scores[row], k)
+        cols[row] = top
+        vals[row] = scores[row, top]
+    return cols, vals
+
+
+def batch_top_k(
+    saturations: sp.csr_matrix, weights: sp.csr_matrix, k: int
+) -> tuple[IntArray, FloatArray]:
+    """Top k of several queries at once: ``weights`` (Q, V) holds each query's ``idf * count``
+    in ascending term columns, ``saturations`` (V, N) each posting's saturation.
+
+    The product is scipy's sparse matrix product, which for each query and document adds
+    ``weight * saturation`` term by term in the weights' column order, starting from 0.0: the
+    exhaustive path's sums, bit for bit. Returns (documents, scores), both (Q, min(k, N)).
+    """
+    dense = np.asarray((weights @ saturations).toarray(), dtype=np.float64)
+    return top_k_rows(dense, k)
+
+
+def exact_scores(
+    cols: Columns,
+    terms: IntArray,
+    weights: FloatArray,
+    k1: float,
+    b: float,
+    docs: IntArray,
+    *,
+    scatter: np.ndarray | None = None,
+) -> FloatArray:
+    """BM25 scores of the sorted, distinct documents ``docs`` for one query, shape (len(docs),).
+
+    Term by term in ascending column order, the term's contribution is added to each document
+    holding it. A term marked in ``scatter`` has all its documents among ``docs`` and is added by
+    locating each posting in ``docs``; any other term is looked up by binary search in its
+    postings for each of ``docs``.
+    """
+    out = np.zeros(docs.shape[0], dtype=np.float64)
+    indptr = cols.indptr
+    for j in range(terms.shape[0]):
+        start = int(indptr[terms[j]])
+        end = int(indptr[terms[j] + 1])
+        postings = cols.docs[start:end]
+        if scatter is not None and scatter[j]:
+            slot = np.searchsorted(docs, postings)
+            out[slot] += weights[j] * saturation(cols.tf[start:end], cols.ratio[postings], k1, b)
+        else:
+            pos = np.searchsorted(postings, docs)
+            np.minimum(pos, end - start - 1, out=pos)
+            hit = np.flatnonzero(postings[pos] == docs)
+            at = pos[hit] + start
+            out[hit] += weights[j] * saturation(cols.tf[at], cols.ratio[docs[hit]], k1, b)
+    return out
+
+
+def partial_scores(
+    cols: Columns, terms: IntArray, weights: FloatArray, k1: float, b: float
+) -> tuple[IntArray, FloatArray]:
+    """The documents holding any of ``terms`` (ascending columns) and their scores over those
+    terms alone, summed in column order (so each is a lower bound of, or equal to, the full
+    score). Returns (documents ascending, sums), both (D,).
+
+    A stable sort of the postings by document keeps each document's contributions in term
+    order, and ``add.reduceat`` sums them left to right.
+    """
+    indptr = cols.indptr
+    spans = [(int(indptr[t]), int(indptr[t + 1])) for t in terms.tolist()]
+    docs = np.concatenate([cols.docs[a:z] for a, z in spans])
+    parts = [
+        w * saturation(cols.tf[a:z], cols.ratio[cols.docs[a:z]], k1, b)
+        for w, (a, z) in zip(weights.tolist(), spans, strict=True)
+    ]
+    contributions = np.concatenate(parts)
+    if len(spans) == 1:
+        return docs.astype(np.int64), contributions
+    if docs.shape[0] * _DENSE_PARTIAL_RATIO >= cols.n_docs:
+        # Many postings: adding them into a dense vector (in posting order, which is term
+        # order) is cheaper than sorting them.
+        dense = np.bincount(docs, weights=contributions, minlength=cols.n_docs)
+        held = np.flatnonzero(dense)
+        return held.astype(np.int64), dense[held].astype(np.float64, copy=False)
+    order = np.argsort(docs, kind="stable")
+    docs = docs[order]
+    starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
+    sums: FloatArray = np.add.reduceat(contributions[order], starts)
+    return docs[starts].astype(np.int64), sums
+
+
+def _kth_largest(values: FloatArray, k: int) -> float:
+    return float(np.partition(values, values.shape[0] - k)[values.shape[0] - k])
+
+
+def maxscore_top_k(
+    cols: Columns, terms: IntArray, weights: FloatArray, k1: float, b: float, k: int
+) -> tuple[IntArray, FloatArray] | None:
+    """The exact top ``k`` of one query by MaxScore, or None when pruning cannot help.
+
+    ``terms`` (m,) are the query's distinct term columns, ascending; ``weights`` (m,) their
+    ``idf * query count``. Each term's contribution to any document is at most
+    ``U_t = weight_t * saturation(max_tf_t, min_ratio_t)``, and a sum over some of a document's
+    terms is at most its score. Steps:
+
+    1. theta: the k-th best exact score among the documents of the shortest posting lists
+       (holding k documents or more; at most ``max(_PROBE_DOCS, k)`` of them, those of best sum over
+       these lists), a lower bound of the final k-th score;
+    2. the terms of smallest bound whose bounds sum below theta cannot lift a document into the
+       top k on their own: the documents of the other ("essential") terms are the candidates;
+    3. each candidate's sum over the essential terms raises theta (its k-th best), and a
+       candidate whose sum plus the skipped terms' bounds stays below theta is dropped;
+    4. the rest are scored exactly with every term, and the top k taken.
+
+    Returns None (the caller scores exhaustively) when the shortest lists hold fewer than k
+    documents, or when no term can be skipped.
+    """
+    m = terms.shape[0]
+    indptr = cols.indptr
+    lengths = indptr[terms + 1] - indptr[terms]
+    by_length = np.argsort(lengths, kind="stable")
+    n_probe = int(np.searchsorted(np.cumsum(lengths[by_length]), k)) + 1
+    if n_probe >= m:
+        return None
+    probe = np.sort(by_length[:n_probe])
+    probe_docs, probe_sums = partial_scores(cols, terms[probe], weights[probe], k1, b)
+    if probe_docs.shape[0] < k:
+        return None
+    keep = max(_PROBE_DOCS, k)
+    if probe_docs.shape[0] > keep:
+        best = np.argpartition(probe_sums, probe_docs.shape[0] - keep)
+        probe_docs = np.sort(probe_docs[best[probe_docs.shape[0] - keep :]])
+    theta = _kth_largest(exact_scores(cols, terms, weights, k1, b, probe_docs), k)
+    bounds = weights * saturation(cols.max_tf[terms], cols.min_ratio[terms], k1, b)
+    # Skip the terms of smallest bound while their bounds, summed in the scores' own order
+    # (ascending column), stay below theta.
+    skip = np.zeros(m, dtype=bool)
+    for j in np.argsort(bounds, kind="stable").tolist():
+        skip[j] = True
+        total = 0.0
+        for bound in bounds[skip].tolist():
+            total += bound
+        if total * (1.0 + _BOUND_MARGIN) >= theta:
+            skip[j] = False
+            break
+    if not skip.any():
+        return None
+    essential = np.flatnonzero(~skip)
+    cand, sums = partial_scores(cols, terms[essential], weights[essential], k1, b)
+    # The skipped terms, largest bound first: each one's true contribution replaces its bound in
+    # every surviving candidate's upper bound, theta rises with the sums, and candidates fall.
+    # These sums are added in another order than the score's, so they serve only for pruning
+    # (the margin absorbs their last-bit differences); the survivors are scored exactly below.
+    rest = sorted(np.flatnonzero(skip).tolist(), key=lambda j: -float(bounds[j]))
+    while True:
+        theta = max(theta, _kth_largest(sums, k))
+        rest_bound = float(sum(float(bounds[j]) for j in rest))
+        alive = (sums + rest_bound) * (1.0 + _BOUND_MARGIN) >= theta
+        cand, sums = cand[alive], sums[alive]
+        if not rest or cand.shape[0] <= k:
+            break
+        j = rest.pop(0)
+        sums = sums + _lookup(cols, int(terms[j]), float(weights[j]), k1, b, cand)
+    scores = exact_scores(cols, terms, weights, k1, b, cand)
+    top = top_k(scores, k)
+    return cand[top], scores[top]
+
+
+def _lookup(
+    cols: Columns, term: int, weight: float, k1: float, b: float, docs: IntArray
+) -> FloatArray:
+    """``weight * saturation`` of ``term`` in each of the sorted ``docs`` (0 where absent)."""
+    start, end = int(cols.indptr[term]), int(cols.indptr[term + 1])
+    postings = cols.docs[start:end]
+    pos = np.searchsorted(postings, docs)
+    np.minimum(pos, end - start - 1, out=pos)
+    hit = np.flatnonzero(postings[pos] == docs)
+    out = np.zeros(docs.shape[0], dtype=np.float64)
+    at = pos[hit] + start
+    out[hit] = weight * saturation(cols.tf[at], cols.ratio[docs[hit]], k1, b)
+    return out

@@ -1,0 +1,138 @@
+"""Tests for raglab._bm25_compiled: the numba kernel behind BM25Index.search_many.
+
+The oracle is exhaustive scoring with numpy (``BM25Index.scores`` sorted by (-score, index)):
+the compiled kernel must return the same documents and bitwise the same scores on each of its
+three paths (dense accumulator, touched list, MaxScore), which the tests force in turn through
+the kernel's thresholds. numba is installed with the test extra; without it these tests fail
+rather than skip, as a missing backend is a broken test environment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import raglab._bm25_compiled as compiled
+from raglab.bm25 import BM25Index
+
+PARAMS = ((1.2, 0.75), (0.0, 0.5), (2.0, 1.0), (0.9, 0.0))
+
+# Thresholds that send every query down one path: (MaxScore's minimum postings, dense factor).
+PATHS = {
+    "dense accumulator": (10**12, 10**12),
+    "touched list": (10**12, 0),
+    "MaxScore": (0, 0),
+}
+
+
+@pytest.fixture(scope="module")
+def zipf_corpus() -> tuple[list[list[str]], list[list[str]]]:
+    """Seeded Zipf documents (one empty, two duplicates) and queries with repeats, unknown
+    tokens, an empty query and single terms."""
+    rng = np.random.default_rng(808)
+    n_terms = 300
+    p = 1.0 / np.arange(1, n_terms + 1) ** 1.0
+    p /= p.sum()
+    terms = np.array([f"t{i}" for i in range(n_terms)])
+    docs = [
+        list(terms[rng.choice(n_terms, size=int(rng.integers(3, 50)), p=p)]) for _ in range(500)
+    ]
+    docs[0] = []
+    docs[20] = list(docs[400])
+    docs[21] = list(docs[400])
+    queries = []
+    for _ in range(50):
+        d = docs[int(rng.integers(1, len(docs)))]
+        queries.append([str(t) for t in rng.choice(d, size=int(rng.integers(1, 8)))])
+    queries += [["t0", "t0", "t1"], ["t299", "unknown"], [], ["unknown"], ["t7"]]
+    return docs, queries
+
+
+def exhaustive(index: BM25Index, query: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    scores = index.scores(query)
+    order = np.lexsort((np.arange(scores.size), -scores))[: min(k, scores.size)]
+    return order, scores[order]
+
+
+def test_numba_is_installed_with_the_test_extra() -> None:
+    assert compiled.available()
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("k", [1, 3, 10, 499, 600])
+def test_every_compiled_path_equals_exhaustive_scoring(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    path: str,
+    k: int,
+) -> None:
+    """oracle: exhaustive numpy scoring, sorted by (-score, index); scores bit for bit (the
+    kernel adds the same products in the same order), ties and zero-filled tails included."""
+    docs, queries = zipf_corpus
+    min_postings, dense_factor = PATHS[path]
+    monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", min_postings)
+    monkeypatch.setattr(compiled, "DENSE_FACTOR", dense_factor)
+    base = BM25Index(docs)
+    for k1, b in PARAMS:
+        index = base.with_params(k1=k1, b=b)
+        found, scores = index.search_many(queries, k=k, backend="numba")
+        assert found.shape == (len(queries), min(k, len(docs)))
+        for q, query in enumerate(queries):
+            want_docs, want_scores = exhaustive(index, query, k)
+            np.testing.assert_array_equal(found[q], want_docs)
+            np.testing.assert_array_equal(scores[q].view(np.int64), want_scores.view(np.int64))
+
+
+@pytest.mark.parametrize("probe", [0, 1, 5, 10_000])
+def test_maxscore_probe_size_never_changes_the_answer(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    probe: int,
+) -> None:
+    """oracle: exhaustive scoring. Probed documents are scored once and held out of the walk;
+    the probe size (none, fewer than k, all of the shortest list) only moves where pruning
+    starts."""
+    docs, queries = zipf_corpus
+    monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", 0)
+    monkeypatch.setattr(compiled, "PROBE_DOCS", probe)
+    index = BM25Index(docs)
+    found, scores = index.search_many(queries, k=10, backend="numba")
+    for q, query in enumerate(queries):
+        want_docs, want_scores = exhaustive(index, query, 10)
+        np.testing.assert_array_equal(found[q], want_docs)
+        np.testing.assert_array_equal(scores[q], want_scores)
+
+
+def test_compiled_equals_numpy_on_cranfield(
+    cranfield_doc_tokens: list[list[str]], cranfield_query_tokens: list[list[str]]
+) -> None:
+    """oracle: the numpy backend (checked against exhaustive scoring in test_bm25_topk.py), on
+    all 225 Cranfield queries, with the kernel's own thresholds and with MaxScore forced."""
+    index = BM25Index(cranfield_doc_tokens)
+    want = index.search_many(cranfield_query_tokens, k=100, backend="numpy")
+    got = index.search_many(cranfield_query_tokens, k=100, backend="numba")
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1].view(np.int64), want[1].view(np.int64))
+    default = compiled.MAXSCORE_MIN_POSTINGS
+    try:
+        compiled.MAXSCORE_MIN_POSTINGS = 0
+        forced = index.search_many(cranfield_query_tokens, k=100, backend="numba")
+    finally:
+        compiled.MAXSCORE_MIN_POSTINGS = default
+    np.testing.assert_array_equal(forced[0], want[0])
+    np.testing.assert_array_equal(forced[1], want[1])
+
+
+def test_auto_takes_numba_when_it_imports_and_numpy_otherwise(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same answers either way; asking for numba without it is a clear error."""
+    docs, queries = zipf_corpus
+    index = BM25Index(docs)
+    with_numba = index.search_many(queries, k=5)
+    monkeypatch.setattr(compiled, "available", lambda: False)
+    without = index.search_many(queries, k=5)
+    np.testing.assert_array_equal(with_numba[0], without[0])
+    np.testing.assert_array_equal(with_numba[1], without[1])
+    with pytest.raises(ValueError, match="needs numba"):
+        index.search_many(queries, k=5, backend="numba")

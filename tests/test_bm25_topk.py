@@ -1,0 +1,215 @@
+"""Tests for raglab._bm25_topk: MaxScore, the dense batch and their agreement with exhaustive
+scoring, through BM25Index.search and BM25Index.search_many (numpy backend).
+
+The oracle everywhere is exhaustive scoring: ``BM25Index.scores`` (itself checked against bm25s
+in test_bm25.py) sorted by (-score, index) with numpy.lexsort. The pruned paths must return the
+same documents and bitwise the same scores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import raglab._bm25_topk as topk_module
+import raglab.bm25 as bm25_module
+from raglab.bm25 import BM25Index
+
+PARAMS = ((1.2, 0.75), (0.0, 0.5), (2.0, 1.0), (0.9, 0.0))
+
+# ---------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def zipf_corpus() -> tuple[list[list[str]], list[list[str]]]:
+    """Seeded Zipf documents (one empty, two duplicated: exact ties) and queries mixing frequent
+    and rare terms, with repeats and unknown tokens."""
+    rng = np.random.default_rng(404)
+    n_terms = 400
+    p = 1.0 / np.arange(1, n_terms + 1) ** 1.0
+    p /= p.sum()
+    terms = np.array([f"t{i}" for i in range(n_terms)])
+    docs = [
+        list(terms[rng.choice(n_terms, size=int(rng.integers(5, 60)), p=p)]) for _ in range(700)
+    ]
+    docs[3] = []
+    docs[10] = list(docs[500])
+    docs[11] = list(docs[500])
+    queries = []
+    for _ in range(60):
+        d = docs[int(rng.integers(len(docs)))] or ["t0"]
+        size = int(rng.integers(1, 8))
+        queries.append([str(t) for t in rng.choice(d, size=size)])
+    queries += [["t0", "t1", "t2"], ["t0", "t0", "t399"], ["t5", "nowhere"], [], ["nowhere"]]
+    return docs, queries
+
+
+def exhaustive(index: BM25Index, query: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    scores = index.scores(query)
+    order = np.lexsort((np.arange(scores.size), -scores))[: min(k, scores.size)]
+    return order, scores[order]
+
+
+def assert_same(got: tuple[np.ndarray, np.ndarray], want: tuple[np.ndarray, np.ndarray]) -> None:
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1].dtype == np.float64
+    np.testing.assert_array_equal(got[1].view(np.int64), want[1].view(np.int64))
+
+
+# ---------------------------------------------------------------- MaxScore (single queries)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 10, 40])
+def test_maxscore_search_equals_exhaustive_scoring(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    k: int,
+) -> None:
+    """oracle: exhaustive scores sorted by (-score, index). The pruning threshold is lowered so
+    every query with two or more terms goes through MaxScore, at several k1, b (k1 = 0 makes
+    every posting of a term tie)."""
+    docs, queries = zipf_corpus
+    monkeypatch.setattr(bm25_module, "_PRUNE_MIN_WORK", 0)
+    calls = []
+    real = topk_module.maxscore_top_k
+
+    def counting(*args: object, **kwargs: object) -> object:
+        result = real(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr(bm25_module, "maxscore_top_k", counting)
+    base = BM25Index(docs)
+    for k1, b in PARAMS:
+        index = base.with_params(k1=k1, b=b)
+        for query in queries:
+            ranking = index.search(query, k=k)
+            assert_same((ranking.indices, ranking.scores), exhaustive(index, query, k))
+    # The test is about the pruned path: most queries must have taken it to the end.
+    assert sum(calls) > len(queries)
+
+
+@pytest.mark.parametrize("probe", [1, 3, 256])
+def test_maxscore_is_exact_whatever_the_probe_size(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    probe: int,
+) -> None:
+    """oracle: exhaustive scoring; the probe only sets where pruning starts, never the answer."""
+    docs, queries = zipf_corpus
+    monkeypatch.setattr(bm25_module, "_PRUNE_MIN_WORK", 0)
+    monkeypatch.setattr(topk_module, "_PROBE_DOCS", probe)
+    monkeypatch.setattr(topk_module, "_DENSE_PARTIAL_RATIO", 1 if probe == 3 else 10**9)
+    index = BM25Index(docs)
+    for query in queries:
+        ranking = index.search(query, k=10)
+        assert_same((ranking.indices, ranking.scores), exhaustive(index, query, 10))
+
+
+def test_maxscore_skips_documents_on_a_skewed_query() -> None:
+    """A hand-built case: one rare term in three short documents and one very common term of
+    small idf. The common term's bound (its weight times its largest saturation) is below the
+    third-best score, so only the rare term's documents are candidates, and MaxScore's answer
+    equals the exhaustive one."""
+    docs = [["common"] * 3 for _ in range(300)]
+    docs[7] = ["rare", "common"]
+    docs[150] = ["rare"]
+    docs[299] = ["rare", "rare", "common"]
+    docs.append(["other"])  # one document without "common": its idf stays positive
+    index = BM25Index(docs)
+    cols = index._columns
+    terms, weights = index._query_terms(["rare", "common"])
+    pruned = topk_module.maxscore_top_k(cols, terms, weights, index.k1, index.b, 3)
+    assert pruned is not None
+    assert sorted(pruned[0].tolist()) == [7, 150, 299]
+    assert_same(pruned, exhaustive(index, ["rare", "common"], 3))
+
+
+def test_maxscore_declines_when_the_shortest_lists_hold_too_few_documents() -> None:
+    """With fewer than k documents in the probe lists, MaxScore hands back to exhaustive
+    scoring (which fills the list with documents scoring 0)."""
+    index = BM25Index([["a", "b"], ["b"], ["c"], ["c"]])
+    terms, weights = index._query_terms(["a", "b"])
+    assert topk_module.maxscore_top_k(index._columns, terms, weights, 1.2, 0.75, 5) is None
+    ranking = index.search(["a", "b"], k=4)
+    assert ranking.indices.tolist() == [0, 1, 2, 3]
+    assert ranking.scores[2] == ranking.scores[3] == 0.0
+
+
+# ---------------------------------------------------------------- search_many, numpy backend
+
+
+@pytest.mark.parametrize("k", [1, 7, 10, 701, 5000])
+def test_search_many_numpy_equals_search(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]], k: int
+) -> None:
+    """oracle: exhaustive scoring per query; rows of search_many must be those lists, bit for
+    bit, including k past the collection size and empty or unknown queries."""
+    docs, queries = zipf_corpus
+    base = BM25Index(docs)
+    for k1, b in PARAMS:
+        index = base.with_params(k1=k1, b=b)
+        found, scores = index.search_many(queries, k=k, backend="numpy")
+        assert found.shape == scores.shape == (len(queries), min(k, len(docs)))
+        for q, query in enumerate(queries):
+            assert_same((found[q], scores[q]), exhaustive(index, query, k))
+
+
+def test_search_many_numpy_mixes_batched_and_pruned_queries(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a threshold between the queries' sizes, some go through the dense batch (in several
+    blocks) and some through MaxScore; every row is still the exhaustive answer."""
+    docs, queries = zipf_corpus
+    monkeypatch.setattr(bm25_module, "_PRUNE_MIN_WORK", 900)
+    monkeypatch.setattr(bm25_module, "_BATCH_BLOCK_ELEMENTS", 3 * len(docs))
+    index = BM25Index(docs)
+    works = [index._work(index._query_terms(q)[0]) for q in queries]
+    assert min(works) < 900 <= max(works)
+    found, scores = index.search_many(queries, k=10, backend="numpy")
+    for q, query in enumerate(queries):
+        assert_same((found[q], scores[q]), exhaustive(index, query, 10))
+
+
+def test_dense_row_selection_equals_lexsort() -> None:
+    """oracle: numpy.lexsort by (-score, column) on rows with runs of ties and of zeros, rows of
+    fewer matches than k and all-zero rows."""
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n = int(rng.integers(1, 80))
+        rows = int(rng.integers(1, 6))
+        if trial % 3 == 0:
+            scores = rng.integers(0, 3, size=(rows, n)).astype(np.float64)
+        elif trial % 3 == 1:
+            scores = np.where(rng.random((rows, n)) < 0.1, rng.random((rows, n)), 0.0)
+        else:
+            scores = rng.random((rows, n))
+        for k in (1, 2, 5, 10, n, n + 4):
+            cols, vals = topk_module.top_k_rows(scores, k)
+            for r in range(rows):
+                want = np.lexsort((np.arange(n), -scores[r]))[: min(k, n)]
+                np.testing.assert_array_equal(cols[r], want)
+                np.testing.assert_array_equal(vals[r], scores[r, want])
+
+
+def test_search_many_on_cranfield_equals_search(
+    cranfield_doc_tokens: list[list[str]], cranfield_query_tokens: list[list[str]]
+) -> None:
+    """oracle: BM25Index.search (itself equal to bm25s's rankings, test_bm25.py) on all 225
+    Cranfield queries, at k = 10 and k = 100."""
+    index = BM25Index(cranfield_doc_tokens)
+    for k in (10, 100):
+        found, scores = index.search_many(cranfield_query_tokens, k=k, backend="numpy")
+        for q, query in enumerate(cranfield_query_tokens):
+            ranking = index.search(query, k=k)
+            assert_same((found[q], scores[q]), (ranking.indices, ranking.scores))
+
+
+def test_search_many_rejects_bad_arguments() -> None:
+    index = BM25Index([["a"], ["b"]])
+    with pytest.raises(ValueError, match="backend must be one of"):
+        index.search_many([["a"]], k=1, backend="fortran")
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        index.search_many([["a"]], k=0)
+    with pytest.raises(ValueError, match=r"queries\[0\] is a string"):
+        index.search_many(["a b"], k=1)
