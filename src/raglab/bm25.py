@@ -329,7 +329,6 @@ class BM25Index:
         return self._idf.copy()
 
     def _postings(self, queries: Sequence[Sequence[str]]) -> _Postings:
-        indptr = self._counts.indptr
         index = self._vocab.mapping
         q_ids: list[int] = []
         t_ids: list[int] = []
@@ -343,20 +342,30 @@ class BM25Index:
             q_ids.extend([qi] * len(terms))
             t_ids.extend(terms)
             t_counts.extend([counts[t] for t in terms])
-        if not t_ids:
+        terms_arr = np.array(t_ids, dtype=np.int64)
+        return self._gather(
+            np.array(q_ids, dtype=np.int64),
+            terms_arr,
+            self._idf[terms_arr] * np.array(t_counts, dtype=np.int64),
+        )
+
+    def _gather(self, owner: IntArray, terms: IntArray, weights: FloatArray) -> _Postings:
+        """The postings of (query, term) pairs: ``owner`` (T,) the query of each pair, ``terms``
+        (T,) its column and ``weights`` (T,) its ``idf * query count``."""
+        if terms.shape[0] == 0:
             empty_i = np.zeros(0, dtype=np.int64)
             return _Postings(empty_i, empty_i, np.zeros(0), np.zeros(0))
-        terms_arr = np.array(t_ids, dtype=np.int64)
-        starts = indptr[terms_arr].astype(np.int64)
-        lengths = indptr[terms_arr + 1].astype(np.int64) - starts
+        indptr = self._columns.indptr
+        starts = indptr[terms]
+        lengths = indptr[terms + 1] - starts
         # Positions of every posting of every term, laid out term after term.
         ends = np.cumsum(lengths)
         pos = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1], dtype=np.int64)
         return _Postings(
-            query=np.repeat(np.array(q_ids, dtype=np.int64), lengths),
+            query=np.repeat(owner, lengths),
             doc=self._counts.indices[pos].astype(np.int64),
-            tf=np.asarray(self._counts.data[pos], dtype=np.float64),
-            weight=np.repeat(self._idf[terms_arr] * np.array(t_counts, dtype=np.int64), lengths),
+            tf=self._columns.tf[pos],
+            weight=np.repeat(weights, lengths),
         )
 
     def scores(self, query_tokens: Sequence[str]) -> FloatArray:
@@ -383,11 +392,14 @@ class BM25Index:
 
     def _search_one(self, query: Sequence[str], k: int) -> Ranking:
         terms, weights = self._query_terms(query)
-        if terms.shape[0] > 1 and self._work(terms) >= _PRUNE_MIN_WORK:
+        if terms.shape[0] > 1 and (
+            self.n_docs >= _PRUNE_MIN_WORK or self._work(terms) >= _PRUNE_MIN_WORK
+        ):
             pruned = maxscore_top_k(self._columns, terms, weights, self._k1, self._b, k)
             if pruned is not None:
                 return Ranking(*pruned)
-        scores = _query_scores(self._postings([query]), self._ratio, self._k1, self._b, self.n_docs)
+        postings = self._gather(np.zeros(terms.shape[0], dtype=np.int64), terms, weights)
+        scores = _query_scores(postings, self._ratio, self._k1, self._b, self.n_docs)
         idx = _top_k(scores, k)
         return Ranking(idx, scores[idx])
 
