@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import raglab._bm25_compiled as compiled
+from bm25_cases import PARAMS, exhaustive
+from bm25_cases import zipf_corpus as zipf_corpus_of
 from raglab.bm25 import BM25Index
-
-PARAMS = ((1.2, 0.75), (0.0, 0.5), (2.0, 1.0), (0.9, 0.0))
 
 # Thresholds that send every query down one path: (MaxScore's minimum postings, dense factor).
 PATHS = {
@@ -27,31 +27,7 @@ PATHS = {
 
 @pytest.fixture(scope="module")
 def zipf_corpus() -> tuple[list[list[str]], list[list[str]]]:
-    """Seeded Zipf documents (one empty, two duplicates) and queries with repeats, unknown
-    tokens, an empty query and single terms."""
-    rng = np.random.default_rng(808)
-    n_terms = 300
-    p = 1.0 / np.arange(1, n_terms + 1) ** 1.0
-    p /= p.sum()
-    terms = np.array([f"t{i}" for i in range(n_terms)])
-    docs = [
-        list(terms[rng.choice(n_terms, size=int(rng.integers(3, 50)), p=p)]) for _ in range(500)
-    ]
-    docs[0] = []
-    docs[20] = list(docs[400])
-    docs[21] = list(docs[400])
-    queries = []
-    for _ in range(50):
-        d = docs[int(rng.integers(1, len(docs)))]
-        queries.append([str(t) for t in rng.choice(d, size=int(rng.integers(1, 8)))])
-    queries += [["t0", "t0", "t1"], ["t299", "unknown"], [], ["unknown"], ["t7"]]
-    return docs, queries
-
-
-def exhaustive(index: BM25Index, query: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-    scores = index.scores(query)
-    order = np.lexsort((np.arange(scores.size), -scores))[: min(k, scores.size)]
-    return order, scores[order]
+    return zipf_corpus_of(808, n_terms=300, n_docs=500, max_len=50, n_queries=50)
 
 
 def test_numba_is_installed_with_the_test_extra() -> None:

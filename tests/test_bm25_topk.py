@@ -13,47 +13,16 @@ import pytest
 
 import raglab._bm25_topk as topk_module
 import raglab.bm25 as bm25_module
+from bm25_cases import PARAMS, assert_same, exhaustive
+from bm25_cases import zipf_corpus as zipf_corpus_of
 from raglab.bm25 import BM25Index
-
-PARAMS = ((1.2, 0.75), (0.0, 0.5), (2.0, 1.0), (0.9, 0.0))
 
 # ---------------------------------------------------------------- fixtures
 
 
 @pytest.fixture(scope="module")
 def zipf_corpus() -> tuple[list[list[str]], list[list[str]]]:
-    """Seeded Zipf documents (one empty, two duplicated: exact ties) and queries mixing frequent
-    and rare terms, with repeats and unknown tokens."""
-    rng = np.random.default_rng(404)
-    n_terms = 400
-    p = 1.0 / np.arange(1, n_terms + 1) ** 1.0
-    p /= p.sum()
-    terms = np.array([f"t{i}" for i in range(n_terms)])
-    docs = [
-        list(terms[rng.choice(n_terms, size=int(rng.integers(5, 60)), p=p)]) for _ in range(700)
-    ]
-    docs[3] = []
-    docs[10] = list(docs[500])
-    docs[11] = list(docs[500])
-    queries = []
-    for _ in range(60):
-        d = docs[int(rng.integers(len(docs)))] or ["t0"]
-        size = int(rng.integers(1, 8))
-        queries.append([str(t) for t in rng.choice(d, size=size)])
-    queries += [["t0", "t1", "t2"], ["t0", "t0", "t399"], ["t5", "nowhere"], [], ["nowhere"]]
-    return docs, queries
-
-
-def exhaustive(index: BM25Index, query: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-    scores = index.scores(query)
-    order = np.lexsort((np.arange(scores.size), -scores))[: min(k, scores.size)]
-    return order, scores[order]
-
-
-def assert_same(got: tuple[np.ndarray, np.ndarray], want: tuple[np.ndarray, np.ndarray]) -> None:
-    np.testing.assert_array_equal(got[0], want[0])
-    assert got[1].dtype == np.float64
-    np.testing.assert_array_equal(got[1].view(np.int64), want[1].view(np.int64))
+    return zipf_corpus_of(404, n_terms=400, n_docs=700, max_len=60, n_queries=60)
 
 
 # ---------------------------------------------------------------- MaxScore (single queries)
