@@ -26,8 +26,11 @@ from raglab.chunking import (
     chunk_pages,
     chunk_sentences,
     containing_chunks,
+    cut_probabilities,
     cut_probability,
     expected_chunk_count,
+    fixed_window_spans,
+    word_offsets,
 )
 from raglab.corpus import Page, parse_page
 from raglab.text import sentence_spans, word_spans
@@ -168,6 +171,38 @@ def test_fixed_chunks_match_closed_form_and_tile_the_page(
     if chunks:
         assert chunks[-1].end == spans[-1][1]  # the last chunk reaches the page end
         assert len(chunks) == 1 or spans[-1][1] > chunks[-2].end  # and only the last one does
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    n=st.integers(min_value=0, max_value=300),
+    s=st.integers(min_value=1, max_value=40),
+    data=st.data(),
+)
+def test_fixed_window_spans_are_the_fixed_chunks_spans(n: int, s: int, data: st.DataObject) -> None:
+    """oracle: chunk_fixed itself; the windows a sweep takes without building chunks are the
+    chunks' own spans, in order."""
+    o = data.draw(st.integers(min_value=0, max_value=s - 1))
+    page = words_page(n)
+    starts, ends = fixed_window_spans(word_offsets(page.text), size=s, overlap=o)
+    chunks = chunk_fixed([page], size=s, overlap=o)
+    assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == [
+        (c.start, c.end) for c in chunks
+    ]
+    assert word_offsets(page.text).tolist() == [list(span) for span in word_spans(page.text)]
+    with pytest.raises(ValueError, match="overlap must be smaller"):
+        fixed_window_spans(word_offsets(page.text), size=s, overlap=s)
+
+
+def test_cut_probabilities_are_each_lengths_cut_probability() -> None:
+    """oracle: cut_probability, one length at a time, equal as floats (not approximately)."""
+    lengths = [1, 2, 20, 60, 199, 200, 201, 400]
+    for size, overlap in ((200, 0), (200, 50), (120, 119), (20, 0)):
+        assert cut_probabilities(lengths, size=size, overlap=overlap) == [
+            cut_probability(n, size=size, overlap=overlap) for n in lengths
+        ]
+    with pytest.raises(ValueError, match="length"):
+        cut_probabilities([3, 0], size=5, overlap=0)
 
 
 def test_cut_probability_hand_values() -> None:

@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 
-from raglab._config import RERANK_L2
+from raglab._config import RERANK_L2, RERANK_LEARNING_RATE, SEED
 from raglab._types import FloatArray
 from raglab.rerank import (
     DAYS_PER_YEAR,
     FEATURES,
+    RERANK_INIT_SCALE,
     LogisticModel,
     Standardiser,
     candidate_features,
@@ -278,6 +279,30 @@ def test_fit_reaches_a_stationary_point(
     assert np.sqrt(gw @ gw + gb * gb) < 1e-8
     assert fitted.loss == pytest.approx(loss, rel=1e-12)
     assert 0 < fitted.iterations < 3000
+
+
+def test_fit_takes_exactly_the_documented_steps(
+    training_rows: tuple[FloatArray, FloatArray],
+) -> None:
+    """oracle: the update rule of the docstring written out with logistic_objective, step by
+    step from the seeded start: the same weights, bias and loss bit for bit (the fit loop skips
+    the loss between steps, which must change nothing)."""
+    X, y = training_rows
+    steps = 300
+    model = fit_logistic(X, y, iterations=steps, tolerance=0.0)
+    assert model.iterations == steps
+    Z = model.standardiser.transform(X)
+    w = np.random.default_rng(SEED).normal(0.0, RERANK_INIT_SCALE, size=(X.shape[1],))
+    b = float(np.log(y.sum() / (len(y) - y.sum())))
+    for _ in range(steps):
+        _, gw, gb = logistic_objective(Z, y, w, b, l2=RERANK_L2)
+        w = w - RERANK_LEARNING_RATE * gw
+        b = b - RERANK_LEARNING_RATE * gb
+    loss, gw, gb = logistic_objective(Z, y, w, b, l2=RERANK_L2)
+    assert model.weights.tobytes() == w.tobytes()
+    assert model.bias == b
+    assert model.loss == loss
+    assert model.gradient_norm == float(np.sqrt(gw @ gw + gb * gb))
 
 
 def test_same_seed_gives_identical_weights(training_rows: tuple[FloatArray, FloatArray]) -> None:

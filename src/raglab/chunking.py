@@ -33,8 +33,11 @@ __all__ = [
     "chunk_pages",
     "chunk_sentences",
     "containing_chunks",
+    "cut_probabilities",
     "cut_probability",
     "expected_chunk_count",
+    "fixed_window_spans",
+    "word_offsets",
 ]
 
 METHODS = ("fixed", "sentence", "heading")
@@ -137,6 +140,23 @@ def _fixed_windows(n_words: int, size: int, overlap: int) -> tuple[IntArray, Int
     return first, last
 
 
+def word_offsets(text: str) -> IntArray:
+    """The (start, end) character offsets of the whitespace words of ``text``, shape (N, 2)."""
+    return np.asarray(word_spans(text), dtype=np.int64).reshape(-1, 2)
+
+
+def fixed_window_spans(words: IntArray, *, size: int, overlap: int) -> tuple[IntArray, IntArray]:
+    """Start and end offsets of the fixed chunker's windows over one page, each shape (n,).
+
+    ``words`` is the page's :func:`word_offsets`. These are exactly the spans of the chunks
+    :func:`chunk_fixed` makes of the page, without building the chunks: a sweep over many sizes
+    (the intact-rate curve) needs only where the cuts fall. Requires ``0 <= overlap < size``.
+    """
+    s, o = _check_window(size, overlap)
+    first, last = _fixed_windows(len(words), s, o)
+    return words[first, 0], words[last, 1]
+
+
 def chunk_fixed(
     pages: Iterable[Page], *, size: int = FIXED_SIZE, overlap: int = FIXED_OVERLAP
 ) -> list[Chunk]:
@@ -151,9 +171,8 @@ def chunk_fixed(
     s, o = _check_window(size, overlap)
 
     def spans(page: Page) -> list[tuple[int, int]]:
-        words = np.asarray(word_spans(page.text), dtype=np.int64).reshape(-1, 2)
-        first, last = _fixed_windows(len(words), s, o)
-        return list(zip(words[first, 0].tolist(), words[last, 1].tolist(), strict=True))
+        starts, ends = fixed_window_spans(word_offsets(page.text), size=s, overlap=o)
+        return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
     return _make_chunks(pages, spans)
 
@@ -369,6 +388,16 @@ def cut_probability(length: int, *, size: int, overlap: int) -> float:
     """
     n = _check_int("length", length, minimum=1)
     s, o = _check_window(size, overlap)
+    return _cut(n, s, o)
+
+
+def cut_probabilities(lengths: Sequence[int], *, size: int, overlap: int) -> list[float]:
+    """:func:`cut_probability` of each length, for one size and overlap (checked once)."""
+    s, o = _check_window(size, overlap)
+    return [_cut(_check_int("length", n, minimum=1), s, o) for n in lengths]
+
+
+def _cut(n: int, s: int, o: int) -> float:
     if n > s:
         return 1.0
     if o >= n - 1:

@@ -8,9 +8,12 @@ import pytest
 from raglab import _config as C
 from raglab.fusion import rrf, score_fusion
 from raglab.metrics import evaluate
-from raglab.pipeline.lab import Lab
+from raglab.pipeline.end_to_end import RunSettings
+from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.reranking import train_reranker
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
+    _rank,
     bm25_grid,
     choose_weight,
     measure,
@@ -78,3 +81,41 @@ def test_bad_settings_are_refused() -> None:
         RetrievalSettings("dense")
     with pytest.raises(ValueError, match="weight"):
         RetrievalSettings("score", weight=1.5)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        RetrievalSettings("rrf"),
+        RetrievalSettings("score", weight=0.35),
+        RetrievalSettings("score", weight=1.0, k1=0.6, b=0.3),
+        RetrievalSettings("rrf", chunking=ChunkingKey("fixed", 120, 20)),
+    ],
+)
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_a_split_fused_in_one_batch_equals_each_question_fused_alone(
+    settings: RetrievalSettings, split: str
+) -> None:
+    """Oracle: the one-question fusion (rrf or score_fusion of the question's own two lists, as
+    rank() computes it for a question alone), bit for bit, on a fresh lab whose fused rankings
+    all come from the batch; rank() afterwards hands out the very rankings the batch stored."""
+    fresh = Lab.load()
+    batch = rank_split(fresh, split, settings)
+    qs = fresh.split(split, answerable=True)
+    assert len(batch) == len(qs)
+    for q, fused in zip(qs, batch, strict=True):
+        alone = _rank(fresh, q, settings)
+        np.testing.assert_array_equal(fused.indices, alone.indices)
+        assert fused.scores.tobytes() == alone.scores.tobytes()
+        assert rank(fresh, q, settings) is fused
+
+
+def test_settings_naming_the_same_chunker_are_equal_and_share_their_results(lab: Lab) -> None:
+    """The default chunker left out or spelled out is one setting, so the reranker the web lab
+    trains (RetrievalSettings()) is the one the end-to-end run uses (RunSettings().retrieval)."""
+    spelled = RetrievalSettings(chunking=ChunkingKey("heading", C.HEADING_MAX_WORDS))
+    assert RetrievalSettings() == spelled == RunSettings().retrieval
+    assert RetrievalSettings().chunking == ChunkingKey().resolved()
+    assert train_reranker(lab) is train_reranker(lab, RunSettings().retrieval)
+    with pytest.raises(ValueError, match="chunker must be one of"):
+        RetrievalSettings(chunking=ChunkingKey("paragraph"))

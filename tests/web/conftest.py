@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
-from raglab.pipeline.exhibits import warm
+from raglab.pipeline.exhibits import warm, warm_later
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
 
@@ -120,9 +120,12 @@ def lab() -> Lab:
 
 @pytest.fixture(scope="session")
 def served_lab() -> Lab:
-    """The lab behind the in-process app, warmed as ``raglab serve`` warms it."""
+    """The lab behind the in-process app, warmed as ``raglab serve`` leaves it once idle: the
+    first page's results, then every background task."""
     served = Lab.load()
     warm(served)
+    for task in warm_later(served):
+        task()
     return served
 
 

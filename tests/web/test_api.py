@@ -726,3 +726,25 @@ def test_serve_reports_bad_input_before_starting(
     assert missing == 1
     with pytest.raises(SystemExit, match=r"--port must lie in 0\.\.65535"):
         serve.main(["--port", "70000"])
+
+
+def test_serve_pauses_the_collector_for_its_startup_only() -> None:
+    """The cyclic collector is off while the server starts and on again afterwards, also when
+    the startup fails; what a successful startup built is frozen out of the collector's way."""
+    import gc
+
+    from raglab.cli.serve import _collector_paused
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), _collector_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("the data has a problem")
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    try:
+        with _collector_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()

@@ -7,15 +7,16 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from raglab.corpus import Corpus, load_corpus
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
 from raglab.pipeline.lab import Lab
 from raglab.questions import QuestionSet, load_questions
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 1
@@ -35,6 +36,10 @@ class Data:
 
 
 def console(*, stderr: bool = False) -> Console:
+    # rich is imported on first use: ``raglab serve`` prints plain lines and starts sooner
+    # without it.
+    from rich.console import Console
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 

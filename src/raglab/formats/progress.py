@@ -12,16 +12,6 @@ import sys
 from collections.abc import Generator, Iterable, Sized
 from typing import TextIO, TypeVar
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 T = TypeVar("T")
 
 
@@ -51,6 +41,17 @@ def progress(
     if quiet or not is_terminal(stream):
         yield from iterable
         return
+    # rich is imported only when a bar is drawn: quiet and piped runs never need it.
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     if total is None and isinstance(iterable, Sized):
         total = len(iterable)
     columns = [

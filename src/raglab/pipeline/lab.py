@@ -18,9 +18,9 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from raglab import _config as C
-from raglab._types import FloatArray
+from raglab._types import FloatArray, IntArray
 from raglab.bm25 import BM25Index
-from raglab.chunking import ChunkIndex, chunk_pages
+from raglab.chunking import ChunkIndex, chunk_pages, word_offsets
 from raglab.corpus import Corpus, load_corpus
 from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows
 from raglab.questions import Question, QuestionSet, load_questions
@@ -51,6 +51,10 @@ class BoundedCache(Generic[K, V]):
         if len(self._data) > self._size:
             self._data.popitem(last=False)
         return value
+
+    def setdefault(self, key: K, value: V) -> V:
+        """The value cached under ``key``, after storing ``value`` there when there is none."""
+        return self.get(key, lambda: value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +92,6 @@ class ChunkSet:
         self.chunks = ChunkIndex(
             chunk_pages(lab.corpus, method=key.method, size=key.size, overlap=key.overlap)
         )
-        self.tokens: list[list[str]] = [tokenize(c.text, stem=lab.stem) for c in self.chunks]
         self.n_words = np.fromiter((c.n_words for c in self.chunks), np.int64, len(self.chunks))
         self._relevance: dict[str, dict[int, float]] = {}
         for q in lab.questions:
@@ -108,6 +111,12 @@ class ChunkSet:
     def relevance(self, q: Question) -> Relevance:
         """Chunk index -> gain for the chunks that hold this question's answer."""
         return self._relevance[q.id]
+
+    @cached_property
+    def tokens(self) -> list[list[str]]:
+        """Each chunk's retrieval tokens, found on first use: a chunking that is only checked
+        for intact answers (exhibit I) never needs them."""
+        return [tokenize(c.text, stem=self.lab.stem) for c in self.chunks]
 
     @cached_property
     def bm25(self) -> BM25Index:
@@ -219,6 +228,12 @@ class Lab:
         if answerable is None:
             return qs
         return tuple(q for q in qs if q.answerable == answerable)
+
+    @cached_property
+    def word_offsets(self) -> dict[str, IntArray]:
+        """Each page's word offsets (:func:`~raglab.chunking.word_offsets`) by page id: what a
+        sweep of the fixed chunker over many sizes needs, found once."""
+        return {page.id: word_offsets(page.text) for page in self.corpus}
 
     @cached_property
     def lsa_windows(self) -> list[list[str]]:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from raglab import _config as C
-from raglab._types import FloatArray, Ranking
+from raglab._types import FloatArray, IntArray, Ranking
 from raglab.metrics import evaluate
-from raglab.pipeline.lab import ChunkSet, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
+from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split
 from raglab.questions import Question
 from raglab.rerank import FEATURES, LogisticModel, candidate_features, fit_logistic, mmr
 from raglab.text import identifiers
@@ -75,18 +75,40 @@ def features(
     )
 
 
+def _question_features(
+    lab: Lab, q: Question | str, cand: Ranking, first_stage: RetrievalSettings
+) -> FloatArray:
+    """:func:`features`, kept per labelled question: training and reranking a training question
+    need the same matrix. ``cand`` is the question's :func:`candidates` under ``first_stage``,
+    which the key (first stage, question) stands for."""
+    if isinstance(q, str):
+        return features(lab, q, cand, first_stage)
+
+    def build() -> FloatArray:
+        matrix = features(lab, q, cand, first_stage)
+        matrix.flags.writeable = False  # shared by training and reranking
+        return matrix
+
+    value = lab.per_question.get(("features", first_stage, q.id), build)
+    assert isinstance(value, np.ndarray)
+    return value
+
+
 def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings()) -> Reranker:
     """Fit the reranker on the training split's answerable questions (cached per first stage)."""
 
     def build() -> Reranker:
         cs = lab.chunk_set(first_stage.chunking)
+        # The whole split's first-stage rankings at once (one batch for a fusion), so that
+        # candidates() below finds every one of them cached.
+        rank_split(lab, "train", first_stage)
         xs, ys = [], []
         for q in lab.split("train", answerable=True):
             cand = candidates(lab, q, first_stage)
             if len(cand) == 0:
                 continue
             rel = cs.relevance(q)
-            xs.append(features(lab, q, cand, first_stage))
+            xs.append(_question_features(lab, q, cand, first_stage))
             ys.append(np.array([1.0 if i in rel else 0.0 for i in cand.indices.tolist()]))
         X = np.vstack(xs)
         y = np.concatenate(ys)
@@ -119,17 +141,34 @@ def _rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
     cand = candidates(lab, q, reranker.first_stage)
     if len(cand) == 0:
         return cand
-    p = reranker.model.predict_proba(features(lab, q, cand, reranker.first_stage))
+    p = reranker.model.predict_proba(_question_features(lab, q, cand, reranker.first_stage))
     order = np.argsort(-p, kind="stable")
     return Ranking(cand.indices[order], p[order])
+
+
+def _redundancy(lab: Lab, chunking: ChunkingKey, indices: IntArray) -> FloatArray:
+    """TF-IDF cosines between the chunks of a list, in its order (cached per list).
+
+    A question's reranked list is reordered at every lambda on the grid, and the cosines do not
+    depend on lambda, so they are computed once per list rather than once per lambda.
+    """
+    key = ("tfidf cosines", chunking, indices.tobytes())
+
+    def build() -> FloatArray:
+        sim = cosine_matrix(lab.chunk_set(chunking).tfidf[indices])
+        sim.flags.writeable = False  # shared by every lambda: nobody may change it
+        return sim
+
+    value = lab.per_question.get(key, build)
+    assert isinstance(value, np.ndarray)
+    return value
 
 
 def with_mmr(lab: Lab, reranked: Ranking, *, lam: float, reranker: Reranker) -> Ranking:
     """MMR over a reranked list: relevance = probability, redundancy = TF-IDF cosine."""
     if len(reranked) == 0:
         return reranked
-    cs = lab.chunk_set(reranker.first_stage.chunking)
-    sim = cosine_matrix(cs.tfidf[reranked.indices])
+    sim = _redundancy(lab, reranker.first_stage.chunking, reranked.indices)
     # Relevance on the scale of the cosine: the probability over the best candidate's, so the
     # first pick scores 1 and lambda trades like against like.
     relevance = reranked.scores / max(float(reranked.scores.max()), 1e-12)

@@ -20,6 +20,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from raglab.pipeline.lab import Lab
+from raglab.web.idle import QUIET_S, IdleGate, IdleMiddleware
 from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, rerank
 from raglab.web.state import WebState
 
@@ -112,11 +113,16 @@ def _docs_page(schema: dict[str, Any]) -> str:
 
 
 def _run_later(state: WebState, tasks: Sequence[Callable[[], object]]) -> None:
-    for task in tasks:
-        # One at a time under the lock, so requests slip in between. A task the data cannot
-        # support raises ValueError; the request that needs it will say why.
-        with state.lock, suppress(ValueError):
-            task()
+    try:
+        for task in tasks:
+            # One at a time, each once the server is idle and under the lock, so a request
+            # waits at most for the task in progress and then finds its result cached. A task
+            # the data cannot support raises ValueError; the request that needs it will say why.
+            state.idle.wait()
+            with state.lock, suppress(ValueError):
+                task()
+    finally:
+        state.later_done.set()
 
 
 def create_app(
@@ -124,18 +130,22 @@ def create_app(
     *,
     warm_ms: dict[str, float] | None = None,
     later: Sequence[Callable[[], object]] = (),
+    quiet: float = QUIET_S,
 ) -> FastAPI:
     """The web lab over ``lab``.
 
     ``warm_ms``: timings of the warm start, shown in /api/meta. ``later``: work to do in a
-    background thread once the server has started (under the lab's lock, one task at a time).
+    background thread once the server has started (under the lab's lock, one task at a time,
+    each only after no request has been in flight for ``quiet`` seconds).
     """
-    state = WebState(lab, dict(warm_ms or {}))
+    state = WebState(lab, dict(warm_ms or {}), idle=IdleGate(quiet))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if later:
             threading.Thread(target=_run_later, args=(state, list(later)), daemon=True).start()
+        else:
+            state.later_done.set()
         yield
 
     app = FastAPI(
@@ -147,6 +157,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.raglab = state
+    app.add_middleware(IdleMiddleware, gate=state.idle)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(ValueError, _value_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -15,12 +15,17 @@ from fastapi import Depends, HTTPException, Request
 from raglab import _config as C
 from raglab.pipeline.lab import BoundedCache, ChunkingKey, Lab
 from raglab.questions import Question
+from raglab.web.idle import IdleGate
 
 
 @dataclass
 class WebState:
     """The lab behind the API. Requests run in a thread pool, so the lab (whose caches are not
-    thread-safe) is used under ``lock``; ``cache`` keeps composed results per setting."""
+    thread-safe) is used under ``lock``; ``cache`` keeps composed results per setting.
+
+    ``idle`` counts the requests in flight, so background work can wait for a quiet moment;
+    ``later_done`` is set once the background work given to the app has all run.
+    """
 
     lab: Lab
     warm_ms: dict[str, float] = field(default_factory=dict)
@@ -28,6 +33,8 @@ class WebState:
     cache: BoundedCache[Hashable, Any] = field(
         default_factory=lambda: BoundedCache(C.CACHE_SIZE * 4)
     )
+    idle: IdleGate = field(default_factory=IdleGate)
+    later_done: threading.Event = field(default_factory=threading.Event)
 
     def compute(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """``build()`` under the lock, cached under ``key``."""
