@@ -29,6 +29,9 @@ from common import ROOT, Config, Disagreement, Row, Section, Timing, fmt_value, 
 
 SERVER_TIMEOUT_S = 120.0
 POLL_S = 0.05
+COLD_STARTS = 3  # new server processes, one after another
+INTERACTION_LIMIT_S = 0.100
+COLD_START_LIMIT_S = 2.0
 
 
 def _question(lab: Any) -> Any:
@@ -98,7 +101,9 @@ def _in_process(cfg: Config, section: Section) -> list[tuple[str, str, dict[str,
         "| Route | First call | Median | p95 | Answer |",
         "|---|---:|---:|---:|---|",
     ]
-    medians = []
+    medians: list[float] = []
+    p95s: list[float] = []
+    firsts: list[tuple[float, str]] = []
     with TestClient(app) as client:
         for method, url, params, body in requests:
 
@@ -114,24 +119,41 @@ def _in_process(cfg: Config, section: Section) -> list[tuple[str, str, dict[str,
                     raise Disagreement(f"{method} {url}: a repeat answered a different body")
             t = Timing(tuple(samples))
             medians.append(t.median)
+            p95s.append(t.p95)
+            firsts.append((first_s, f"{method} {url}"))
             shown = url + ("?" + "&".join(f"{k}=…" for k in params) if params else "")
             label = f"`{method} {shown}`" + (f" `{json.dumps(body)}`" if body else "")
             section.extra.append(
                 f"| {label} | {fmt_value(first_s, 's')} | {fmt_value(t.median, 's')} | "
                 f"{fmt_value(t.p95, 's')} | 200, {len(first):,} bytes, same every time |"
             )
+    slowest_first, slowest_route = max(firsts)
     section.rows += [
         Row(
             "in-process",
-            f"slowest route's median ({len(requests)} routes)",
+            f"slowest route's median ({len(requests)} routes; target under 100 ms)",
             "s",
             max(medians),
+            limit=INTERACTION_LIMIT_S,
+        ),
+        Row(
+            "in-process",
+            f"slowest route's 95th percentile ({len(requests)} routes; target under 100 ms)",
+            "s",
+            max(p95s),
+            limit=INTERACTION_LIMIT_S,
         ),
         Row(
             "in-process",
             f"median of the {len(requests)} routes' medians",
             "s",
             sorted(medians)[len(medians) // 2],
+        ),
+        Row(
+            "in-process",
+            f"slowest first call (`{slowest_route}`, a result nothing had built yet)",
+            "s",
+            slowest_first,
         ),
     ]
     return requests
@@ -172,14 +194,16 @@ def _serve_command(env: dict[str, str]) -> list[str]:
     return [sys.executable, "-m", "raglab.cli.serve"]
 
 
-def _cold_start(requests: list[tuple[str, str, dict[str, Any], Any]], section: Section) -> None:
+def _cold_start_once(
+    command: list[str], gets: list[tuple[str, dict[str, Any]]]
+) -> tuple[float, float]:
+    """One new server process: seconds from its start to ``GET /`` answered, and to every GET
+    route answered."""
     import httpx
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    gets = [(url, params) for method, url, params, _ in requests if method == "GET"]
-    command = _serve_command(env)
     start = time.perf_counter()
     proc = subprocess.Popen(
         [*command, "--port", str(port), "--quiet"],
@@ -205,14 +229,33 @@ def _cold_start(requests: list[tuple[str, str, dict[str, Any], Any]], section: S
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    return page, data
+
+
+def _cold_start(requests: list[tuple[str, str, dict[str, Any], Any]], section: Section) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    gets = [(url, params) for method, url, params, _ in requests if method == "GET"]
+    command = _serve_command(env)
+    runs = [_cold_start_once(command, gets) for _ in range(COLD_STARTS)]
+    pages = Timing(tuple(p for p, _ in runs))
+    datas = Timing(tuple(d for _, d in runs))
     shown = "python -m " + " ".join(command[2:])
     section.rows += [
-        Row("cold start (new process)", f"`{shown}` start to `GET /` answered", "s", page),
         Row(
             "cold start (new process)",
-            f"start to every GET route answered ({len(gets)} routes, the first full page)",
+            f"`{shown}` start to `GET /` answered (median of {COLD_STARTS})",
             "s",
-            data,
+            pages.median,
+            ours_range=(min(pages.samples), max(pages.samples)),
+        ),
+        Row(
+            "cold start (new process)",
+            f"start to every GET route answered ({len(gets)} routes, the first full page; "
+            f"median of {COLD_STARTS}; target under 2 s)",
+            "s",
+            datas.median,
+            ours_range=(min(datas.samples), max(datas.samples)),
+            limit=COLD_START_LIMIT_S,
         ),
     ]
 

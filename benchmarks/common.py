@@ -365,6 +365,11 @@ class Row:
     target: bool = False
     ours_range: tuple[float, float] | None = None  # smallest and largest of the repeats
     peer_range: tuple[float, float] | None = None
+    limit: float | None = None  # an absolute target: ours at most this (in unit), no peer
+
+    @property
+    def has_target(self) -> bool:
+        return self.limit is not None or (self.target and self.ratio is not None)
 
     @property
     def ratio(self) -> float | None:
@@ -374,6 +379,8 @@ class Row:
 
     @property
     def verdict(self) -> str:
+        if self.limit is not None and self.ours is not None:
+            return "met" if self.ours <= self.limit else "**missed**"
         r = self.ratio
         if not self.target or r is None:
             return ""
@@ -400,6 +407,8 @@ class Row:
                 f"range of repeats: ours {fmt_range(self.ours_range, self.unit)}, "
                 f"peer {fmt_range(self.peer_range, self.unit)}"
             )
+        elif self.ours_range:
+            parts.append(f"range of repeats: {fmt_range(self.ours_range, self.unit)}")
         return "; ".join(parts)
 
 
@@ -598,16 +607,23 @@ def render(
         out += [f"- {n}" for n in s.notes]
         out += [f"- This benchmark took {s.seconds:.0f} s.", ""]
     out += ["## Targets", ""]
-    targets = [(s, r) for s in sections for r in s.rows if r.target and r.ratio is not None]
+    targets = [(s, r) for s in sections for r in s.rows if r.has_target]
     met = [(s, r) for s, r in targets if r.verdict == "met"]
     missed = [(s, r) for s, r in targets if r.verdict != "met"]
     failed = [s for s in sections if s.failure]
     out.append(f"{len(met)} of {len(targets)} targets met.")
     out.append("")
     for s, r in missed:
-        out.append(
-            f"- Missed: {s.title}, {r.case}, {r.measure}: ours / {r.peer} = {fmt_ratio(r.ratio)}."
-        )
+        if r.limit is not None and r.ours is not None:
+            out.append(
+                f"- Missed: {s.title}, {r.case}, {r.measure}: {fmt_value(r.ours, r.unit)} "
+                f"against a limit of {fmt_value(r.limit, r.unit)}."
+            )
+        else:
+            out.append(
+                f"- Missed: {s.title}, {r.case}, {r.measure}: ours / {r.peer} = "
+                f"{fmt_ratio(r.ratio)}."
+            )
     for s in failed:
         out.append(f"- Failed: {s.title}: {s.failure}")
     out.append("")
