@@ -130,6 +130,10 @@ def _kernel_source(
     by_bound = np.empty(max_terms, dtype=np.int64)
     below = np.empty(max_terms, dtype=np.float64)  # below[r]: bounds of by_bound[0..r] summed
     cursor = np.empty(max_terms, dtype=np.int64)
+    list_cur = np.empty(max_terms, dtype=np.int64)
+    list_end = np.empty(max_terms, dtype=np.int64)
+    list_doc = np.empty(max_terms, dtype=np.int64)
+    was_set = np.empty(max_terms, dtype=np.int64)
     contribution = np.zeros(max_terms, dtype=np.float64)
     for q in range(query_ptr.shape[0] - 1):
         # The query's distinct known terms, ascending (insertion sort: queries are short).
@@ -239,37 +243,47 @@ def _kernel_source(
             n_skip = 0
             while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
                 n_skip += 1
-            for j in range(m):
-                cursor[j] = indptr[terms[j]]
+            # The lists in bound order, each with its cursor, its end and (while essential) the
+            # document under its cursor (n_docs once it is exhausted).
+            for r in range(m):
+                j = by_bound[r]
+                list_cur[r] = indptr[terms[j]]
+                list_end[r] = indptr[terms[j] + 1]
+                list_doc[r] = docs[list_cur[r]] if list_cur[r] < list_end[r] else n_docs
             while True:
                 # The next document: the smallest under an essential list's cursor.
                 d = n_docs
                 for r in range(n_skip, m):
-                    j = by_bound[r]
-                    if cursor[j] < indptr[terms[j] + 1] and docs[cursor[j]] < d:
-                        d = docs[cursor[j]]
+                    if list_doc[r] < d:
+                        d = list_doc[r]
                 if d == n_docs:
                     break
+                n_set = 0
                 partial = 0.0
                 for r in range(n_skip, m):
-                    j = by_bound[r]
-                    c = cursor[j]
-                    if c < indptr[terms[j] + 1] and docs[c] == d:
+                    if list_doc[r] == d:
+                        c = list_cur[r]
+                        j = by_bound[r]
                         contribution[j] = weights[j] * impact[c]
                         partial += contribution[j]
-                        cursor[j] = c + 1
+                        was_set[n_set] = j
+                        n_set += 1
+                        list_cur[r] = c + 1
+                        list_doc[r] = docs[c + 1] if c + 1 < list_end[r] else n_docs
                 # The skipped terms, largest bound first, while the document can still win.
                 alive = acc[d] == 0.0
                 for r in range(n_skip - 1, -1, -1):
                     if not alive or (partial + below[r]) * (1.0 + margin) < theta:
                         alive = False
                         break
-                    j = by_bound[r]
-                    c = _seek(docs, cursor[j], indptr[terms[j] + 1], d)
-                    cursor[j] = c
-                    if c < indptr[terms[j] + 1] and docs[c] == d:
+                    c = _seek(docs, list_cur[r], list_end[r], d)
+                    list_cur[r] = c
+                    if c < list_end[r] and docs[c] == d:
+                        j = by_bound[r]
                         contribution[j] = weights[j] * impact[c]
                         partial += contribution[j]
+                        was_set[n_set] = j
+                        n_set += 1
                 if alive:
                     s = 0.0
                     for j in range(m):  # the exact score: ascending columns, from 0.0
@@ -278,9 +292,10 @@ def _kernel_source(
                     if filled == k and top_s[k - 1] > theta:
                         theta = top_s[k - 1]
                         while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
+                            # The list leaves the essential ones: its cursor stays where it is.
                             n_skip += 1
-                for j in range(m):
-                    contribution[j] = 0.0
+                for i in range(n_set):
+                    contribution[was_set[i]] = 0.0
             for p in range(probe_start, probe_end):
                 acc[docs[p]] = 0.0
         # Fewer than k matches: the lowest-indexed documents scoring 0 come next. Every
