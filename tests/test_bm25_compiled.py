@@ -112,3 +112,31 @@ def test_auto_takes_numba_when_it_imports_and_numpy_otherwise(
     np.testing.assert_array_equal(with_numba[1], without[1])
     with pytest.raises(ValueError, match="needs numba"):
         index.search_many(queries, k=5, backend="numba")
+
+
+def test_the_kernel_compiles_without_a_writable_cache(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where numba finds no cache directory (it raises RuntimeError when asked to cache), the
+    kernel is compiled without one and answers the same."""
+    import numba
+
+    real_njit = numba.njit
+
+    def no_cache_njit(*args: object, **kwargs: object) -> object:
+        if kwargs.get("cache"):
+            raise RuntimeError("cannot cache function: no locator available")
+        return real_njit(*args, **kwargs)
+
+    docs, queries = zipf_corpus
+    index = BM25Index(docs)
+    want = index.search_many(queries, k=10, backend="numba")
+    monkeypatch.setattr(numba, "njit", no_cache_njit)
+    compiled._kernel.cache_clear()
+    try:
+        got = index.search_many(queries, k=10, backend="numba")
+    finally:
+        monkeypatch.undo()
+        compiled._kernel.cache_clear()
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])

@@ -25,7 +25,7 @@ first use (cached on disk by numba where it can write).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -325,9 +325,18 @@ def _kernel() -> Callable[..., None]:
     import numba
 
     global _hold, _seek
-    _hold = numba.njit(cache=True, nogil=True, inline="always")(_hold_source)
-    _seek = numba.njit(cache=True, nogil=True, inline="always")(_seek_source)
-    compiled: Callable[..., None] = numba.njit(cache=True, nogil=True)(_kernel_source)
+    try:
+        jit = partial(numba.njit, cache=True, nogil=True)
+        helpers = [jit(inline="always")(f) for f in (_hold_source, _seek_source)]
+        kernel = jit()(_kernel_source)
+    except RuntimeError:
+        # numba found nowhere to write its cache (a read-only install and home): compile anew
+        # in each process instead.
+        jit = partial(numba.njit, nogil=True)
+        helpers = [jit(inline="always")(f) for f in (_hold_source, _seek_source)]
+        kernel = jit()(_kernel_source)
+    _hold, _seek = helpers
+    compiled: Callable[..., None] = kernel
     return compiled
 
 
