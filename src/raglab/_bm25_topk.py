@@ -33,6 +33,8 @@ _BOUND_MARGIN = 1e-9
 # theta comes from the exact scores of at most this many documents of the shortest lists (those
 # with the best sums over the shortest lists' terms).
 _PROBE_DOCS = 256
+# Up to this k, top_k_rows finds each row's top k by repeated argmax instead of block bounds.
+_ARGMAX_TOP_K = 8
 # Partial sums go through a dense vector of all N documents when the postings number at least
 # N / this, and through a sort of the postings otherwise.
 _DENSE_PARTIAL_RATIO = 16
@@ -101,21 +103,34 @@ def top_k(scores: FloatArray, k: int) -> IntArray:
     return out
 
 
-def top_k_rows(scores: FloatArray, k: int) -> tuple[IntArray, FloatArray]:
+def top_k_rows(
+    scores: FloatArray, k: int, *, overwrite: bool = False
+) -> tuple[IntArray, FloatArray]:
     """Top ``min(k, N)`` columns of every row of ``scores`` (R, N), best first, ties by ascending
-    column; returns (columns, values), both (R, k).
+    column; returns (columns, values), both (R, k). Scores must not be NaN.
 
-    Per row, the k-th largest of the maxima of 4k blocks is a lower bound t of the row's k-th
-    largest score (k distinct blocks reach it), so the top k are among the entries >= t: only
-    those few are sorted, all rows at once, by (row, -score, column). A row whose bound is not
-    positive (fewer than k blocks hold a match) goes through :func:`top_k` on its own, which
-    fills with the lowest-indexed zeros.
+    For k up to ``_ARGMAX_TOP_K``, k passes of argmax (which returns the first, lowest, column of
+    a tie) over all rows at once; with ``overwrite`` they may scribble on ``scores`` instead of a
+    copy. For larger k, per row the k-th largest of the maxima of 4k blocks is a lower bound t of
+    the row's k-th largest score (k distinct blocks reach it), so the top k are among the entries
+    >= t: only those few are sorted, all rows at once, by (row, -score, column). A row whose
+    bound is not positive (fewer than k blocks hold a match) goes through :func:`top_k` on its
+    own, which fills with the lowest-indexed zeros.
     """
     n_rows, n = scores.shape
     k = min(k, n)
     cols = np.zeros((n_rows, k), dtype=np.int64)
     vals = np.zeros((n_rows, k), dtype=np.float64)
     if k == 0 or n_rows == 0:
+        return cols, vals
+    if k <= _ARGMAX_TOP_K:
+        work = scores if overwrite else scores.copy()
+        every_row = np.arange(n_rows)
+        for j in range(k):
+            best = np.argmax(work, axis=1)
+            cols[:, j] = best
+            vals[:, j] = work[every_row, best]
+            work[every_row, best] = -np.inf
         return cols, vals
     n_blocks = min(n, 4 * k)
     block = n // n_blocks
@@ -155,37 +170,17 @@ def batch_top_k(
 
 
 def exact_scores(
-    cols: Columns,
-    terms: IntArray,
-    weights: FloatArray,
-    k1: float,
-    b: float,
-    docs: IntArray,
-    *,
-    scatter: np.ndarray | None = None,
+    cols: Columns, terms: IntArray, weights: FloatArray, k1: float, b: float, docs: IntArray
 ) -> FloatArray:
     """BM25 scores of the sorted, distinct documents ``docs`` for one query, shape (len(docs),).
 
-    Term by term in ascending column order, the term's contribution is added to each document
-    holding it. A term marked in ``scatter`` has all its documents among ``docs`` and is added by
-    locating each posting in ``docs``; any other term is looked up by binary search in its
-    postings for each of ``docs``.
+    Term by term in ascending column order, each term's contribution (looked up by binary search
+    in its postings, 0.0 where absent) is added: adding 0.0 changes no sum, so these are the
+    exhaustive path's sums, bit for bit.
     """
     out = np.zeros(docs.shape[0], dtype=np.float64)
-    indptr = cols.indptr
     for j in range(terms.shape[0]):
-        start = int(indptr[terms[j]])
-        end = int(indptr[terms[j] + 1])
-        postings = cols.docs[start:end]
-        if scatter is not None and scatter[j]:
-            slot = np.searchsorted(docs, postings)
-            out[slot] += weights[j] * saturation(cols.tf[start:end], cols.ratio[postings], k1, b)
-        else:
-            pos = np.searchsorted(postings, docs)
-            np.minimum(pos, end - start - 1, out=pos)
-            hit = np.flatnonzero(postings[pos] == docs)
-            at = pos[hit] + start
-            out[hit] += weights[j] * saturation(cols.tf[at], cols.ratio[docs[hit]], k1, b)
+        out += _lookup(cols, int(terms[j]), float(weights[j]), k1, b, docs)
     return out
 
 

@@ -32,7 +32,13 @@ import numpy as np
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab import _bm25_compiled
-from raglab._bm25_topk import Columns, batch_top_k, maxscore_top_k, saturation
+from raglab._bm25_topk import (
+    Columns,
+    batch_top_k,
+    maxscore_top_k,
+    saturation,
+    top_k_rows,
+)
 from raglab._bm25_topk import top_k as _top_k
 from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
 from raglab._types import FloatArray, IntArray, Ranking
@@ -42,8 +48,6 @@ __all__ = ["BM25Index", "TermContribution", "grid_top_k", "lucene_idf"]
 
 # Largest (cells x queries x documents) score block grid_top_k holds in memory at once.
 _GRID_BLOCK_ELEMENTS = 1 << 23
-# Up to this k, grid_top_k finds each row's top k by repeated argmax instead of a partition.
-_ARGMAX_TOP_K = 8
 # A query whose postings plus documents number at least this goes through MaxScore: below it,
 # scoring everything costs less than the pruning's own bookkeeping.
 _PRUNE_MIN_WORK = 16_384
@@ -172,46 +176,6 @@ def _query_scores(
         postings.doc, weights=postings.weight * sat, minlength=n_docs
     ).astype(np.float64, copy=False)
     return out
-
-
-def _top_k_rows(
-    scores: FloatArray, k: int, *, overwrite: bool = False
-) -> tuple[IntArray, FloatArray]:
-    """Top ``k`` columns of each row of ``scores`` (R, N), best first, ties by ascending column.
-
-    The order is that of sorting each row by (-score, column). For small k, k passes of argmax
-    (which returns the first, lowest, column of a tie) beat a partition; otherwise everything
-    above the k-th largest value is taken and the remaining places go to the lowest columns equal
-    to it (argpartition alone would cut such a tie arbitrarily). Scores must not be NaN. With
-    ``overwrite`` the argmax passes may scribble on ``scores`` instead of a copy.
-    """
-    n_rows, n = scores.shape
-    k = min(k, n)
-    if k == 0 or n_rows == 0:
-        return np.zeros((n_rows, k), dtype=np.int64), np.zeros((n_rows, k), dtype=np.float64)
-    if k <= _ARGMAX_TOP_K:
-        work = scores if overwrite else scores.copy()
-        row = np.arange(n_rows)
-        cols = np.empty((n_rows, k), dtype=np.int64)
-        vals = np.empty((n_rows, k), dtype=np.float64)
-        for j in range(k):
-            best = np.argmax(work, axis=1)
-            cols[:, j] = best
-            vals[:, j] = work[row, best]
-            work[row, best] = -np.inf
-        return cols, vals
-    if k == n:
-        cols = np.broadcast_to(np.arange(n, dtype=np.int64), (n_rows, n))
-    else:
-        kth = np.partition(scores, n - k, axis=1)[:, n - k : n - k + 1]
-        above = scores > kth
-        level = scores == kth
-        need = k - above.sum(axis=1, keepdims=True)
-        take = above | (level & (np.cumsum(level, axis=1) <= need))
-        cols = np.nonzero(take)[1].reshape(n_rows, k).astype(np.int64)
-    vals = np.take_along_axis(scores, cols, axis=1)
-    order = np.argsort(-vals, axis=1, kind="stable")
-    return np.take_along_axis(cols, order, axis=1), np.take_along_axis(vals, order, axis=1)
 
 
 class BM25Index:
@@ -390,11 +354,16 @@ class BM25Index:
         indptr = self._columns.indptr
         return int((indptr[terms + 1] - indptr[terms]).sum()) + self.n_docs
 
-    def _search_one(self, query: Sequence[str], k: int) -> Ranking:
-        terms, weights = self._query_terms(query)
-        if terms.shape[0] > 1 and (
+    def _prunes(self, terms: IntArray) -> bool:
+        """Whether a query of these terms goes through MaxScore (two terms or more, and enough
+        work that skipping some of it pays)."""
+        return terms.shape[0] > 1 and (
             self.n_docs >= _PRUNE_MIN_WORK or self._work(terms) >= _PRUNE_MIN_WORK
-        ):
+        )
+
+    def _search_terms(self, terms: IntArray, weights: FloatArray, k: int) -> Ranking:
+        """:meth:`search` for a query given as :meth:`_query_terms` returns it."""
+        if self._prunes(terms):
             pruned = maxscore_top_k(self._columns, terms, weights, self._k1, self._b, k)
             if pruned is not None:
                 return Ranking(*pruned)
@@ -413,7 +382,7 @@ class BM25Index:
         """
         _check_k(k)
         _check_query(query_tokens)
-        return self._search_one(query_tokens, int(k))
+        return self._search_terms(*self._query_terms(query_tokens), int(k))
 
     def search_many(
         self, queries: Sequence[Sequence[str]], *, k: int, backend: str = "auto"
@@ -459,10 +428,10 @@ class BM25Index:
         out_docs = np.zeros((len(queries), k_eff), dtype=np.int64)
         out_scores = np.zeros((len(queries), k_eff), dtype=np.float64)
         small: list[int] = []
-        for qi, query in enumerate(queries):
+        for qi in range(len(queries)):
             q_terms = terms[ptr[qi] : ptr[qi + 1]]
-            if q_terms.shape[0] > 1 and self._work(q_terms) >= _PRUNE_MIN_WORK:
-                ranking = self._search_one(query, k)
+            if self._prunes(q_terms):
+                ranking = self._search_terms(q_terms, weights[ptr[qi] : ptr[qi + 1]], k)
                 out_docs[qi], out_scores[qi] = ranking.indices, ranking.scores
             else:
                 small.append(qi)
@@ -581,7 +550,7 @@ def grid_top_k(
         scores = _cell_scores(
             index._postings(batch), index._ratio, k1_arr, b_arr, len(batch), n_docs
         )
-        idx, _ = _top_k_rows(scores.reshape(-1, n_docs), k_eff, overwrite=True)
+        idx, _ = top_k_rows(scores.reshape(-1, n_docs), k_eff, overwrite=True)
         out[:, :, start : start + len(batch)] = idx.reshape(
             k1_arr.size, b_arr.size, len(batch), k_eff
         )

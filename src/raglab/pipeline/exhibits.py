@@ -55,7 +55,7 @@ from raglab.pipeline.retrieval import (
     bm25_grid,
     bm25_ranking,
     choose_weight,
-    first_ranks,
+    first_rank_rows,
     lsa_ranking,
     measure,
     rank,
@@ -491,21 +491,7 @@ def question_grid(lab: Lab, fused: RetrievalSettings, *, split: str = "test") ->
         "lsa": RetrievalSettings("lsa"),
         "fusion": fused,
     }
-    ranks = {name: first_ranks(lab, split, s) for name, s in rankers.items()}
-    answerable = lab.split(split, answerable=True)
-    position = {q.id: i for i, q in enumerate(answerable)}
-    rows = []
-    for q in lab.split(split):
-        i = position.get(q.id)
-        rows.append(
-            {
-                "id": q.id,
-                "kind": q.kind,
-                "question": q.question,
-                "answerable": i is not None,
-                "ranks": {name: (r[i] if i is not None else None) for name, r in ranks.items()},
-            }
-        )
+    rows = first_rank_rows(lab, split, rankers)
     return {"split": split, "questions": rows}
 
 

@@ -67,7 +67,7 @@ from raglab.pipeline.retrieval import (
     RetrievalSettings,
     bm25_grid,
     choose_weight,
-    first_ranks,
+    first_rank_rows,
     measure,
 )
 from raglab.questions import SPLITS
@@ -379,19 +379,7 @@ def _rankers_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
     weight = choose_weight(lab, chunking=key)
     settings = {name: RetrievalSettings(name, weight=weight, chunking=key) for name in RANKERS}
     table = {name: measure(lab, split, s) for name, s in settings.items()}
-    ranks = {name: first_ranks(lab, split, s) for name, s in settings.items()}
-    position = {q.id: i for i, q in enumerate(lab.split(split, answerable=True))}
-    rows = []
-    for q in lab.split(split):
-        i = position.get(q.id)
-        rows.append(
-            {
-                "id": q.id,
-                "kind": q.kind,
-                "answerable": i is not None,
-                "ranks": {name: (r[i] if i is not None else None) for name, r in ranks.items()},
-            }
-        )
+    rows = first_rank_rows(lab, split, settings, with_text=False)
     return {
         "split": split,
         "chunker": chunker_label(key),
@@ -400,7 +388,7 @@ def _rankers_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
         "weight": weight,
         "weight_tuned_on": "train",
         "recall_k": RECALL_K,
-        "answerable": len(position),
+        "answerable": sum(row["answerable"] for row in rows),
         "table": table,
         "questions": rows,
     }

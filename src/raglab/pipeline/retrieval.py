@@ -6,7 +6,7 @@ the first ``RANK_DEPTH`` chunks; fusion takes each ranker's first ``FUSION_DEPTH
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +178,30 @@ def first_ranks(
         first_relevant_rank(r, rel)
         for r, rel in zip(rank_split(lab, split, settings), rels, strict=True)
     ]
+
+
+def first_rank_rows(
+    lab: Lab,
+    split: str,
+    rankers: Mapping[str, RetrievalSettings],
+    *,
+    with_text: bool = True,
+) -> list[dict[str, Any]]:
+    """One row per question of ``split``: its id, kind, text (unless ``with_text`` is False),
+    whether it is answerable, and under each named ranker the rank of its first relevant chunk
+    (:func:`first_ranks`; None when it has no answer or the answer is not ranked)."""
+    ranks = {name: first_ranks(lab, split, s) for name, s in rankers.items()}
+    position = {q.id: i for i, q in enumerate(lab.split(split, answerable=True))}
+    rows = []
+    for q in lab.split(split):
+        i = position.get(q.id)
+        row: dict[str, Any] = {"id": q.id, "kind": q.kind}
+        if with_text:
+            row["question"] = q.question
+        row["answerable"] = i is not None
+        row["ranks"] = {name: (r[i] if i is not None else None) for name, r in ranks.items()}
+        rows.append(row)
+    return rows
 
 
 @dataclass(frozen=True, slots=True)
