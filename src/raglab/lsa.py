@@ -41,6 +41,7 @@ __all__ = [
     "randomized_svd",
     "term_window_matrix",
     "unit_rows",
+    "window_count",
 ]
 
 T = TypeVar("T")
@@ -67,6 +68,14 @@ def even_windows(
         return [items]
     starts = np.rint(np.linspace(0, n - size, count)).astype(np.int64)
     return [items[int(s) : int(s) + size] for s in starts]
+
+
+def window_count(n_words: int) -> int:
+    """How many LSA training windows a corpus of ``n_words`` words gets.
+
+    For now the fixed LSA_WINDOWS (the rule that grows with the corpus is to come).
+    """
+    return LSA_WINDOWS
 
 
 def _orthonormal(Y: FloatArray) -> FloatArray:

@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 __all__ = [
+    "ANALYZERS",
     "STOP_WORDS",
     "identifiers",
     "sentence_spans",
@@ -121,13 +122,27 @@ def _raw_tokens(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def tokenize(text: str, *, stem: bool = False) -> list[str]:
+#: The analyzers :func:`tokenize` knows: RAG lab's own rules (above) and Lucene's English
+#: analyzer as Anserini uses it (:mod:`raglab.lucene`).
+ANALYZERS = ("raglab", "lucene")
+
+
+def tokenize(text: str, *, stem: bool = False, analyzer: str = "raglab") -> list[str]:
     """Lower-cased retrieval tokens of ``text``, in order (rules in the module docstring).
 
     ``stem`` (default False, as DESIGN.md fixes) applies the Snowball English stemmer to word
     tokens only. Example: ``tokenize("E-4107: the RA clutch locks")`` gives
     ``["e-4107", "ra", "clutch", "locks"]``; with ``stem=True`` the last token is ``"lock"``.
+
+    ``analyzer="lucene"`` gives Lucene's English analyzer instead (:func:`raglab.lucene.analyze`:
+    its own tokenisation, 33 stop words and the original Porter stemmer, so ``stem`` is ignored).
     """
+    if analyzer != "raglab":
+        if analyzer != "lucene":
+            raise ValueError(f"analyzer must be one of {', '.join(ANALYZERS)}; not {analyzer!r}")
+        from raglab.lucene import analyze
+
+        return analyze(text)
     tokens = [(t, is_word) for t, is_word in _raw_tokens(text) if t not in STOP_WORDS]
     if not stem:
         return [t for t, _ in tokens]

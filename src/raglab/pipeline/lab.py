@@ -22,10 +22,10 @@ from raglab._types import FloatArray, IntArray
 from raglab.bm25 import BM25Index
 from raglab.chunking import ChunkIndex, chunk_pages, word_offsets
 from raglab.corpus import Corpus, load_corpus
-from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows
+from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
-from raglab.text import identifiers, sentence_spans, tokenize
+from raglab.text import ANALYZERS, identifiers, sentence_spans, tokenize
 from raglab.vectors import SparseMatrix, tfidf_matrix
 
 K = TypeVar("K", bound=Hashable)
@@ -116,7 +116,7 @@ class ChunkSet:
     def tokens(self) -> list[list[str]]:
         """Each chunk's retrieval tokens, found on first use: a chunking that is only checked
         for intact answers (exhibit I) never needs them."""
-        return [tokenize(c.text, stem=self.lab.stem) for c in self.chunks]
+        return [self.lab.tokens(c.text) for c in self.chunks]
 
     @cached_property
     def bm25(self) -> BM25Index:
@@ -142,7 +142,7 @@ class ChunkSet:
     @cached_property
     def title_terms(self) -> list[set[str]]:
         return [
-            set(tokenize(" ".join((c.title, *c.heading_path)), stem=self.lab.stem))
+            set(self.lab.tokens(" ".join((c.title, *c.heading_path))))
             for c in self.chunks
         ]
 
@@ -163,13 +163,29 @@ class Lab:
     """A corpus with its labelled questions; the shared state of every face of RAG lab.
 
     ``Lab.load()`` opens the bundled Ostler Instruments handbook. ``stem`` turns on Snowball
-    stemming of retrieval tokens (off by default, DESIGN.md).
+    stemming of retrieval tokens (off by default, DESIGN.md); ``analyzer`` picks the tokeniser
+    (:data:`raglab.text.ANALYZERS`: RAG lab's own, or Lucene's English analyzer). ``windows`` is
+    the number of LSA training windows (None: the rule of :func:`raglab.lsa.window_count`).
     """
 
-    def __init__(self, corpus: Corpus, questions: QuestionSet, *, stem: bool = False) -> None:
+    def __init__(
+        self,
+        corpus: Corpus,
+        questions: QuestionSet,
+        *,
+        stem: bool = False,
+        analyzer: str = "raglab",
+        windows: int | None = None,
+    ) -> None:
+        if analyzer not in ANALYZERS:
+            raise ValueError(f"analyzer must be one of {', '.join(ANALYZERS)}; not {analyzer!r}")
+        if windows is not None and windows < 1:
+            raise ValueError(f"windows must be at least 1, not {windows}")
         self.corpus = corpus
         self.questions = questions
         self.stem = stem
+        self.analyzer = analyzer
+        self.windows = windows
         self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache()
         self._question_tokens: dict[str, list[str]] = {}
         self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
@@ -186,10 +202,22 @@ class Lab:
         questions: str | Path | None = None,
         *,
         stem: bool = False,
+        analyzer: str = "raglab",
+        windows: int | None = None,
     ) -> Lab:
         """Load a corpus folder and questions file (both None: the bundled handbook)."""
         loaded = load_corpus(corpus)
-        return cls(loaded, load_questions(questions, corpus=loaded), stem=stem)
+        return cls(
+            loaded,
+            load_questions(questions, corpus=loaded),
+            stem=stem,
+            analyzer=analyzer,
+            windows=windows,
+        )
+
+    def tokens(self, text: str) -> list[str]:
+        """Retrieval tokens of ``text`` under this lab's analyzer and stemming."""
+        return tokenize(text, stem=self.stem, analyzer=self.analyzer)
 
     def chunk_set(self, key: ChunkingKey | None = None) -> ChunkSet:
         """The chunking for ``key`` (default: the heading chunker of exhibits II to V)."""
@@ -199,9 +227,9 @@ class Lab:
     def query_tokens(self, q: Question | str) -> list[str]:
         """Retrieval tokens of a question (or of free text typed into the lab)."""
         if isinstance(q, str):
-            return tokenize(q, stem=self.stem)
+            return self.tokens(q)
         if q.id not in self._question_tokens:
-            self._question_tokens[q.id] = tokenize(q.question, stem=self.stem)
+            self._question_tokens[q.id] = self.tokens(q.question)
         return self._question_tokens[q.id]
 
     def sentences(self, page_id: str) -> list[tuple[int, int, frozenset[str]]]:
@@ -239,7 +267,8 @@ class Lab:
     def lsa_windows(self) -> list[list[str]]:
         """The LSA training windows: evenly spaced runs of words over the whole corpus, tokenised."""
         words = [w for page in self.corpus for w in page.text.split()]
-        return [tokenize(" ".join(w), stem=self.stem) for w in even_windows(words)]
+        count = self.windows if self.windows is not None else window_count(len(words))
+        return [self.tokens(" ".join(w)) for w in even_windows(words, count=count)]
 
     @cached_property
     def lsa(self) -> LSAModel:
