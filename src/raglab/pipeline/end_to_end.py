@@ -15,19 +15,20 @@ chunk fits the budget, which caps the accuracy on answerable questions.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from raglab import _config as C
 from raglab._types import Ranking
 from raglab.metrics import first_relevant_rank
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, rerank, train_reranker, with_mmr
-from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, rank
 from raglab.questions import Question
 from raglab.reader import is_correct, pack, read
+from raglab.settings import NOT_GIVEN, TUNED, default, setting, settings_in
 from raglab.stats import wilson_interval
 from raglab.text import tokenize
 
@@ -35,34 +36,66 @@ DIAGNOSES = ("cut", "not retrieved", "past budget", "reader", "false answer")
 OUTCOMES = ("correct", *DIAGNOSES)
 
 
+#: The settings of an end-to-end run, in table order (every retrieval and run setting).
+RUN_SETTING_NAMES = tuple(x.name for x in settings_in("retrieval", "run"))
+#: The run settings whose default is "chosen on the training split".
+TUNED_NAMES = tuple(x.name for x in settings_in("retrieval", "run") if x.tuned)
+
+
 @dataclass(frozen=True, slots=True)
 class RunSettings:
-    """Every setting of an end-to-end run. ``threshold=None`` and ``mmr_lambda=None`` with
-    ``mmr=True`` mean "choose on the training split"."""
+    """Every setting of an end-to-end run; defaults, ranges and help in
+    :data:`raglab.settings.SETTINGS`.
 
-    chunker: str = C.RETRIEVAL_CHUNKER
-    size: int | None = None
-    overlap: int | None = None
-    retriever: str = C.DEFAULT_RETRIEVER
-    k1: float = C.BM25_K1
-    b: float = C.BM25_B
-    weight: float = 0.5
-    rerank: bool = True
-    mmr: bool = True
-    mmr_lambda: float | None = None
-    budget: int = C.BUDGET_WORDS
-    threshold: float | None = None
+    ``weight``, ``mmr_lambda`` and ``threshold`` default to :data:`~raglab.settings.TUNED`:
+    chosen on the training split, once, when the run starts (:func:`resolve_run`). ``None``
+    for ``mmr_lambda`` or ``threshold`` is the older spelling of TUNED and still accepted.
+    MMR reorders the reranker's list, so ``mmr=True`` needs ``rerank=True``;
+    :meth:`from_given` turns MMR off with the reranker when MMR was not asked for.
+    """
+
+    chunker: str = default("chunker")
+    size: int | None = default("size")
+    overlap: int | None = default("overlap")
+    retriever: str = default("retriever")
+    k1: float = default("k1")
+    b: float = default("b")
+    weight: float | Any = default("weight")
+    depth: int = default("depth")
+    fusion_depth: int = default("fusion_depth")
+    rerank: bool = default("rerank")
+    mmr: bool = default("mmr")
+    mmr_lambda: float | Any = default("mmr_lambda")
+    budget: int = default("budget")
+    threshold: float | Any = default("threshold")
 
     def __post_init__(self) -> None:
-        if self.budget < 1:
-            raise ValueError(f"budget must be at least 1 word, not {self.budget}")
-        if self.threshold is not None and not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"threshold must lie in [0, 1], not {self.threshold}")
-        if self.mmr_lambda is not None and not 0.0 <= self.mmr_lambda <= 1.0:
-            raise ValueError(f"mmr_lambda must lie in [0, 1], not {self.mmr_lambda}")
+        for name in ("mmr_lambda", "threshold"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, TUNED)
+        for name in RUN_SETTING_NAMES:
+            if name == "retriever" and self.retriever.startswith(("run:", "rrf+run:")):
+                continue  # an external run loaded on the lab: checked when it is ranked
+            object.__setattr__(self, name, setting(name).check(getattr(self, name)))
         if self.mmr and not self.rerank:
             raise ValueError("MMR reorders the reranker's list: it needs rerank=True")
-        self.retrieval  # validates chunker and retriever  # noqa: B018
+        self.retrieval  # validates the chunker's size and overlap  # noqa: B018
+
+    @classmethod
+    def from_given(cls, given: Mapping[str, Any]) -> RunSettings:
+        """Settings from the values a user gave (:data:`~raglab.settings.NOT_GIVEN` or absent:
+        the default). With the reranker off and MMR not given, MMR is off too."""
+        values = {k: v for k, v in given.items() if v is not NOT_GIVEN}
+        unknown = sorted(set(values) - set(RUN_SETTING_NAMES))
+        if unknown:
+            raise ValueError(f"unknown run setting {unknown[0]!r}")
+        if values.get("rerank") is False and "mmr" not in values:
+            values["mmr"] = False
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> RunSettings:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
 
     @property
     def chunking(self) -> ChunkingKey:
@@ -70,7 +103,21 @@ class RunSettings:
 
     @property
     def retrieval(self) -> RetrievalSettings:
-        return RetrievalSettings(self.retriever, self.k1, self.b, self.weight, self.chunking)
+        return RetrievalSettings(
+            self.retriever,
+            self.k1,
+            self.b,
+            self.weight,
+            self.chunking,
+            depth=self.depth,
+            fusion_depth=self.fusion_depth,
+        )
+
+    def values(self) -> dict[str, Any]:
+        """Every setting by name, the chunker's size and overlap resolved, TUNED kept."""
+        out = {name: getattr(self, name) for name in RUN_SETTING_NAMES}
+        out["size"], out["overlap"] = self.chunking.size, self.chunking.overlap
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +136,12 @@ class QuestionOutcome:
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
+    """One run's outcome. ``settings`` are the settings as given; ``resolved`` the same with
+    every value chosen on the training split filled in (``chosen_on_train`` names those)."""
+
     settings: RunSettings
+    resolved: RunSettings
+    chosen_on_train: tuple[str, ...]
     split: str
     threshold: float
     mmr_lambda: float | None
@@ -104,7 +156,20 @@ class RunResult:
     funnel: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain values: ``settings`` are the resolved ones (a setting the run does not use, such
+        as the weight of a retriever other than score fusion, is None)."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["settings"] = plain_settings(self.resolved.values())
+        del data["resolved"]
+        data["chosen_on_train"] = list(self.chosen_on_train)
+        data["outcomes"] = [dataclasses.asdict(o) for o in self.outcomes]
+        data["interval"] = list(self.interval)
+        return data
+
+
+def plain_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as JSON values: TUNED (a value not chosen, because not used) becomes None."""
+    return {k: (None if v is TUNED else v) for k, v in values.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,23 +250,26 @@ def _outcome(r: _Reading, threshold: float) -> str:
 
 
 def _readings(lab: Lab, split: str, s: RunSettings, lam: float | None) -> list[_Reading]:
-    key = ("readings", split, s, lam)
+    # The threshold is applied after reading, so it is not part of what was read.
+    key = ("readings", split, s.replace(threshold=TUNED), lam)
     value = lab.cache.get(key, lambda: [_read_one(lab, q, s, lam) for q in lab.split(split)])
     assert isinstance(value, list)
     return value
 
 
 def resolve_lambda(lab: Lab, s: RunSettings) -> float | None:
+    """MMR's lambda for ``s``: None without MMR, else the given one or the one chosen on train."""
     if not (s.rerank and s.mmr):
         return None
-    if s.mmr_lambda is not None:
-        return s.mmr_lambda
-    return choose_lambda(lab, train_reranker(lab, s.retrieval))
+    if s.mmr_lambda is not TUNED:
+        return float(s.mmr_lambda)
+    return choose_lambda(lab, train_reranker(lab, resolve_run(lab, s, upto="weight").retrieval))
 
 
 def choose_threshold(lab: Lab, s: RunSettings) -> float:
     """The reader threshold maximising training accuracy; ties go to the smallest threshold."""
-    readings = _readings(lab, "train", s, resolve_lambda(lab, s))
+    s = resolve_run(lab, s, upto="mmr_lambda")
+    readings = _readings(lab, "train", s, s.mmr_lambda if s.mmr_lambda is not TUNED else None)
     best = max(
         C.READER_THRESHOLDS,
         key=lambda t: (sum(_outcome(r, t) == "correct" for r in readings), -t),
@@ -209,17 +277,45 @@ def choose_threshold(lab: Lab, s: RunSettings) -> float:
     return float(best)
 
 
+def resolve_run(lab: Lab, s: RunSettings, *, upto: str = "threshold") -> RunSettings:
+    """``s`` with every value chosen on the training split filled in, in pipeline order: the
+    fusion weight (score fusion only), then MMR's lambda (with MMR only), then the reader's
+    threshold, each chosen with the ones before it fixed. ``upto`` stops after that one. A value
+    the run does not use stays TUNED."""
+    if s.weight is TUNED and s.retriever == "score":
+        s = s.replace(weight=choose_weight(lab, s.retrieval))
+    if upto == "weight":
+        return s
+    if s.mmr_lambda is TUNED and s.rerank and s.mmr:
+        s = s.replace(mmr_lambda=resolve_lambda(lab, s))
+    if upto == "mmr_lambda":
+        return s
+    if s.threshold is TUNED:
+        s = s.replace(threshold=choose_threshold(lab, s))
+    return s
+
+
 def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> RunResult:
-    """Run the whole pipeline on a split and diagnose every miss."""
+    """Run the whole pipeline on a split and diagnose every miss.
+
+    Every value chosen on the training split is resolved first, once (:func:`resolve_run`);
+    then each question flows forward: rank, rerank, pack, read, diagnose.
+    """
     if any(q.labels == "pages" for q in lab.questions):
         raise ValueError(
             "the end-to-end run needs answer passages: these questions are labelled by relevant "
             "pages, which say where an answer is but not which sentence states it"
         )
-    lam = resolve_lambda(lab, s)
-    threshold = choose_threshold(lab, s) if s.threshold is None else s.threshold
+    resolved = resolve_run(lab, s)
+    lam = None if resolved.mmr_lambda is TUNED or not resolved.mmr else float(resolved.mmr_lambda)
+    threshold = float(resolved.threshold)
+    chosen = tuple(
+        name
+        for name in TUNED_NAMES
+        if getattr(s, name) is TUNED and getattr(resolved, name) is not TUNED
+    )
     outcomes = []
-    for r in _readings(lab, split, s, lam):
+    for r in _readings(lab, split, resolved, lam):
         outcome = _outcome(r, threshold)
         found = r.best is not None and r.coverage >= threshold - 1e-12
         outcomes.append(
@@ -243,6 +339,8 @@ def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> Run
     funnel = {name: sum(o.outcome == name for o in outcomes) for name in OUTCOMES}
     return RunResult(
         settings=s,
+        resolved=resolved,
+        chosen_on_train=chosen,
         split=split,
         threshold=threshold,
         mmr_lambda=lam,
@@ -263,4 +361,4 @@ def outcomes_vector(result: RunResult) -> list[bool]:
     return [o.outcome == "correct" for o in result.outcomes]
 
 
-_ = np  # numpy is used by callers through Ranking; keep the import explicit for typing tools
+

@@ -56,11 +56,14 @@ def run_ranking(lab: Lab, cs: ChunkSet, entries: Sequence[tuple[str, float]]) ->
     return Ranking(np.asarray(indices, dtype=np.int64), np.asarray(scores, dtype=np.float64))
 
 
-def external_ranking(lab: Lab, cs: ChunkSet, name: str, question_id: str | None) -> Ranking:
+def external_ranking(
+    lab: Lab, cs: ChunkSet, name: str, question_id: str | None, *, depth: int = C.RANK_DEPTH
+) -> Ranking:
+    """A loaded run's ranking of one question, cut at ``depth`` chunks."""
     if name not in lab.runs:
         raise ValueError(f"no run named {name!r} is loaded (load one with load_run)")
     entries = lab.runs[name].get(question_id, []) if question_id is not None else []
-    return run_ranking(lab, cs, entries).top(C.RANK_DEPTH)
+    return run_ranking(lab, cs, entries).top(depth)
 
 
 def chunk_run(

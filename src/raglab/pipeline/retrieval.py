@@ -7,6 +7,7 @@ the first ``RANK_DEPTH`` chunks; fusion takes each ranker's first ``FUSION_DEPTH
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,42 +21,64 @@ from raglab.metrics import evaluate, first_relevant_rank
 from raglab.pipeline.external import external_ranking
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
 from raglab.questions import Question
+from raglab.settings import TUNED, default, setting
 
 
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
-    """How to rank: the retriever and its parameters (defaults from ``_config``).
+    """How to rank: the retriever and its parameters (defaults and ranges from
+    :data:`raglab.settings.SETTINGS`).
+
+    ``weight`` is score fusion's weight of BM25; its default, :data:`~raglab.settings.TUNED`,
+    means "chosen on the training split" (:func:`resolve`, done by :func:`rank` and
+    :func:`measure` before anything is ranked). Other retrievers ignore it, so it is kept as
+    TUNED for them and equal rankings share one cache entry. ``depth``: results kept per
+    question (0: every chunk); ``fusion_depth``: how many of each ranker's first results a
+    fusion takes.
 
     ``chunking`` is kept resolved (:meth:`ChunkingKey.resolved`): settings that name the same
     chunker, one with its defaults left out and one with them spelled out, are equal, so they
     share every cached ranking and model instead of computing them twice.
     """
 
-    retriever: str = C.DEFAULT_RETRIEVER
-    k1: float = C.BM25_K1
-    b: float = C.BM25_B
-    weight: float = 0.5
+    retriever: str = default("retriever")
+    k1: float = default("k1")
+    b: float = default("b")
+    weight: float | Any = default("weight")
     chunking: ChunkingKey = field(default_factory=ChunkingKey)
+    depth: int = default("depth")
+    fusion_depth: int = default("fusion_depth")
 
     def __post_init__(self) -> None:
         external = (
             self.retriever.startswith(("run:", "rrf+run:")) and self.retriever.split(":", 1)[1]
         )
-        if self.retriever not in C.RETRIEVERS and not external:
-            raise ValueError(
-                f"retriever must be one of {', '.join(C.RETRIEVERS)}; not {self.retriever!r}"
-            )
-        if not 0.0 <= self.weight <= 1.0:
-            raise ValueError(f"weight must lie in [0, 1], not {self.weight}")
-        if self.k1 < 0 or not 0.0 <= self.b <= 1.0:
-            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
+        if not external:
+            setting("retriever").check(self.retriever)
+        for name in ("k1", "b", "depth", "fusion_depth"):
+            object.__setattr__(self, name, setting(name).check(getattr(self, name)))
+        weight = setting("weight").check(self.weight) if self.retriever == "score" else TUNED
+        object.__setattr__(self, "weight", weight)
         resolved = self.chunking.resolved()
         if resolved != self.chunking:
             object.__setattr__(self, "chunking", resolved)
 
+    def replace(self, **changes: Any) -> RetrievalSettings:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
 
-def _depth(chunks: ChunkSet) -> int:
-    return min(C.RANK_DEPTH, len(chunks))
+
+def resolve(lab: Lab, settings: RetrievalSettings) -> RetrievalSettings:
+    """``settings`` with every value chosen on the training split filled in (the fusion weight
+    of score fusion, :func:`choose_weight`); settings with nothing to choose come back as they
+    are."""
+    if settings.weight is TUNED and settings.retriever == "score":
+        return settings.replace(weight=choose_weight(lab, settings))
+    return settings
+
+
+def _depth(chunks: ChunkSet, depth: int = C.RANK_DEPTH) -> int:
+    return len(chunks) if depth == 0 else min(depth, len(chunks))
 
 
 def bm25_ranking(
@@ -65,24 +88,32 @@ def bm25_ranking(
     k1: float = C.BM25_K1,
     b: float = C.BM25_B,
     chunking: ChunkingKey | None = None,
+    depth: int = C.RANK_DEPTH,
 ) -> Ranking:
     cs = lab.chunk_set(chunking)
-    ranking = cs.bm25.with_params(k1=k1, b=b).search(lab.query_tokens(q), k=_depth(cs))
+    ranking = cs.bm25.with_params(k1=k1, b=b).search(lab.query_tokens(q), k=_depth(cs, depth))
     # A chunk that shares no term with the question scores 0: it is not retrieved at all, and
     # its place in a list of zeros (by index) would say nothing.
     keep = ranking.scores > 0
     return Ranking(ranking.indices[keep], ranking.scores[keep])
 
 
-def lsa_ranking(lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None) -> Ranking:
+def lsa_ranking(
+    lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None, depth: int = C.RANK_DEPTH
+) -> Ranking:
     cs = lab.chunk_set(chunking)
     return lab.lsa.search(
-        lab.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs), normalised=True
+        lab.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs, depth), normalised=True
     )
 
 
 def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
-    """One question's ranking under ``settings`` (cached per labelled question)."""
+    """One question's ranking under ``settings`` (cached per labelled question).
+
+    Fusions take each ranker's first ``fusion_depth`` results and keep the first ``depth`` of
+    the fused list, so every list, fused or not, stops at ``depth``.
+    """
+    settings = resolve(lab, settings)
     if isinstance(q, str):
         return _rank(lab, q, settings)
     value = lab.per_question.get(("rank", settings, q.id), lambda: _rank(lab, q, settings))
@@ -90,28 +121,45 @@ def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSet
     return value
 
 
+def _components(settings: RetrievalSettings) -> tuple[RetrievalSettings, RetrievalSettings]:
+    """The BM25 and LSA settings a fusion under ``settings`` draws its lists from."""
+    common = {"chunking": settings.chunking, "depth": settings.depth}
+    return (
+        RetrievalSettings("bm25", settings.k1, settings.b, **common),
+        RetrievalSettings("lsa", **common),
+    )
+
+
 def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
     if settings.retriever == "bm25":
-        return bm25_ranking(lab, q, k1=settings.k1, b=settings.b, chunking=settings.chunking)
+        return bm25_ranking(
+            lab,
+            q,
+            k1=settings.k1,
+            b=settings.b,
+            chunking=settings.chunking,
+            depth=settings.depth,
+        )
     if settings.retriever == "lsa":
-        return lsa_ranking(lab, q, chunking=settings.chunking)
+        return lsa_ranking(lab, q, chunking=settings.chunking, depth=settings.depth)
+    cut = _depth(lab.chunk_set(settings.chunking), settings.depth)
     external = None
     if settings.retriever.startswith(("run:", "rrf+run:")):
         name = settings.retriever.split(":", 1)[1]
         qid = None if isinstance(q, str) else q.id
-        external = external_ranking(lab, lab.chunk_set(settings.chunking), name, qid)
+        external = external_ranking(lab, lab.chunk_set(settings.chunking), name, qid, depth=cut)
         if settings.retriever.startswith("run:"):
             return external
     # The component lists go through rank() so each is computed once per question.
-    bm25 = rank(
-        lab, q, RetrievalSettings("bm25", settings.k1, settings.b, chunking=settings.chunking)
-    )
-    cos = rank(lab, q, RetrievalSettings("lsa", chunking=settings.chunking))
+    bm25_settings, lsa_settings = _components(settings)
+    bm25 = rank(lab, q, bm25_settings)
+    cos = rank(lab, q, lsa_settings)
+    depth = settings.fusion_depth
     if external is not None:
-        return rrf([bm25, cos, external], k=C.RRF_K, depth=C.FUSION_DEPTH)
+        return rrf([bm25, cos, external], k=C.RRF_K, depth=depth).top(cut)
     if settings.retriever == "rrf":
-        return rrf([bm25, cos], k=C.RRF_K, depth=C.FUSION_DEPTH)
-    return score_fusion(bm25, cos, weight=settings.weight, depth=C.FUSION_DEPTH)
+        return rrf([bm25, cos], k=C.RRF_K, depth=depth).top(cut)
+    return score_fusion(bm25, cos, weight=settings.weight, depth=depth).top(cut)
 
 
 def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) -> list[Ranking]:
@@ -122,16 +170,18 @@ def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) 
     vectorised pass instead of one per question; the component lists still come from
     :func:`rank`, and each fused ranking is stored where :func:`rank` looks for it.
     """
-    bm25_settings = RetrievalSettings("bm25", settings.k1, settings.b, chunking=settings.chunking)
-    lsa_settings = RetrievalSettings("lsa", chunking=settings.chunking)
+    bm25_settings, lsa_settings = _components(settings)
     bm25 = [rank(lab, q, bm25_settings) for q in qs]
     cos = [rank(lab, q, lsa_settings) for q in qs]
+    depth = settings.fusion_depth
     if settings.retriever == "rrf":
-        fused = rrf_all([bm25, cos], k=C.RRF_K, depth=C.FUSION_DEPTH)
+        fused = rrf_all([bm25, cos], k=C.RRF_K, depth=depth)
     else:
-        fused = score_fusion_all(bm25, cos, weight=settings.weight, depth=C.FUSION_DEPTH)
+        fused = score_fusion_all(bm25, cos, weight=settings.weight, depth=depth)
+    cut = _depth(lab.chunk_set(settings.chunking), settings.depth)
     out = []
-    for q, ranking in zip(qs, fused, strict=True):
+    for q, whole in zip(qs, fused, strict=True):
+        ranking = whole.top(cut)
         value = lab.per_question.setdefault(("rank", settings, q.id), ranking)
         assert isinstance(value, Ranking)
         out.append(value)
@@ -142,6 +192,7 @@ def rank_split(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> list[Ranking]:
     """Rankings of the answerable questions of a split, in file order (cached)."""
+    settings = resolve(lab, settings)
     key = ("rank_split", split, settings)
 
     def build() -> list[Ranking]:
@@ -166,6 +217,7 @@ def measure(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> dict[str, float]:
     """R@1, R@3, R@5, R@10, MRR, nDCG@10, P@3 and top-1 over the answerable questions of a split."""
+    settings = resolve(lab, settings)
     return evaluate(rank_split(lab, split, settings), relevance_of(lab, split, settings.chunking))
 
 
@@ -260,26 +312,66 @@ def bm25_grid(
     return value
 
 
-def choose_weight(lab: Lab, *, split: str = "train", chunking: ChunkingKey | None = None) -> float:
-    """The score-fusion weight w maximising (R@5, MRR) on ``split``; ties go to the smaller w."""
-    best: tuple[float, float, float] | None = None
-    for w in C.FUSION_WEIGHTS:
-        m = measure(
-            lab, split, RetrievalSettings("score", weight=w, chunking=chunking or ChunkingKey())
-        )
-        cand = (m["recall@5"], m["mrr"], -w)
-        if best is None or cand > best:
-            best = cand
-    assert best is not None
-    return -best[2]
+def choose_weight(
+    lab: Lab,
+    settings: RetrievalSettings | None = None,
+    *,
+    split: str = "train",
+    chunking: ChunkingKey | None = None,
+) -> float:
+    """The score-fusion weight w in FUSION_WEIGHTS maximising (R@5, MRR) on ``split`` (train:
+    never tune on the questions you report), ties to the smaller w.
+
+    The other settings (chunker, k1, b, depths) come from ``settings`` (default: the lab's
+    defaults, on ``chunking`` when it is given). Cached per setting.
+    """
+    base = settings if settings is not None else RetrievalSettings(chunking=chunking or ChunkingKey())
+    base = base.replace(retriever="score", weight=C.FUSION_WEIGHTS[0])
+
+    def build() -> float:
+        best: tuple[float, float, float] | None = None
+        for w in C.FUSION_WEIGHTS:
+            m = measure(lab, split, base.replace(weight=w))
+            cand = (m["recall@5"], m["mrr"], -w)
+            if best is None or cand > best:
+                best = cand
+        assert best is not None
+        return -best[2]
+
+    value = lab.cache.get(("chosen weight", split, base), build)
+    assert isinstance(value, float)
+    return value
+
+
+def ranker_settings(
+    *,
+    weight: float | Any = TUNED,
+    chunking: ChunkingKey | None = None,
+    depth: int = C.RANK_DEPTH,
+    fusion_depth: int = C.FUSION_DEPTH,
+) -> dict[str, RetrievalSettings]:
+    """Exhibit IV's rankers (every retriever, BM25 at the default k1 and b) by name."""
+    common = {"chunking": chunking or ChunkingKey(), "depth": depth, "fusion_depth": fusion_depth}
+    return {
+        name: RetrievalSettings(name, weight=weight if name == "score" else TUNED, **common)
+        for name in C.RETRIEVERS
+    }
 
 
 def ranker_table(
-    lab: Lab, *, split: str = "test", weight: float | None = None
+    lab: Lab,
+    *,
+    split: str = "test",
+    weight: float | Any = TUNED,
+    chunking: ChunkingKey | None = None,
+    depth: int = C.RANK_DEPTH,
+    fusion_depth: int = C.FUSION_DEPTH,
 ) -> dict[str, dict[str, float]]:
-    """Exhibit IV's table: every ranker's metrics on ``split`` at the default BM25 parameters."""
-    w = choose_weight(lab) if weight is None else weight
-    return {name: measure(lab, split, RetrievalSettings(name, weight=w)) for name in C.RETRIEVERS}
+    """Exhibit IV's table: every ranker's metrics on ``split`` (:func:`ranker_settings`);
+    ``weight`` TUNED (or None, kept for compatibility) is chosen on the training split."""
+    w = TUNED if weight is None else weight
+    rankers = ranker_settings(weight=w, chunking=chunking, depth=depth, fusion_depth=fusion_depth)
+    return {name: measure(lab, split, s) for name, s in rankers.items()}
 
 
 def ranked_chunks(
