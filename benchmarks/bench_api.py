@@ -87,7 +87,7 @@ def _in_process(cfg: Config, section: Section) -> list[tuple[str, str, dict[str,
     from raglab.web.app import create_app
 
     lab = Lab.load()
-    from raglab.pipeline.exhibits import warm
+    from raglab.web.warm import warm
 
     warm_ms, warm_seconds = timed(lambda: warm(lab))
     app = create_app(lab, warm_ms=warm_ms)

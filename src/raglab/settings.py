@@ -29,12 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from raglab import _config as C
 from raglab.text import ANALYZERS
 
 __all__ = [
+    "ANALYZER_LABELS",
+    "CHUNKER_LABELS",
     "FEATURE_LABELS",
     "NOT_GIVEN",
     "RETRIEVER_LABELS",
@@ -105,6 +107,7 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     choices: tuple[str, ...] | None = None
+    choice_labels: Mapping[str, str] | None = None  # each choice's display name
     none: str | None = None  # what None means, where it is allowed
 
     @property
@@ -135,15 +138,14 @@ class Setting:
         if value is None and self.none is not None:
             return value
         kinds: tuple[type, ...] = (int, float) if self.kind is float else (self.kind,)
-        if isinstance(value, bool) and self.kind is not bool or not isinstance(value, kinds):
+        if (isinstance(value, bool) and self.kind is not bool) or not isinstance(value, kinds):
             allowed = "a number" if self.kind is float else f"a {self.kind.__name__}"
             raise ValueError(f"{self.name} must be {allowed}, not {value!r}")
         if self.kind is float and value != value:  # NaN fails every comparison below
             raise ValueError(f"{self.name} must be a number, not {value!r}")
         if self.choices is not None and value not in self.choices:
-            raise ValueError(
-                f"{self.name} must be one of {', '.join(self.choices)}; not {value!r}"
-            )
+            raise ValueError(f"{self.name} must be one of {', '.join(self.choices)}; not {value!r}")
+        value = cast(float, value)
         if self.minimum is not None and value < self.minimum:
             raise ValueError(f"{self.name} must be at least {_num(self.minimum)}, not {value}")
         if self.maximum is not None and value > self.maximum:
@@ -162,6 +164,7 @@ class Setting:
             "minimum": self.minimum,
             "maximum": self.maximum,
             "choices": list(self.choices) if self.choices is not None else None,
+            "choice_labels": dict(self.choice_labels) if self.choice_labels is not None else None,
             "label": self.label,
             "help": self.help,
             "group": self.group,
@@ -173,7 +176,16 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-_CHUNKERS = ("fixed", "sentence", "heading")
+#: Display names of the chunkers and analyzers, on every face.
+CHUNKER_LABELS: Final[Mapping[str, str]] = {
+    "fixed": "fixed windows",
+    "sentence": "sentences",
+    "heading": "headings",
+}
+ANALYZER_LABELS: Final[Mapping[str, str]] = {
+    "raglab": "RAG lab",
+    "lucene": "Lucene English",
+}
 
 #: Every setting a user can choose, in the order the faces list them.
 SETTINGS: Final[tuple[Setting, ...]] = (
@@ -183,6 +195,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         kind=str,
         default="raglab",
         choices=ANALYZERS,
+        choice_labels=ANALYZER_LABELS,
         label="Analyzer",
         group="data",
         help="how text becomes retrieval tokens: RAG lab's own rules, or Lucene's English "
@@ -212,7 +225,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         name="chunker",
         kind=str,
         default=C.RETRIEVAL_CHUNKER,
-        choices=_CHUNKERS,
+        choices=tuple(CHUNKER_LABELS),
+        choice_labels=CHUNKER_LABELS,
         label="Chunker",
         group="retrieval",
         help="how pages are cut: fixed windows of words, whole sentences, or sections",
@@ -247,6 +261,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         kind=str,
         default=C.DEFAULT_RETRIEVER,
         choices=C.RETRIEVERS,
+        choice_labels=RETRIEVER_LABELS,
         label="Retriever",
         group="retrieval",
         help="the first stage: BM25, LSA, reciprocal rank fusion or score fusion",
@@ -296,11 +311,11 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         name="fusion_depth",
         kind=int,
         default=C.FUSION_DEPTH,
-        minimum=1,
+        minimum=0,
         maximum=10_000_000,
         label="Fusion depth",
         group="retrieval",
-        help="how many of each ranker's first results a fusion takes",
+        help="how many of each ranker's first results a fusion takes (0: all of them)",
     ),
     # --- the rest of the run ---
     Setting(

@@ -14,6 +14,7 @@ from raglab.cli import check as check_command
 from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report, compare_reports
+from raglab.settings import TUNED
 from raglab.stats import mcnemar_exact
 
 
@@ -183,21 +184,30 @@ def test_flags_override_the_baselines_settings(baseline: dict[str, Any]) -> None
     threshold is no longer chosen on train; --no-rerank also drops MMR."""
     p = parser()
     record = baseline["settings"]
-    same, split, stem = check_command.current_settings(
+    same, split, data = check_command.current_settings(
         record, p.parse_args(["check", "--baseline", "x"])
     )
-    assert same == RunSettings(size=300) and (split, stem) == ("test", False)
+    assert same == RunSettings(size=300) and split == "test"
+    assert data == {"analyzer": "raglab", "stem": False, "windows": None}
     args = p.parse_args(
         ["check", "--baseline", "x", "--chunker", "fixed", "--threshold", "0.3", "--no-rerank"]
     )
     changed, _, _ = check_command.current_settings(record, args)
     assert (changed.chunker, changed.size, changed.overlap) == ("fixed", None, None)
-    assert changed.threshold == 0.3 and changed.mmr_lambda is None
+    assert changed.threshold == 0.3 and changed.mmr_lambda is TUNED
     assert (changed.rerank, changed.mmr) == (False, False)
-    _, split, stem = check_command.current_settings(
-        record, p.parse_args(["check", "--baseline", "x", "--split", "train", "--stem"])
+    weighted, _, _ = check_command.current_settings(
+        record,
+        p.parse_args(["check", "--baseline", "x", "--retriever", "score", "--weight", "0.3"]),
     )
-    assert (split, stem) == ("train", True)
+    assert (weighted.retriever, weighted.weight) == ("score", 0.3)
+    _, split, data = check_command.current_settings(
+        record,
+        p.parse_args(
+            ["check", "--baseline", "x", "--split", "train", "--stem", "--analyzer", "lucene"]
+        ),
+    )
+    assert split == "train" and data == {"analyzer": "lucene", "stem": True, "windows": None}
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,8 @@ def test_one_command_registers_alone_and_parses_as_in_the_whole_parser() -> None
 
 def test_serve_loads_no_other_command_and_no_rich() -> None:
     """``raglab serve`` starts sooner without the report renderers, the importers and rich: a
-    fresh interpreter that builds the serve command's parser has imported none of them."""
+    fresh interpreter that builds the serve command's parser has imported none of them (only
+    the shared options, which the table of settings derives)."""
     code = (
         "import json, sys\n"
         "from raglab.cli.main import build_parser\n"
@@ -50,5 +51,10 @@ def test_serve_loads_no_other_command_and_no_rich() -> None:
         ).stdout
     )
     commands = sorted(m for m in loaded if m.startswith("raglab.cli."))
-    assert commands == ["raglab.cli._common", "raglab.cli.main", "raglab.cli.serve"]
+    assert commands == [
+        "raglab.cli._common",
+        "raglab.cli.main",
+        "raglab.cli.options",
+        "raglab.cli.serve",
+    ]
     assert not [m for m in loaded if m == "rich" or m.startswith(("rich.", "raglab.report"))]

@@ -21,7 +21,10 @@ def cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="raglab")
     sub = parser.add_subparsers(dest="command", required=True)
     report_command.register(sub)
-    args = parser.parse_args(["report", *argv])
+    try:
+        args = parser.parse_args(["report", *argv])
+    except SystemExit as exc:  # a usage error: argparse has printed it
+        return int(exc.code or 0)
     return int(args.run(args))
 
 

@@ -121,7 +121,8 @@ def test_run_equals_library_and_takes_every_setting(
 def test_bad_settings_exit_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["run", "--budget", "0"])
-    assert "budget" in str(info.value)
+    assert info.value.code == 2
+    assert "--budget: budget must be at least 1, not 0" in capsys.readouterr().err
     with pytest.raises(SystemExit) as info:
         main(["chunk", "--method", "paragraph"])
     assert info.value.code == 2

@@ -15,13 +15,8 @@ import pytest
 
 from raglab.corpus import load_corpus
 from raglab.errors import InputError
-from raglab.formats.beir import (
-    PageRecord,
-    import_beir,
-    safe_file_stems,
-    seeded_split,
-    write_collection,
-)
+from raglab.formats.beir import import_beir
+from raglab.formats.collection import PageRecord, safe_file_stems, seeded_split, write_collection
 from raglab.formats.progress import progress
 from raglab.questions import load_questions
 

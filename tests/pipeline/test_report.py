@@ -277,7 +277,7 @@ def test_fingerprint_changes_with_one_page_byte(tmp_path: Path, lab: Lab) -> Non
     assert digests["questions"] == data_digests(lab)["questions"]
     assert digests["corpus"] != data_digests(lab)["corpus"]
     record = settings_record(
-        RunSettings(), split="test", stem=False, mmr_lambda=0.3, threshold=0.45
+        RunSettings(), split="test", resolved=RunSettings(mmr_lambda=0.3, threshold=0.45)
     )
     assert fingerprint(digests, record) != fingerprint(data_digests(lab), record)
 
@@ -285,13 +285,13 @@ def test_fingerprint_changes_with_one_page_byte(tmp_path: Path, lab: Lab) -> Non
 def test_fingerprint_changes_with_one_setting(lab: Lab) -> None:
     """Oracle: equal records hash equal; a budget one word larger hashes differently."""
     digests = data_digests(lab)
-    base = settings_record(RunSettings(), split="test", stem=False, mmr_lambda=0.3, threshold=0.45)
+    base = settings_record(
+        RunSettings(), split="test", resolved=RunSettings(mmr_lambda=0.3, threshold=0.45)
+    )
     wider = settings_record(
         RunSettings(budget=C.BUDGET_WORDS + 1),
         split="test",
-        stem=False,
-        mmr_lambda=0.3,
-        threshold=0.45,
+        resolved=RunSettings(budget=C.BUDGET_WORDS + 1, mmr_lambda=0.3, threshold=0.45),
     )
     assert fingerprint(digests, dict(base)) == fingerprint(digests, base)
     assert fingerprint(digests, wider) != fingerprint(digests, base)
@@ -311,11 +311,11 @@ def test_settings_round_trip() -> None:
         threshold=0.25,
         budget=250,
     )
-    record = settings_record(given, split="test", stem=False, mmr_lambda=0.4, threshold=0.25)
+    record = settings_record(given, split="test", resolved=given)
     assert record["chosen_on_train"] == []
     assert run_settings_from(record) == given
     chosen = settings_record(
-        RunSettings(), split="test", stem=False, mmr_lambda=0.3, threshold=0.45
+        RunSettings(), split="test", resolved=RunSettings(mmr_lambda=0.3, threshold=0.45)
     )
     assert run_settings_from(chosen) == RunSettings(size=C.HEADING_MAX_WORDS)
     with pytest.raises(ValueError, match="budget"):

@@ -13,7 +13,8 @@ import pytest
 
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
-from raglab.report.markdown import Table, render_markdown, sections
+from raglab.report.markdown import render_markdown
+from raglab.report.sections import Table, sections
 from report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)

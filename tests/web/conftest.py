@@ -25,9 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
-from raglab.pipeline.exhibits import warm, warm_later
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
+from raglab.web.warm import warm, warm_later
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"

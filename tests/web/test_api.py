@@ -273,7 +273,13 @@ def test_lsa_spectrum_neighbours_and_search_match_the_library(api: Any, lab: Lab
     assert data["singular_values"] == model.singular_values.tolist()
     assert data["variance_share"] == model.variance_share.tolist()
     assert data["kept_share"] == pytest.approx(float(model.variance_share.sum()))
-    assert data["windows"] == len(lab.lsa_windows)
+    assert data["windows"] == len(lab.lsa_windows) == 100
+    assert (data["window_words"], data["windows_by_rule"], data["windows_set"]) == (256, 100, False)
+    assert data["power_iterations"] == 3
+    assert data["windows_rule"] == (
+        "One window of 256 words for every 256 words of the corpus, rounded up and never fewer "
+        "than 100, so that the windows cover every word: 14,067 words give 100 windows."
+    )
     assert all(w in model.vocabulary and not identifiers(w) for w in data["sample_words"])
     word = data["sample_words"][0]
     near = api.timed_get("LSA nearest words", "/api/lsa/neighbours", word=word.upper()).json()
@@ -286,6 +292,20 @@ def test_lsa_spectrum_neighbours_and_search_match_the_library(api: Any, lab: Lab
     assert [r["score"] for r in found["results"]] == ranking.scores[:5].tolist()
     unknown = api.get("/api/lsa/neighbours", word="zzzzqqq").json()
     assert unknown["in_vocabulary"] is False and unknown["neighbours"] == []
+
+
+def test_lsa_route_reports_a_set_window_count(api_for: Any, lab: Lab) -> None:
+    """Oracle: the setting and the rule worked by hand; the handbook set to 150 windows fits on
+    150 (the rule would give max(100, ceil(14,067 / 256)) = 100) with 3 * (1 + 1) = 6 passes."""
+    other = api_for(create_app(Lab(lab.corpus, lab.questions, windows=150)))
+    data = other.get("/api/lsa").json()
+    assert (data["windows"], data["windows_by_rule"], data["windows_set"]) == (150, 100, True)
+    assert data["power_iterations"] == 6 and data["window_words"] == 256
+    assert data["windows_rule"] == (
+        "This lab is set to 150 windows, where the rule would give 100: one window of 256 words "
+        "for every 256 words of the corpus, rounded up and never fewer than 100, so that the "
+        "windows cover every word."
+    )
 
 
 def test_lsa_twins_are_two_identifiers_the_embedding_cannot_separate(api: Any, lab: Lab) -> None:
@@ -480,7 +500,8 @@ def _same_result(data: dict[str, Any], lab: Lab, settings: RunSettings) -> None:
 def test_run_matches_the_library_for_several_settings(api: Any, lab: Lab) -> None:
     data = api.timed_post("end-to-end run, warmed default", "/api/run", {}).json()
     _same_result(data, lab, RunSettings())
-    plain = api.post("/api/run", {"rerank": False, "mmr": True, "threshold": 0.3}).json()
+    # With the reranker off and MMR left out, MMR is off too, as on the command line.
+    plain = api.post("/api/run", {"rerank": False, "threshold": 0.3}).json()
     _same_result(plain, lab, RunSettings(rerank=False, mmr=False, threshold=0.3))
     bm25 = api.post(
         "/api/run", {"retriever": "bm25", "mmr_lambda": 0.6, "budget": 250, "threshold": 0.4}
@@ -502,6 +523,7 @@ def test_run_matches_the_library_for_several_settings(api: Any, lab: Lab) -> Non
         ({"chunker": "fixed", "size": 30, "overlap": 30}, "overlap must be smaller than size"),
         ({"chunker": "heading", "overlap": 5}, "overlap applies only to the fixed chunker"),
         ({"split": "dev"}, "split"),
+        ({"rerank": False, "mmr": True}, "MMR reorders the reranker's list"),
     ],
 )
 def test_run_rejects_bad_settings(api: Any, body: dict[str, Any], needle: str) -> None:
@@ -681,6 +703,9 @@ def test_a_tiny_user_corpus_gets_answers_or_422_never_a_failure(
     assert statuses["/api/chunking"] == 200 and statuses["/api/bm25/search"] == 200
     lsa = small.get("/api/lsa").json()
     assert lsa["rank"] <= lsa["windows"] and len(lsa["singular_values"]) == lsa["rank"]
+    assert lsa["windows"] == 1 and lsa["windows_rule"].endswith(
+        "words fit in one window, which holds them all."
+    )
     if pages_labels:
         run_response = small.post("/api/run", {})
         assert run_response.status_code == 422

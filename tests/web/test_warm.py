@@ -17,11 +17,12 @@ from typing import Any
 import httpx
 import pytest
 
-from raglab.pipeline.exhibits import intact_curve, warm, warm_later
+from raglab.pipeline.exhibits import intact_curve
 from raglab.pipeline.lab import BoundedCache, Lab
 from raglab.web.app import create_app
 from raglab.web.idle import IdleGate
 from raglab.web.state import WebState, plain
+from raglab.web.warm import warm, warm_later
 
 # What the page asks for as it opens (app.js and each exhibit's init), at the defaults: every
 # GET route of the API with its required parameters filled in.

@@ -9,11 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from raglab.cli.options import add_setting_options, given_settings
 from raglab.corpus import Corpus, load_corpus
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
 from raglab.pipeline.lab import Lab
 from raglab.questions import QuestionSet, load_questions
+from raglab.settings import RETRIEVER_LABELS, settings_in
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -82,12 +84,14 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+#: The settings fixed when a lab is built (how text becomes tokens, the LSA windows).
+DATA_SETTINGS = tuple(s.name for s in settings_in("data"))
+
+
 def add_lab_options(parser: argparse.ArgumentParser) -> None:
-    """Data, stemming and output options shared by every command that builds a lab."""
+    """Data, tokenisation and output options shared by every command that builds a lab."""
     add_data_options(parser)
-    parser.add_argument(
-        "--stem", action="store_true", help="Snowball-stem retrieval tokens (off by default)"
-    )
+    add_setting_options(parser.add_argument_group("tokens and the embedding"), DATA_SETTINGS)
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -98,7 +102,7 @@ def load_lab(args: argparse.Namespace) -> Lab:
     InputError names every problem in the data.
     """
     data = load_data(args)
-    lab = Lab(data.corpus, data.questions, stem=bool(getattr(args, "stem", False)))
+    lab = Lab(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
     steps: list[Callable[[], object]] = [
         lambda: lab.chunk_set(),
@@ -109,6 +113,11 @@ def load_lab(args: argparse.Namespace) -> Lab:
     for step in progress(steps, description="Chunking and indexing", quiet=quiet):
         step()
     return lab
+
+
+def retriever_label(name: str) -> str:
+    """A retriever's display name (:data:`raglab.settings.RETRIEVER_LABELS`)."""
+    return RETRIEVER_LABELS.get(name, name)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

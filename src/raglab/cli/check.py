@@ -27,13 +27,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from raglab.cli._common import add_lab_options, load_lab, print_json, report_problems
+from raglab.cli._common import DATA_SETTINGS, add_lab_options, load_lab, print_json, report_problems
+from raglab.cli.options import given_settings
 from raglab.cli.run import add_run_options
 from raglab.errors import InputError
-from raglab.pipeline.end_to_end import RunSettings
+from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunSettings
 from raglab.pipeline.report import (
     build_report,
     compare_reports,
+    data_settings_from,
     run_settings_from,
     validate_report,
 )
@@ -45,23 +47,9 @@ EXIT_CANNOT_CHECK = 2
 #: Below this p-value the wording calls a change unlikely to be chance alone (wording only: the
 #: exit status depends on the tolerances, never on the p-value).
 SIGNIFICANCE = 0.05
-# Pipeline settings a flag may override; a flag left out keeps the baseline's value.
-OVERRIDABLE = (
-    "chunker",
-    "size",
-    "overlap",
-    "retriever",
-    "k1",
-    "b",
-    "weight",
-    "no_rerank",
-    "no_mmr",
-    "mmr_lambda",
-    "budget",
-    "threshold",
-    "split",
-    "stem",
-)
+#: Settings a flag may override (every pipeline and data setting, and the split); a flag left
+#: out (NOT_GIVEN) keeps the baseline's value.
+OVERRIDABLE = (*RUN_SETTING_NAMES, *DATA_SETTINGS, "split")
 
 
 class BaselineError(Exception):
@@ -96,8 +84,7 @@ def register(sub: Any) -> None:
     )
     add_run_options(parser)
     add_lab_options(parser)
-    # None marks "not given": the baseline's value is kept.
-    parser.set_defaults(run=run, **dict.fromkeys(OVERRIDABLE))
+    parser.set_defaults(run=run)
 
 
 def _say(message: str) -> None:
@@ -134,41 +121,30 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
 
 def current_settings(
     record: Mapping[str, Any], args: argparse.Namespace
-) -> tuple[RunSettings, str, bool]:
-    """The baseline's settings with the flags given on the command line laid over them.
+) -> tuple[RunSettings, str, dict[str, Any]]:
+    """The baseline's settings with the flags given on the command line laid over them: the run
+    settings, the split and the data settings (analyzer, stem, windows).
 
     Choosing another chunker drops the baseline's size and overlap (they belong to its chunker).
-    Giving ``--mmr-lambda`` or ``--threshold`` fixes a value the baseline chose on train.
-    Raises ValueError naming the setting at fault.
+    Giving a setting the baseline chose on train (``--weight``, ``--mmr-lambda``,
+    ``--threshold``) fixes it; ``--no-rerank`` without ``--mmr`` turns MMR off too. Raises
+    ValueError naming the setting at fault.
     """
     merged = dict(record)
     chosen = list(merged.get("chosen_on_train", []))
-    if args.chunker is not None and args.chunker != merged.get("chunker"):
+    given = given_settings(args, OVERRIDABLE)
+    if "chunker" in given and given["chunker"] != merged.get("chunker"):
         merged["size"] = None
         merged["overlap"] = None
-    for name in ("chunker", "size", "overlap", "retriever", "k1", "b", "weight", "budget"):
-        value = getattr(args, name)
-        if value is not None:
-            merged[name] = value
-    if args.no_rerank:
-        merged["rerank"] = False
-        merged["mmr"] = False
-    if args.no_mmr:
-        merged["mmr"] = False
-    for name in ("mmr_lambda", "threshold"):
-        value = getattr(args, name)
-        if value is not None:
-            merged[name] = value
-            chosen = [c for c in chosen if c != name]
-    merged["chosen_on_train"] = chosen
+    if given.get("rerank") is False and "mmr" not in given:
+        given["mmr"] = False
+    merged.update(given)
+    merged["chosen_on_train"] = [c for c in chosen if c not in given]
     settings = run_settings_from(merged)
-    split = args.split if args.split is not None else merged.get("split")
+    split = merged.get("split")
     if split not in SPLITS:
         raise ValueError(f"setting 'split' must be one of {', '.join(SPLITS)}, not {split!r}")
-    stem = args.stem if args.stem is not None else merged.get("stem", False)
-    if not isinstance(stem, bool):
-        raise ValueError(f"setting 'stem' has the wrong type: {stem!r}")
-    return settings, str(split), stem
+    return settings, str(split), data_settings_from(merged)
 
 
 # --- wording -----------------------------------------------------------------------------------
@@ -313,12 +289,12 @@ def run(args: argparse.Namespace) -> int:
         _say(str(exc))
         return EXIT_CANNOT_CHECK
     try:
-        settings, split, stem = current_settings(baseline["settings"], args)
+        settings, split, data = current_settings(baseline["settings"], args)
     except ValueError as exc:
         _say(f"the settings of the baseline {args.baseline} and the flags cannot be used: {exc}")
         return EXIT_CANNOT_CHECK
     try:
-        lab = load_lab(argparse.Namespace(**{**vars(args), "stem": stem}))
+        lab = load_lab(argparse.Namespace(**{**vars(args), **data}))
         current = build_report(lab, settings, split=split)
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")

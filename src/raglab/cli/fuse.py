@@ -14,35 +14,65 @@ from raglab.cli._common import (
     console,
     load_lab,
     print_json,
+    retriever_label,
 )
-from raglab.pipeline.retrieval import choose_weight, ranker_table
+from raglab.cli.options import add_setting_options, given_settings
+from raglab.pipeline.end_to_end import plain_settings
+from raglab.pipeline.lab import ChunkingKey
+from raglab.pipeline.retrieval import (
+    RetrievalSettings,
+    choose_weight,
+    ranker_table,
+    retrieval_values,
+)
+from raglab.questions import SPLITS
+from raglab.settings import TUNED, default, settings_in
 
-NAMES = {"bm25": "BM25", "lsa": "LSA", "rrf": "RRF", "score": "Score fusion"}
+#: The settings ``raglab fuse`` takes: every retrieval setting but the retriever (it shows them all).
+FUSE_SETTINGS = tuple(s.name for s in settings_in("retrieval") if s.name != "retriever")
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("fuse", help="BM25, LSA, RRF and score fusion measured on one split")
-    parser.add_argument("--split", choices=("test", "train"), default="test")
-    parser.add_argument(
-        "--weight", type=float, help="score-fusion weight of BM25 (default: chosen on train)"
-    )
+    parser.add_argument("--split", choices=SPLITS, default="test", help="default: test")
+    add_setting_options(parser.add_argument_group("retrieval settings"), FUSE_SETTINGS)
     add_lab_options(parser)
     parser.set_defaults(run=run)
 
 
+def fuse_settings(args: argparse.Namespace) -> RetrievalSettings:
+    """The retrieval settings given on the command line (``--depth`` alone sets the fusion depth
+    too), the rest at their defaults."""
+    given = given_settings(args, FUSE_SETTINGS)
+    if "depth" in given and "fusion_depth" not in given:
+        given["fusion_depth"] = given["depth"]
+    chunking = ChunkingKey(
+        given.pop("chunker", default("chunker")),
+        given.pop("size", None),
+        given.pop("overlap", None),
+    )
+    # Built as score fusion so that a given --weight is kept (other retrievers normalise it away);
+    # the table then measures every retriever under these settings.
+    return RetrievalSettings(retriever="score", chunking=chunking, **given)
+
+
 def run(args: argparse.Namespace) -> int:
+    base = fuse_settings(args)
     lab = load_lab(args)
-    chosen = choose_weight(lab)
-    weight = chosen if args.weight is None else args.weight
-    if not 0 <= weight <= 1:
-        raise SystemExit("raglab fuse: --weight must lie in [0, 1]")
-    table_data = ranker_table(lab, split=args.split, weight=weight)
+    chosen = choose_weight(lab, base)
+    table_data = ranker_table(lab, split=args.split, settings=base)
+    weight = chosen if base.weight is TUNED else float(base.weight)
     if args.json:
         print_json(
             {
                 "split": args.split,
                 "weight": weight,
                 "train_chosen_weight": chosen,
+                "settings": {
+                    k: v
+                    for k, v in plain_settings(retrieval_values(base)).items()
+                    if k != "retriever"
+                },
                 "rankers": table_data,
             }
         )
@@ -54,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         title=f"{args.split} split, {n} answerable questions",
     )
     for name, metrics in table_data.items():
-        table.add_row(NAMES[name], *(f"{metrics[key]:.3f}" for key, _ in METRIC_COLUMNS))
+        table.add_row(retriever_label(name), *(f"{metrics[key]:.3f}" for key, _ in METRIC_COLUMNS))
     out = console()
     out.print(table)
     out.print(f"Score fusion weight w = {weight:.2f} (chosen on train: {chosen:.2f})")

@@ -17,7 +17,8 @@ from raglab.cli._common import (
     report_problems,
 )
 from raglab.errors import InputError
-from raglab.formats.beir import TEST_FRACTION, ImportSummary, import_beir
+from raglab.formats.beir import import_beir
+from raglab.formats.collection import TEST_FRACTION, ImportSummary
 from raglab.formats.glasgow import CRANFIELD_GRADE_MAP, import_glasgow
 from raglab.questions import SPLITS
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from raglab._io import atomic_write_text
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -25,12 +26,12 @@ from raglab.cli._common import (
     print_json,
     report_problems,
 )
-from raglab.cli.run import add_run_options, settings_from
+from raglab.cli.run import add_run_options, settings_from, split_from
 from raglab.errors import InputError
-from raglab.formats.trec import atomic_write_text
 from raglab.pipeline.report import RECALL_K, build_report, headline
 from raglab.report.html import render_html
-from raglab.report.markdown import RANKER_NAMES, render_markdown
+from raglab.report.markdown import render_markdown
+from raglab.report.sections import RANKER_NAMES
 
 FORMATS = ("md", "html", "json")
 # File suffixes that name a format when --format is not given.
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = settings_from(args)
         lab = load_lab(args)
-        report = build_report(lab, settings, split=args.split)
+        report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")
         return EXIT_BAD_INPUT

@@ -7,47 +7,30 @@ from typing import Any
 
 from rich.table import Table
 
-from raglab import _config as C
-from raglab.chunking import METHODS
 from raglab.cli._common import EXIT_OK, add_lab_options, console, load_lab, print_json
-from raglab.pipeline.end_to_end import OUTCOMES, RunSettings
+from raglab.cli.options import add_setting_options, given_settings
+from raglab.pipeline.end_to_end import OUTCOMES, RUN_SETTING_NAMES, RunResult, RunSettings
 from raglab.pipeline.end_to_end import run as run_pipeline
+from raglab.questions import SPLITS
+from raglab.settings import NOT_GIVEN
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """Every pipeline setting (:data:`raglab.settings.SETTINGS`) and the split to run on."""
     g = parser.add_argument_group("pipeline settings")
-    g.add_argument("--chunker", choices=METHODS, default=C.RETRIEVAL_CHUNKER)
-    g.add_argument("--size", type=int, help="chunk size or size cap in words")
-    g.add_argument("--overlap", type=int, help="overlap in words (fixed chunker)")
-    g.add_argument("--retriever", choices=C.RETRIEVERS, default=C.DEFAULT_RETRIEVER)
-    g.add_argument("--k1", type=float, default=C.BM25_K1)
-    g.add_argument("--b", type=float, default=C.BM25_B)
-    g.add_argument("--weight", type=float, default=0.5, help="score-fusion weight of BM25")
-    g.add_argument("--no-rerank", action="store_true", help="skip the learned reranker (and MMR)")
-    g.add_argument("--no-mmr", action="store_true", help="skip maximal marginal relevance")
-    g.add_argument("--mmr-lambda", type=float, help="MMR lambda (default: chosen on train)")
-    g.add_argument("--budget", type=int, default=C.BUDGET_WORDS, help="context budget in words")
+    add_setting_options(g, RUN_SETTING_NAMES)
     g.add_argument(
-        "--threshold", type=float, help="reader coverage threshold (default: chosen on train)"
+        "--split", choices=SPLITS, default=NOT_GIVEN, help="the questions to run on (default: test)"
     )
-    g.add_argument("--split", choices=("test", "train"), default="test")
 
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
-    return RunSettings(
-        chunker=args.chunker,
-        size=args.size,
-        overlap=args.overlap,
-        retriever=args.retriever,
-        k1=args.k1,
-        b=args.b,
-        weight=args.weight,
-        rerank=not args.no_rerank,
-        mmr=not (args.no_rerank or args.no_mmr),
-        mmr_lambda=args.mmr_lambda,
-        budget=args.budget,
-        threshold=args.threshold,
-    )
+    """The run settings given on the command line, the rest at their defaults."""
+    return RunSettings.from_given(given_settings(args, RUN_SETTING_NAMES))
+
+
+def split_from(args: argparse.Namespace) -> str:
+    return "test" if args.split is NOT_GIVEN else str(args.split)
 
 
 def register(sub: Any) -> None:
@@ -57,13 +40,29 @@ def register(sub: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def used_line(result: RunResult) -> str:
+    """The values the run used, each chosen on the training split marked so."""
+    r = result.resolved
+    tuned = set(result.chosen_on_train)
+
+    def mark(name: str, text: str) -> str:
+        return f"{text} (chosen on train)" if name in tuned else text
+
+    parts = [mark("threshold", f"reader threshold {result.threshold:.2f}")]
+    if result.mmr_lambda is not None:
+        parts.append(mark("mmr_lambda", f"MMR lambda {result.mmr_lambda:.2f}"))
+    else:
+        parts.append("MMR off")
+    if r.retriever == "score":
+        parts.append(mark("weight", f"fusion weight w {float(r.weight):.2f}"))
+    parts.append(f"budget {r.budget} words")
+    return ", ".join(parts)
+
+
 def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)  # a setting the pipeline refuses fails before any loading
     lab = load_lab(args)
-    try:
-        settings = settings_from(args)
-    except ValueError as exc:
-        raise SystemExit(f"raglab run: {exc}") from None
-    result = run_pipeline(lab, settings, split=args.split)
+    result = run_pipeline(lab, settings, split=split_from(args))
     if args.json:
         print_json(result.to_dict())
         return EXIT_OK
@@ -74,10 +73,7 @@ def run(args: argparse.Namespace) -> int:
         f"(95% Wilson interval {lo:.3f} to {hi:.3f}); answerable {result.answerable_correct}/{result.answerable}, "
         f"bound {result.bound:.3f}"
     )
-    lam = "off" if result.mmr_lambda is None else f"{result.mmr_lambda:.2f}"
-    out.print(
-        f"reader threshold {result.threshold:.2f}, MMR lambda {lam}, budget {settings.budget} words"
-    )
+    out.print(used_line(result))
     table = Table("Id", "Kind", "Question", "Outcome", "Rank", "k_budget")
     for o in result.outcomes:
         style = "green" if o.outcome == "correct" else "red"

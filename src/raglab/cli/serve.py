@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _build_app(args: argparse.Namespace) -> FastAPI:
     """Load the lab, build what the first page shows, print the address: the app to serve."""
-    from raglab.pipeline.exhibits import warm, warm_later
     from raglab.web.app import create_app
+    from raglab.web.warm import warm, warm_later
 
     quiet = bool(getattr(args, "quiet", False))
 

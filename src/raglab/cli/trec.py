@@ -9,7 +9,6 @@ from typing import Any
 from rich.table import Table
 
 from raglab import _config as C
-from raglab.chunking import METHODS
 from raglab.cli._common import (
     EXIT_OK,
     METRIC_COLUMNS,
@@ -17,14 +16,23 @@ from raglab.cli._common import (
     console,
     load_lab,
     print_json,
+    retriever_label,
 )
+from raglab.cli.options import add_setting_options, given_settings
 from raglab.errors import InputError, Problem
 from raglab.formats.trec import atomic_write_text
-from raglab.pipeline.end_to_end import RunSettings
+from raglab.pipeline.end_to_end import RunSettings, plain_settings
 from raglab.pipeline.end_to_end import run as run_pipeline
 from raglab.pipeline.external import chunk_run, load_run, page_run, qrels, qrels_text, run_text
 from raglab.pipeline.lab import ChunkingKey
-from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
+from raglab.pipeline.retrieval import (
+    RetrievalSettings,
+    measure,
+    rank,
+    resolve,
+    retrieval_values,
+)
+from raglab.settings import default, settings_in
 
 
 def register(sub: Any) -> None:
@@ -32,17 +40,27 @@ def register(sub: Any) -> None:
         "trec", help="write rankings and qrels as TREC files; evaluate an external run"
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    export = actions.add_parser("export", help="write a ranker's run (and the qrels) as TREC files")
-    export.add_argument("--retriever", choices=C.RETRIEVERS, default=C.DEFAULT_RETRIEVER)
+    export = actions.add_parser(
+        "export",
+        help="write a ranker's run (and the qrels) as TREC files",
+        description="Write one retriever's rankings as a TREC run, with the same settings as the "
+        "matching row of 'raglab fuse' (the fusion weight chosen on train unless --weight is "
+        "given) and scores strictly decreasing within each question, so any evaluator's tie-break "
+        "keeps RAG lab's order. 'raglab fuse --depth N' measures the very lists "
+        "'trec export --depth N' writes.",
+    )
     export.add_argument(
         "--level", choices=("chunk", "page"), default="chunk", help="rank chunks or pages"
     )
     export.add_argument("--split", choices=("all", "train", "test"), default="all")
-    export.add_argument("--chunker", choices=METHODS, default=C.RETRIEVAL_CHUNKER)
-    export.add_argument(
-        "--size", type=int, help="chunk size or size cap in words (a large cap keeps pages whole)"
+    add_setting_options(
+        export.add_argument_group("retrieval settings"),
+        EXPORT_SETTINGS,
+        default_texts={
+            "depth": f"{C.RANK_DEPTH}; 'all' for the whole collection; a fusion then takes each "
+            "ranker's first DEPTH results, unless --fusion-depth says otherwise"
+        },
     )
-    export.add_argument("--overlap", type=int, help="overlap in words (fixed chunker)")
     export.add_argument(
         "--run", dest="run_file", required=True, metavar="FILE", help="where to write the run"
     )
@@ -74,10 +92,27 @@ def _write(path: str, text: str, force: bool) -> None:
         raise InputError([Problem(path, "already exists; pass --force to replace it")]) from None
 
 
+#: The settings of an export: every retrieval setting.
+EXPORT_SETTINGS = tuple(s.name for s in settings_in("retrieval"))
+
+
+def export_settings(args: argparse.Namespace) -> RetrievalSettings:
+    """The export's retrieval settings: those given, the rest at their defaults, and the fusion
+    depth equal to the depth unless given."""
+    given = given_settings(args, EXPORT_SETTINGS)
+    given.setdefault("fusion_depth", given.get("depth", C.RANK_DEPTH))
+    chunking = ChunkingKey(
+        given.pop("chunker", default("chunker")),
+        given.pop("size", None),
+        given.pop("overlap", None),
+    )
+    return RetrievalSettings(chunking=chunking, **given)
+
+
 def run_export(args: argparse.Namespace) -> int:
+    settings = export_settings(args)
     lab = load_lab(args)
-    chunking = ChunkingKey(args.chunker, args.size, args.overlap).resolved()
-    settings = RetrievalSettings(args.retriever, chunking=chunking)
+    chunking = settings.chunking
     questions = [q for q in lab.questions if args.split == "all" or q.split == args.split]
     rankings = {q.id: rank(lab, q, settings) for q in questions}
     if args.level == "chunk":
@@ -87,7 +122,7 @@ def run_export(args: argparse.Namespace) -> int:
     for path in (args.run_file, args.qrels):
         if path and Path(path).exists() and not args.force:
             raise InputError([Problem(path, "already exists; pass --force to replace it")])
-    _write(args.run_file, run_text(entries, tag=f"raglab-{args.retriever}"), args.force)
+    _write(args.run_file, run_text(entries, tag=f"raglab-{settings.retriever}"), args.force)
     judged = {
         qid: j
         for qid, j in qrels(lab, level=args.level, chunking=chunking).items()
@@ -95,17 +130,20 @@ def run_export(args: argparse.Namespace) -> int:
     }
     if args.qrels:
         _write(args.qrels, qrels_text(judged), args.force)
+    resolved = resolve(lab, settings)
     summary = {
         "run": args.run_file,
         "qrels": args.qrels,
         "questions": len(entries),
         "level": args.level,
+        "settings": plain_settings(retrieval_values(resolved)),
     }
     if args.json:
         print_json(summary)
     else:
         console().print(
-            f"Wrote {len(entries)} rankings ({args.level} level, {args.retriever}) to {args.run_file}"
+            f"Wrote {len(entries)} rankings ({args.level} level, "
+            f"{retriever_label(settings.retriever)}) to {args.run_file}"
             + (f" and their qrels to {args.qrels}" if args.qrels else "")
         )
     return EXIT_OK

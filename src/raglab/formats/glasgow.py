@@ -14,8 +14,11 @@ and 578; this keeps their abstracts whole.)
 
 The import writes one page per document (id: the ``.I`` number without leading zeros; title: the
 ``.T`` field on one line, or "Document <n>" when empty; text: the title as a ``#`` heading, a blank
-line and the ``.W`` body), in ``OUT/pages/<n zero-padded>.md`` so files sort in document order. A
-document without a body becomes a page holding only its heading (counted as an empty page).
+line and the ``.W`` body), in ``OUT/pages/<n zero-padded>.md`` so files sort in document order.
+Cranfield's ``.W`` opens with a copy of the title; the page gives the title once, as its heading:
+a body that starts with the title's words (whitespace and case aside) loses them
+(:func:`body_without_title`). A document without a body, or whose body is only its title, becomes
+a page holding only its heading (counted as an empty page).
 
 Queries: with ``queries_by_position`` (the default) the qrels number queries 1, 2, ... by their
 position in the queries file, not by their ``.I`` numbers (Cranfield's well-known quirk: its
@@ -38,7 +41,7 @@ from pathlib import Path
 
 from raglab._config import SEED
 from raglab.errors import InputError, Problem
-from raglab.formats.beir import (
+from raglab.formats.collection import (
     TEST_FRACTION,
     ImportSummary,
     PageRecord,
@@ -270,6 +273,23 @@ def _read_qrels(
     return result
 
 
+def body_without_title(body: str, title: str) -> str:
+    """``body`` without the copy of ``title`` it opens with, if it opens with one; stripped.
+
+    The match is on words, whitespace and case aside, as Cranfield's ``.W`` repeats the ``.T``
+    lines with other line breaks: ``body_without_title("wing lift\\n in a slipstream .\\n  a study",
+    "wing lift in a\\nslipstream .")`` gives ``"a study"``. A body that differs from its title in
+    any word (Cranfield 1000 and 1369 have typing slips there) is kept whole.
+    """
+    words = title.split()
+    if words:
+        copy = r"\s*" + r"\s+".join(map(re.escape, words)) + r"(?=\s|$)"
+        start = re.match(copy, body, re.IGNORECASE)
+        if start:
+            body = body[start.end() :]
+    return body.strip()
+
+
 def import_glasgow(
     docs_file: str | Path,
     queries_file: str | Path,
@@ -334,9 +354,9 @@ def import_glasgow(
     empty = 0
     for doc in docs:
         title = one_line(doc.text("T")) or f"Document {doc.number}"
-        body = doc.text("W")
-        empty += not body.strip()
-        text = f"# {title}\n" + (f"\n{body}\n" if body.strip() else "")
+        body = body_without_title(doc.text("W"), doc.text("T"))
+        empty += not body
+        text = f"# {title}\n" + (f"\n{body}\n" if body else "")
         pages.append(PageRecord(str(doc.number), title, text, f"{doc.number:0{width}d}"))
     write_collection(out_dir, pages, questions, overwrite=overwrite, quiet=quiet)
     return ImportSummary(

@@ -1,4 +1,4 @@
-"""TREC run and qrels files, and the file helpers the importers share.
+"""TREC run and qrels files, and the problem-listing helpers the importers share.
 
 A run file holds one ranked document a line, six whitespace-separated columns::
 
@@ -18,19 +18,21 @@ was written. Every bad line is reported at once, with its line number and column
 :class:`raglab.errors.InputError`); after :data:`MAX_REPORTED_PROBLEMS` problems the rest are
 counted, not listed.
 
-Writing is atomic: the text goes to a temporary file beside the target, which replaces the target
-only when everything has been written, so a failure never leaves a half-written or emptied file.
+Writing is atomic (:func:`raglab._io.atomic_write_text`): the text goes to a temporary file beside
+the target, which replaces the target only when everything has been written, so a failure never
+leaves a half-written or emptied file. ``atomic_write_text`` and ``read_text_lines`` are
+re-exported here for the modules that import them from this one.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
-import secrets
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from raglab._io import atomic_write_text as atomic_write_text
+from raglab._io import read_text_lines as read_text_lines
 from raglab.errors import InputError, Problem
 
 # Listing more bad lines than this only buries the first ones; the rest are counted.
@@ -44,77 +46,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 # ---------------------------------------------------------------------------------------------
-# File helpers shared by the importers.
-
-
-def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = True) -> None:
-    """Write ``text`` (UTF-8, line endings untouched) to ``path`` atomically.
-
-    The text goes to a temporary file in the target's folder (same file system, so the final
-    rename is atomic) which then replaces ``path``; on any failure the temporary file is removed
-    and ``path`` is left as it was. ``overwrite=False`` raises ``FileExistsError`` instead of
-    replacing an existing file (checked without a race where the file system has hard links).
-    The new file gets the usual permissions (0o666 less the umask), not those of the old one.
-    """
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-    handle = open(tmp, "x", encoding="utf-8", newline="")  # noqa: SIM115 (closed below)
-    try:
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if overwrite:
-            os.replace(tmp, target)
-        else:
-            _link_no_clobber(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    tmp.unlink(missing_ok=True)
-
-
-def _link_no_clobber(tmp: Path, target: Path) -> None:
-    try:
-        os.link(tmp, target)  # fails with FileExistsError when target exists: no race
-    except FileExistsError:
-        raise
-    except OSError:
-        # File systems without hard links: check, then rename (a narrow race remains).
-        if target.exists():
-            raise FileExistsError(f"{target} already exists") from None
-        os.replace(tmp, target)
-
-
-def read_text_lines(path: str | Path) -> list[str]:
-    """The lines of a UTF-8 text file (a leading byte-order mark is dropped).
-
-    Lines are split at ``\\n`` only (a trailing ``\\r`` is removed), so characters such as U+2028
-    inside a JSON string do not break a line. A final newline does not make an extra empty line.
-    Raises :class:`InputError` when the file cannot be read or is not UTF-8.
-    """
-    source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError([Problem(source, f"cannot be read: {exc.strerror or exc}")]) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            [
-                Problem(
-                    source,
-                    f"is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-                    line,
-                )
-            ]
-        ) from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+# Helpers shared by the importers (the file helpers live in :mod:`raglab._io`).
 
 
 def cap_problems(problems: Sequence[Problem], source: str) -> list[Problem]:

@@ -49,7 +49,7 @@ class RunSettings:
 
     ``weight``, ``mmr_lambda`` and ``threshold`` default to :data:`~raglab.settings.TUNED`:
     chosen on the training split, once, when the run starts (:func:`resolve_run`). ``None``
-    for ``mmr_lambda`` or ``threshold`` is the older spelling of TUNED and still accepted.
+    for any of them (JSON's ``null``) is another spelling of TUNED.
     MMR reorders the reranker's list, so ``mmr=True`` needs ``rerank=True``;
     :meth:`from_given` turns MMR off with the reranker when MMR was not asked for.
     """
@@ -70,7 +70,7 @@ class RunSettings:
     threshold: float | Any = default("threshold")
 
     def __post_init__(self) -> None:
-        for name in ("mmr_lambda", "threshold"):
+        for name in TUNED_NAMES:
             if getattr(self, name) is None:
                 object.__setattr__(self, name, TUNED)
         for name in RUN_SETTING_NAMES:
@@ -359,6 +359,3 @@ def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> Run
 def outcomes_vector(result: RunResult) -> list[bool]:
     """Right or wrong per question, in question order, for a paired comparison."""
     return [o.outcome == "correct" for o in result.outcomes]
-
-
-

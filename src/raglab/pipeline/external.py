@@ -117,9 +117,36 @@ def qrels(
     return out
 
 
+def strictly_decreasing(scores: Sequence[float]) -> list[float]:
+    """``scores`` (non-increasing, best first) made strictly decreasing in single precision with
+    the least change: a score whose float32 value is not below the one above it becomes the
+    largest float32 below that one.
+
+    trec_eval, pytrec_eval and ir_measures order a run by score and break ties by document id,
+    not by the rank column; with no ties left they keep the order RAG lab ranked. trec_eval and
+    pytrec_eval hold scores as C floats (float32), so two doubles that differ by less than a
+    float32 step still tie there; the nudge is therefore one float32 step (about 6e-8 of the
+    score) per tie above it, and each returned value is exactly representable in float32.
+    """
+    out: list[float] = []
+    for s in scores:
+        value = np.float32(s)
+        if out and value >= np.float32(out[-1]):
+            value = np.nextafter(np.float32(out[-1]), np.float32(-np.inf))
+        out.append(float(value))
+    return out
+
+
 def run_text(entries: Mapping[str, Sequence[tuple[str, float]]], *, tag: str) -> str:
-    """A TREC run file's text (scores made strictly non-increasing as trec_eval expects)."""
-    return format_run(entries, tag=tag)
+    """A TREC run file's text, scores strictly decreasing within each question
+    (:func:`strictly_decreasing`) so that every evaluator reads RAG lab's order."""
+    fixed = {
+        qid: list(
+            zip((d for d, _ in ranked), strictly_decreasing([s for _, s in ranked]), strict=True)
+        )
+        for qid, ranked in entries.items()
+    }
+    return format_run(fixed, tag=tag)
 
 
 def qrels_text(judgements: Mapping[str, Mapping[str, int]]) -> str:

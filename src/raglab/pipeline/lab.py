@@ -25,7 +25,8 @@ from raglab.corpus import Corpus, load_corpus
 from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
-from raglab.text import ANALYZERS, identifiers, sentence_spans, tokenize
+from raglab.settings import default, setting
+from raglab.text import identifiers, sentence_spans, tokenize
 from raglab.vectors import SparseMatrix, tfidf_matrix
 
 K = TypeVar("K", bound=Hashable)
@@ -66,7 +67,13 @@ class ChunkingKey:
     overlap: int | None = None
 
     def resolved(self) -> ChunkingKey:
-        """The same setting with defaults filled in, so equal settings share one cache entry."""
+        """The same setting with defaults filled in, so equal settings share one cache entry.
+
+        An overlap belongs to the fixed chunker: giving one (other than 0) to another chunker is
+        a ValueError, never silently dropped.
+        """
+        if self.method != "fixed" and self.overlap:
+            raise ValueError(f"overlap applies only to the fixed chunker, not to {self.method!r}")
         if self.method == "fixed":
             size = C.FIXED_SIZE if self.size is None else self.size
             return ChunkingKey(
@@ -141,10 +148,7 @@ class ChunkSet:
 
     @cached_property
     def title_terms(self) -> list[set[str]]:
-        return [
-            set(self.lab.tokens(" ".join((c.title, *c.heading_path))))
-            for c in self.chunks
-        ]
+        return [set(self.lab.tokens(" ".join((c.title, *c.heading_path)))) for c in self.chunks]
 
     @cached_property
     def age_years(self) -> FloatArray:
@@ -173,14 +177,12 @@ class Lab:
         corpus: Corpus,
         questions: QuestionSet,
         *,
-        stem: bool = False,
-        analyzer: str = "raglab",
-        windows: int | None = None,
+        stem: bool = default("stem"),
+        analyzer: str = default("analyzer"),
+        windows: int | None = default("windows"),
     ) -> None:
-        if analyzer not in ANALYZERS:
-            raise ValueError(f"analyzer must be one of {', '.join(ANALYZERS)}; not {analyzer!r}")
-        if windows is not None and windows < 1:
-            raise ValueError(f"windows must be at least 1, not {windows}")
+        for name, value in (("stem", stem), ("analyzer", analyzer), ("windows", windows)):
+            setting(name).check(value)
         self.corpus = corpus
         self.questions = questions
         self.stem = stem

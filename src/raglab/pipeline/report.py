@@ -59,7 +59,14 @@ import numpy as np
 import raglab
 from raglab import _config as C
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
-from raglab.pipeline.end_to_end import RunSettings, resolve_lambda, run
+from raglab.pipeline.end_to_end import (
+    RUN_SETTING_NAMES,
+    TUNED_NAMES,
+    RunSettings,
+    plain_settings,
+    resolve_run,
+    run,
+)
 from raglab.pipeline.exhibits import funnel, lsa_spectrum, rerank_rows
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
@@ -69,8 +76,10 @@ from raglab.pipeline.retrieval import (
     choose_weight,
     first_rank_rows,
     measure,
+    ranker_settings,
 )
 from raglab.questions import SPLITS
+from raglab.settings import TUNED, setting, settings_in
 from raglab.stats import mcnemar_exact
 
 #: Marks a JSON document as a RAG lab report; ``schema`` changes when the layout does.
@@ -99,7 +108,9 @@ RANKERS = C.RETRIEVERS
 #: The gate also compares the run's final list (after reranking and MMR) under this name.
 FINAL_LIST = "final"
 #: Settings the pipeline chooses on the training split when they are not given.
-CHOSEN_SETTINGS = ("mmr_lambda", "threshold")
+CHOSEN_SETTINGS = TUNED_NAMES
+# Settings a report of an earlier version may lack: they take their defaults.
+_ADDED_LATER = frozenset({"depth", "fusion_depth"})
 # Floats closer than this count as equal when the gate compares two rates (rounding only).
 _EPS = 1e-9
 
@@ -120,82 +131,75 @@ def settings_record(
     settings: RunSettings,
     *,
     split: str,
-    stem: bool,
-    mmr_lambda: float | None,
-    threshold: float | None,
+    resolved: RunSettings | None = None,
+    data: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every setting of a report as plain values, resolved.
+    """Every setting of a report as plain values, resolved (:data:`raglab.settings.SETTINGS`).
 
-    ``size`` and ``overlap`` are the chunker's resolved values; ``mmr_lambda`` and ``threshold``
-    are the values the run used (chosen on train when the settings leave them None, which
-    ``chosen_on_train`` records so a rerun chooses them again). ``threshold`` is None when the
-    labels do not support a run.
+    ``size`` and ``overlap`` are the chunker's resolved values. A setting whose default is
+    "chosen on the training split" holds the value the run used (``resolved``; None when the run
+    did not use it or the labels do not support a run), and ``chosen_on_train`` lists those the
+    given ``settings`` left TUNED and the run chose, so a rerun chooses them again. ``data`` gives the settings
+    fixed when the lab was built (analyzer, stem, windows; their defaults when absent).
     """
-    key = settings.chunking
+    values = plain_settings((resolved or settings).values())
+    # Left TUNED and used by the run (a weight is chosen only for score fusion).
+    chosen = [
+        name
+        for name in TUNED_NAMES
+        if getattr(settings, name) is TUNED
+        and (resolved is None or getattr(resolved, name) is not TUNED)
+    ]
+    fixed = {s.name: s.default for s in settings_in("data")}
+    fixed.update(data or {})
     return {
-        "chunker": key.method,
-        "size": key.size,
-        "overlap": key.overlap,
-        "retriever": settings.retriever,
-        "k1": float(settings.k1),
-        "b": float(settings.b),
-        "weight": float(settings.weight),
-        "rerank": settings.rerank,
-        "mmr": settings.mmr,
-        "mmr_lambda": None if mmr_lambda is None else float(mmr_lambda),
-        "budget": settings.budget,
-        "threshold": None if threshold is None else float(threshold),
-        "stem": stem,
+        **values,
+        **fixed,
         "split": split,
-        "chosen_on_train": [name for name in CHOSEN_SETTINGS if getattr(settings, name) is None],
+        "chosen_on_train": chosen,
     }
+
+
+def lab_settings(lab: Lab) -> dict[str, Any]:
+    """The data settings a lab was built with, by name."""
+    return {"analyzer": lab.analyzer, "stem": lab.stem, "windows": lab.windows}
 
 
 def run_settings_from(record: Mapping[str, Any]) -> RunSettings:
     """The :class:`RunSettings` a settings record (:func:`settings_record`) was made from.
 
-    Settings listed in ``chosen_on_train`` are left None, so the pipeline chooses them again on
-    the training split. Raises ValueError naming the first setting of the wrong type.
+    Settings listed in ``chosen_on_train`` are TUNED again, so the pipeline chooses them anew on
+    the training split. A setting newer than the record (the depths) takes its default. Raises
+    ValueError naming the first setting that is missing or not allowed.
     """
     chosen = record.get("chosen_on_train", [])
     if not isinstance(chosen, list):
         raise ValueError("setting 'chosen_on_train' must be a list of setting names")
-
-    def get(name: str, kinds: tuple[type, ...], *, optional: bool = False) -> Any:
-        if name not in record:
+    values: dict[str, Any] = {}
+    for name in RUN_SETTING_NAMES:
+        s = setting(name)
+        if name in chosen or (s.tuned and record.get(name, 0) is None):
+            values[name] = TUNED
+        elif name in record:
+            try:
+                values[name] = s.check(record[name])
+            except ValueError as exc:
+                raise ValueError(f"setting {name!r}: {exc}") from None
+        elif name not in _ADDED_LATER:
             raise ValueError(f"setting {name!r} is missing")
-        value = record[name]
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) and bool not in kinds:
-            raise ValueError(f"setting {name!r} has the wrong type: {value!r}")
-        if not isinstance(value, kinds):
-            raise ValueError(f"setting {name!r} has the wrong type: {value!r}")
-        return value
-
-    number = (int, float)
-    return RunSettings(
-        chunker=get("chunker", (str,)),
-        size=get("size", (int,), optional=True),
-        overlap=get("overlap", (int,), optional=True),
-        retriever=get("retriever", (str,)),
-        k1=float(get("k1", number)),
-        b=float(get("b", number)),
-        weight=float(get("weight", number)),
-        rerank=get("rerank", (bool,)),
-        mmr=get("mmr", (bool,)),
-        mmr_lambda=None
-        if "mmr_lambda" in chosen
-        else _optional_float(get("mmr_lambda", number, optional=True)),
-        budget=get("budget", (int,)),
-        threshold=None
-        if "threshold" in chosen
-        else _optional_float(get("threshold", number, optional=True)),
-    )
+    return RunSettings(**values)
 
 
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
+def data_settings_from(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The data settings (analyzer, stem, windows) of a settings record, checked."""
+    out = {}
+    for s in settings_in("data"):
+        value = record.get(s.name, s.default)
+        try:
+            out[s.name] = s.check(value)
+        except ValueError as exc:
+            raise ValueError(f"setting {s.name!r}: {exc}") from None
+    return out
 
 
 def _canonical(value: Any) -> bytes:
@@ -377,7 +381,7 @@ def _bm25_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
 
 def _rankers_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
     weight = choose_weight(lab, chunking=key)
-    settings = {name: RetrievalSettings(name, weight=weight, chunking=key) for name in RANKERS}
+    settings = ranker_settings(RetrievalSettings(chunking=key), weight=weight)
     table = {name: measure(lab, split, s) for name, s in settings.items()}
     rows = first_rank_rows(lab, split, settings, with_text=False)
     return {
@@ -426,14 +430,19 @@ def _reranker_section(lab: Lab, settings: RunSettings, lam: float | None) -> dic
     }
 
 
-def _end_to_end_section(lab: Lab, settings: RunSettings, split: str) -> dict[str, Any]:
+def _end_to_end_section(
+    lab: Lab, settings: RunSettings, split: str
+) -> tuple[dict[str, Any], RunSettings]:
+    """The end-to-end section and the settings resolved as far as the data allows (without a
+    run, the fusion weight and MMR's lambda are still chosen; the threshold stays TUNED)."""
     if any(q.labels == "pages" for q in lab.questions):
-        return {"supported": False, "reason": _PAGES_RUN, "split": split}
+        return {"supported": False, "reason": _PAGES_RUN, "split": split}, _resolved(lab, settings)
     try:
         result = run(lab, settings, split=split)
     except ValueError as exc:
         # The settings were checked before (build_report), so this is the data: say so plainly.
-        return {"supported": False, "reason": f"the run could not be made: {exc}", "split": split}
+        reason = f"the run could not be made: {exc}"
+        return {"supported": False, "reason": reason, "split": split}, _resolved(lab, settings)
     flow = funnel(result)
     return {
         "supported": True,
@@ -469,7 +478,7 @@ def _end_to_end_section(lab: Lab, settings: RunSettings, split: str) -> dict[str
             }
             for o in result.outcomes
         ],
-    }
+    }, result.resolved
 
 
 def _data_section(lab: Lab, digests: Mapping[str, str]) -> dict[str, Any]:
@@ -494,11 +503,12 @@ def _data_section(lab: Lab, digests: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _lambda(lab: Lab, settings: RunSettings) -> float | None:
+def _resolved(lab: Lab, settings: RunSettings) -> RunSettings:
     try:
-        return resolve_lambda(lab, settings)
+        return resolve_run(lab, settings, upto="mmr_lambda")
     except ValueError:
-        return None  # no reranker to choose it with; the reranker section says why
+        # No reranker to choose lambda with (the reranker section says why): the weight alone.
+        return resolve_run(lab, settings, upto="weight")
 
 
 def _plain(value: Any) -> Any:
@@ -534,15 +544,9 @@ def build_report(
     when = (created or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     key = _lab_key(settings.chunking)
     lab.chunk_set(key)  # a chunker setting the pipeline refuses raises ValueError here
-    end_to_end = _end_to_end_section(lab, settings, split)
-    lam = end_to_end["mmr_lambda"] if end_to_end["supported"] else _lambda(lab, settings)
-    record = settings_record(
-        settings,
-        split=split,
-        stem=lab.stem,
-        mmr_lambda=lam,
-        threshold=end_to_end["threshold"] if end_to_end["supported"] else None,
-    )
+    end_to_end, resolved = _end_to_end_section(lab, settings, split)
+    lam = resolved.mmr_lambda if resolved.mmr and resolved.mmr_lambda is not TUNED else None
+    record = settings_record(settings, split=split, resolved=resolved, data=lab_settings(lab))
     digests = data_digests(lab)
     report = {
         "format": REPORT_FORMAT,
@@ -557,7 +561,7 @@ def build_report(
         "bm25": _bm25_section(lab, key, split),
         "lsa": lsa_spectrum(lab),
         "rankers": _rankers_section(lab, key, split),
-        "reranker": _reranker_section(lab, settings, lam),
+        "reranker": _reranker_section(lab, resolved, lam),
         "end_to_end": end_to_end,
     }
     plain: dict[str, Any] = _plain(report)

@@ -6,8 +6,8 @@ the first ``RANK_DEPTH`` chunks; fusion takes each ranker's first ``FUSION_DEPTH
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,10 +123,10 @@ def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSet
 
 def _components(settings: RetrievalSettings) -> tuple[RetrievalSettings, RetrievalSettings]:
     """The BM25 and LSA settings a fusion under ``settings`` draws its lists from."""
-    common = {"chunking": settings.chunking, "depth": settings.depth}
+    chunking, depth = settings.chunking, settings.depth
     return (
-        RetrievalSettings("bm25", settings.k1, settings.b, **common),
-        RetrievalSettings("lsa", **common),
+        RetrievalSettings("bm25", settings.k1, settings.b, chunking=chunking, depth=depth),
+        RetrievalSettings("lsa", chunking=chunking, depth=depth),
     )
 
 
@@ -154,7 +154,7 @@ def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
     bm25_settings, lsa_settings = _components(settings)
     bm25 = rank(lab, q, bm25_settings)
     cos = rank(lab, q, lsa_settings)
-    depth = settings.fusion_depth
+    depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
     if external is not None:
         return rrf([bm25, cos, external], k=C.RRF_K, depth=depth).top(cut)
     if settings.retriever == "rrf":
@@ -173,7 +173,7 @@ def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) 
     bm25_settings, lsa_settings = _components(settings)
     bm25 = [rank(lab, q, bm25_settings) for q in qs]
     cos = [rank(lab, q, lsa_settings) for q in qs]
-    depth = settings.fusion_depth
+    depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
     if settings.retriever == "rrf":
         fused = rrf_all([bm25, cos], k=C.RRF_K, depth=depth)
     else:
@@ -325,7 +325,9 @@ def choose_weight(
     The other settings (chunker, k1, b, depths) come from ``settings`` (default: the lab's
     defaults, on ``chunking`` when it is given). Cached per setting.
     """
-    base = settings if settings is not None else RetrievalSettings(chunking=chunking or ChunkingKey())
+    base = (
+        settings if settings is not None else RetrievalSettings(chunking=chunking or ChunkingKey())
+    )
     base = base.replace(retriever="score", weight=C.FUSION_WEIGHTS[0])
 
     def build() -> float:
@@ -344,16 +346,14 @@ def choose_weight(
 
 
 def ranker_settings(
-    *,
-    weight: float | Any = TUNED,
-    chunking: ChunkingKey | None = None,
-    depth: int = C.RANK_DEPTH,
-    fusion_depth: int = C.FUSION_DEPTH,
+    settings: RetrievalSettings | None = None, *, weight: float | Any = None
 ) -> dict[str, RetrievalSettings]:
-    """Exhibit IV's rankers (every retriever, BM25 at the default k1 and b) by name."""
-    common = {"chunking": chunking or ChunkingKey(), "depth": depth, "fusion_depth": fusion_depth}
+    """Exhibit IV's rankers by name: every retriever under ``settings`` (default: the lab's
+    defaults; ``weight``, when given, replaces its fusion weight)."""
+    base = settings if settings is not None else RetrievalSettings()
+    w = base.weight if weight is None else weight
     return {
-        name: RetrievalSettings(name, weight=weight if name == "score" else TUNED, **common)
+        name: base.replace(retriever=name, weight=w if name == "score" else TUNED)
         for name in C.RETRIEVERS
     }
 
@@ -362,16 +362,30 @@ def ranker_table(
     lab: Lab,
     *,
     split: str = "test",
-    weight: float | Any = TUNED,
-    chunking: ChunkingKey | None = None,
-    depth: int = C.RANK_DEPTH,
-    fusion_depth: int = C.FUSION_DEPTH,
+    weight: float | Any = None,
+    settings: RetrievalSettings | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Exhibit IV's table: every ranker's metrics on ``split`` (:func:`ranker_settings`);
-    ``weight`` TUNED (or None, kept for compatibility) is chosen on the training split."""
-    w = TUNED if weight is None else weight
-    rankers = ranker_settings(weight=w, chunking=chunking, depth=depth, fusion_depth=fusion_depth)
-    return {name: measure(lab, split, s) for name, s in rankers.items()}
+    """Exhibit IV's table: every ranker's metrics on ``split`` (:func:`ranker_settings`); a
+    fusion weight left TUNED is chosen on the training split."""
+    return {
+        name: measure(lab, split, s) for name, s in ranker_settings(settings, weight=weight).items()
+    }
+
+
+def retrieval_values(settings: RetrievalSettings) -> dict[str, Any]:
+    """Every retrieval setting by name (:data:`raglab.settings.SETTINGS`), chunker spelled out."""
+    key = settings.chunking
+    return {
+        "chunker": key.method,
+        "size": key.size,
+        "overlap": key.overlap,
+        "retriever": settings.retriever,
+        "k1": settings.k1,
+        "b": settings.b,
+        "weight": settings.weight,
+        "depth": settings.depth,
+        "fusion_depth": settings.fusion_depth,
+    }
 
 
 def ranked_chunks(

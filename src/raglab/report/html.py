@@ -1,7 +1,7 @@
 """A report as one self-contained HTML page: inline CSS, charts as inline SVG, no scripts.
 
 The page holds the same sections and tables as the Markdown rendering
-(:func:`raglab.report.markdown.sections`) and adds three charts drawn here, as SVG elements with
+(:func:`raglab.report.sections.sections`) and adds three charts drawn here, as SVG elements with
 coordinates computed from the report dict:
 
 - the funnel of section VI: answerable questions left after each stage, and how many each stage
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from raglab.report.markdown import Note, Section, Table, fmt, sections, subtitle
+from raglab.report.sections import Note, Section, Table, fmt, sections, subtitle
 
 # Chart geometry, in SVG user units (pixels at 100% zoom).
 CHART_WIDTH = 680

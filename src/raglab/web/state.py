@@ -15,6 +15,7 @@ from fastapi import Depends, HTTPException, Request
 from raglab import _config as C
 from raglab.pipeline.lab import BoundedCache, ChunkingKey, Lab
 from raglab.questions import Question
+from raglab.settings import TUNED
 from raglab.web.idle import IdleGate
 
 
@@ -58,7 +59,10 @@ State = Annotated[WebState, Depends(get_state)]
 
 def plain(value: Any) -> Any:
     """A JSON-ready copy: dataclasses, tuples and numpy values become dicts, lists and numbers;
-    a non-finite float becomes None."""
+    a non-finite float and :data:`~raglab.settings.TUNED` (a value not chosen, because not used)
+    become None."""
+    if value is TUNED:
+        return None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
@@ -78,10 +82,8 @@ def plain(value: Any) -> Any:
 
 
 def chunking_key(method: str, size: int | None, overlap: int | None) -> ChunkingKey:
-    """The resolved chunker setting; an overlap for a chunker that has none is an error (the
-    pipeline's ``ChunkingKey`` would drop it silently)."""
-    if overlap and method != "fixed":
-        raise ValueError(f"overlap applies only to the fixed chunker, not to {method!r}")
+    """The resolved chunker setting (an overlap given to a chunker that has none is a
+    ValueError, answered 422, as on the command line)."""
     return ChunkingKey(method, size, overlap).resolved()
 
 

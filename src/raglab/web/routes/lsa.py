@@ -6,7 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from raglab._config import LSA_WINDOW_WORDS
+from raglab.lsa import power_iterations_for, window_count, window_rule
 from raglab.pipeline.exhibits import identifier_twins, lsa_search, lsa_spectrum, nearest_words
+from raglab.pipeline.lab import Lab
 from raglab.web.state import State, plain
 
 router = APIRouter(prefix="/lsa", tags=["III. LSA"])
@@ -22,9 +25,37 @@ def _text(name: str, value: str) -> str:
     return text
 
 
+def _windows(lab: Lab) -> dict[str, Any]:
+    """The windows the embedding was fitted on: how many, how long, and the rule (or setting)
+    that chose the count, in one sentence; and the power passes the solver made on them."""
+    count = len(lab.lsa_windows)
+    words = lab.corpus.n_words
+    by_rule = window_count(words)
+    if lab.windows is not None:
+        rule = window_rule()
+        why = (
+            f"This lab is set to {count:,} windows, where the rule would give {by_rule:,}: "
+            f"{rule[0].lower()}{rule[1:]}."
+        )
+    elif words <= LSA_WINDOW_WORDS:
+        why = f"{window_rule()}; these {words:,} words fit in one window, which holds them all."
+    else:
+        why = f"{window_rule()}: {words:,} words give {count:,} windows."
+    return {
+        "windows": count,
+        "window_words": LSA_WINDOW_WORDS,
+        "windows_by_rule": by_rule,
+        "windows_set": lab.windows is not None,
+        "windows_rule": why,
+        "power_iterations": power_iterations_for(count),
+    }
+
+
 @router.get("", summary="Fit (once) and describe the embedding: singular values and shares")
 def get_spectrum(state: State) -> dict[str, Any]:
-    result: dict[str, Any] = state.compute(("lsa",), lambda: plain(lsa_spectrum(state.lab)))
+    result: dict[str, Any] = state.compute(
+        ("lsa",), lambda: {**plain(lsa_spectrum(state.lab)), **_windows(state.lab)}
+    )
     return result
 
 

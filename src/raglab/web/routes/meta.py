@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
@@ -10,6 +11,7 @@ from fastapi import APIRouter, Query
 from raglab import _config as C
 from raglab.corpus import bundled_handbook_dir
 from raglab.questions import SPLITS
+from raglab.settings import CHUNKER_LABELS, FEATURE_LABELS, RETRIEVER_LABELS, SETTINGS
 from raglab.web.state import State
 
 router = APIRouter(tags=["data"])
@@ -49,7 +51,7 @@ def _defaults() -> dict[str, Any]:
     }
 
 
-@router.get("/meta", summary="The corpus, the questions and every default")
+@router.get("/meta", summary="The corpus, the questions, every setting and every default")
 def get_meta(state: State) -> dict[str, Any]:
     lab = state.lab
     qs = list(lab.questions)
@@ -61,7 +63,12 @@ def get_meta(state: State) -> dict[str, Any]:
     labels = {name: sum(q.labels == name for q in qs) for name in ("passage", "pages", "none")}
     return {
         "bundled": str(lab.corpus.root) == str(bundled_handbook_dir()),
-        "corpus": {"pages": len(lab.corpus), "words": lab.corpus.n_words, "root": lab.corpus.root},
+        # The folder's name only: the page needs no more, and a full path says too much.
+        "corpus": {
+            "pages": len(lab.corpus),
+            "words": lab.corpus.n_words,
+            "name": Path(str(lab.corpus.root)).name,
+        },
         "questions": {
             "total": len(qs),
             "labels": labels,
@@ -76,6 +83,13 @@ def get_meta(state: State) -> dict[str, Any]:
             "warnings": [str(w) for w in lab.questions.warnings],
         },
         "stem": lab.stem,
+        "analyzer": lab.analyzer,
+        "settings": [s.to_json() for s in SETTINGS],
+        "labels": {
+            "retrievers": dict(RETRIEVER_LABELS),
+            "features": dict(FEATURE_LABELS),
+            "chunkers": dict(CHUNKER_LABELS),
+        },
         "defaults": _defaults(),
         "fingerprint": digest.hexdigest()[:16],
         "warm_ms": state.warm_ms,

@@ -26,7 +26,7 @@ function fillMeta(meta) {
   const stem = meta.stem ? " Retrieval tokens are stemmed." : "";
   const summary = meta.bundled
     ? `The data: the handbook of Ostler Instruments, an invented maker of surveying levels, rangefinders, telescope mounts and tripods. It has ${meta.corpus.pages} pages (${words} words) and ${q.total} labelled questions: ${train.total} for training and ${test.total} for testing, of which ${test.answerable} have an answer in the handbook. The company and its questions are fictional.${stem}`
-    : `The data: your corpus at ${meta.corpus.root}, ${meta.corpus.pages} pages (${words} words), with ${q.total} labelled questions: ${train.total} for training and ${test.total} for testing, of which ${test.answerable} can be answered from the corpus.${stem}`;
+    : `The data: your corpus “${meta.corpus.name}”, ${meta.corpus.pages} pages (${words} words), with ${q.total} labelled questions: ${train.total} for training and ${test.total} for testing, of which ${test.answerable} can be answered from the corpus.${stem}`;
   $("#data-summary").textContent = summary;
   if (!meta.bundled) {
     const credit = $(".colophon .fine");

@@ -1,6 +1,6 @@
 // Exhibit III: fit the LSA embedding, show its spectrum, nearest words, search and twin codes.
 
-import { $, fill, debounce, el, get, num, sequence, status } from "./lib.js";
+import { $, $$, fill, debounce, el, get, num, sequence, status } from "./lib.js";
 import { plot } from "./charts.js";
 
 export async function init({ store }) {
@@ -45,6 +45,10 @@ export async function init({ store }) {
     $("#lsa-summary").textContent =
       `${s.rank} dimensions fitted on ${s.windows} windows of ${s.window_words} words, with a vocabulary of ${s.vocabulary.toLocaleString("en-GB")} terms. ` +
       `The largest singular value is ${num(s.singular_values[0], 2)}; together the ${s.rank} dimensions keep ${num(100 * s.kept_share, 1)}% of ‖A‖².`;
+    // The windows and the solver's rounds actually used, in place of the defaults the page opened with.
+    $("#lsa-window-rule").textContent = s.windows_rule;
+    for (const node of $$('#lsa [data-meta="lsa_window_words"]')) node.textContent = String(s.window_words);
+    for (const node of $$('#lsa [data-meta="lsa_power_iterations"]')) node.textContent = String(s.power_iterations);
     $("#lsa-suggestions").replaceChildren(
       ...s.sample_words.map((w) =>
         el("button", {

@@ -1,0 +1,110 @@
+"""Exhibit V: :func:`version_demo` (a question whose superseded copy MMR pushes out of the top 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raglab import _config as C
+from raglab.pipeline.exhibits._shared import _cached, question
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.reranking import (
+    ORDERS,
+    Reranker,
+    measure_order,
+    rerank,
+    superseded_in_top,
+    with_mmr,
+)
+from raglab.pipeline.retrieval import ranked_chunks
+from raglab.questions import Question
+
+
+def rerank_rows(lab: Lab, reranker: Reranker, lam: float) -> list[dict[str, Any]]:
+    """Exhibit V's table: every split and order, at MMR ``lam``."""
+    return [
+        {"split": split, "order": order, **measure_order(lab, split, reranker, order, lam)}
+        for split in ("train", "test")
+        for order in ORDERS
+    ]
+
+
+def _top_rows(lab: Lab, ranking: Any, q: Question, reranker: Reranker) -> list[dict[str, Any]]:
+    cs = lab.chunk_set(reranker.first_stage.chunking)
+    rel = cs.relevance(q)
+    rows = ranked_chunks(lab, ranking, k=3, chunking=reranker.first_stage.chunking)
+    for row in rows:
+        row["relevant"] = int(row["index"]) in rel
+        row["superseded"] = row["status"] == "superseded"
+    return rows
+
+
+def _leaves_at(lab: Lab, q: Question, reranker: Reranker) -> float | None:
+    """The largest lambda on the grid at which no superseded chunk is left in the top 3."""
+    reranked = rerank(lab, q, reranker)
+    for lam in sorted(C.MMR_LAMBDAS, reverse=True):
+        if not superseded_in_top(
+            lab, with_mmr(lab, reranked, lam=lam, reranker=reranker), reranker
+        ):
+            return float(lam)
+    return None
+
+
+def version_candidates(lab: Lab, reranker: Reranker) -> list[dict[str, Any]]:
+    """Answerable questions whose reranked top 3 holds a superseded chunk, best demo first.
+
+    Best: questions of kind ``version`` first, then those whose superseded copies leave the top
+    3 at the largest lambda, then test before train, then file order.
+    """
+
+    def build() -> list[dict[str, Any]]:
+        found = []
+        for order, q in enumerate(lab.questions):
+            if not q.answerable or q.labels != "passage":
+                continue
+            if not superseded_in_top(lab, rerank(lab, q, reranker), reranker):
+                continue
+            leaves = _leaves_at(lab, q, reranker)
+            found.append(
+                (
+                    q.kind != "version",
+                    -(leaves if leaves is not None else -1.0),
+                    q.split != "test",
+                    order,
+                    {
+                        "id": q.id,
+                        "split": q.split,
+                        "kind": q.kind,
+                        "question": q.question,
+                        "leaves_at": leaves,
+                    },
+                )
+            )
+        return [row for *_, row in sorted(found, key=lambda r: r[:4])]
+
+    value = _cached(lab, ("version_candidates", reranker.first_stage), build)
+    assert isinstance(value, list)
+    return value
+
+
+def version_demo(
+    lab: Lab, reranker: Reranker, lam: float, question_id: str | None = None
+) -> dict[str, Any]:
+    """A question's reranked top 3 beside its top 3 after MMR at ``lam``, superseded marked."""
+    candidates = version_candidates(lab, reranker)
+    if question_id is None:
+        if not candidates:
+            return {"candidates": [], "question": None}
+        question_id = str(candidates[0]["id"])
+    q = question(lab, question_id)
+    reranked = rerank(lab, q, reranker)
+    diversified = with_mmr(lab, reranked, lam=lam, reranker=reranker)
+    return {
+        "candidates": candidates,
+        "question": {"id": q.id, "split": q.split, "question": q.question, "answer": q.answer},
+        "lambda": lam,
+        "leaves_at": _leaves_at(lab, q, reranker) if q.answerable else None,
+        "reranked": _top_rows(lab, reranked, q, reranker),
+        "mmr": _top_rows(lab, diversified, q, reranker),
+        "superseded_reranked": superseded_in_top(lab, reranked, reranker),
+        "superseded_mmr": superseded_in_top(lab, diversified, reranker),
+    }
