@@ -23,6 +23,7 @@ from raglab.pipeline.retrieval import (
     RetrievalSettings,
     choose_weight,
     ranker_table,
+    resolve,
     retrieval_values,
 )
 from raglab.questions import SPLITS
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                 "train_chosen_weight": chosen,
                 "settings": {
                     k: v
-                    for k, v in plain_settings(retrieval_values(base)).items()
+                    for k, v in plain_settings(retrieval_values(resolve(lab, base))).items()
                     if k != "retriever"
                 },
                 "rankers": table_data,
