@@ -104,7 +104,7 @@ def _in_process(cfg: Config, section: Section) -> list[tuple[str, str, dict[str,
     medians: list[float] = []
     p95s: list[float] = []
     firsts: list[tuple[float, str]] = []
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         for method, url, params, body in requests:
 
             def call(m: str = method, u: str = url, p: Any = params, b: Any = body) -> bytes:

@@ -69,12 +69,16 @@ class Api:
 
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         transport = httpx.ASGITransport(app=self.app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://lab.test") as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8000"
+        ) as client:
             return await client.request(method, path, **kwargs)
 
-    def get(self, path: str, **params: Any) -> httpx.Response:
+    def get(
+        self, path: str, *, headers: dict[str, str] | None = None, **params: Any
+    ) -> httpx.Response:
         self.calls.append(path)
-        return asyncio.run(self._send("GET", path, params=params))
+        return asyncio.run(self._send("GET", path, params=params, headers=headers))
 
     def post(self, path: str, body: Any = None) -> httpx.Response:
         self.calls.append(path)

@@ -41,6 +41,7 @@ from raglab.pipeline.retrieval import (
     rank,
     ranker_table,
 )
+from raglab.settings import NOT_GIVEN
 from raglab.stats import mcnemar_exact
 from raglab.text import identifiers
 from raglab.web.app import create_app
@@ -723,7 +724,8 @@ def test_serve_registers_its_options_and_binds_locally_by_default() -> None:
     parser = argparse.ArgumentParser(prog="raglab")
     serve.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["serve"])
-    assert (args.host, args.port, args.open, args.stem) == ("127.0.0.1", 8000, False, False)
+    assert (args.host, args.port, args.open) == ("127.0.0.1", 8000, False)
+    assert args.stem is NOT_GIVEN  # the lab's default, from the settings table
     assert args.run is serve.run
     args = parser.parse_args(
         ["serve", "--host", "0.0.0.0", "--port", "9001", "--open", "--stem", "--corpus", "d"]
@@ -737,6 +739,8 @@ def test_serve_registers_its_options_and_binds_locally_by_default() -> None:
     )
     with pytest.raises(SystemExit):
         parser.parse_args(["serve", "--port", "eighty"])
+    args = parser.parse_args(["serve", "--analyzer", "lucene", "--windows", "150"])
+    assert (args.analyzer, args.windows) == ("lucene", 150)
 
 
 def test_serve_reports_bad_input_before_starting(

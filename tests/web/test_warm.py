@@ -98,7 +98,9 @@ async def _request(client: httpx.AsyncClient, method: str, path: str, params: An
 
 
 def _client(app: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://lab.test")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000"
+    )
 
 
 @pytest.fixture(scope="module")

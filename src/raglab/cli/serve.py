@@ -12,23 +12,28 @@ or waits for the one task in progress. It binds 127.0.0.1 unless ``--host`` says
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
+import socket
 import sys
 import threading
 import time
 import webbrowser
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from raglab.cli._common import (
+    DATA_SETTINGS,
     EXIT_BAD_INPUT,
     EXIT_OK,
     add_data_options,
     load_lab,
     report_problems,
 )
+from raglab.cli.options import add_setting_options
 from raglab.errors import InputError
+from raglab.web.guard import host_name
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -44,12 +49,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
     )
-    parser.add_argument("--open", action="store_true", help="open the lab in a web browser")
     parser.add_argument(
-        "--stem", action="store_true", help="Snowball-stem retrieval tokens (off by default)"
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name to answer under (repeatable); by default only the loopback "
+        "names and --host are answered, which stops other sites' pages reading the lab",
     )
+    parser.add_argument("--open", action="store_true", help="open the lab in a web browser")
     parser.add_argument("--quiet", action="store_true", help="print only the address")
     add_data_options(parser)
+    add_setting_options(parser.add_argument_group("tokens and the embedding"), DATA_SETTINGS)
 
 
 def register(sub: Any) -> None:
@@ -86,20 +97,68 @@ def _collector_paused() -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load, warm, serve until interrupted."""
+    """Bind, load, warm, serve until interrupted."""
     if not 0 <= args.port <= 65535:
         raise SystemExit("raglab serve: --port must lie in 0..65535")
-    with _collector_paused():
-        import uvicorn
+    # Bound before the lab is built: a busy port is reported at once, not after the warm start,
+    # and the address printed is the one really listened on (the real port for --port 0).
+    sock = bind(args.host, args.port)
+    try:
+        with _collector_paused():
+            import uvicorn
 
-        app = _build_app(args)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+            app = _build_app(args, sock)
+        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=5)
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
     return EXIT_OK
 
 
-def _build_app(args: argparse.Namespace) -> FastAPI:
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (IPv6 when the host is an IPv6 address);
+    SystemExit with one line saying what to change when the address cannot be bound."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        raise SystemExit(f"raglab serve: cannot bind {host!r}: no such host name") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6 and host_name(host) == "::":
+        # "::" serves IPv4 too where the system allows it, as most servers do.
+        with suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise SystemExit(
+                f"raglab serve: port {port} on {host} is already in use (perhaps by another "
+                f"server); choose another with --port, or --port 0 for any free one"
+            ) from None
+        raise SystemExit(f"raglab serve: cannot bind {host} port {port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def address_of(sock: socket.socket) -> str:
+    """The lab's URL for a bound socket: its real port, an IPv6 address in brackets, and
+    ``localhost`` for a wildcard address (which names no host of its own)."""
+    host, port = sock.getsockname()[:2]
+    if host in ("0.0.0.0", "::"):
+        host = "localhost"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
+
+
+def _build_app(args: argparse.Namespace, sock: socket.socket) -> FastAPI:
     """Load the lab, build what the first page shows, print the address: the app to serve."""
     from raglab.web.app import create_app
+    from raglab.web.guard import allowed_hosts, is_loopback
     from raglab.web.warm import warm, warm_later
 
     quiet = bool(getattr(args, "quiet", False))
@@ -108,6 +167,15 @@ def _build_app(args: argparse.Namespace) -> FastAPI:
         if not quiet:
             print(text, file=sys.stderr, flush=True)
 
+    if not is_loopback(args.host):
+        # Printed even with --quiet: this changes who can read the documents.
+        print(
+            f"raglab serve: warning: --host {args.host} is not a loopback address, so other "
+            "machines on the network can reach this server and read the corpus; the default, "
+            "127.0.0.1, serves this machine only.",
+            file=sys.stderr,
+            flush=True,
+        )
     start = time.perf_counter()
     lab = load_lab(args)
     say(f"Loaded {len(lab.corpus)} pages and {len(lab.questions)} questions.")
@@ -120,9 +188,13 @@ def _build_app(args: argparse.Namespace) -> FastAPI:
     say("Building what the first page shows:")
     timings = warm(lab, report=step)
     say(f"Ready in {time.perf_counter() - start:.1f} s.")
-    app = create_app(lab, warm_ms=timings, later=warm_later(lab))
-    host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
-    address = f"http://{host}:{args.port}/"
+    app = create_app(
+        lab,
+        warm_ms=timings,
+        later=warm_later(lab),
+        hosts=allowed_hosts(args.host, getattr(args, "allow_host", ())),
+    )
+    address = address_of(sock)
     print(f"RAG lab is at {address}  (API index: {address}docs; Ctrl+C stops)", flush=True)
     if args.open:
         threading.Timer(1.0, lambda: webbrowser.open(address)).start()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from raglab.pipeline.lab import Lab
+from raglab.web.guard import RequestGuard, allowed_hosts, host_name
 from raglab.web.idle import QUIET_S, IdleGate, IdleMiddleware
 from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, rerank
 from raglab.web.state import WebState
@@ -131,8 +132,12 @@ def create_app(
     warm_ms: dict[str, float] | None = None,
     later: Sequence[Callable[[], object]] = (),
     quiet: float = QUIET_S,
+    hosts: Iterable[str] | None = None,
 ) -> FastAPI:
     """The web lab over ``lab``.
+
+    ``hosts``: the host names to answer (default :func:`~raglab.web.guard.allowed_hosts`, the
+    loopback names); a request naming another host in ``Host`` gets 400 (:mod:`raglab.web.guard`).
 
     ``warm_ms``: timings of the warm start, shown in /api/meta. ``later``: work to do in a
     background thread once the server has started (under the lab's lock, one task at a time,
@@ -158,6 +163,11 @@ def create_app(
     )
     app.state.raglab = state
     app.add_middleware(IdleMiddleware, gate=state.idle)
+    # Added last, so it runs first: a refused request never counts as the server being busy.
+    app.add_middleware(
+        RequestGuard,
+        hosts=frozenset(map(host_name, hosts)) if hosts is not None else allowed_hosts(),
+    )
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(ValueError, _value_error)
     app.add_exception_handler(Exception, _unexpected)
