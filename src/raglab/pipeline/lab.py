@@ -53,6 +53,13 @@ class BoundedCache(Generic[K, V]):
             self._data.popitem(last=False)
         return value
 
+    def find(self, key: K, default: V | None = None) -> V | None:
+        """The value cached under ``key`` (now the most recently used), or ``default``."""
+        if key in self._data:
+            self._data.move_to_end(key)
+            return self._data[key]
+        return default
+
     def setdefault(self, key: K, value: V) -> V:
         """The value cached under ``key``, after storing ``value`` there when there is none."""
         return self.get(key, lambda: value)

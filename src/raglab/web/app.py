@@ -23,7 +23,7 @@ from raglab.pipeline.lab import Lab
 from raglab.web.guard import RequestGuard, allowed_hosts, host_name
 from raglab.web.idle import QUIET_S, IdleGate, IdleMiddleware
 from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, rerank
-from raglab.web.state import WebState
+from raglab.web.state import RETRY_AFTER_S, Busy, WebState
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -51,6 +51,14 @@ async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
 
 async def _value_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": str(exc)}, status_code=422)
+
+
+async def _busy(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse(
+        {"detail": f"the lab is busy ({exc}); try again shortly"},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -170,6 +178,7 @@ def create_app(
     )
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(ValueError, _value_error)
+    app.add_exception_handler(Busy, _busy)
     app.add_exception_handler(Exception, _unexpected)
     for module in (meta, chunking, bm25, lsa, fusion, rerank, end_to_end):
         app.include_router(module.router, prefix="/api")

@@ -1,11 +1,14 @@
-"""What every router shares: the lab, a lock around it, a bounded result cache, JSON helpers."""
+"""What every router shares: the lab, its lock, a bounded result cache with one computation per
+setting, JSON helpers."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -18,11 +21,30 @@ from raglab.questions import Question
 from raglab.settings import TUNED
 from raglab.web.idle import IdleGate
 
+#: Requests that may wait for the lab at once (computing, or waiting for a computation);
+#: more are answered 503. Well under the thread pool's 40 workers, so cached answers and static
+#: files always find a free worker.
+MAX_WAITING = 16
+#: Seconds a client answered 503 is told to wait before it tries again.
+RETRY_AFTER_S = 1
+
+_MISS: Any = object()
+
+
+class Busy(Exception):
+    """The lab has :data:`MAX_WAITING` requests waiting already: answered 503 with Retry-After."""
+
 
 @dataclass
 class WebState:
-    """The lab behind the API. Requests run in a thread pool, so the lab (whose caches are not
-    thread-safe) is used under ``lock``; ``cache`` keeps composed results per setting.
+    """The lab behind the API, shared by the thread pool's requests.
+
+    The lab's own caches are not thread-safe, so computations run one at a time under ``lock``.
+    Finished results live in ``cache`` behind a lock of their own, held only to look a result
+    up or store it: a cached answer never waits for a computation. The first request for a
+    setting computes it; later requests for the same setting wait for that one result instead
+    of computing it again; and at most ``max_waiting`` requests wait for the lab at once (more
+    get :class:`Busy`, answered 503), so waiting requests cannot take every worker thread.
 
     ``idle`` counts the requests in flight, so background work can wait for a quiet moment;
     ``later_done`` is set once the background work given to the app has all run.
@@ -36,16 +58,70 @@ class WebState:
     )
     idle: IdleGate = field(default_factory=IdleGate)
     later_done: threading.Event = field(default_factory=threading.Event)
+    max_waiting: int = MAX_WAITING
+    _cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    _in_flight: dict[Hashable, Future[Any]] = field(default_factory=dict)
+    _waiting: int = 0
+    _local: threading.local = field(default_factory=threading.local)
 
     def compute(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        """``build()`` under the lock, cached under ``key``."""
-        with self.lock:
-            return self.cache.get(key, build)
+        """``build()``'s result for ``key``: from the cache, from the computation of the same
+        key already running, or computed now under the lab's lock and cached."""
+        if getattr(self._local, "inside", False):
+            # Called from inside a computation: this thread holds the lab already, and waiting
+            # for another request's computation of the key could wait for this one.
+            with self._cache_lock:
+                value = self.cache.find(key, _MISS)
+            if value is _MISS:
+                value = build()
+                with self._cache_lock:
+                    value = self.cache.setdefault(key, value)
+            return value
+        with self._cache_lock:
+            value = self.cache.find(key, _MISS)
+            if value is not _MISS:
+                return value
+            pending = self._in_flight.get(key)
+            owner = pending is None
+            if pending is None:
+                pending = self._in_flight[key] = Future()
+        if not owner:
+            with self._slot():
+                return pending.result()
+        try:
+            value = self.call(build)
+        except BaseException as exc:
+            pending.set_exception(exc)
+            raise
+        else:
+            with self._cache_lock:
+                self.cache.setdefault(key, value)
+            pending.set_result(value)
+            return value
+        finally:
+            with self._cache_lock:
+                self._in_flight.pop(key, None)
 
     def call(self, work: Callable[[], Any]) -> Any:
-        """``work()`` under the lock, not cached."""
-        with self.lock:
-            return work()
+        """``work()`` under the lab's lock, not cached (:class:`Busy` when too many wait)."""
+        with self._slot(), self.lock:
+            self._local.inside = True
+            try:
+                return work()
+            finally:
+                self._local.inside = False
+
+    @contextmanager
+    def _slot(self) -> Iterator[None]:
+        with self._cache_lock:
+            if self._waiting >= self.max_waiting:
+                raise Busy(f"{self._waiting} requests are waiting for the lab already")
+            self._waiting += 1
+        try:
+            yield
+        finally:
+            with self._cache_lock:
+                self._waiting -= 1
 
 
 def get_state(request: Request) -> WebState:
