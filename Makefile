@@ -30,6 +30,19 @@ test: $(VENV)/.test-installed ## Install and run every test, with ruff and mypy
 	$(BIN)/mypy
 	$(BIN)/pytest
 
+check: lint typecheck ## ruff and mypy, no tests
+
+lint: $(VENV)/.test-installed ## ruff: lint and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.test-installed ## mypy, strict
+	$(BIN)/mypy
+
+browser: $(VENV)/.test-installed ## Run the browser tests only (Chromium through Playwright)
+	scripts/ensure-chromium
+	$(BIN)/pytest -m browser
+
 unit: $(VENV)/.test-installed ## Run the tests that need no browser
 	$(BIN)/pytest -m "not browser"
 

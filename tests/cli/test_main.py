@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +59,48 @@ def test_serve_loads_no_other_command_and_no_rich() -> None:
         "raglab.cli.serve",
     ]
     assert not [m for m in loaded if m == "rich" or m.startswith(("rich.", "raglab.report"))]
+
+
+def test_version_and_the_exit_status_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    from raglab.cli._common import EXIT_CODES
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"raglab {version('raglab')}\n"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    assert "exit status:" in text and all(f"  {code} " in text for code in EXIT_CODES)
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_with_json_every_error_is_a_json_object_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the documented exit table (usage 2, input 1) and the error object's fields."""
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--budget", "0", "--json"])
+    assert info.value.code == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out == {
+        "error": {"message": "argument --budget: budget must be at least 1, not 0", "problems": []}
+    }
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "a.md").write_text("# A\n\nSome words here.\n", encoding="utf-8")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "q1", "question": 5}\n', encoding="utf-8")
+    status = main(
+        ["validate", "--corpus", str(tmp_path / "pages"), "--questions", str(questions), "--json"]
+    )
+    assert status == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["message"] == "the input has problems" and error["problems"]
+    first = error["problems"][0]
+    assert first["file"] == str(questions) and first["line"] == 1 and first["field"]
+    assert main(["lsa", "neighbours", "zzzqqqx", "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "not in the embedding's vocabulary" in json.loads(captured.out)["error"]["message"]
+    assert "zzzqqqx" in captured.err

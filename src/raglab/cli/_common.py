@@ -23,6 +23,46 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_BAD_INPUT = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+#: What each exit status means, on every command (``raglab --help`` prints this table).
+EXIT_CODES = {
+    EXIT_OK: "done (for check: the gate passed)",
+    EXIT_BAD_INPUT: "the data or an output path cannot be used (each problem named with its "
+    "file, line and field); for validate --strict, a warning; for check, the gate failed",
+    EXIT_USAGE: "an option or setting is not allowed, or asks for something the data does not "
+    "have (an unknown word or question id); for check, nothing could be compared",
+    EXIT_INTERRUPTED: "interrupted (Ctrl+C)",
+}
+
+
+def exit_codes_text(width: int = 79) -> str:
+    """:data:`EXIT_CODES` as the lines of a help epilog, wrapped to ``width`` columns."""
+    import textwrap
+
+    lines = ["exit status:"]
+    for code, text in EXIT_CODES.items():
+        lines += textwrap.wrap(
+            text, width, initial_indent=f"  {code:<5}", subsequent_indent=" " * 7
+        )
+    return "\n".join(lines)
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    """One problem as JSON: message, file, line, field and item (None where unknown)."""
+    return {
+        "message": problem.message,
+        "file": problem.file,
+        "line": problem.line,
+        "field": problem.field,
+        "item": problem.item,
+    }
+
+
+def print_error_json(message: str, problems: tuple[Problem, ...] = ()) -> None:
+    """The error object a command prints on stdout with ``--json`` in place of its result:
+    ``{"error": {"message": ..., "problems": [...]}}``, so a script reads the cause as data."""
+    print_json({"error": {"message": message, "problems": [problem_json(p) for p in problems]}})
 
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:

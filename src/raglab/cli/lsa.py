@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from rich.table import Table
 
-from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
+from raglab.cli._common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_lab_options,
+    console,
+    fmt,
+    load_lab,
+    print_error_json,
+    print_json,
+)
 from raglab.pipeline.retrieval import lsa_ranking, ranked_chunks
 
 
@@ -64,13 +74,16 @@ def run_neighbours(args: argparse.Namespace) -> int:
     token = lab.query_tokens(args.word)
     word = token[0] if token else args.word.lower()
     pairs = lab.lsa.neighbours(word, k=args.top)
+    if not pairs:
+        message = f"'{word}' is not in the embedding's vocabulary (or occurs in every window)"
+        print(f"raglab lsa neighbours: {message}", file=sys.stderr)
+        if args.json:
+            print_error_json(message)
+        return EXIT_USAGE
     if args.json:
         print_json({"word": word, "neighbours": [{"word": w, "cosine": c} for w, c in pairs]})
         return EXIT_OK
     out = console()
-    if not pairs:
-        out.print(f"'{word}' is not in the embedding's vocabulary (or occurs in every window).")
-        return EXIT_OK
     table = Table("word", "cosine", title=f"Nearest to '{word}'")
     for w, c in pairs:
         table.add_row(w, fmt(c))

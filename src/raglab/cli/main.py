@@ -6,8 +6,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from importlib import import_module
+from typing import NoReturn
 
-from raglab.cli._common import EXIT_BAD_INPUT, EXIT_USAGE, report_problems
+from raglab.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    exit_codes_text,
+    print_error_json,
+    report_problems,
+)
 from raglab.errors import InputError
 
 # Each command and the module of raglab.cli that registers it, in the order of ``raglab --help``.
@@ -27,6 +35,21 @@ COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are also a JSON error object on stdout when the
+    command line asks for ``--json``."""
+
+    json_errors = False
+
+    def error(self, message: str) -> NoReturn:
+        if _Parser.json_errors:
+            self.print_usage(sys.stderr)
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            print_error_json(message)
+            raise SystemExit(EXIT_USAGE)
+        super().error(message)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or with ``only`` (a command's name) that command alone.
 
@@ -34,10 +57,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     load the others' dependencies (the report renderers, the importers): ``raglab serve`` starts
     that much sooner.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="raglab",
         description="Take retrieval apart and measure every step, on the bundled handbook or your own documents.",
+        epilog=exit_codes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"raglab {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module in COMMANDS.items():
@@ -46,21 +72,41 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """The installed package's version (or the source tree's, when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("raglab")
+    except PackageNotFoundError:
+        return "0.1.0 (not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     # A known command registers alone; anything else (no command, --help, a typo) gets the
     # whole parser, so the usage and error messages list every command.
     parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
-    args = parser.parse_args(words)
+    _Parser.json_errors = "--json" in words
+    try:
+        args = parser.parse_args(words)
+    finally:
+        _Parser.json_errors = False
+    as_json = bool(getattr(args, "json", False))
     try:
         return int(args.run(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")
+        if as_json:
+            print_error_json("the input has problems", exc.problems)
         return EXIT_BAD_INPUT
     except ValueError as exc:
         # A setting the library refuses (an overlap as large as the size, a budget of 0, ...).
         print(f"raglab {args.command}: {exc}", file=sys.stderr)
+        if as_json:
+            print_error_json(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
