@@ -55,7 +55,7 @@ def test_out_of_corpus_question(corpus: Corpus) -> None:
 def test_repeated_answer_is_a_warning_and_every_occurrence_counts(corpus: Corpus) -> None:
     qs = parse_questions(lines(q(answer="Short.")), corpus=corpus)
     assert len(qs.questions[0].spans) == 2
-    (warning,) = qs.warnings
+    (warning,) = [w for w in qs.warnings if w.field == "answer"]
     assert warning.line == 1 and warning.item == "q1" and "occurs 2 times" in warning.message
 
 

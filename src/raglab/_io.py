@@ -4,17 +4,27 @@ Reading (:func:`read_text`, :func:`read_text_lines`) drops a leading byte-order 
 :class:`~raglab.errors.InputError` naming the file when it cannot be read or is not UTF-8.
 Writing (:func:`atomic_write_text`) goes to a temporary file beside the target, which replaces the
 target only when everything has been written, so a failure never leaves a half-written or emptied
-file; :func:`write_new_text` is its first step, for callers that swap files in themselves.
+file; :func:`write_new_text` is its first step, for callers that swap files in themselves. A failed
+write raises :class:`~raglab.errors.OutputError` naming the user's path and why, in one line.
+
+Temporary files are named ``.NAME.raglab-PID-TOKEN.tmp`` (:func:`temp_path`), so a user who finds
+one knows what left it; one left by a process that no longer runs (killed mid-write) is removed by
+the next write to the same target (:func:`remove_stale_temps`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import secrets
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from raglab.errors import InputError, Problem
+from raglab.errors import InputError, OutputError, Problem
+
+_TEMP = re.compile(r"\.raglab-(\d+)-[0-9a-f]+\.\w+$")
 
 
 def read_text(path: str | Path) -> str:
@@ -72,6 +82,83 @@ def write_new_text(path: str | Path, chunks: Iterable[str]) -> None:
         raise
 
 
+def temp_path(target: str | Path, kind: str = "tmp") -> Path:
+    """A fresh hidden sibling of ``target``: ``.NAME.raglab-PID-TOKEN.KIND``."""
+    target = Path(target)
+    return target.with_name(f".{target.name}.raglab-{os.getpid()}-{secrets.token_hex(4)}.{kind}")
+
+
+def remove_stale_temps(target: str | Path) -> list[Path]:
+    """Remove the temporary siblings of ``target`` (:func:`temp_path`) whose process has ended.
+
+    Files of a process still running (another write in progress) are left alone. Returns what
+    was removed; a sibling that cannot be removed is skipped.
+    """
+    target = Path(target)
+    removed: list[Path] = []
+    try:
+        siblings = list(target.parent.glob(f".{glob_escape(target.name)}.raglab-*"))
+    except OSError:
+        return removed
+    for path in siblings:
+        m = _TEMP.search(path.name)
+        if m is None or _alive(int(m.group(1))):
+            continue
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def output_error(path: str | Path, exc: OSError) -> OutputError:
+    """One line saying why ``path`` (the user's path, not a temporary file) cannot be written."""
+    target = Path(path)
+    if exc.errno == errno.ENOSPC:
+        why = "no space left on the disk (nothing was written)"
+    elif exc.errno == errno.EDQUOT:
+        why = "the disk quota is exceeded (nothing was written)"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        why = f"permission denied in {target.parent or Path('.')}"
+    elif isinstance(exc, IsADirectoryError) or target.is_dir():
+        why = "is a folder; give a file path"
+    elif isinstance(exc, NotADirectoryError) or _file_above(target):
+        why = f"{_file_above(target) or target.parent} is a file, not a folder"
+    elif isinstance(exc, FileNotFoundError) or not target.parent.is_dir():
+        why = f"the folder {target.parent} does not exist"
+    else:
+        why = exc.strerror or str(exc)
+    return OutputError([Problem(str(path), f"cannot be written: {why}")])
+
+
+def _file_above(target: Path) -> Path | None:
+    """The nearest existing ancestor of ``target`` when it is a file (so no folder can be made)."""
+    for parent in target.parents:
+        if parent.exists():
+            return parent if not parent.is_dir() else None
+    return None
+
+
 def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = True) -> None:
     """Write ``text`` (UTF-8, line endings untouched) to ``path`` atomically.
 
@@ -80,19 +167,26 @@ def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = True) ->
     and ``path`` is left as it was. ``overwrite=False`` raises ``FileExistsError`` instead of
     replacing an existing file (checked without a race where the file system has hard links).
     The new file gets the usual permissions (0o666 less the umask), not those of the old one.
+    Any other failure raises :class:`OutputError` naming ``path``.
     """
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-    write_new_text(tmp, (text,))
+    if target.is_dir():
+        raise OutputError([Problem(str(path), "cannot be written: is a folder; give a file path")])
+    remove_stale_temps(target)
+    tmp = temp_path(target)
     try:
-        if overwrite:
-            os.replace(tmp, target)
-        else:
-            _link_no_clobber(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+        write_new_text(tmp, (text,))
+        try:
+            if overwrite:
+                os.replace(tmp, target)
+            else:
+                _link_no_clobber(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except FileExistsError:
         raise
-    tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise output_error(path, exc) from None
 
 
 def _link_no_clobber(tmp: Path, target: Path) -> None:

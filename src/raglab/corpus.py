@@ -25,6 +25,10 @@ STATUSES = ("current", "superseded")
 PAGE_SUFFIXES = (".md", ".txt")
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
+# C0 controls and DEL, less tab, line feed, form feed and carriage return: bytes a text page
+# never holds (a binary file saved as .txt, a NUL-padded export).
+_WORD = re.compile(r"\w")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,29 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
     page_id = meta["id"][0] if "id" in meta else stem
     if not page_id:
         problems.append(Problem(source, "id is empty", meta["id"][1], "id"))
+    elif any(ch.isspace() for ch in page_id):
+        # A TREC run or qrels line is split at whitespace, so such an id cannot be exported.
+        fix = "give an id without spaces" if "id" in meta else "rename the file or add 'id: ...'"
+        problems.append(
+            Problem(
+                source,
+                f"page id {page_id!r} contains whitespace, which TREC run files cannot hold: {fix}",
+                meta["id"][1] if "id" in meta else None,
+                "id",
+            )
+        )
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        at_line = first_line + text.count("\n", 0, bad.start())
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        problems.append(
+            Problem(
+                source,
+                f"holds control character U+{ord(bad.group()):04X} at column {column} (a binary "
+                "file, or text with NUL padding?): a page must be plain UTF-8 text",
+                at_line,
+            )
+        )
     updated: date | None = None
     if "updated" in meta:
         value, line_no = meta["updated"]
@@ -295,8 +322,8 @@ def load_corpus(
             )
     if not files:
         problems.append(Problem(str(root), "no *.md or *.txt pages found"))
-    elif not pages and not problems:
-        problems.append(Problem(str(root), "every page is empty"))
+    elif not problems and not any(_WORD.search(page.text) for page in pages):
+        problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:
         raise InputError(problems)
     return Corpus(tuple(pages), str(root))

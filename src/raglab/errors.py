@@ -37,3 +37,8 @@ class InputError(ValueError):
         self.problems = tuple(problems)
         lines = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"{len(self.problems)} problem(s) in the input:\n{lines}")
+
+
+class OutputError(InputError):
+    """An output path that cannot be written (a missing folder, a folder, no permission, a full
+    disk). Each problem names the user's path, never a temporary file."""

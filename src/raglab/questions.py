@@ -165,6 +165,19 @@ def _parse_pages(value: Any) -> dict[str, int] | None:
 
 def parse_questions(lines: list[str], *, corpus: Corpus, source: str = "<string>") -> QuestionSet:
     """Parse question lines against ``corpus``; raises :class:`InputError` with every problem."""
+    first = next(((n, line) for n, line in enumerate(lines, start=1) if line.strip()), None)
+    if first is not None and first[1].lstrip().startswith("["):
+        # One message, not one per line of a pretty-printed array.
+        raise InputError(
+            [
+                Problem(
+                    source,
+                    "is a JSON array; questions are JSON Lines, one object per line "
+                    "(convert with: jq -c '.[]' FILE > questions.jsonl)",
+                    first[0],
+                )
+            ]
+        )
     finder = _PassageFinder(corpus)
     problems: list[Problem] = []
     warnings: list[Problem] = []
@@ -277,9 +290,71 @@ def parse_questions(lines: list[str], *, corpus: Corpus, source: str = "<string>
             )
     if not questions and not problems:
         problems.append(Problem(source, "no questions found"))
+    warnings.extend(_kind_warnings(questions, source))
     if problems:
         raise InputError(problems)
     return QuestionSet(tuple(questions), source, tuple(warnings))
+
+
+def _kind_warnings(questions: list[Question], source: str) -> list[Problem]:
+    """A warning for each kind that differs from an earlier kind only in case, spacing or
+    punctuation ("Keyword" after "keyword"): one group split in two in every per-kind table.
+    Kinds are otherwise free text."""
+    first: dict[str, Question] = {}
+    for q in questions:
+        first.setdefault(q.kind, q)
+    canonical: dict[str, str] = {}
+    out: list[Problem] = []
+    for kind, q in first.items():
+        folded = _fold(kind)
+        other = canonical.setdefault(folded, kind)
+        if other != kind:
+            out.append(
+                Problem(
+                    source,
+                    f"kind {kind!r} differs from {other!r} only in case, spacing or punctuation: "
+                    "they are counted as two kinds",
+                    q.line,
+                    "kind",
+                    q.id,
+                )
+            )
+    return out
+
+
+def split_warnings(questions: QuestionSet) -> list[Problem]:
+    """What the commands will refuse for want of questions: every tuned value is chosen on the
+    training split's answerable questions, and every reported number is measured on the test
+    split. ``raglab validate`` shows them; an import of a test-only collection is not wrong."""
+    source = questions.source
+    out: list[Problem] = []
+    if not any(q.split == "train" and q.answerable for q in questions):
+        out.append(
+            Problem(
+                source,
+                "no training question with an answer in the corpus: BM25's grid, the fusion "
+                "weight, the reranker, MMR's lambda and the reader's threshold are chosen on "
+                "them, so run, fuse, rerank and report will stop; mark some answerable "
+                'questions "split": "train"',
+                None,
+                "split",
+            )
+        )
+    if not any(q.split == "test" for q in questions):
+        out.append(
+            Problem(
+                source,
+                "no test question: every reported number is measured on the test split, so "
+                'run, fuse and report will stop; mark some questions "split": "test"',
+                None,
+                "split",
+            )
+        )
+    return out
+
+
+def _fold(kind: str) -> str:
+    return re.sub(r"[\W_]+", "", kind.casefold())
 
 
 def load_questions(path: str | Path | None = None, *, corpus: Corpus | None = None) -> QuestionSet:

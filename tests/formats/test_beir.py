@@ -156,10 +156,10 @@ def test_unsafe_ids_get_safe_file_names_and_keep_their_ids(tmp_path: Path) -> No
         {"_id": "CON", "title": "Reserved", "text": "two"},
         {"_id": "Case", "title": "Upper", "text": "three"},
         {"_id": "case", "title": "Lower", "text": "four"},
-        {"_id": "x y", "title": "Space", "text": "five"},
+        {"_id": "x:y", "title": "Colon", "text": "five"},
     ]
     queries = [{"_id": "q", "text": "which?"}]
-    qrels = {"test": [("q", "a/b", 1), ("q", "x y", 1)]}
+    qrels = {"test": [("q", "a/b", 1), ("q", "x:y", 1)]}
     out = tmp_path / "out"
     summary = import_beir(make_beir(tmp_path / "beir", corpus, queries, qrels), out, split="test")
     names = sorted(os.listdir(out / "pages"))
@@ -169,8 +169,24 @@ def test_unsafe_ids_get_safe_file_names_and_keep_their_ids(tmp_path: Path) -> No
     assert sorted(p.id for p in corpus_read) == sorted(d["_id"] for d in corpus)
     assert load_questions(out / "questions.jsonl", corpus=corpus_read).by_id("q").pages == {
         "a/b": 1,
-        "x y": 1,
+        "x:y": 1,
     }
+
+
+def test_an_id_with_whitespace_is_refused_naming_its_line(tmp_path: Path) -> None:
+    corpus = [{"_id": "d1", "title": "", "text": "one"}, {"_id": "x y", "title": "", "text": "two"}]
+    folder = make_beir(
+        tmp_path / "beir", corpus, [{"_id": "q", "text": "?"}], {"test": [("q", "d1", 1)]}
+    )
+    with pytest.raises(InputError) as exc:
+        import_beir(folder, tmp_path / "out", split="test")
+    (problem,) = exc.value.problems
+    assert (problem.line, problem.field) == (2, "_id")
+    assert (
+        "id 'x y' contains whitespace, which TREC run and qrels files cannot hold"
+        in problem.message
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def test_safe_file_stems() -> None:

@@ -219,7 +219,7 @@ def test_every_bad_run_line_is_reported_together(tmp_path: Path) -> None:
 
 def test_problems_beyond_the_cap_are_counted(tmp_path: Path) -> None:
     n = MAX_REPORTED_PROBLEMS + 50
-    path = write(tmp_path, "".join(f"q1 Q0 d{i} {i} bad t\n" for i in range(n)))
+    path = write(tmp_path, "".join(f"q1 Q0 d{i} {i + 1} bad t\n" for i in range(n)))
     with pytest.raises(InputError) as exc:
         read_run(path)
     problems = problems_of(exc)

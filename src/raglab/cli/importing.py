@@ -16,7 +16,7 @@ from raglab.cli._common import (
     print_json,
     report_problems,
 )
-from raglab.errors import InputError
+from raglab.errors import InputError, OutputError
 from raglab.formats.beir import import_beir
 from raglab.formats.collection import TEST_FRACTION, ImportSummary
 from raglab.formats.glasgow import CRANFIELD_GRADE_MAP, import_glasgow
@@ -197,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
                 queries_by_position=args.queries_by_position,
                 **_options(args),
             )
+    except OutputError:
+        raise  # one line naming the output folder (raglab.cli.main)
     except InputError as exc:
         report_problems(exc.problems, title="Nothing was imported: the input has problems")
         return EXIT_BAD_INPUT

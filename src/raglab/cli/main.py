@@ -16,7 +16,7 @@ from raglab.cli._common import (
     print_error_json,
     report_problems,
 )
-from raglab.errors import InputError
+from raglab.errors import InputError, OutputError
 
 # Each command and the module of raglab.cli that registers it, in the order of ``raglab --help``.
 COMMANDS = {
@@ -96,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = bool(getattr(args, "json", False))
     try:
         return int(args.run(args))
+    except OutputError as exc:
+        for problem in exc.problems:  # one line each, naming the user's path
+            print(f"raglab {args.command}: {problem}", file=sys.stderr)
+        if as_json:
+            print_error_json("cannot write the output", exc.problems)
+        return EXIT_BAD_INPUT
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")
         if as_json:

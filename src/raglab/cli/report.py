@@ -103,8 +103,6 @@ def run(args: argparse.Namespace) -> int:
         atomic_write_text(out, text, overwrite=args.force)
     except FileExistsError:
         return _fail(f"{out} already exists and was left untouched; add --force to replace it")
-    except OSError as exc:
-        return _fail(f"cannot write {out}: {exc.strerror or exc}")
     top = headline(report)
     if args.json:
         print_json({"out": str(out), "format": fmt, "bytes": len(text.encode()), **top})

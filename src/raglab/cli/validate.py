@@ -12,6 +12,7 @@ from rich.table import Table
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
+    Data,
     add_data_options,
     console,
     load_data,
@@ -19,7 +20,8 @@ from raglab.cli._common import (
     report_problems,
 )
 from raglab.corpus import Corpus
-from raglab.questions import SPLITS, QuestionSet
+from raglab.errors import InputError, Problem
+from raglab.questions import SPLITS, QuestionSet, split_warnings
 
 
 def register(sub: Any) -> None:
@@ -36,7 +38,37 @@ def register(sub: Any) -> None:
         action="store_true",
         help="treat warnings (answers found several times) as errors",
     )
+    parser.add_argument(
+        "--run",
+        dest="run_files",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="also check a TREC run against the questions and the pages (repeatable)",
+    )
     parser.set_defaults(run=run)
+
+
+def check_runs(data: Data, paths: list[str]) -> list[dict[str, Any]]:
+    """Read each run as ``trec eval`` would (question ids, chunk or page ids, ranks of 1 or
+    more); :class:`InputError` listing every bad line of every run."""
+    from raglab.pipeline.external import load_run
+    from raglab.pipeline.lab import Lab
+
+    lab = Lab(data.corpus, data.questions)
+    problems: list[Problem] = []
+    out = []
+    for i, path in enumerate(paths):
+        try:
+            name = load_run(lab, path, name=f"run{i}").removeprefix("run:")
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        run = lab.runs[name]
+        out.append({"file": path, "questions": len(run), "entries": sum(map(len, run.values()))})
+    if problems:
+        raise InputError(problems)
+    return out
 
 
 def summarise(corpus: Corpus, questions: QuestionSet) -> dict[str, Any]:
@@ -58,13 +90,15 @@ def summarise(corpus: Corpus, questions: QuestionSet) -> dict[str, Any]:
             "median": statistics.median(lengths) if lengths else 0,
             "max": max(lengths) if lengths else 0,
         },
-        "warnings": [str(w) for w in questions.warnings],
+        "warnings": [str(w) for w in (*questions.warnings, *split_warnings(questions))],
     }
 
 
 def run(args: argparse.Namespace) -> int:
     data = load_data(args)
     summary = summarise(data.corpus, data.questions)
+    if args.run_files:
+        summary["runs"] = check_runs(data, args.run_files)
     if args.json:
         print_json(summary)
     else:
@@ -87,8 +121,14 @@ def run(args: argparse.Namespace) -> int:
         out.print(table)
         aw = summary["answer_words"]
         out.print(f"Answer passages: {aw['min']} to {aw['max']} words, median {aw['median']}")
-    if data.questions.warnings:
-        report_problems(data.questions.warnings, title="Warnings")
+        for r in summary.get("runs", []):
+            out.print(
+                f"[bold]Run[/] {r['file']}: {r['entries']:,} entries for {r['questions']} "
+                "questions, every id known"
+            )
+    warnings = [*data.questions.warnings, *split_warnings(data.questions)]
+    if warnings:
+        report_problems(tuple(warnings), title="Warnings")
         if args.strict:
             return EXIT_BAD_INPUT
     return EXIT_OK

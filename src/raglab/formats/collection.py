@@ -29,7 +29,6 @@ import json
 import math
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from raglab._io import write_new_text
+from raglab._io import output_error, remove_stale_temps, temp_path, write_new_text
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
 
@@ -120,8 +119,8 @@ def id_problem(value: str) -> str | None:
     """Why ``value`` cannot be a page id written in front matter, or None when it can."""
     if not value.strip():
         return "is empty"
-    if " ".join(value.split()) != value:
-        return "has a line break, or leading, trailing, repeated or non-space whitespace"
+    if any(ch.isspace() for ch in value):
+        return "contains whitespace, which TREC run and qrels files cannot hold"
     if value.strip("'\"") != value:
         return "starts or ends with a quote, which front matter drops"
     return None
@@ -239,13 +238,23 @@ def write_collection(
     restored (and removed again if this call created it).
     """
     check_output_dir(out_dir, overwrite=overwrite)
-    root = Path(out_dir)
+    try:
+        _write_collection(Path(out_dir), pages, questions, quiet=quiet)
+    except OSError as exc:
+        raise output_error(out_dir, exc) from None
+
+
+def _write_collection(
+    root: Path, pages: Sequence[PageRecord], questions: Sequence[Mapping[str, Any]], *, quiet: bool
+) -> None:
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_hex(6)
-    staging = root / f".{PAGES_DIR}.{token}.tmp"
-    questions_tmp = root / f".{QUESTIONS_FILE}.{token}.tmp"
     pages_dir = root / PAGES_DIR
+    # A killed import leaves .pages.raglab-PID-*.tmp and friends: the next one clears them.
+    remove_stale_temps(pages_dir)
+    remove_stale_temps(root / QUESTIONS_FILE)
+    staging = temp_path(pages_dir)
+    questions_tmp = temp_path(root / QUESTIONS_FILE)
     old: Path | None = None
     swapped = False
     try:
@@ -256,7 +265,7 @@ def write_collection(
             )
         write_new_text(questions_tmp, (question_line(q) for q in questions))
         if pages_dir.exists():
-            old = root / f".{PAGES_DIR}.{token}.old"
+            old = temp_path(pages_dir, "old")
             pages_dir.rename(old)
         staging.rename(pages_dir)
         swapped = True

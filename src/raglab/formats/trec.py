@@ -175,7 +175,7 @@ def read_run(
     then by document id. ``known_questions`` / ``known_docs``, when given, are the only ids
     allowed. Raises :class:`InputError` listing every bad line: a wrong number of columns, a rank
     that is not an integer, a score that is not a finite number, an unknown question or document
-    id, a document ranked twice for one question, or a file with no ranking lines.
+    id, a document ranked twice for one question, a rank below 1, or a file with no ranking lines.
     """
     source = str(path)
     lines = read_text_lines(path)
@@ -203,6 +203,12 @@ def read_run(
         if rank is None:
             here.append(
                 Problem(source, f"rank is not an integer: {rank_text!r}", number, "rank", qid)
+            )
+        elif rank < 1:
+            here.append(
+                Problem(
+                    source, f"rank must be 1 or more (1 = best), not {rank}", number, "rank", qid
+                )
             )
         score = parse_number(score_text)
         if score is None:

@@ -268,6 +268,9 @@ def resolve_lambda(lab: Lab, s: RunSettings) -> float | None:
 
 def choose_threshold(lab: Lab, s: RunSettings) -> float:
     """The reader threshold maximising training accuracy; ties go to the smallest threshold."""
+    lab.require(
+        "train", "choosing the reader's threshold (or give one: --threshold)", answerable=False
+    )
     s = resolve_run(lab, s, upto="mmr_lambda")
     readings = _readings(lab, "train", s, s.mmr_lambda if s.mmr_lambda is not TUNED else None)
     best = max(
@@ -306,6 +309,8 @@ def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> Run
             "the end-to-end run needs answer passages: these questions are labelled by relevant "
             "pages, which say where an answer is but not which sentence states it"
         )
+    # Before any tuning, so a file without test questions stops at once, not after the work.
+    lab.require(split, "the end-to-end run", answerable=False)
     resolved = resolve_run(lab, s)
     lam = None if resolved.mmr_lambda is TUNED or not resolved.mmr else float(resolved.mmr_lambda)
     threshold = float(resolved.threshold)

@@ -22,6 +22,7 @@ from raglab._types import FloatArray, IntArray
 from raglab.bm25 import BM25Index
 from raglab.chunking import ChunkIndex, chunk_pages, word_offsets
 from raglab.corpus import Corpus, load_corpus
+from raglab.errors import InputError, Problem
 from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
@@ -265,6 +266,29 @@ class Lab:
         if answerable is None:
             return qs
         return tuple(q for q in qs if q.answerable == answerable)
+
+    def require(
+        self, name: str, needed_for: str, *, answerable: bool = True
+    ) -> tuple[Question, ...]:
+        """The questions of split ``name`` (only answerable ones unless ``answerable=False``);
+        :class:`InputError` naming the questions file and what needs them when there are none."""
+        qs = self.split(name, answerable=True if answerable else None)
+        if not qs:
+            where = "training" if name == "train" else "test"
+            which = "answerable questions" if answerable else "questions"
+            having = " with an answer in the corpus" if answerable else ""
+            raise InputError(
+                [
+                    Problem(
+                        self.questions.source,
+                        f"no {where} question{having}, and {needed_for} needs them: mark some "
+                        f'{which} "split": "{name}"',
+                        None,
+                        "split",
+                    )
+                ]
+            )
+        return qs
 
     @cached_property
     def word_offsets(self) -> dict[str, IntArray]:

@@ -101,17 +101,34 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings(
         cs = lab.chunk_set(first_stage.chunking)
         # The whole split's first-stage rankings at once (one batch for a fusion), so that
         # candidates() below finds every one of them cached.
+        qs = lab.require("train", "training the reranker (or run without it: --no-rerank)")
         rank_split(lab, "train", first_stage)
         xs, ys = [], []
-        for q in lab.split("train", answerable=True):
+        for q in qs:
             cand = candidates(lab, q, first_stage)
             if len(cand) == 0:
                 continue
             rel = cs.relevance(q)
             xs.append(_question_features(lab, q, cand, first_stage))
             ys.append(np.array([1.0 if i in rel else 0.0 for i in cand.indices.tolist()]))
+        y = np.concatenate(ys) if ys else np.zeros(0)
+        if not y.any():
+            # The reranker learns "holds the answer" against "does not": with no chunk holding
+            # a whole answer there is nothing to learn (fixed chunks smaller than the answers).
+            raise ValueError(
+                f"the reranker has no example to learn from: no training question's answer lies "
+                f"whole in one of its first {C.RERANK_DEPTH} candidate chunks with the "
+                f"{_chunker_words(first_stage.chunking)}; use larger chunks (--size), another "
+                "--chunker, or run without the reranker (--no-rerank)"
+            )
+        if y.all():
+            raise ValueError(
+                f"the reranker has no example to learn from: every one of the {len(y)} candidate "
+                "chunks of the training questions holds the answer, so there is nothing to tell "
+                "apart; add pages or questions, use smaller chunks (--size), or run without the "
+                "reranker (--no-rerank)"
+            )
         X = np.vstack(xs)
-        y = np.concatenate(ys)
         model = fit_logistic(
             X,
             y,
@@ -125,6 +142,13 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings(
     value = lab.cache.get(("reranker", first_stage), build)
     assert isinstance(value, Reranker)
     return value
+
+
+def _chunker_words(chunking: ChunkingKey) -> str:
+    c = chunking.resolved()
+    if c.method == "fixed":
+        return f"fixed chunker of {c.size} words (overlap {c.overlap})"
+    return f"{c.method} chunker" + (f" (at most {c.size} words)" if c.size else "")
 
 
 def rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:

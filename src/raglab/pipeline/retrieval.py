@@ -217,6 +217,7 @@ def measure(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> dict[str, float]:
     """R@1, R@3, R@5, R@10, MRR, nDCG@10, P@3 and top-1 over the answerable questions of a split."""
+    lab.require(split, "measuring the rankings")
     settings = resolve(lab, settings)
     return evaluate(rank_split(lab, split, settings), relevance_of(lab, split, settings.chunking))
 
@@ -282,7 +283,7 @@ def bm25_grid(
 
     def build() -> Grid:
         cs = lab.chunk_set(chunking)
-        qs = lab.split(split, answerable=True)
+        qs = lab.require(split, "the BM25 grid")
         tops = grid_top_k(
             cs.bm25, [lab.query_tokens(q) for q in qs], k1s=C.GRID_K1, bs=C.GRID_B, k=k
         )
@@ -331,6 +332,7 @@ def choose_weight(
     base = base.replace(retriever="score", weight=C.FUSION_WEIGHTS[0])
 
     def build() -> float:
+        lab.require(split, "choosing the fusion weight (or give one: --weight)")
         best: tuple[float, float, float] | None = None
         for w in C.FUSION_WEIGHTS:
             m = measure(lab, split, base.replace(weight=w))
