@@ -132,17 +132,26 @@ def test_a_worse_setting_fails_in_words(
     assert "worse: s1, s2" in acc and "of the time" in acc
 
 
-def test_changed_data_is_warned_about(
+def test_changed_data_stops_the_gate_unless_accepted(
     small: tuple[list[str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Oracle: one page byte changed (a space become a tab, which no measure sees) changes the
-    corpus digest: the gate warns, still compares the shared questions, and passes."""
+    corpus digest: the gate stops (exit 2) saying what changed; with --accept-changed corpus it
+    warns, compares the shared questions, and passes."""
     data, baseline = small
     page = Path(data[1]) / "levels.md"
     raw = page.read_bytes()
     at = raw.index(b" ", raw.index(b"\n\n"))
     page.write_bytes(raw[:at] + b"\t" + raw[at + 1 :])
-    assert cli("--baseline", str(baseline), *data, "--json") == 0
+    assert cli("--baseline", str(baseline), *data) == 2
+    err = capsys.readouterr().err
+    assert "the baseline was made from different data: the corpus pages changed (digest" in err
+    assert "--accept-changed corpus" in err and "PASS" not in err
+    assert cli("--baseline", str(baseline), *data, "--json") == 2
+    stopped = json.loads(capsys.readouterr().out)
+    assert stopped["verdict"] == "cannot check" and stopped["exit"] == 2
+    assert "corpus pages changed" in stopped["error"]["message"]
+    assert cli("--baseline", str(baseline), *data, "--json", "--accept-changed", "corpus") == 0
     result = json.loads(capsys.readouterr().out)
     assert result["same_data"] is False and result["data_changed"] == ["corpus"]
     assert result["questions"]["shared"] == 3
@@ -150,6 +159,43 @@ def test_changed_data_is_warned_about(
         line.startswith("warning: the baseline was made from different data")
         for line in result["lines"]
     )
+
+
+def _rewrite_questions(data: list[str], keep: Any) -> None:
+    path = Path(data[3])
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows if keep(r)), encoding="utf-8")
+
+
+def test_a_question_set_that_changed_stops_the_gate_unless_accepted(
+    small: tuple[list[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: removing test question s3 by hand leaves s1 and s2 shared."""
+    data, baseline = small
+    _rewrite_questions(data, lambda r: r["id"] != "s3")
+    assert cli("--baseline", str(baseline), *data) == 2
+    err = capsys.readouterr().err
+    assert "the questions changed: 1 only in the baseline (s3)" in err
+    assert "--accept-changed questions" in err
+    assert cli("--baseline", str(baseline), *data, "--accept-changed", "questions") == 0
+    out = capsys.readouterr().out
+    assert "only in the baseline (not compared): s3" in out and "PASS" in out
+
+
+def test_a_baseline_sharing_no_question_cannot_pass(
+    small: tuple[list[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: every test question renamed, so no id is shared: nothing is compared, exit 2,
+    even with every change accepted."""
+    data, baseline = small
+    path = Path(data[3])
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"id": "s', '"id": "new-s'), encoding="utf-8")
+    argv = ["--baseline", str(baseline), *data, "--accept-changed", "questions"]
+    assert cli(*argv) == 2
+    err = capsys.readouterr().err
+    assert "the baseline shares no question with the current data (3 in the baseline, 3 now)" in err
+    assert "PASS" not in err
 
 
 def test_one_question_is_worded_with_its_chance(baseline: dict[str, Any]) -> None:

@@ -82,9 +82,74 @@ def register(sub: Any) -> None:
         metavar="FRACTION",
         help="how far the end-to-end accuracy may fall, as a fraction (default 0.0)",
     )
+    parser.add_argument(
+        "--accept-changed",
+        action="append",
+        default=[],
+        choices=DATA_PARTS,
+        metavar="{corpus,questions}",
+        help="compare on the shared questions although the corpus pages (corpus) or the question "
+        "set (questions) changed since the baseline; without it a change stops the gate (exit 2), "
+        "saying what changed (repeatable)",
+    )
     add_run_options(parser)
     add_lab_options(parser)
     parser.set_defaults(run=run)
+
+
+#: The parts of the data a baseline is fingerprinted on, which ``--accept-changed`` names.
+DATA_PARTS = ("corpus", "questions")
+
+
+def data_changes(
+    comparison: Mapping[str, Any], baseline: Mapping[str, Any], current: Mapping[str, Any]
+) -> dict[str, str]:
+    """What changed since the baseline, by part (:data:`DATA_PARTS`), in words: a corpus with
+    another digest; questions added, removed or edited (the questions file's digest)."""
+    qs = comparison["questions"]
+    digests = [r.get("data", {}).get("sha256", {}) for r in (baseline, current)]
+    out: dict[str, str] = {}
+    if "corpus" in comparison["data_changed"]:
+        a, b = (str(d.get("corpus"))[:12] for d in digests)
+        out["corpus"] = f"the corpus pages changed (digest {a} -> {b})"
+    removed, added = qs["only_baseline"], qs["only_current"]
+    if removed or added or "questions" in comparison["data_changed"]:
+        parts = []
+        if removed:
+            parts.append(f"{len(removed)} only in the baseline ({_ids(removed)})")
+        if added:
+            parts.append(f"{len(added)} new ({_ids(added)})")
+        if not parts:
+            parts.append("the same ids, edited")
+        out["questions"] = "the questions changed: " + ", ".join(parts)
+    return out
+
+
+def blocker(
+    comparison: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    current: Mapping[str, Any],
+    accepted: Sequence[str],
+) -> str | None:
+    """Why the gate cannot give a verdict, or None: no shared question (nothing compared), or
+    a change of data the user did not accept with ``--accept-changed``."""
+    qs = comparison["questions"]
+    if qs["shared"] == 0:
+        return (
+            f"the baseline shares no question with the current data ({len(qs['only_baseline'])} "
+            f"in the baseline, {len(qs['only_current'])} now): there is nothing to compare; "
+            "was the baseline made from other questions or another split?"
+        )
+    changes = {k: v for k, v in data_changes(comparison, baseline, current).items()}
+    refused = [k for k in DATA_PARTS if k in changes and k not in accepted]
+    if refused:
+        return (
+            "the baseline was made from different data: "
+            + "; ".join(changes[k] for k in refused)
+            + ". Rebuild the baseline, or compare on the shared questions anyway with "
+            + " ".join(f"--accept-changed {k}" for k in refused)
+        )
+    return None
 
 
 def _say(message: str) -> None:
@@ -196,9 +261,9 @@ def describe(comparison: Mapping[str, Any], baseline_file: str) -> list[str]:
             for k in comparison["data_changed"]
         )
         lines.append(
-            f"warning: the baseline was made from different data ({what} changed), so it is not "
-            f"a like-for-like baseline; the comparison runs on the {qs['shared']} question ids "
-            "both reports share."
+            f"warning: the baseline was made from different data ({what} changed; accepted with "
+            f"--accept-changed), so it is not a like-for-like baseline; the comparison runs on "
+            f"the {qs['shared']} question ids both reports share."
         )
     if qs["only_baseline"]:
         lines.append(f"warning: only in the baseline (not compared): {_ids(qs['only_baseline'])}.")
@@ -308,6 +373,20 @@ def run(args: argparse.Namespace) -> int:
         tolerance_recall=args.tolerance_recall,
         tolerance_accuracy=args.tolerance_accuracy,
     )
+    cause = blocker(comparison, baseline, current, args.accept_changed)
+    if cause is not None:
+        _say(f"cannot check against {args.baseline}: {cause}")
+        if args.json:
+            print_json(
+                {
+                    "baseline": str(args.baseline),
+                    "exit": EXIT_CANNOT_CHECK,
+                    **comparison,
+                    "verdict": "cannot check",
+                    "error": {"message": cause, "problems": []},
+                }
+            )
+        return EXIT_CANNOT_CHECK
     status = EXIT_FAIL if comparison["verdict"] == "fail" else EXIT_PASS
     lines = describe(comparison, str(args.baseline))
     if args.json:
