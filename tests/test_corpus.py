@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from raglab.corpus import find_sections, load_corpus, parse_page
+from raglab.corpus import find_sections, load_corpus, parse_page, whitespace_blocks
 from raglab.errors import InputError
 
 PAGE = """---
@@ -136,3 +136,24 @@ def test_txt_pages_and_nested_folders(tmp_path: Path) -> None:
     assert corpus.page("z").title == "Zed"
     # "#", "Zed", "Body." and "Plain", "text", "page.": heading markers are words too.
     assert corpus.n_words == 6
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64])
+def test_whitespace_blocks_rejoin_and_never_split_a_word_or_a_run(size: int) -> None:
+    """Oracle: joined, the blocks are the text; each block's words are the text's words in
+    order (str.split on the whole text), and no block starts inside a run of whitespace."""
+    text = "  alpha beta\n\n gamma\tdelta  epsilon zeta \r\n eta  "
+    blocks = list(whitespace_blocks(text, size))
+    assert "".join(blocks) == text
+    assert [w for b in blocks for w in b.split()] == text.split()
+    for before, block in pairwise(blocks):
+        assert not before[-1].isspace() and block[0].isspace()
+
+
+def test_front_matter_of_a_page_longer_than_the_head_it_reads() -> None:
+    body = "# Big\n\n" + "word " * 40_000 + "\n"
+    page = parse_page("---\nid: big\ntitle: Big one\n---\n" + body, stem="x")
+    assert (page.id, page.title, page.text, page.first_line) == ("big", "Big one", body, 5)
+    long_front = "---\nid: big\n" + "# note\n" * 20_000 + "---\n"
+    page = parse_page(long_front + body, stem="x")
+    assert page.id == "big" and page.text == body

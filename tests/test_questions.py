@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from raglab.corpus import Corpus, parse_page
+from raglab.corpus import Corpus, Page, parse_page
 from raglab.errors import InputError
-from raglab.questions import AnswerSpan, load_questions, parse_questions
+from raglab.questions import AnswerSpan, _PassageFinder, load_questions, parse_questions
 
 
 @pytest.fixture
@@ -127,3 +129,40 @@ def test_load_questions_from_files(tmp_path: Path, corpus: Corpus) -> None:
     path.write_text("\n\n", encoding="utf-8")
     with pytest.raises(InputError, match="no questions"):
         load_questions(path, corpus=corpus)
+
+
+def _spans_by_hand(text: str, passage: str) -> list[tuple[int, int]]:
+    """Oracle: the whitespace-insensitive search done the slow, obvious way: collapse the page
+    character by character, remembering each kept character's original offset."""
+    chars: list[str] = []
+    offsets: list[int] = []
+    previous_space = True
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if not previous_space:
+                chars.append(" ")
+                offsets.append(i)
+            previous_space = True
+        else:
+            chars.append(ch)
+            offsets.append(i)
+            previous_space = False
+    flat, needle = "".join(chars), " ".join(passage.split())
+    out, at = [], flat.find(needle)
+    while needle and at != -1:
+        out.append((offsets[at], offsets[at + len(needle) - 1] + 1))
+        at = flat.find(needle, at + 1)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from("ab .\n\t\r\u00a0\u2028"), max_size=60),
+    passage=st.text(alphabet=st.sampled_from("ab .\n "), min_size=1, max_size=6),
+)
+def test_the_passage_locator_equals_a_character_by_character_search(
+    text: str, passage: str
+) -> None:
+    corpus = Corpus((Page(id="p", title="P", text=text),), "<memory>")
+    found = [(s.start, s.end) for s in _PassageFinder(corpus).find(passage)]
+    assert found == _spans_by_hand(text, passage)

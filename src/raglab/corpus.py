@@ -28,6 +28,10 @@ _FENCE = re.compile(r"^(```|~~~)")
 # C0 controls and DEL, less tab, line feed, form feed and carriage return: bytes a text page
 # never holds (a binary file saved as .txt, a NUL-padded export).
 _WORD = re.compile(r"\w")
+_RUN_START = re.compile(r"(?<!\s)\s")
+#: Characters per block when a long page is worked through in pieces (bounded extra memory).
+BLOCK = 1 << 20
+_HEAD = 1 << 16
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
@@ -63,8 +67,9 @@ class Page:
 
     @property
     def n_words(self) -> int:
-        """Whitespace-separated words in the page text."""
-        return len(self.text.split())
+        """Whitespace-separated words in the page text (counted block by block, so a long page
+        never becomes one list of words)."""
+        return sum(len(block.split()) for block in whitespace_blocks(self.text))
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,19 @@ class Corpus:
     @property
     def n_words(self) -> int:
         return sum(p.n_words for p in self.pages)
+
+
+def whitespace_blocks(text: str, size: int = BLOCK) -> Iterator[str]:
+    """``text`` in consecutive pieces of about ``size`` characters, each cut where a run of
+    whitespace starts, so no word and no run of whitespace is split between two pieces."""
+    pos, n = 0, len(text)
+    while pos < n:
+        end = pos + size
+        if end < n:
+            m = _RUN_START.search(text, end)
+            end = m.start() if m is not None else n
+        yield text[pos:end]
+        pos = end
 
 
 def bundled_handbook_dir() -> Path:
@@ -143,7 +161,17 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
     meta: dict[str, tuple[str, int]] = {}
     text = raw
     first_line = 1
-    lines = raw.splitlines(keepends=True)
+    # Front matter sits at the top: only the head of a long page is split into lines.
+    lines = raw[:_HEAD].splitlines(keepends=True)
+    if len(raw) > _HEAD and lines:
+        lines.pop()  # may be cut mid-line
+    if (
+        lines
+        and lines[0].strip() == "---"
+        and len(raw) > _HEAD
+        and not any(line.strip() == "---" for line in lines[1:])
+    ):
+        lines = raw.splitlines(keepends=True)
     if lines and lines[0].strip() == "---":
         closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
         if closing is None:
@@ -172,7 +200,7 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
                     problems.append(Problem(source, "front-matter field given twice", i + 1, key))
                 else:
                     meta[key] = (value.strip().strip("'\""), i + 1)
-            text = "".join(lines[closing + 1 :])
+            text = raw[sum(len(line) for line in lines[: closing + 1]) :]
             first_line = closing + 2
     page_id = meta["id"][0] if "id" in meta else stem
     if not page_id:
