@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
@@ -11,7 +12,7 @@ import pytest
 import pytrec_eval
 import ranx
 
-import raglab.metrics as metrics_module
+import raglab._judging as judging_module
 from raglab._config import NDCG_K, RECALL_KS
 from raglab._types import IntArray, Ranking
 from raglab.metrics import (
@@ -22,6 +23,8 @@ from raglab.metrics import (
     first_relevant_rank,
     fractional_recall_at_k,
     fractional_recall_at_k_per_query,
+    hit_rate_at_k,
+    hit_rate_at_k_per_query,
     mrr,
     ndcg_at_k,
     ndcg_at_k_per_query,
@@ -109,9 +112,9 @@ def test_binary_example_by_hand() -> None:
     rankings = [np.array([4, 2, 7, 1, 9], dtype=np.int64)]
     relevant: list[Relevance] = [{7, 9}]
     assert first_relevant_rank(rankings[0], relevant[0]) == 3
-    assert recall_at_k(rankings, relevant, k=1) == 0.0
-    assert recall_at_k(rankings, relevant, k=3) == 1.0
-    assert recall_at_k(rankings, relevant, k=5) == 1.0
+    assert hit_rate_at_k(rankings, relevant, k=1) == 0.0
+    assert hit_rate_at_k(rankings, relevant, k=3) == 1.0
+    assert hit_rate_at_k(rankings, relevant, k=5) == 1.0
     assert precision_at_k(rankings, relevant, k=3) == pytest.approx(1 / 3, abs=1e-15)
     assert fractional_recall_at_k(rankings, relevant, k=3) == 0.5
     assert fractional_recall_at_k(rankings, relevant, k=5) == 1.0
@@ -141,8 +144,8 @@ def test_graded_example_by_hand() -> None:
     assert mrr(rankings, relevant) == 0.5
     assert precision_at_k(rankings, relevant, k=3) == pytest.approx(2 / 3, abs=1e-15)
     assert fractional_recall_at_k(rankings, relevant, k=3) == pytest.approx(2 / 3, abs=1e-15)
-    assert recall_at_k(rankings, relevant, k=1) == 0.0
-    assert recall_at_k(rankings, relevant, k=2) == 1.0
+    assert hit_rate_at_k(rankings, relevant, k=1) == 0.0
+    assert hit_rate_at_k(rankings, relevant, k=2) == 1.0
 
 
 def test_ndcg_ideal_uses_labels_beyond_the_cutoff_only_up_to_k() -> None:
@@ -195,7 +198,7 @@ def test_evaluate_keys_and_agreement_with_single_measures() -> None:
         "top1",
     ]
     for k in RECALL_KS:
-        assert scores[f"recall@{k}"] == recall_at_k(rankings, relevant, k=k)
+        assert scores[f"recall@{k}"] == hit_rate_at_k(rankings, relevant, k=k)
     assert scores["mrr"] == mrr(rankings, relevant)
     assert scores["ndcg@10"] == ndcg_at_k(rankings, relevant)
     assert scores["p@3"] == precision_at_k(rankings, relevant)
@@ -222,7 +225,9 @@ def test_per_query_measures_equal_ranx(labelling: str, seed: int) -> None:
     relevant: list[Relevance] = list(LABELLINGS[labelling](seed, n))
     qrels = ranx.Qrels(as_qrels(relevant))
     run = ranx.Run(as_run(rankings))
-    ours = {f"hit_rate@{k}": recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS} | {
+    ours = {
+        f"hit_rate@{k}": hit_rate_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS
+    } | {
         f"recall@{k}": fractional_recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS
     }
     ours["precision@3"] = precision_at_k_per_query(rankings, relevant, k=3)
@@ -248,7 +253,7 @@ def test_per_query_measures_equal_trec_eval(labelling: str, seed: int) -> None:
         {"success.1,3,5,10", "recall.1,3,5,10", "P.3", "recip_rank", "ndcg_cut.10"},
     )
     theirs = evaluator.evaluate(as_run(rankings))
-    pairs = {f"success_{k}": recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS}
+    pairs = {f"success_{k}": hit_rate_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS}
     pairs |= {
         f"recall_{k}": fractional_recall_at_k_per_query(rankings, relevant, k=k) for k in RECALL_KS
     }
@@ -304,11 +309,12 @@ def test_measures_stay_in_range_and_recall_grows_with_k() -> None:
     assert all(0.0 <= v <= 1.0 for v in scores.values())
     recalls = [scores[f"recall@{k}"] for k in RECALL_KS]
     assert recalls == sorted(recalls)
-    hit = recall_at_k_per_query(rankings, relevant, k=10)
+    hit = hit_rate_at_k_per_query(rankings, relevant, k=10)
     frac = fractional_recall_at_k_per_query(rankings, relevant, k=10)
     assert np.all(frac <= hit)
     np.testing.assert_array_equal(
-        top1_accuracy_per_query(rankings, relevant), recall_at_k_per_query(rankings, relevant, k=1)
+        top1_accuracy_per_query(rankings, relevant),
+        hit_rate_at_k_per_query(rankings, relevant, k=1),
     )
 
 
@@ -360,9 +366,9 @@ def test_batch_kernel_equals_the_question_by_question_loop(seed: int, equal_leng
     which also handles every input the batch kernel declines; every array is equal exactly."""
     rankings, relevant = mixed_batch(seed, 60, equal_lengths=equal_lengths)
     for depth in (1, 3, 10, 25):
-        batch = metrics_module._judge_all(rankings, relevant, depth)
+        batch = judging_module.judge_all(rankings, relevant, depth)
         assert batch is not None  # plain input takes the batch kernel
-        loop = metrics_module._judge_each(rankings, relevant, depth)
+        loop = judging_module.judge_each(rankings, relevant, depth)
         for field in ("gains", "ideal", "first", "n_relevant"):
             ours, theirs = getattr(batch, field), getattr(loop, field)
             assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
@@ -446,4 +452,60 @@ def test_bad_input_is_a_clear_value_error(
 def test_bad_cutoff_is_a_value_error(k: int) -> None:
     """Oracle: the validation contract (k is a positive integer)."""
     with pytest.raises(ValueError, match="positive integer"):
-        recall_at_k([np.array([1])], [{1}], k=k)
+        hit_rate_at_k([np.array([1])], [{1}], k=k)
+
+
+# --- hit rate and the deprecated recall names ---------------------------------------------------
+
+
+def test_hit_rate_by_hand() -> None:
+    """Oracle: hand computation, three questions.
+
+    q0: ranking 5, 3, 8 with relevant {8, 1}: first relevant at rank 3 -> hit@1 = 0, hit@2 = 0,
+        hit@3 = 1 (fractional recall@3 = 1/2: only 8 of {8, 1} is found).
+    q1: ranking 2, 6 with relevant {2}: hit at every k >= 1.
+    q2: ranking 4, 7, 9 with relevant {0}: never found -> 0 at every k.
+    Means: hit@1 = 1/3, hit@2 = 1/3, hit@3 = 2/3.
+    """
+    rankings = [np.array([5, 3, 8]), np.array([2, 6]), np.array([4, 7, 9])]
+    relevant: list[Relevance] = [{8, 1}, {2}, {0}]
+    np.testing.assert_array_equal(hit_rate_at_k_per_query(rankings, relevant, k=1), [0, 1, 0])
+    np.testing.assert_array_equal(hit_rate_at_k_per_query(rankings, relevant, k=2), [0, 1, 0])
+    np.testing.assert_array_equal(hit_rate_at_k_per_query(rankings, relevant, k=3), [1, 1, 0])
+    assert hit_rate_at_k(rankings, relevant, k=1) == pytest.approx(1 / 3, abs=1e-15)
+    assert hit_rate_at_k(rankings, relevant, k=2) == pytest.approx(1 / 3, abs=1e-15)
+    assert hit_rate_at_k(rankings, relevant, k=3) == pytest.approx(2 / 3, abs=1e-15)
+    np.testing.assert_array_equal(
+        fractional_recall_at_k_per_query(rankings, relevant, k=3), [0.5, 1.0, 0.0]
+    )
+    # evaluate keeps the product's key: "recall@k" holds the hit rate.
+    assert evaluate(rankings, relevant, ks=(3,))["recall@3"] == hit_rate_at_k(
+        rankings, relevant, k=3
+    )
+
+
+def test_recall_at_k_is_a_deprecated_alias_of_the_hit_rate() -> None:
+    """Oracle: the hit-rate functions on the same input; each old name warns once, from the
+    caller's line (stacklevel 2)."""
+    rankings = random_rankings(5, 30)
+    relevant: list[Relevance] = list(random_binary(5, 30))
+    for k in RECALL_KS:
+        with pytest.warns(DeprecationWarning, match="hit_rate_at_k") as caught:
+            value = recall_at_k(rankings, relevant, k=k)
+        assert value == hit_rate_at_k(rankings, relevant, k=k)
+        assert len(caught) == 1 and caught[0].filename == __file__
+        with pytest.warns(DeprecationWarning, match="hit_rate_at_k_per_query") as caught:
+            per_query = recall_at_k_per_query(rankings, relevant, k=k)
+        np.testing.assert_array_equal(per_query, hit_rate_at_k_per_query(rankings, relevant, k=k))
+        assert len(caught) == 1 and caught[0].filename == __file__
+
+
+def test_the_new_names_do_not_warn() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rankings = random_rankings(6, 10)
+        relevant: list[Relevance] = list(random_binary(6, 10))
+        hit_rate_at_k(rankings, relevant, k=5)
+        hit_rate_at_k_per_query(rankings, relevant, k=5)
+        top1_accuracy(rankings, relevant)
+        evaluate(rankings, relevant)

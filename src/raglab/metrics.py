@@ -14,13 +14,17 @@ scores 0 on every measure.
 Measures, for one question with ranking d_1, d_2, ... and gains g(d) (0 when unlabelled), with
 rel(d) = [g(d) > 0] and R = the number of relevant chunks:
 
-- ``recall@k`` = [some i <= k has rel(d_i)], the hit rate used throughout the product (DESIGN.md).
-  This is ranx's ``hit_rate@k`` and trec_eval's ``success_k``.
-- ``fractional recall@k`` = sum_{i<=k} rel(d_i) / R, the recall that page-labelled collections
-  (Cranfield, TREC, BEIR) report. This is ranx's ``recall@k`` and trec_eval's ``recall_k``.
+- ``hit rate@k`` = [some i <= k has rel(d_i)] (:func:`hit_rate_at_k`): ranx's ``hit_rate@k`` and
+  trec_eval's ``success_k``. The product shows it under the label ``recall@k`` (DESIGN.md), and
+  :func:`evaluate` keeps that key, but it is not the IR recall below: it counts a question once,
+  however many of its relevant chunks are found. ``recall_at_k`` and ``recall_at_k_per_query``
+  are deprecated aliases of the hit-rate functions.
+- ``fractional recall@k`` = sum_{i<=k} rel(d_i) / R (:func:`fractional_recall_at_k`), the recall
+  that page-labelled collections (Cranfield, TREC, BEIR) report. This is ranx's ``recall@k`` and
+  trec_eval's ``recall_k``.
 - ``P@k`` = sum_{i<=k} rel(d_i) / k, always divided by k, even when the ranking is shorter
   (ranx ``precision@k``, trec_eval ``P_k``).
-- ``top-1`` = rel(d_1), the same number as recall@1.
+- ``top-1`` = rel(d_1), the same number as the hit rate at 1.
 - ``RR`` = 1 / min{i : rel(d_i)}, 0 when no relevant chunk is ranked; no cutoff. Its mean is MRR
   (Voorhees 1999; ranx ``mrr``, trec_eval ``recip_rank``).
 - ``nDCG@k`` = DCG@k / IDCG@k with DCG@k = sum_{i<=k} g(d_i) / log2(i + 1) (Järvelin and
@@ -28,23 +32,32 @@ rel(d) = [g(d) > 0] and R = the number of relevant chunks:
   ideal order, all the question's labelled gains sorted in decreasing order, whether or not the
   ranking retrieved them (ranx ``ndcg@k``, trec_eval ``ndcg_cut_k``).
 
-Means use :func:`math.fsum`, so a mean does not depend on the order of the questions.
+Means use :func:`math.fsum`, so a mean does not depend on the order of the questions. Checking
+the inputs and laying the labels against the rankings is :mod:`raglab._judging`'s job; this module
+defines the measures on top of it.
 """
 
 from __future__ import annotations
 
-import math
-import operator
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import repeat
-from numbers import Integral, Real
-from typing import TypeAlias
+import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
 from raglab._config import NDCG_K, RECALL_KS
-from raglab._types import FloatArray, IntArray, Ranking
+from raglab._judging import (
+    RankingLike,
+    Relevance,
+    check_cutoff,
+    count_hits,
+    gains_of,
+    judge,
+    label_arrays,
+    mean_of,
+    ndcg_scores,
+    ranking_indices,
+)
+from raglab._types import FloatArray
 
 __all__ = [
     "PRECISION_K",
@@ -54,6 +67,8 @@ __all__ = [
     "first_relevant_rank",
     "fractional_recall_at_k",
     "fractional_recall_at_k_per_query",
+    "hit_rate_at_k",
+    "hit_rate_at_k_per_query",
     "mrr",
     "ndcg_at_k",
     "ndcg_at_k_per_query",
@@ -70,295 +85,6 @@ __all__ = [
 # here because raglab._config has no constant for it.
 PRECISION_K = 3
 
-RankingLike: TypeAlias = Ranking | IntArray
-Relevance: TypeAlias = Mapping[int, float] | Iterable[int]
-
-
-# --- validation -----------------------------------------------------------------------------
-
-
-def _indices(ranking: RankingLike, where: str) -> IntArray:
-    """The ranking's chunk indices as int64, checked: 1-d, non-negative, no repeats."""
-    raw = ranking.indices if isinstance(ranking, Ranking) else ranking
-    if not isinstance(raw, np.ndarray):
-        raise ValueError(f"{where}: a ranking must be a Ranking or a 1-d integer numpy array")
-    if raw.ndim != 1 or not (raw.size == 0 or np.issubdtype(raw.dtype, np.integer)):
-        raise ValueError(
-            f"{where}: a ranking must be 1-d with integer chunk indices, got shape "
-            f"{raw.shape} and dtype {raw.dtype}"
-        )
-    indices = raw.astype(np.int64, copy=False)
-    if indices.size and int(indices.min()) < 0:
-        raise ValueError(f"{where}: chunk indices must be non-negative")
-    if indices.size > 1:
-        ordered = np.sort(indices)
-        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-        if repeated.size:
-            raise ValueError(f"{where}: chunk {int(repeated[0])} is ranked more than once")
-    return indices
-
-
-def _doc(value: object, where: str) -> int:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, Integral):
-        raise ValueError(f"{where}: a relevant chunk must be an integer index, got {value!r}")
-    doc = operator.index(value)
-    if doc < 0:
-        raise ValueError(f"{where}: chunk indices must be non-negative, got {doc}")
-    return doc
-
-
-def _labels(relevant: Relevance, where: str) -> tuple[IntArray, FloatArray]:
-    """The relevant chunks sorted by index and their positive gains (1 for a set)."""
-    pairs: dict[int, float] = {}
-    if isinstance(relevant, Mapping):
-        for key, value in relevant.items():
-            doc = _doc(key, where)
-            if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
-                raise ValueError(f"{where}: the gain of chunk {doc} must be a number")
-            gain = float(value)
-            if not math.isfinite(gain) or gain < 0:
-                raise ValueError(
-                    f"{where}: the gain of chunk {doc} must be finite and >= 0, got {gain}"
-                )
-            if gain > 0:
-                pairs[doc] = gain
-    elif isinstance(relevant, str | bytes) or not isinstance(relevant, Iterable):
-        raise ValueError(
-            f"{where}: relevance must be a set of chunk indices or a mapping chunk -> gain"
-        )
-    else:
-        for key in relevant:
-            pairs[_doc(key, where)] = 1.0
-    docs = np.fromiter(pairs.keys(), dtype=np.int64, count=len(pairs))
-    gains = np.fromiter(pairs.values(), dtype=np.float64, count=len(pairs))
-    order = np.argsort(docs)
-    return docs[order], gains[order]
-
-
-def _cutoff(k: int, name: str = "k") -> int:
-    if isinstance(k, bool) or not isinstance(k, Integral):
-        raise ValueError(f"{name} must be a positive integer, got {k!r}")
-    value = operator.index(k)
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value}")
-    return value
-
-
-# --- kernel ---------------------------------------------------------------------------------
-
-
-def _gains_of(indices: IntArray, docs: IntArray, gains: FloatArray) -> FloatArray:
-    """Gain of each ranked chunk (0 when unlabelled); ``docs`` sorted ascending."""
-    if docs.size == 0:
-        return np.zeros(indices.shape[0], dtype=np.float64)
-    slot = np.minimum(np.searchsorted(docs, indices), docs.size - 1)
-    return np.where(docs[slot] == indices, gains[slot], 0.0)
-
-
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    """The labels of a batch of questions laid against their rankings.
-
-    ``gains``: (Q, depth), the gain at each of the first ``depth`` ranks, 0 past a ranking's end.
-    ``ideal``: (Q, depth), the question's gains in decreasing order, 0-padded.
-    ``first``: (Q,), the 1-based rank of the first relevant chunk over the whole ranking, 0 if none.
-    ``n_relevant``: (Q,), the number of relevant chunks.
-    """
-
-    gains: FloatArray
-    ideal: FloatArray
-    first: IntArray
-    n_relevant: IntArray
-
-
-def _judge(rankings: Sequence[RankingLike], relevant: Sequence[Relevance], depth: int) -> _Judged:
-    if len(rankings) != len(relevant):
-        raise ValueError(
-            f"got {len(rankings)} rankings but {len(relevant)} relevance labels; "
-            "they must be one per question"
-        )
-    judged = _judge_all(rankings, relevant, depth)
-    # The per-question loop takes what the batch kernel declines: unusual input types, and
-    # invalid input, for which it raises exactly the error of the first bad question.
-    return judged if judged is not None else _judge_each(rankings, relevant, depth)
-
-
-def _judge_each(
-    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], depth: int
-) -> _Judged:
-    """:func:`_judge` one question at a time, validating each ranking then its labels."""
-    n = len(rankings)
-    gains = np.zeros((n, depth), dtype=np.float64)
-    ideal = np.zeros((n, depth), dtype=np.float64)
-    first = np.zeros(n, dtype=np.int64)
-    n_relevant = np.zeros(n, dtype=np.int64)
-    for q, (ranking, labels) in enumerate(zip(rankings, relevant, strict=True)):
-        where = f"question {q}"
-        indices = _indices(ranking, where)
-        docs, doc_gains = _labels(labels, where)
-        n_relevant[q] = docs.size
-        if docs.size == 0:
-            continue
-        ranked = _gains_of(indices, docs, doc_gains)
-        head = ranked[:depth]
-        gains[q, : head.size] = head
-        hits = np.flatnonzero(ranked > 0)
-        if hits.size:
-            first[q] = hits[0] + 1
-        best = np.sort(doc_gains)[::-1][:depth]
-        ideal[q, : best.size] = best
-    return _Judged(gains, ideal, first, n_relevant)
-
-
-# Label containers the batch kernel reads; each can be iterated again by the per-question loop.
-_PLAIN_SETS = (set, frozenset, list, tuple)
-_INT = frozenset({int})
-_NUMBER = frozenset({int, float})
-# Keys of (question, chunk) pairs are question * width + chunk; past this the loop is used.
-_MAX_KEY = 1 << 62
-
-
-def _flat_labels(
-    relevant: Sequence[Relevance],
-) -> tuple[IntArray, IntArray, FloatArray] | None:
-    """Every question's labels flattened: (question, chunk, gain), positive gains only, in
-    question order and possibly repeated (a list may name a chunk twice). None unless every label
-    set is a plain container of plain ints (a set, frozenset, list or tuple of chunks, or a dict
-    chunk -> int or float gain) and valid: the per-question loop deals with the rest."""
-    counts: list[int] = []
-    docs: list[int] = []
-    gains: list[float] = []
-    for labels in relevant:
-        if isinstance(labels, set | frozenset | list | tuple) and type(labels) in _PLAIN_SETS:
-            # Plain ints (bool is not): nothing to check per element but the sign, done below.
-            if not set(map(type, labels)) <= _INT:
-                return None
-            docs.extend(labels)
-            gains.extend(repeat(1.0, len(labels)))
-            counts.append(len(labels))
-        elif type(labels) is dict:
-            # Plain int chunks with plain int or float gains; the values are checked below.
-            if not (set(map(type, labels)) <= _INT and set(map(type, labels.values())) <= _NUMBER):
-                return None
-            docs.extend(labels)
-            gains.extend(labels.values())
-            counts.append(len(labels))
-        else:
-            return None
-    try:
-        doc_arr = np.array(docs, dtype=np.int64)
-        gain_arr = np.array(gains, dtype=np.float64)
-    except OverflowError:
-        return None
-    if doc_arr.size and int(doc_arr.min()) < 0:
-        return None
-    if not np.all(np.isfinite(gain_arr) & (gain_arr >= 0)):
-        return None
-    question = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    positive = gain_arr > 0  # a gain of 0 counts as unlabelled
-    return question[positive], doc_arr[positive], gain_arr[positive]
-
-
-def _judge_all(
-    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], depth: int
-) -> _Judged | None:
-    """:func:`_judge` for a whole batch with a few array operations, or None (see there).
-
-    All rankings are concatenated; each (question, chunk) pair gets the key question * width +
-    chunk. Sorting the ranked keys (row by row when every ranking has the same length) finds
-    repeated chunks (adjacent equal keys) and lets every label be found by binary search, giving
-    its rank; the first hit of each question is its best-ranked label
-    (``np.unique(return_index=True)`` over labels sorted by question and rank), and the ideal
-    order sorts the labels by question and decreasing gain.
-    """
-    n = len(rankings)
-    raws: list[np.ndarray] = []
-    for ranking in rankings:
-        raw = ranking.indices if isinstance(ranking, Ranking) else ranking
-        if (
-            not isinstance(raw, np.ndarray)
-            or raw.ndim != 1
-            or (raw.size and raw.dtype.kind not in "iu")
-        ):
-            return None
-        raws.append(raw)
-    labels = _flat_labels(relevant)
-    if labels is None:
-        return None
-    label_q, label_doc, label_gain = labels
-    lengths = np.fromiter((r.shape[0] for r in raws), dtype=np.int64, count=n)
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    # Cast as astype(np.int64) does for each ranking in the loop.
-    flat = (
-        np.concatenate(raws, dtype=np.int64, casting="unsafe") if n else np.zeros(0, dtype=np.int64)
-    )
-    if flat.size and int(flat.min()) < 0:
-        return None
-    width = 1 + max(
-        int(flat.max()) if flat.size else 0, int(label_doc.max()) if label_doc.size else 0
-    )
-    if n * width >= _MAX_KEY:
-        return None
-    ranked_keys = np.repeat(np.arange(n, dtype=np.int64) * width, lengths) + flat
-    if n and int(lengths.min()) == int(lengths.max()):
-        # Rankings of one length (the usual case): sorting each row is much cheaper than one
-        # sort of everything, and the rows in question order are the keys in order.
-        rows = np.argsort(flat.reshape(n, int(lengths[0])), axis=1)
-        order = (rows + starts[:, None]).reshape(-1)
-    else:
-        order = np.argsort(ranked_keys, kind="stable")
-    ranked_keys = ranked_keys[order]
-    if np.any(ranked_keys[1:] == ranked_keys[:-1]):
-        return None
-    # One entry per labelled (question, chunk): a list may repeat a chunk, with the same gain 1.
-    label_keys, unique = np.unique(label_q * width + label_doc, return_index=True)
-    label_q, label_gain = label_q[unique], label_gain[unique]
-    n_relevant = np.bincount(label_q, minlength=n).astype(np.int64)
-
-    gains = np.zeros((n, depth), dtype=np.float64)
-    ideal = np.zeros((n, depth), dtype=np.float64)
-    first = np.zeros(n, dtype=np.int64)
-    if ranked_keys.size and label_keys.size:
-        slot = np.minimum(np.searchsorted(ranked_keys, label_keys), ranked_keys.size - 1)
-        found = ranked_keys[slot] == label_keys
-        hit_q = label_q[found]
-        hit_rank = order[slot[found]] - starts[hit_q]  # 0-based rank in its question's list
-        hit_gain = label_gain[found]
-        head = hit_rank < depth
-        gains[hit_q[head], hit_rank[head]] = hit_gain[head]
-        by_rank = np.lexsort((hit_rank, hit_q))
-        questions, first_of = np.unique(hit_q[by_rank], return_index=True)
-        first[questions] = hit_rank[by_rank][first_of] + 1
-    if label_keys.size:
-        by_gain = np.lexsort((-label_gain, label_q))
-        sorted_q = label_q[by_gain]
-        place = np.arange(sorted_q.size) - np.searchsorted(sorted_q, sorted_q)
-        keep = place < depth
-        ideal[sorted_q[keep], place[keep]] = label_gain[by_gain][keep]
-    return _Judged(gains, ideal, first, n_relevant)
-
-
-def _hits(judged: _Judged, k: int) -> FloatArray:
-    """Number of relevant chunks in the first ``k``, per question."""
-    hits: FloatArray = (judged.gains[:, :k] > 0).sum(axis=1, dtype=np.float64)
-    return hits
-
-
-def _ndcg(judged: _Judged, k: int) -> FloatArray:
-    discount = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
-    dcg = judged.gains[:, :k] @ discount
-    idcg = judged.ideal[:, :k] @ discount
-    out = np.zeros_like(dcg)
-    np.divide(dcg, idcg, out=out, where=idcg > 0)
-    return out
-
-
-def _mean(values: FloatArray) -> float:
-    if values.size == 0:
-        raise ValueError("no questions to average over")
-    return math.fsum(values.tolist()) / values.size
-
 
 # --- public API -----------------------------------------------------------------------------
 
@@ -369,28 +95,56 @@ def first_relevant_rank(ranking: RankingLike, relevant: Relevance) -> int | None
     ``ranking``: Ranking or (n,) int array, best first. ``relevant``: set of chunk indices or
     mapping chunk -> gain (a chunk is relevant when its gain is positive).
     """
-    indices = _indices(ranking, "ranking")
-    docs, gains = _labels(relevant, "relevance")
-    hits = np.flatnonzero(_gains_of(indices, docs, gains) > 0)
+    indices = ranking_indices(ranking, "ranking")
+    docs, gains = label_arrays(relevant, "relevance")
+    hits = np.flatnonzero(gains_of(indices, docs, gains) > 0)
     return int(hits[0]) + 1 if hits.size else None
+
+
+def hit_rate_at_k_per_query(
+    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
+) -> FloatArray:
+    """Hit rate at ``k`` per question, shape (Q,): 1.0 when a relevant chunk is in the first k.
+
+    hit rate@k = [some i <= k has rel(d_i)]; equals ranx ``hit_rate@k`` and trec_eval
+    ``success_k``, and is what the product labels ``recall@k`` (DESIGN.md). For the fraction of
+    relevant chunks retrieved see :func:`fractional_recall_at_k_per_query`.
+    """
+    k = check_cutoff(k)
+    return (count_hits(judge(rankings, relevant, k), k) > 0).astype(np.float64)
+
+
+def hit_rate_at_k(
+    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
+) -> float:
+    """Mean of :func:`hit_rate_at_k_per_query` (ranx ``hit_rate@k``)."""
+    return mean_of(hit_rate_at_k_per_query(rankings, relevant, k=k))
 
 
 def recall_at_k_per_query(
     rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
 ) -> FloatArray:
-    """Hit rate at ``k`` per question, shape (Q,): 1.0 when a relevant chunk is in the first k.
-
-    recall@k = [some i <= k has rel(d_i)] (DESIGN.md); equals ranx ``hit_rate@k`` and trec_eval
-    ``success_k``. For the fraction of relevant chunks retrieved see
-    :func:`fractional_recall_at_k_per_query`.
-    """
-    k = _cutoff(k)
-    return (_hits(_judge(rankings, relevant, k), k) > 0).astype(np.float64)
+    """Deprecated: the hit rate, not recall; use :func:`hit_rate_at_k_per_query` (the same
+    numbers) or :func:`fractional_recall_at_k_per_query` (the IR recall)."""
+    warnings.warn(
+        "recall_at_k_per_query is the hit rate at k and is deprecated: use "
+        "hit_rate_at_k_per_query (same values) or fractional_recall_at_k_per_query (IR recall)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return hit_rate_at_k_per_query(rankings, relevant, k=k)
 
 
 def recall_at_k(rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int) -> float:
-    """Mean of :func:`recall_at_k_per_query` (hit rate at ``k``, ranx ``hit_rate@k``)."""
-    return _mean(recall_at_k_per_query(rankings, relevant, k=k))
+    """Deprecated: the hit rate, not recall; use :func:`hit_rate_at_k` (the same number) or
+    :func:`fractional_recall_at_k` (the IR recall)."""
+    warnings.warn(
+        "recall_at_k is the hit rate at k and is deprecated: use hit_rate_at_k (same value) or "
+        "fractional_recall_at_k (IR recall)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return hit_rate_at_k(rankings, relevant, k=k)
 
 
 def fractional_recall_at_k_per_query(
@@ -400,11 +154,11 @@ def fractional_recall_at_k_per_query(
 
     recall@k = sum_{i<=k} rel(d_i) / R, 0 when R = 0; equals ranx ``recall@k`` and trec_eval
     ``recall_k``, the measure page-labelled collections (Cranfield, BEIR) report. With a single
-    relevant chunk per question it equals :func:`recall_at_k_per_query`.
+    relevant chunk per question it equals :func:`hit_rate_at_k_per_query`.
     """
-    k = _cutoff(k)
-    judged = _judge(rankings, relevant, k)
-    hits = _hits(judged, k)
+    k = check_cutoff(k)
+    judged = judge(rankings, relevant, k)
+    hits = count_hits(judged, k)
     out = np.zeros_like(hits)
     np.divide(hits, judged.n_relevant, out=out, where=judged.n_relevant > 0)
     return out
@@ -414,7 +168,7 @@ def fractional_recall_at_k(
     rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
 ) -> float:
     """Mean of :func:`fractional_recall_at_k_per_query` (ranx ``recall@k``)."""
-    return _mean(fractional_recall_at_k_per_query(rankings, relevant, k=k))
+    return mean_of(fractional_recall_at_k_per_query(rankings, relevant, k=k))
 
 
 def precision_at_k_per_query(
@@ -425,27 +179,27 @@ def precision_at_k_per_query(
     P@k = sum_{i<=k} rel(d_i) / k, divided by k even when the ranking holds fewer than k chunks
     (ranx ``precision@k``, trec_eval ``P_k``). Default k = :data:`PRECISION_K` (3).
     """
-    k = _cutoff(k)
-    return _hits(_judge(rankings, relevant, k), k) / k
+    k = check_cutoff(k)
+    return count_hits(judge(rankings, relevant, k), k) / k
 
 
 def precision_at_k(
     rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int = PRECISION_K
 ) -> float:
     """Mean of :func:`precision_at_k_per_query`."""
-    return _mean(precision_at_k_per_query(rankings, relevant, k=k))
+    return mean_of(precision_at_k_per_query(rankings, relevant, k=k))
 
 
 def top1_accuracy_per_query(
     rankings: Sequence[RankingLike], relevant: Sequence[Relevance]
 ) -> FloatArray:
-    """1.0 when the first result is relevant, per question, shape (Q,); the same as recall@1."""
-    return recall_at_k_per_query(rankings, relevant, k=1)
+    """1.0 when the first result is relevant, per question, shape (Q,); the hit rate at 1."""
+    return hit_rate_at_k_per_query(rankings, relevant, k=1)
 
 
 def top1_accuracy(rankings: Sequence[RankingLike], relevant: Sequence[Relevance]) -> float:
     """Share of questions whose first result is relevant."""
-    return _mean(top1_accuracy_per_query(rankings, relevant))
+    return mean_of(top1_accuracy_per_query(rankings, relevant))
 
 
 def reciprocal_rank_per_query(
@@ -455,7 +209,7 @@ def reciprocal_rank_per_query(
 
     No cutoff: the whole ranking is searched (ranx ``mrr``, trec_eval ``recip_rank``).
     """
-    first = _judge(rankings, relevant, 1).first
+    first = judge(rankings, relevant, 1).first
     out = np.zeros(first.shape, dtype=np.float64)
     np.divide(1.0, first, out=out, where=first > 0)
     return out
@@ -463,7 +217,7 @@ def reciprocal_rank_per_query(
 
 def mrr(rankings: Sequence[RankingLike], relevant: Sequence[Relevance]) -> float:
     """Mean reciprocal rank (Voorhees 1999): the mean of :func:`reciprocal_rank_per_query`."""
-    return _mean(reciprocal_rank_per_query(rankings, relevant))
+    return mean_of(reciprocal_rank_per_query(rankings, relevant))
 
 
 def ndcg_at_k_per_query(
@@ -476,15 +230,15 @@ def ndcg_at_k_per_query(
     by decreasing gain; nDCG = DCG / IDCG, 0 when the question has no relevant chunk. Equals ranx
     ``ndcg@k`` and trec_eval ``ndcg_cut_k``. Default k = NDCG_K (10).
     """
-    k = _cutoff(k)
-    return _ndcg(_judge(rankings, relevant, k), k)
+    k = check_cutoff(k)
+    return ndcg_scores(judge(rankings, relevant, k), k)
 
 
 def ndcg_at_k(
     rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int = NDCG_K
 ) -> float:
     """Mean of :func:`ndcg_at_k_per_query`."""
-    return _mean(ndcg_at_k_per_query(rankings, relevant, k=k))
+    return mean_of(ndcg_at_k_per_query(rankings, relevant, k=k))
 
 
 def evaluate(
@@ -497,21 +251,22 @@ def evaluate(
 ) -> dict[str, float]:
     """Every headline measure, averaged over the questions given, in one pass over the labels.
 
-    Keys, in this order: ``"recall@{k}"`` for each k in ``ks`` (hit rate, default 1, 3, 5, 10),
+    Keys, in this order: ``"recall@{k}"`` for each k in ``ks`` (the hit rate,
+    :func:`hit_rate_at_k`, under the product's label; default 1, 3, 5, 10),
     ``"mrr"``, ``"ndcg@{ndcg_k}"`` (default ``"ndcg@10"``), ``"p@{precision_k}"`` (default
     ``"p@3"``) and ``"top1"``. Raises ValueError when no questions are given.
     """
-    cutoffs = [_cutoff(k, "every k in ks") for k in ks]
-    ndcg_k = _cutoff(ndcg_k, "ndcg_k")
-    precision_k = _cutoff(precision_k, "precision_k")
+    cutoffs = [check_cutoff(k, "every k in ks") for k in ks]
+    ndcg_k = check_cutoff(ndcg_k, "ndcg_k")
+    precision_k = check_cutoff(precision_k, "precision_k")
     if not rankings:
         raise ValueError("no questions to average over")
-    judged = _judge(rankings, relevant, max([*cutoffs, ndcg_k, precision_k, 1]))
-    out = {f"recall@{k}": _mean((_hits(judged, k) > 0).astype(np.float64)) for k in cutoffs}
+    judged = judge(rankings, relevant, max([*cutoffs, ndcg_k, precision_k, 1]))
+    out = {f"recall@{k}": mean_of((count_hits(judged, k) > 0).astype(np.float64)) for k in cutoffs}
     rr = np.zeros(judged.first.shape, dtype=np.float64)
     np.divide(1.0, judged.first, out=rr, where=judged.first > 0)
-    out["mrr"] = _mean(rr)
-    out[f"ndcg@{ndcg_k}"] = _mean(_ndcg(judged, ndcg_k))
-    out[f"p@{precision_k}"] = _mean(_hits(judged, precision_k) / precision_k)
-    out["top1"] = _mean((_hits(judged, 1) > 0).astype(np.float64))
+    out["mrr"] = mean_of(rr)
+    out[f"ndcg@{ndcg_k}"] = mean_of(ndcg_scores(judged, ndcg_k))
+    out[f"p@{precision_k}"] = mean_of(count_hits(judged, precision_k) / precision_k)
+    out["top1"] = mean_of((count_hits(judged, 1) > 0).astype(np.float64))
     return out

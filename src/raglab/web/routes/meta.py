@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -10,6 +9,7 @@ from fastapi import APIRouter, Query
 
 from raglab import _config as C
 from raglab.corpus import bundled_handbook_dir
+from raglab.pipeline.fingerprint import data_fingerprint
 from raglab.questions import SPLITS
 from raglab.settings import CHUNKER_LABELS, FEATURE_LABELS, RETRIEVER_LABELS, SETTINGS
 from raglab.web.state import State
@@ -55,11 +55,6 @@ def _defaults() -> dict[str, Any]:
 def get_meta(state: State) -> dict[str, Any]:
     lab = state.lab
     qs = list(lab.questions)
-    digest = hashlib.sha256()
-    for page in lab.corpus:
-        digest.update(f"{page.id}\0{len(page.text)}\0".encode())
-    for q in qs:
-        digest.update(f"{q.id}\0{q.split}\0{q.question}\0{q.answer}\0".encode())
     labels = {name: sum(q.labels == name for q in qs) for name in ("passage", "pages", "none")}
     return {
         "bundled": str(lab.corpus.root) == str(bundled_handbook_dir()),
@@ -91,7 +86,9 @@ def get_meta(state: State) -> dict[str, Any]:
             "chunkers": dict(CHUNKER_LABELS),
         },
         "defaults": _defaults(),
-        "fingerprint": digest.hexdigest()[:16],
+        # The data's one fingerprint (the same as a report's corpus and questions digests give),
+        # shortened: the page keeps its progress per corpus under it.
+        "fingerprint": data_fingerprint(lab)[:16],
         "warm_ms": state.warm_ms,
     }
 

@@ -1,0 +1,168 @@
+"""The gate: two reports compared question by question (``raglab check``).
+
+One job: :func:`compare_reports` lays a current report beside a baseline on the questions both
+share and says, measure by measure (recall@RECALL_K of every ranker and of the run's final list,
+end-to-end accuracy), whether the current one fell further than its tolerance, with the exact
+McNemar test of the change. :data:`RECALL_K` (5, the exhibits' headline recall@5) is the depth at
+which the gate compares rankers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from raglab import _config as C
+from raglab.stats import mcnemar_exact
+
+#: The recall depth of the gate: a question counts as found by a ranker when its first relevant
+#: chunk is in the first RECALL_K (the exhibits' headline recall@5).
+RECALL_K = 5
+#: The rankers of section IV, in the order the gate lists them: every retriever of the lab.
+RANKERS = C.RETRIEVERS
+#: The gate also compares the run's final list (after reranking and MMR) under this name.
+FINAL_LIST = "final"
+# Floats closer than this count as equal when the gate compares two rates (rounding only).
+_EPS = 1e-9
+
+
+def _found(rank: Any) -> bool:
+    return isinstance(rank, int) and not isinstance(rank, bool) and rank <= RECALL_K
+
+
+def _hits(report: Mapping[str, Any]) -> dict[str, dict[str, bool]]:
+    """Per measure, question id -> right: recall@RECALL_K of each ranker (answerable questions),
+    the final list's recall and end-to-end correctness (when supported)."""
+    out: dict[str, dict[str, bool]] = {}
+    rows = [r for r in report["rankers"]["questions"] if r["answerable"]]
+    names = sorted({name for r in rows for name in r["ranks"]}, key=_ranker_order)
+    for name in names:
+        out[f"recall@{RECALL_K} {name}"] = {r["id"]: _found(r["ranks"].get(name)) for r in rows}
+    e2e = report["end_to_end"]
+    if e2e.get("supported"):
+        answered = [o for o in e2e["outcomes"] if o["answerable"]]
+        out[f"recall@{RECALL_K} {FINAL_LIST}"] = {o["id"]: _found(o.get("rank")) for o in answered}
+        out["accuracy"] = {o["id"]: o["outcome"] == "correct" for o in e2e["outcomes"]}
+    return out
+
+
+def _ranker_order(name: str) -> tuple[int, str]:
+    return (RANKERS.index(name) if name in RANKERS else len(RANKERS), name)
+
+
+def _question_ids(report: Mapping[str, Any]) -> list[str]:
+    return [str(r["id"]) for r in report["rankers"]["questions"]]
+
+
+def compare_reports(
+    baseline: Mapping[str, Any],
+    current: Mapping[str, Any],
+    *,
+    tolerance_recall: float = 0.0,
+    tolerance_accuracy: float = 0.0,
+) -> dict[str, Any]:
+    """Compare two reports question by question, on the question ids both share.
+
+    Measures: recall@RECALL_K of each ranker of section IV and of the run's final list (a
+    question is right when its first relevant chunk ranks within RECALL_K), and end-to-end
+    correctness. For each: the rate in both reports over the shared questions, the questions that
+    got worse and better, and the exact McNemar test (:func:`raglab.stats.mcnemar_exact`, baseline
+    as ``a``, current as ``b``). A measure *fell* when its rate dropped by more than its tolerance
+    (``tolerance_recall`` for recall, ``tolerance_accuracy`` for accuracy, both in [0, 1]);
+    A measure only the baseline has (the current report could not make its run) is *lost*:
+    listed under ``lost`` with the current report's reason, and it fails the gate too, since a
+    pipeline that stopped answering has not held its ground. A measure only the current report
+    has is listed under ``skipped``. ``verdict`` is "fail" when any measure fell or was lost, else
+    "pass". Differences of data (digests) and of settings are returned for the caller to warn
+    about; they never stop the comparison.
+    """
+    for name, tol in (
+        ("tolerance_recall", tolerance_recall),
+        ("tolerance_accuracy", tolerance_accuracy),
+    ):
+        if not (isinstance(tol, int | float) and 0.0 <= tol <= 1.0):
+            raise ValueError(f"{name} must lie in [0, 1], not {tol!r}")
+    base_ids, cur_ids = _question_ids(baseline), _question_ids(current)
+    cur_set, base_set = set(cur_ids), set(base_ids)
+    base_hits, cur_hits = _hits(baseline), _hits(current)
+    measures = []
+    skipped = []
+    lost = []
+    for name in [*base_hits, *(n for n in cur_hits if n not in base_hits)]:
+        if name not in cur_hits:
+            reason = current["end_to_end"].get("reason") or "the current report lacks it"
+            lost.append({"measure": name, "reason": str(reason)})
+            continue
+        if name not in base_hits:
+            reason = baseline["end_to_end"].get("reason") or "the baseline lacks it"
+            skipped.append({"measure": name, "reason": f"the baseline has none: {reason}"})
+            continue
+        b, c = base_hits[name], cur_hits[name]
+        ids = [i for i in cur_ids if i in b and i in c]
+        a_right = [b[i] for i in ids]
+        c_right = [c[i] for i in ids]
+        test = mcnemar_exact(a_right, c_right)
+        n = len(ids)
+        base_rate = sum(a_right) / n if n else None
+        cur_rate = sum(c_right) / n if n else None
+        tolerance = tolerance_accuracy if name == "accuracy" else tolerance_recall
+        fell = (
+            base_rate is not None
+            and cur_rate is not None
+            and base_rate - cur_rate > tolerance + _EPS
+        )
+        measures.append(
+            {
+                "measure": name,
+                "n": n,
+                "baseline": base_rate,
+                "current": cur_rate,
+                "change": None if base_rate is None or cur_rate is None else cur_rate - base_rate,
+                "tolerance": tolerance,
+                "fell": fell,
+                "worse": [i for i in ids if b[i] and not c[i]],
+                "better": [i for i in ids if c[i] and not b[i]],
+                "mcnemar": {
+                    "n": test.n,
+                    "both_right": test.both_right,
+                    "only_baseline": test.only_a,
+                    "only_current": test.only_b,
+                    "both_wrong": test.both_wrong,
+                    "p_value": test.p_value,
+                },
+            }
+        )
+    base_settings = dict(baseline.get("settings", {}))
+    cur_settings = dict(current.get("settings", {}))
+    changed = {
+        k: {"baseline": base_settings.get(k), "current": cur_settings.get(k)}
+        for k in sorted(set(base_settings) | set(cur_settings))
+        if base_settings.get(k) != cur_settings.get(k)
+    }
+    base_digests = baseline["data"].get("sha256", {})
+    cur_digests = current["data"].get("sha256", {})
+    data_changed = [k for k in ("corpus", "questions") if base_digests.get(k) != cur_digests.get(k)]
+    return {
+        "verdict": "fail" if lost or any(m["fell"] for m in measures) else "pass",
+        "fell": [m["measure"] for m in measures if m["fell"]],
+        "lost": lost,
+        "same_data": not data_changed,
+        "data_changed": data_changed,
+        "settings_changed": changed,
+        "versions": {"baseline": baseline.get("version"), "current": current.get("version")},
+        "fingerprints": {
+            "baseline": baseline.get("fingerprint"),
+            "current": current.get("fingerprint"),
+        },
+        "questions": {
+            "shared": sum(i in base_set for i in cur_ids),
+            "only_baseline": [i for i in base_ids if i not in cur_set],
+            "only_current": [i for i in cur_ids if i not in base_set],
+        },
+        "tolerance": {"recall": tolerance_recall, "accuracy": tolerance_accuracy},
+        "measures": measures,
+        "skipped": skipped,
+    }
+
+
+__all__ = ["FINAL_LIST", "RANKERS", "RECALL_K", "compare_reports"]

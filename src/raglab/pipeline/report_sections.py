@@ -1,0 +1,287 @@
+"""The sections of a report, one builder per exhibit, measured by the pipeline.
+
+One job: build each section dict of :func:`raglab.pipeline.report.build_report` (chunking, BM25,
+rankers, reranker, end to end, and the data summary) from a lab; nothing here computes a measure
+of its own. :func:`chunker_label` names a chunker setting in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from raglab import _config as C
+from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
+from raglab.pipeline.end_to_end import RunSettings, resolve_run, run
+from raglab.pipeline.exhibits import funnel, rerank_rows
+from raglab.pipeline.gate import RECALL_K
+from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.reranking import choose_lambda, train_reranker
+from raglab.pipeline.retrieval import (
+    RetrievalSettings,
+    bm25_grid,
+    choose_weight,
+    first_rank_rows,
+    measure,
+    ranker_settings,
+)
+from raglab.questions import SPLITS
+
+#: The chunkers shown beside the run's chunker in section I.
+REFERENCE_CHUNKERS = (
+    ChunkingKey("heading"),
+    ChunkingKey("sentence"),
+    ChunkingKey("fixed", C.FIXED_SIZE, C.FIXED_OVERLAP),
+)
+
+_NO_PASSAGES = (
+    "the questions of this split are labelled by relevant pages, not by answer passages: "
+    "whether an answer survives a cut, and whether the reader quoted it, needs the passage"
+)
+_PAGES_RUN = (
+    "the end-to-end run needs answer passages: these questions are labelled by relevant pages, "
+    "which say where an answer is but not which sentence states it"
+)
+
+
+def chunker_label(key: ChunkingKey) -> str:
+    """A chunker setting in words: "heading, cap 300", "sentence, 120", "fixed, 200/0"."""
+    k = key.resolved()
+    if k.method == "fixed":
+        return f"fixed, {k.size}/{k.overlap}"
+    if k.method == "heading":
+        return f"heading, cap {k.size}"
+    return f"sentence, {k.size}"
+
+
+def lab_key(key: ChunkingKey) -> ChunkingKey:
+    """The key the lab's exhibits use for this chunker.
+
+    The exhibits name the default heading chunker ``ChunkingKey()``; the report names it the
+    same way, so that it finds the rankings and measures the lab has already cached.
+    """
+    return ChunkingKey() if key.resolved() == ChunkingKey().resolved() else key.resolved()
+
+
+def _passage_split(lab: Lab, split: str) -> bool:
+    return any(q.spans for q in lab.split(split))
+
+
+def _chunker_row(report: ChunkingReport, role: str, supported: bool) -> dict[str, Any]:
+    k = report.key
+    return {
+        "role": role,
+        "label": chunker_label(k),
+        "method": k.method,
+        "size": k.size,
+        "overlap": k.overlap,
+        "chunks": report.n_chunks,
+        "expected_chunks": report.expected_chunks,
+        "mean_words": report.mean_words,
+        "intact": report.intact if supported else None,
+        "total": report.total if supported else None,
+        "intact_rate": report.intact_rate if supported else None,
+        "predicted_intact": report.predicted_intact if supported else None,
+    }
+
+
+def chunking_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
+    supported = _passage_split(lab, split)
+    keys = [("chosen", key), *(("reference", k) for k in REFERENCE_CHUNKERS)]
+    reports = [(role, chunking_report(lab, k, split=split)) for role, k in keys]
+    section: dict[str, Any] = {
+        "supported": supported,
+        "reason": None if supported else _NO_PASSAGES,
+        "split": split,
+        "chunkers": [_chunker_row(r, role, supported) for role, r in reports],
+        "answers": [],
+    }
+    if supported:
+        per_chunker = [{a.id: a for a in r.answers} for _, r in reports]
+        section["answers"] = [
+            {
+                "id": a.id,
+                "kind": a.kind,
+                "words": a.words,
+                "intact": [by_id[a.id].intact for by_id in per_chunker],
+                "predicted_cut": [by_id[a.id].predicted_cut for by_id in per_chunker],
+            }
+            for a in reports[0][1].answers
+            if a.split == split
+        ]
+    return section
+
+
+def bm25_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
+    grid = bm25_grid(lab, chunking=key)
+    name = f"recall@{grid.k}"
+
+    def recall(k1: float, b: float, on: str) -> float:
+        return measure(lab, on, RetrievalSettings("bm25", k1=k1, b=b, chunking=key))[name]
+
+    return {
+        "chunker": chunker_label(key),
+        "tuned_on": grid.split,
+        "k": grid.k,
+        "split": split,
+        "k1s": list(grid.k1s),
+        "bs": list(grid.bs),
+        "train_recall": grid.recall.tolist(),
+        "best": {
+            "k1": grid.best_k1,
+            "b": grid.best_b,
+            "train_recall": grid.best_recall,
+            "split_recall": recall(grid.best_k1, grid.best_b, split),
+        },
+        "default": {
+            "k1": C.BM25_K1,
+            "b": C.BM25_B,
+            "train_recall": recall(C.BM25_K1, C.BM25_B, "train"),
+            "split_recall": recall(C.BM25_K1, C.BM25_B, split),
+        },
+    }
+
+
+def rankers_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
+    weight = choose_weight(lab, chunking=key)
+    settings = ranker_settings(RetrievalSettings(chunking=key), weight=weight)
+    table = {name: measure(lab, split, s) for name, s in settings.items()}
+    rows = first_rank_rows(lab, split, settings, with_text=False)
+    return {
+        "split": split,
+        "chunker": chunker_label(key),
+        "k1": C.BM25_K1,
+        "b": C.BM25_B,
+        "weight": weight,
+        "weight_tuned_on": "train",
+        "recall_k": RECALL_K,
+        "answerable": sum(row["answerable"] for row in rows),
+        "table": table,
+        "questions": rows,
+    }
+
+
+def reranker_section(lab: Lab, settings: RunSettings, lam: float | None) -> dict[str, Any]:
+    about = {
+        "first_stage": settings.retriever,
+        "chunker": chunker_label(settings.chunking),
+        "used_by_run": settings.rerank,
+        "mmr_used_by_run": settings.mmr,
+    }
+    try:
+        reranker = train_reranker(lab, settings.retrieval)
+        chosen = choose_lambda(lab, reranker)
+    except ValueError as exc:
+        # Too few or one-sided training rows (a tiny corpus): say so, keep the other sections.
+        return {
+            "supported": False,
+            "reason": f"the reranker cannot be trained on this data: {exc}",
+            **about,
+        }
+    shown = lam if lam is not None else chosen
+    return {
+        "supported": True,
+        "reason": None,
+        **about,
+        "weights": reranker.weights,
+        "bias": float(reranker.model.bias),
+        "training_rows": reranker.rows,
+        "positives": reranker.positives,
+        "chosen_lambda": chosen,
+        "lambda": shown,
+        "rows": rerank_rows(lab, reranker, shown),
+    }
+
+
+def end_to_end_section(
+    lab: Lab, settings: RunSettings, split: str
+) -> tuple[dict[str, Any], RunSettings]:
+    """The end-to-end section and the settings resolved as far as the data allows (without a
+    run, the fusion weight and MMR's lambda are still chosen; the threshold stays TUNED)."""
+    if any(q.labels == "pages" for q in lab.questions):
+        return {"supported": False, "reason": _PAGES_RUN, "split": split}, _resolved(lab, settings)
+    try:
+        result = run(lab, settings, split=split)
+    except ValueError as exc:
+        # The settings were checked before (build_report), so this is the data: say so plainly.
+        reason = f"the run could not be made: {exc}"
+        return {"supported": False, "reason": reason, "split": split}, _resolved(lab, settings)
+    flow = funnel(result)
+    return {
+        "supported": True,
+        "reason": None,
+        "split": split,
+        "accuracy": result.accuracy,
+        "correct": result.correct,
+        "n": result.n,
+        "interval": list(result.interval),
+        "answerable": result.answerable,
+        "answerable_correct": result.answerable_correct,
+        "bound": result.bound,
+        "threshold": result.threshold,
+        "mmr_lambda": result.mmr_lambda,
+        "budget": settings.budget,
+        "funnel": dict(result.funnel),
+        "stages": flow["stages"],
+        "unanswerable": flow["unanswerable"],
+        "declined": flow["declined"],
+        "false_answers": flow["false_answers"],
+        "outcomes": [
+            {
+                "id": o.id,
+                "kind": o.kind,
+                "question": o.question,
+                "answerable": o.answerable,
+                "outcome": o.outcome,
+                "rank": o.rank,
+                "k_budget": o.k_budget,
+                "quote": o.quote,
+                "quote_chunk": o.quote_chunk,
+                "coverage": o.coverage,
+            }
+            for o in result.outcomes
+        ],
+    }, result.resolved
+
+
+def data_section(lab: Lab, digests: Mapping[str, str]) -> dict[str, Any]:
+    labels = {q.labels for q in lab.questions if q.labels != "none"}
+    counts = {}
+    for split in SPLITS:
+        qs = lab.split(split)
+        answerable = sum(q.answerable for q in qs)
+        counts[split] = {
+            "questions": len(qs),
+            "answerable": answerable,
+            "out_of_corpus": len(qs) - answerable,
+        }
+    return {
+        "corpus": lab.corpus.root,
+        "pages": len(lab.corpus),
+        "words": lab.corpus.n_words,
+        "questions": lab.questions.source,
+        "labels": "mixed" if len(labels) > 1 else (labels.pop() if labels else "none"),
+        "counts": counts,
+        "sha256": dict(digests),
+    }
+
+
+def _resolved(lab: Lab, settings: RunSettings) -> RunSettings:
+    try:
+        return resolve_run(lab, settings, upto="mmr_lambda")
+    except ValueError:
+        # No reranker to choose lambda with (the reranker section says why): the weight alone.
+        return resolve_run(lab, settings, upto="weight")
+
+
+__all__ = [
+    "REFERENCE_CHUNKERS",
+    "bm25_section",
+    "chunker_label",
+    "chunking_section",
+    "data_section",
+    "end_to_end_section",
+    "lab_key",
+    "rankers_section",
+    "reranker_section",
+]

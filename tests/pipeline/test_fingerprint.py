@@ -1,0 +1,68 @@
+"""The data fingerprint and the report's split: one digest of the data, old import paths kept."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+import raglab.pipeline.fingerprint as fp_module
+import raglab.pipeline.gate as gate_module
+import raglab.pipeline.record as record_module
+import raglab.pipeline.report as report_module
+import raglab.pipeline.report_check as check_module
+import raglab.pipeline.report_sections as sections_module
+from raglab.corpus import bundled_handbook_dir
+from raglab.pipeline.fingerprint import data_digests, data_fingerprint
+from raglab.pipeline.lab import Lab
+
+
+@pytest.fixture(scope="module")
+def lab() -> Lab:
+    return Lab.load()
+
+
+def test_data_fingerprint_is_sha256_over_the_framed_digests(lab: Lab) -> None:
+    """Oracle: hashlib by hand over "corpus\\0<len>\\0<hex>" then "questions\\0<len>\\0<hex>"."""
+    digests = data_digests(lab)
+    h = hashlib.sha256()
+    for name in ("corpus", "questions"):
+        value = digests[name].encode("ascii")
+        h.update(name.encode() + b"\0" + str(len(value)).encode() + b"\0" + value)
+    assert data_fingerprint(lab) == h.hexdigest()
+    assert len(data_fingerprint(lab)) == 64
+
+
+def test_data_fingerprint_follows_the_bytes_not_the_folder(tmp_path: Path, lab: Lab) -> None:
+    """The same files elsewhere fingerprint the same; one changed byte of a page changes it."""
+    copy_dir = tmp_path / "handbook"
+    shutil.copytree(bundled_handbook_dir(), copy_dir)
+    assert data_fingerprint(Lab.load(copy_dir, copy_dir / "questions.jsonl")) == data_fingerprint(
+        lab
+    )
+    page = copy_dir / "tripod-care.md"
+    raw = page.read_bytes()
+    at = raw.index(b" ", raw.index(b"\n#"))
+    page.write_bytes(raw[:at] + b"\t" + raw[at + 1 :])
+    changed = Lab.load(copy_dir, copy_dir / "questions.jsonl")
+    assert data_fingerprint(changed) != data_fingerprint(lab)
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        (fp_module, ["data_digests", "data_fingerprint", "fingerprint", "settings_digest"]),
+        (gate_module, ["FINAL_LIST", "RANKERS", "RECALL_K", "compare_reports"]),
+        (
+            record_module,
+            ["data_settings_from", "lab_settings", "run_settings_from", "settings_record"],
+        ),
+        (check_module, ["REPORT_FORMAT", "REPORT_SCHEMA", "validate_report"]),
+        (sections_module, ["REFERENCE_CHUNKERS", "chunker_label"]),
+    ],
+)
+def test_the_old_module_re_exports_the_new_ones(module: object, names: list[str]) -> None:
+    for name in names:
+        assert getattr(report_module, name) is getattr(module, name), name
