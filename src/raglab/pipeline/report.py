@@ -30,7 +30,8 @@ When the questions are labelled by relevant pages instead of answer passages, ``
 The report also holds ``settings`` (every setting resolved: the reader threshold and MMR lambda
 chosen on train included), ``data`` (where the corpus and questions came from, with counts),
 ``fingerprint``, ``version`` and ``created``. ``created`` is the only field that differs between
-two builds on the same data and settings.
+two builds on the same data and settings; with ``SOURCE_DATE_EPOCH`` set (seconds since 1970, the
+reproducible-builds convention) it is that time, so two identical runs give byte-identical files.
 
 Fingerprint: sha256 of the corpus digest, the questions digest and the settings digest, each a
 sha256 (:func:`data_digests`, :func:`settings_digest`). The corpus digest runs over the pages'
@@ -53,6 +54,7 @@ the section builders in :mod:`raglab.pipeline.report_sections`, the format check
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -118,6 +120,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def build_time() -> datetime:
+    """``SOURCE_DATE_EPOCH`` (https://reproducible-builds.org/specs/source-date-epoch/) as a UTC
+    time when it is set, else now."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return datetime.now(UTC)
+    if not epoch.isdigit():
+        raise ValueError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970, not {epoch!r}")
+    return datetime.fromtimestamp(int(epoch), UTC)
+
+
 def build_report(
     lab: Lab,
     settings: RunSettings = RunSettings(),
@@ -128,12 +141,13 @@ def build_report(
     """Every exhibit's tables for ``lab`` under ``settings``, measured on ``split``.
 
     Returns a dict of plain JSON values (see the module docstring for the layout). ``created``
-    (default: now) is written as a UTC ISO 8601 time; it is the only field that differs between
-    two builds on the same data and settings. Raises ValueError for an unknown split.
+    (default: ``SOURCE_DATE_EPOCH`` when set, else now) is written as a UTC ISO 8601 time; it is
+    the only field that differs between two builds on the same data and settings. Raises
+    ValueError for an unknown split, or for a ``SOURCE_DATE_EPOCH`` that is not whole seconds.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}; not {split!r}")
-    when = (created or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    when = (created or build_time()).astimezone(UTC).replace(microsecond=0)
     key = lab_key(settings.chunking)
     lab.chunk_set(key)  # a chunker setting the pipeline refuses raises ValueError here
     end_to_end, resolved = end_to_end_section(lab, settings, split)
