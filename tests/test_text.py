@@ -149,7 +149,7 @@ def test_word_spans_hand() -> None:
 @settings(max_examples=200, deadline=None)
 @given(TRICKY_TEXT)
 def test_word_spans_agree_with_str_split(text: str) -> None:
-    """oracle: str.split, the definition of words in DESIGN.md."""
+    """oracle: str.split, the definition of words in docs/design.md#words."""
     assert [text[s:e] for s, e in word_spans(text)] == text.split()
 
 

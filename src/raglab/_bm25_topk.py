@@ -3,7 +3,8 @@
 Three ways to the same answer, chosen by ``BM25Index`` from the work each would do:
 
 - **exhaustive**: every posting of every query term is scored (``raglab.bm25._query_scores``) and
-  the top k is selected from the dense score vector (:func:`top_k`);
+  the top k is selected from the dense score vector (:func:`raglab._topk.top_k`, the one top-k
+  selection of RAG lab, re-exported here);
 - **dense batch** (:func:`batch_top_k`): many queries against a small collection at once, one
   sparse product (query weights x precomputed saturations) and one selection over the rows;
 - **MaxScore** (:func:`maxscore_top_k`): one query against a large collection, scoring only the
@@ -25,7 +26,19 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
+from raglab._topk import top_k
 from raglab._types import FloatArray, IntArray
+
+__all__ = [
+    "Columns",
+    "batch_top_k",
+    "exact_scores",
+    "maxscore_top_k",
+    "partial_scores",
+    "saturation",
+    "top_k",
+    "top_k_rows",
+]
 
 # MaxScore skips a set of terms only when their summed bounds stay this far (relative) below the
 # threshold: a guard against the last-bit differences between the bound's and a score's sums.
@@ -71,43 +84,12 @@ def saturation(tf: FloatArray, ratio: FloatArray, k1: float, b: float) -> FloatA
     return out
 
 
-def top_k(scores: FloatArray, k: int) -> IntArray:
-    """Indices of the top ``min(k, N)`` entries of ``scores`` (N,), best first, ties by ascending
-    index: the first k of a sort by (-score, index). Scores must not be NaN.
-
-    The maxima of k equal blocks are k scores, so the k-th largest score is at least their minimum
-    m. If k or more scores exceed m, the top k lie among them: a partition of those few finds the
-    k-th largest value v, and every candidate scoring at least v is sorted. Otherwise the k-th
-    largest score is m itself: the scores above m come first, then the lowest indices scoring m.
-    Sorting is stable over candidates in ascending index order, so ties go to the lower index.
-    A partition of the whole row is avoided: numpy's selection is slow on the long runs of equal
-    scores (documents matching no query term all score 0).
-    """
-    n = scores.shape[0]
-    k = min(k, n)
-    if k == 0:
-        return np.zeros(0, dtype=np.int64)
-    block = n // k
-    bound = scores[: block * k].reshape(k, block).max(axis=1).min()
-    cand = np.flatnonzero(scores > bound)
-    vals = scores[cand]
-    if cand.size > k:
-        kth = np.partition(vals, cand.size - k)[cand.size - k]
-        keep = vals >= kth
-        cand, vals = cand[keep], vals[keep]
-    order = np.argsort(-vals, kind="stable")[:k]
-    top = cand[order]
-    if top.size < k:
-        top = np.concatenate((top, np.flatnonzero(scores == bound)[: k - top.size]))
-    out: IntArray = top.astype(np.int64, copy=False)
-    return out
-
-
 def top_k_rows(
     scores: FloatArray, k: int, *, overwrite: bool = False
 ) -> tuple[IntArray, FloatArray]:
     """Top ``min(k, N)`` columns of every row of ``scores`` (R, N), best first, ties by ascending
-    column; returns (columns, values), both (R, k). Scores must not be NaN.
+    column; returns (columns, values), both (R, k). Scores must not be NaN. Row by row this is
+    :func:`raglab._topk.top_k` (the same order), done for all rows at once.
 
     For k up to ``_ARGMAX_TOP_K``, k passes of argmax (which returns the first, lowest, column of
     a tie) over all rows at once; with ``overwrite`` they may scribble on ``scores`` instead of a

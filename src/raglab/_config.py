@@ -9,7 +9,7 @@ from __future__ import annotations
 # Randomness: every seeded computation (LSA, reranker initialisation, seeded splits) starts here.
 SEED = 0
 
-# Chunking (sizes in whitespace words, see DESIGN.md "Words").
+# Chunking (sizes in whitespace words, see docs/design.md#words).
 FIXED_SIZE = 200
 FIXED_OVERLAP = 0
 SENTENCE_SIZE = 120

@@ -1,8 +1,8 @@
 """Cutting pages into chunks: fixed word windows, sentence packing, or one chunk per section.
 
-Every chunk is a character span of one page (DESIGN.md "Spans"): ``page.text[start:end]``. A chunk
+Every chunk is a character span of one page (docs/design.md#spans): ``page.text[start:end]``. A chunk
 contains an answer when the answer's span lies wholly inside it, and chunkers never cross pages.
-Sizes are counted in whitespace words (DESIGN.md "Words").
+Sizes are counted in whitespace words (docs/design.md#words).
 
 The fixed chunker's count and cut rate have closed forms, :func:`expected_chunk_count` and
 :func:`cut_probability`, which the tests hold the chunker to.
@@ -458,7 +458,7 @@ def containing_chunks(chunks: Sequence[Chunk], page_id: str, start: int, end: in
     """Indices into ``chunks`` (ascending) of the chunks on ``page_id`` that contain [start, end).
 
     A chunk contains a span when ``chunk.start <= start`` and ``end <= chunk.end`` on the same page
-    (DESIGN.md "Spans"); such a chunk is relevant to the question. For a chunker's own list the
+    (docs/design.md#spans); such a chunk is relevant to the question. For a chunker's own list the
     indices equal ``Chunk.index``. Pass a :class:`ChunkIndex` to answer many spans with one index;
     any other sequence is indexed afresh on each call.
     """

@@ -42,3 +42,8 @@ class InputError(ValueError):
 class OutputError(InputError):
     """An output path that cannot be written (a missing folder, a folder, no permission, a full
     disk). Each problem names the user's path, never a temporary file."""
+
+
+class DataLimit(ValueError):
+    """Settings that are valid but that this data cannot support (a reranker with no example to
+    learn from). The web answers 409, the command line exits 2 as for any refused setting."""

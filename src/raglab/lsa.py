@@ -39,6 +39,7 @@ from raglab._config import (
     LSA_WINDOWS,
     SEED,
 )
+from raglab._topk import top_k
 from raglab._types import FloatArray, Ranking
 from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
 
@@ -208,22 +209,9 @@ def unit_rows(X: FloatArray) -> FloatArray:
 
 
 def _ranking(scores: FloatArray, k: int) -> Ranking:
-    """The first ``k`` of ``scores`` (n,) sorted by (-score, index): ties go to the lower index.
-
-    A partition finds the k-th smallest of -scores, v; the candidates are every entry with
-    -score <= v (all ties at v included), and a lexsort of those few gives exactly the first k of
-    the full sort. NaN compares false and sorts last, as in a full lexsort; when a NaN would be
-    needed to fill the k places, the full sort is used.
-    """
-    n = scores.shape[0]
-    negated = -scores
-    if k < n:
-        kth = np.partition(negated, k - 1)[k - 1]
-        if not np.isnan(kth):
-            cand = np.flatnonzero(negated <= kth)
-            order = cand[np.lexsort((cand, negated[cand]))[:k]].astype(np.int64)
-            return Ranking(order, scores[order])
-    order = np.lexsort((np.arange(n), negated))[:k].astype(np.int64)
+    """The first ``k`` of ``scores`` (n,) by :func:`raglab._topk.top_k`: higher score first, ties
+    to the lower index, NaN last."""
+    order = top_k(scores, k)
     return Ranking(order, scores[order])
 
 

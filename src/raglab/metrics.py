@@ -7,7 +7,7 @@ judged not relevant and counts exactly as an absent one; gains must be finite an
 A chunk counts as relevant when its gain is positive.
 
 Every measure is computed per question and averaged over the questions given: the caller passes
-only the answerable questions of a split (DESIGN.md, "Metrics"). A question whose relevant set is
+only the answerable questions of a split (docs/design.md#metrics). A question whose relevant set is
 empty (answerable, but no chunk holds its whole answer, for instance because the chunker cut it)
 scores 0 on every measure.
 
@@ -15,7 +15,7 @@ Measures, for one question with ranking d_1, d_2, ... and gains g(d) (0 when unl
 rel(d) = [g(d) > 0] and R = the number of relevant chunks:
 
 - ``hit rate@k`` = [some i <= k has rel(d_i)] (:func:`hit_rate_at_k`): ranx's ``hit_rate@k`` and
-  trec_eval's ``success_k``. The product shows it under the label ``recall@k`` (DESIGN.md), and
+  trec_eval's ``success_k``. The product shows it under the label ``recall@k`` (docs/design.md#hit-rate), and
   :func:`evaluate` keeps that key, but it is not the IR recall below: it counts a question once,
   however many of its relevant chunks are found. ``recall_at_k`` and ``recall_at_k_per_query``
   are deprecated aliases of the hit-rate functions.
@@ -81,7 +81,7 @@ __all__ = [
     "top1_accuracy_per_query",
 ]
 
-# The cutoff of the precision that :func:`evaluate` reports (P@3, DESIGN.md "Metrics"). Defined
+# The cutoff of the precision that :func:`evaluate` reports (P@3, docs/design.md#metrics). Defined
 # here because raglab._config has no constant for it.
 PRECISION_K = 3
 
@@ -107,7 +107,7 @@ def hit_rate_at_k_per_query(
     """Hit rate at ``k`` per question, shape (Q,): 1.0 when a relevant chunk is in the first k.
 
     hit rate@k = [some i <= k has rel(d_i)]; equals ranx ``hit_rate@k`` and trec_eval
-    ``success_k``, and is what the product labels ``recall@k`` (DESIGN.md). For the fraction of
+    ``success_k``, and is what the product labels ``recall@k`` (docs/design.md#hit-rate). For the fraction of
     relevant chunks retrieved see :func:`fractional_recall_at_k_per_query`.
     """
     k = check_cutoff(k)

@@ -27,6 +27,7 @@ from raglab._config import (
     RERANK_LEARNING_RATE,
     SEED,
 )
+from raglab._topk import top_k
 from raglab._types import FloatArray, IntArray
 
 FEATURES = ("bm25", "cosine", "identifier_match", "title_match", "page_age", "position")
@@ -382,9 +383,8 @@ def fit_logistic(
 
 
 def _relevance_order(relevance: FloatArray) -> IntArray:
-    # Stable sort on −relevance: equal relevance keeps the lower index first.
-    order: IntArray = np.argsort(-relevance, kind="stable").astype(np.int64)
-    return order
+    # Every candidate by relevance, equal relevance keeping the lower index first (top_k's order).
+    return top_k(relevance)
 
 
 def _mmr_kernel(relevance: FloatArray, similarity: FloatArray, lam: float, k: int) -> IntArray:

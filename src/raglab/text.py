@@ -1,6 +1,6 @@
 """Text primitives shared by every stage: retrieval tokens, identifiers, words and sentences.
 
-Retrieval tokens (DESIGN.md "Retrieval tokens") are what BM25, the LSA embedding, the reranker's
+Retrieval tokens (docs/design.md#retrieval-tokens) are what BM25, the LSA embedding, the reranker's
 features and the reader's coverage all count, so one function makes them:
 
 * Text is lower-cased and cut into *runs*: letters and digits joined by single hyphens or dots
@@ -19,7 +19,7 @@ features and the reader's coverage all count, so one function makes them:
 * With ``stem=True`` each remaining word is reduced by the Snowball English stemmer (Porter 2001),
   through PyStemmer; identifiers and numbers are left as they are.
 
-Words (DESIGN.md "Words") are whitespace-separated runs, the unit every size is counted in.
+Words (docs/design.md#words) are whitespace-separated runs, the unit every size is counted in.
 
 Sentences are character spans found by a rule-based splitter that knows Markdown blocks, common
 abbreviations, decimals and version numbers; see :func:`sentence_spans`.
@@ -130,7 +130,7 @@ ANALYZERS = ("raglab", "lucene")
 def tokenize(text: str, *, stem: bool = False, analyzer: str = "raglab") -> list[str]:
     """Lower-cased retrieval tokens of ``text``, in order (rules in the module docstring).
 
-    ``stem`` (default False, as DESIGN.md fixes) applies the Snowball English stemmer to word
+    ``stem`` (default False, as docs/design.md#retrieval-tokens fixes) applies the Snowball English stemmer to word
     tokens only. Example: ``tokenize("E-4107: the RA clutch locks")`` gives
     ``["e-4107", "ra", "clutch", "locks"]``; with ``stem=True`` the last token is ``"lock"``.
 
@@ -180,7 +180,7 @@ _WORD = re.compile(r"\S+")
 def word_spans(text: str) -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of the whitespace-separated words of ``text``.
 
-    ``len(word_spans(text)) == len(text.split())`` (DESIGN.md "Words").
+    ``len(word_spans(text)) == len(text.split())`` (docs/design.md#words).
     """
     return [m.span() for m in _WORD.finditer(text)]
 

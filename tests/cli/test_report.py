@@ -73,7 +73,7 @@ def test_force_replaces_with_the_settings_given(
 
 
 def test_own_data_with_page_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Oracle: DESIGN.md: page labels support no run, and the command says so; --quiet prints
+    """Oracle: docs/design.md#page-labels: page labels support no run, and the command says so; --quiet prints
     nothing."""
     pages = tmp_path / "pages"
     pages.mkdir()

@@ -16,7 +16,7 @@ def lab() -> Lab:
 
 
 def test_relevant_chunks_contain_the_answer_span(lab: Lab) -> None:
-    """Oracle: the definition in DESIGN.md, checked span by span."""
+    """Oracle: the definition in docs/design.md#spans, checked span by span."""
     cs = lab.chunk_set()
     for q in lab.questions:
         for i in cs.relevance(q):

@@ -134,7 +134,7 @@ def test_end_to_end_equals_the_library_run(lab: Lab, report: dict[str, Any]) -> 
     assert [
         (o["id"], o["outcome"], o["rank"], o["k_budget"], o["quote"]) for o in e2e["outcomes"]
     ] == [(o.id, o.outcome, o.rank, o.k_budget, o.quote) for o in result.outcomes]
-    # The bundled test split: 30 questions, 26 answerable (DESIGN.md).
+    # The bundled test split: 30 questions, 26 answerable (docs/design.md#bundled-data).
     assert e2e["n"] == 30 and e2e["answerable"] == 26
 
 
@@ -328,7 +328,7 @@ def test_settings_round_trip() -> None:
 
 
 def test_page_labels_say_what_they_cannot_support(tmp_path: Path) -> None:
-    """Oracle: measure on the same lab for the rankers; DESIGN.md for what pages cannot support."""
+    """Oracle: measure on the same lab for the rankers; docs/design.md#page-labels for what pages cannot support."""
     lab = write_page_labelled(tmp_path)
     rep = build_report(lab, created=WHEN)
     assert rep["data"]["labels"] == "pages"

@@ -151,7 +151,7 @@ def test_user_text_is_escaped(report: dict[str, Any]) -> None:
 
 
 def test_page_labels_are_said_to_be_unsupported(tmp_path: Path) -> None:
-    """Oracle: DESIGN.md; without a run there is no funnel, the other two charts remain."""
+    """Oracle: docs/design.md#page-labels; without a run there is no funnel, the other two charts remain."""
     rep = build_report(page_labelled_lab(tmp_path), created=WHEN)
     text = render_html(rep)
     assert text.count('<p class="note">') >= 2

@@ -110,7 +110,7 @@ def test_user_text_cannot_break_a_table_or_inject_markup(report: dict[str, Any])
 
 
 def test_page_labels_are_said_to_be_unsupported(tmp_path: Path) -> None:
-    """Oracle: DESIGN.md: passage measures say plainly that page labels do not support them."""
+    """Oracle: docs/design.md#page-labels: passage measures say plainly that page labels do not support them."""
     rep = build_report(page_labelled_lab(tmp_path), created=WHEN)
     text = render_markdown(rep)
     assert "Answer-intact rates are not supported" in text

@@ -227,7 +227,7 @@ def test_bm25_search_matches_the_library_and_explains_every_score(api: Any, lab:
 @pytest.mark.parametrize(
     ("params", "needle"),
     [
-        ({"q": "   "}, "type some words"),
+        ({"q": "   "}, "q: type a word (whitespace alone is refused)"),
         ({}, "q: Field required"),
         ({"q": "tripod", "k1": -1}, "k1"),
         ({"q": "tripod", "b": 1.5}, "b"),

@@ -162,13 +162,3 @@ def retriever_label(name: str) -> str:
 
 def fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
-
-
-METRIC_COLUMNS = (
-    ("recall@1", "R@1"),
-    ("recall@3", "R@3"),
-    ("recall@5", "R@5"),
-    ("recall@10", "R@10"),
-    ("mrr", "MRR"),
-    ("ndcg@10", "nDCG@10"),
-)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from raglab import _config as C
 from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
-from raglab.pipeline.exhibits import bm25_search
-from raglab.pipeline.retrieval import RetrievalSettings, bm25_grid, measure
+from raglab.pipeline.exhibits import GridView, bm25_search, grid_view
+
+#: The widest line ``raglab bm25 grid`` prints: it fits an 80-column terminal.
+GRID_WIDTH = 80
 
 
 def register(sub: Any) -> None:
@@ -61,39 +64,58 @@ def run_search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def grid_json(view: GridView) -> dict[str, Any]:
+    """``raglab bm25 grid --json``: the grid view under the command's own keys."""
+    k = view.k
+    return {
+        "k1": list(view.k1s),
+        "b": list(view.bs),
+        f"train_recall@{k}": [list(row) for row in view.recall],
+        "best": {"k1": view.best.k1, "b": view.best.b, f"train_recall@{k}": view.best.train_recall},
+        f"default_train_recall@{k}": view.default.train_recall,
+        f"test_recall@{k}_at_best": view.best.split_recall,
+    }
+
+
+def grid_table(view: GridView) -> Table:
+    """The grid as a table at most :data:`GRID_WIDTH` columns wide: no vertical rules, two
+    spaces between columns (one after the starred cell), the best cell starred (and highlighted
+    on a terminal)."""
+    best = (view.best.k1, view.best.b)
+    table = Table(
+        "k1 \\ b",
+        *(f"{b:.1f}" for b in view.bs),
+        title=f"Training recall@{view.k} (* best cell)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    for k1, row in zip(view.k1s, view.recall, strict=True):
+        cells = []
+        for b, value in zip(view.bs, row, strict=True):
+            text = f"{value:.2f}"
+            cells.append(f"[bold reverse]{text}*[/]" if (k1, b) == best else text)
+        table.add_row(f"{k1:.1f}", *cells)
+    return table
+
+
 def run_grid(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    grid = bm25_grid(lab)
-    test = measure(lab, "test", RetrievalSettings("bm25", k1=grid.best_k1, b=grid.best_b))[
-        "recall@5"
-    ]
-    default = measure(lab, "train", RetrievalSettings("bm25"))["recall@5"]
+    view = grid_view(lab, split="test")
     if args.json:
-        print_json(
-            {
-                "k1": list(grid.k1s),
-                "b": list(grid.bs),
-                "train_recall@5": grid.recall.tolist(),
-                "best": {"k1": grid.best_k1, "b": grid.best_b, "train_recall@5": grid.best_recall},
-                "default_train_recall@5": default,
-                "test_recall@5_at_best": test,
-            }
-        )
+        print_json(grid_json(view))
         return EXIT_OK
     out = console()
-    table = Table("k1 \\ b", *(f"{b:.1f}" for b in grid.bs), title="Training recall@5")
-    for i, k1 in enumerate(grid.k1s):
-        cells = []
-        for j, b in enumerate(grid.bs):
-            text = f"{grid.recall[i, j]:.2f}"
-            cells.append(
-                f"[bold reverse]{text}[/]" if (k1, b) == (grid.best_k1, grid.best_b) else text
-            )
-        table.add_row(f"{k1:.1f}", *cells)
-    out.print(table)
-    out.print(f"Default k1={C.BM25_K1}, b={C.BM25_B}: training recall@5 {default:.3f}")
+    out.print(grid_table(view))
+    k, best, default = view.k, view.best, view.default
     out.print(
-        f"Best on the grid k1={grid.best_k1}, b={grid.best_b}: training recall@5 {grid.best_recall:.3f}"
+        f"Default k1={default.k1}, b={default.b}: training recall@{k} {default.train_recall:.3f}"
     )
-    out.print(f"Test recall@5 at the best cell (measured once, never tuned on): {test:.3f}")
+    out.print(
+        f"Best on the grid k1={best.k1}, b={best.b}: training recall@{k} {best.train_recall:.3f}"
+    )
+    out.print(
+        f"Test recall@{k} at the best cell (measured once, never tuned on): "
+        f"{fmt(best.split_recall)}"
+    )
     return EXIT_OK

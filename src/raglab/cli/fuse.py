@@ -9,7 +9,6 @@ from rich.table import Table
 
 from raglab.cli._common import (
     EXIT_OK,
-    METRIC_COLUMNS,
     add_lab_options,
     console,
     load_lab,
@@ -19,6 +18,7 @@ from raglab.cli._common import (
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.pipeline.end_to_end import plain_settings
 from raglab.pipeline.lab import ChunkingKey
+from raglab.pipeline.metric_table import METRICS
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
     choose_weight,
@@ -81,11 +81,11 @@ def run(args: argparse.Namespace) -> int:
     n = len(lab.split(args.split, answerable=True))
     table = Table(
         "Ranker",
-        *(label for _, label in METRIC_COLUMNS),
+        *(label for _, label in METRICS),
         title=f"{args.split} split, {n} answerable questions",
     )
     for name, metrics in table_data.items():
-        table.add_row(retriever_label(name), *(f"{metrics[key]:.3f}" for key, _ in METRIC_COLUMNS))
+        table.add_row(retriever_label(name), *(f"{metrics[key]:.3f}" for key, _ in METRICS))
     out = console()
     out.print(table)
     out.print(f"Score fusion weight w = {weight:.2f} (chosen on train: {chosen:.2f})")

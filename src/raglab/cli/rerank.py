@@ -8,9 +8,11 @@ from typing import Any
 from rich.table import Table
 
 from raglab.cli._common import EXIT_OK, add_lab_options, console, load_lab, print_json
-from raglab.pipeline.reranking import ORDERS, choose_lambda, measure_order, train_reranker
+from raglab.pipeline.exhibits import fitted_reranker, rerank_rows, reranker_summary
+from raglab.pipeline.metric_table import ORDER_METRICS
 
-COLUMNS = (("top1", "Top-1"), ("p@3", "P@3"), ("recall@5", "R@5"), ("mrr", "MRR"))
+#: The columns of the table of orders (kept under its old name).
+COLUMNS = ORDER_METRICS
 
 
 def register(sub: Any) -> None:
@@ -26,23 +28,19 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    reranker = train_reranker(lab)
-    chosen = choose_lambda(lab, reranker)
+    reranker, chosen = fitted_reranker(lab)
     lam = chosen if args.lam is None else args.lam
     if not 0 <= lam <= 1:
         raise SystemExit("raglab rerank: --lambda must lie in [0, 1]")
-    rows = [
-        {"split": split, "order": order, **measure_order(lab, split, reranker, order, lam)}
-        for split in ("train", "test")
-        for order in ORDERS
-    ]
+    model = reranker_summary(reranker, chosen)
+    rows = rerank_rows(lab, reranker, lam)
     if args.json:
         print_json(
             {
-                "weights": reranker.weights,
-                "bias": reranker.model.bias,
-                "training_rows": reranker.rows,
-                "positives": reranker.positives,
+                "weights": model["weights"],
+                "bias": model["bias"],
+                "training_rows": model["rows"],
+                "positives": model["positives"],
                 "lambda": lam,
                 "train_chosen_lambda": chosen,
                 "rows": rows,
@@ -53,20 +51,22 @@ def run(args: argparse.Namespace) -> int:
     weights = Table(
         "feature",
         "weight (standardised)",
-        title=f"Logistic regression on {reranker.rows} rows ({reranker.positives} positive)",
+        title=f"Logistic regression on {model['rows']} rows ({model['positives']} positive)",
     )
-    for name, w in reranker.weights.items():
+    for name, w in model["weights"].items():
         weights.add_row(name, f"{w:+.3f}")
     out.print(weights)
     table = Table(
         "Split",
         "Order",
-        *(label for _, label in COLUMNS),
+        *(label for _, label in ORDER_METRICS),
         title=f"MMR lambda = {lam:.2f} (chosen on train: {chosen:.2f})",
     )
     for row in rows:
         table.add_row(
-            str(row["split"]), str(row["order"]), *(f"{float(row[key]):.3f}" for key, _ in COLUMNS)
+            str(row["split"]),
+            str(row["order"]),
+            *(f"{float(row[key]):.3f}" for key, _ in ORDER_METRICS),
         )
     out.print(table)
     return EXIT_OK

@@ -11,7 +11,6 @@ from rich.table import Table
 from raglab import _config as C
 from raglab.cli._common import (
     EXIT_OK,
-    METRIC_COLUMNS,
     add_lab_options,
     console,
     load_lab,
@@ -21,17 +20,12 @@ from raglab.cli._common import (
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.errors import InputError, Problem
 from raglab.formats.trec import atomic_write_text
-from raglab.pipeline.end_to_end import RunSettings, plain_settings
-from raglab.pipeline.end_to_end import run as run_pipeline
-from raglab.pipeline.external import chunk_run, load_run, page_run, qrels, qrels_text, run_text
+from raglab.pipeline.end_to_end import plain_settings
+from raglab.pipeline.external import chunk_run, page_run, qrels, qrels_text, run_text
+from raglab.pipeline.external_eval import evaluate_run
 from raglab.pipeline.lab import ChunkingKey
-from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    measure,
-    rank,
-    resolve,
-    retrieval_values,
-)
+from raglab.pipeline.metric_table import METRICS
+from raglab.pipeline.retrieval import RetrievalSettings, rank, resolve, retrieval_values
 from raglab.settings import default, settings_in
 
 
@@ -151,48 +145,22 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    retriever = load_run(lab, args.runfile, name=args.name)
-    rankers = {
-        args.name: retriever,
-        "BM25": "bm25",
-        "LSA": "lsa",
-        "RRF": "rrf",
-        f"RRF + {args.name}": "rrf+" + retriever,
-    }
-    table_data = {
-        label: measure(lab, args.split, RetrievalSettings(r)) for label, r in rankers.items()
-    }
-    supported = all(q.labels != "pages" for q in lab.questions)
-    end_to_end: dict[str, Any] | None = None
-    if supported:
-        result = run_pipeline(
-            lab,
-            RunSettings(retriever=retriever, rerank=False, mmr=False, budget=args.budget),
-            split=args.split,
-        )
-        end_to_end = {
-            "accuracy": result.accuracy,
-            "interval": result.interval,
-            "bound": result.bound,
-            "funnel": result.funnel,
-            "outcomes": [
-                {"id": o.id, "outcome": o.outcome, "rank": o.rank} for o in result.outcomes
-            ],
-        }
+    found = evaluate_run(lab, args.runfile, name=args.name, split=args.split, budget=args.budget)
     if args.json:
-        print_json({"split": args.split, "rankers": table_data, "end_to_end": end_to_end})
+        print_json(found.to_dict())
         return EXIT_OK
     out = console()
-    table = Table("Ranker", *(label for _, label in METRIC_COLUMNS), title=f"{args.split} split")
-    for label, metrics in table_data.items():
-        table.add_row(label, *(f"{metrics[key]:.3f}" for key, _ in METRIC_COLUMNS))
+    table = Table("Ranker", *(label for _, label in METRICS), title=f"{found.split} split")
+    for label, metrics in found.rankers.items():
+        table.add_row(label, *(f"{metrics[key]:.3f}" for key, _ in METRICS))
     out.print(table)
+    end_to_end = found.end_to_end
     if end_to_end is None:
         out.print("End to end: not supported, the questions are labelled by pages, not passages.")
     else:
         lo, hi = end_to_end["interval"]
         out.print(
-            f"End to end with {args.name} (no reranker): accuracy {end_to_end['accuracy']:.3f} "
+            f"End to end with {found.name} (no reranker): accuracy {end_to_end['accuracy']:.3f} "
             f"(95% interval {lo:.3f} to {hi:.3f}), bound {end_to_end['bound']:.3f}"
         )
         out.print(

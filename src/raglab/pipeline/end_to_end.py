@@ -5,7 +5,7 @@ how many fit), take the page sentences lying whole inside the packed chunks, and
 quote the one covering the largest share of the question's stemmed content terms (below the
 threshold it says "not found").
 
-Every miss gets one diagnosis, checked in pipeline order (DESIGN.md): ``cut`` (no chunk holds the
+Every miss gets one diagnosis, checked in pipeline order (docs/design.md#diagnosis): ``cut`` (no chunk holds the
 whole answer), ``not retrieved`` (no answer chunk in the first FUSION_DEPTH), ``past budget`` (an
 answer chunk ranked, but past k_budget), ``reader`` (the answer was in the context but the reader
 quoted another sentence or none); an out-of-corpus question answered anyway is a ``false answer``.

@@ -5,6 +5,10 @@ in use) or pages. A page expands to its chunks in page order, each taking the pa
 page-level run from a search engine can feed the same metrics, fusion and end-to-end diagnosis as
 our own rankers. Runs are registered on the lab by name and ranked as retriever ``run:NAME``, or
 fused with BM25 and LSA by reciprocal rank fusion as ``rrf+run:NAME``.
+
+Measuring a loaded run beside RAG lab's rankers (``raglab trec eval``) is composed in
+:func:`raglab.pipeline.external_eval.evaluate_run`: it uses the retrieval and end-to-end stages,
+which import this module.
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ class Lab:
     """A corpus with its labelled questions; the shared state of every face of RAG lab.
 
     ``Lab.load()`` opens the bundled Ostler Instruments handbook. ``stem`` turns on Snowball
-    stemming of retrieval tokens (off by default, DESIGN.md); ``analyzer`` picks the tokeniser
+    stemming of retrieval tokens (off by default, docs/design.md#retrieval-tokens); ``analyzer`` picks the tokeniser
     (:data:`raglab.text.ANALYZERS`: RAG lab's own, or Lucene's English analyzer). ``windows`` is
     the number of LSA training windows (None: the rule of :func:`raglab.lsa.window_count`).
     """

@@ -13,13 +13,12 @@ from typing import Any
 from raglab import _config as C
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
 from raglab.pipeline.end_to_end import RunSettings, resolve_run, run
-from raglab.pipeline.exhibits import funnel, rerank_rows
+from raglab.pipeline.exhibits import funnel, grid_view, rerank_rows
 from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
-    bm25_grid,
     choose_weight,
     first_rank_rows,
     measure,
@@ -113,31 +112,27 @@ def chunking_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
 
 
 def bm25_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
-    grid = bm25_grid(lab, chunking=key)
-    name = f"recall@{grid.k}"
-
-    def recall(k1: float, b: float, on: str) -> float:
-        return measure(lab, on, RetrievalSettings("bm25", k1=k1, b=b, chunking=key))[name]
-
+    # The same view the command line and the web lab show (pipeline.exhibits.grid_view).
+    view = grid_view(lab, split=split, chunking=key)
     return {
         "chunker": chunker_label(key),
-        "tuned_on": grid.split,
-        "k": grid.k,
+        "tuned_on": view.tuned_on,
+        "k": view.k,
         "split": split,
-        "k1s": list(grid.k1s),
-        "bs": list(grid.bs),
-        "train_recall": grid.recall.tolist(),
+        "k1s": list(view.k1s),
+        "bs": list(view.bs),
+        "train_recall": [list(row) for row in view.recall],
         "best": {
-            "k1": grid.best_k1,
-            "b": grid.best_b,
-            "train_recall": grid.best_recall,
-            "split_recall": recall(grid.best_k1, grid.best_b, split),
+            "k1": view.best.k1,
+            "b": view.best.b,
+            "train_recall": view.best.train_recall,
+            "split_recall": view.best.split_recall,
         },
         "default": {
-            "k1": C.BM25_K1,
-            "b": C.BM25_B,
-            "train_recall": recall(C.BM25_K1, C.BM25_B, "train"),
-            "split_recall": recall(C.BM25_K1, C.BM25_B, split),
+            "k1": view.default.k1,
+            "b": view.default.b,
+            "train_recall": view.default.train_recall,
+            "split_recall": view.default.split_recall,
         },
     }
 

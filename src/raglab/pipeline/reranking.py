@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from raglab import _config as C
+from raglab._topk import top_k
 from raglab._types import FloatArray, IntArray, Ranking
+from raglab.errors import DataLimit
 from raglab.metrics import evaluate
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split
@@ -115,14 +117,14 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings(
         if not y.any():
             # The reranker learns "holds the answer" against "does not": with no chunk holding
             # a whole answer there is nothing to learn (fixed chunks smaller than the answers).
-            raise ValueError(
+            raise DataLimit(
                 f"the reranker has no example to learn from: no training question's answer lies "
                 f"whole in one of its first {C.RERANK_DEPTH} candidate chunks with the "
                 f"{_chunker_words(first_stage.chunking)}; use larger chunks (--size), another "
                 "--chunker, or run without the reranker (--no-rerank)"
             )
         if y.all():
-            raise ValueError(
+            raise DataLimit(
                 f"the reranker has no example to learn from: every one of the {len(y)} candidate "
                 "chunks of the training questions holds the answer, so there is nothing to tell "
                 "apart; add pages or questions, use smaller chunks (--size), or run without the "
@@ -166,7 +168,7 @@ def _rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
     if len(cand) == 0:
         return cand
     p = reranker.model.predict_proba(_question_features(lab, q, cand, reranker.first_stage))
-    order = np.argsort(-p, kind="stable")
+    order = top_k(p)  # every candidate; equal probabilities keep the first stage's order
     return Ranking(cand.indices[order], p[order])
 
 

@@ -1,7 +1,7 @@
 """Exhibits II to IV: BM25, the LSA embedding and their fusion, ranked and measured.
 
 Every function takes a :class:`~raglab.pipeline.lab.Lab` and returns plain data. Rankings keep
-the first ``RANK_DEPTH`` chunks; fusion takes each ranker's first ``FUSION_DEPTH`` (DESIGN.md).
+the first ``RANK_DEPTH`` chunks; fusion takes each ranker's first ``FUSION_DEPTH`` (docs/design.md#depths).
 """
 
 from __future__ import annotations

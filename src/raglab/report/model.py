@@ -15,20 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
 from raglab.pipeline.report import SECTIONS
 from raglab.settings import FEATURE_LABELS, RETRIEVER_LABELS
 
 # Display names shared with every other face (:mod:`raglab.settings`).
 RANKER_NAMES = RETRIEVER_LABELS
-METRICS = (
-    ("recall@1", "R@1"),
-    ("recall@3", "R@3"),
-    ("recall@5", "R@5"),
-    ("recall@10", "R@10"),
-    ("mrr", "MRR"),
-    ("ndcg@10", "nDCG@10"),
-)
-ORDER_METRICS = (("top1", "Top-1"), ("p@3", "P@3"), ("recall@5", "R@5"), ("mrr", "MRR"))
 FEATURE_NAMES = FEATURE_LABELS
 
 

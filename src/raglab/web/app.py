@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from raglab.errors import DataLimit, InputError
 from raglab.pipeline.lab import Lab
+from raglab.web.errors import ERROR_RESPONSES
 from raglab.web.guard import RequestGuard, allowed_hosts, host_name
 from raglab.web.idle import QUIET_S, IdleGate, IdleMiddleware
 from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, rerank
@@ -39,17 +41,31 @@ def _location(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) or "request"
 
 
+def _message(error: Mapping[str, Any]) -> str:
+    # The schema's pattern \S (at least one non-space character) in words a person reads.
+    if (
+        error.get("type") == "string_pattern_mismatch"
+        and error.get("ctx", {}).get("pattern") == r"\S"
+    ):
+        return "type a word (whitespace alone is refused)"
+    return str(error.get("msg", "invalid value"))
+
+
 async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    errors = [
-        {"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid value"))}
-        for e in exc.errors()
-    ]
+    errors = [{"field": _location(e.get("loc", ())), "message": _message(e)} for e in exc.errors()]
     message = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     return JSONResponse({"detail": message, "errors": errors}, status_code=422)
 
 
 async def _value_error(request: Request, exc: Exception) -> JSONResponse:
+    if isinstance(exc, InputError | DataLimit):
+        # A well-formed request the lab's data cannot serve (no training questions, nothing
+        # for the reranker to learn): not the request's fault, so not 422.
+        message = (
+            "; ".join(str(p) for p in exc.problems) if isinstance(exc, InputError) else str(exc)
+        )
+        return JSONResponse({"detail": message}, status_code=409)
     return JSONResponse({"detail": str(exc)}, status_code=422)
 
 
@@ -181,7 +197,7 @@ def create_app(
     app.add_exception_handler(Busy, _busy)
     app.add_exception_handler(Exception, _unexpected)
     for module in (meta, chunking, bm25, lsa, fusion, rerank, end_to_end):
-        app.include_router(module.router, prefix="/api")
+        app.include_router(module.router, prefix="/api", responses=ERROR_RESPONSES)
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from raglab.settings import Setting, setting
 
@@ -25,10 +25,18 @@ def _annotation(s: Setting) -> Any:
     elif s.kind is bool:
         base = bool
     elif s.kind is int:
-        base = Annotated[int, Field(ge=s.minimum, le=s.maximum)]
+        base = Annotated[int, Field(ge=s.minimum, le=s.maximum), BeforeValidator(_integral)]
     else:
         base = Annotated[float, Field(ge=s.minimum, le=s.maximum, allow_inf_nan=False)]
     return base | None if s.tuned or s.none is not None else base
+
+
+def _integral(value: Any) -> Any:
+    # JSON Schema counts 3.0 as an integer; strict validation would refuse it, so it becomes 3
+    # here (2.5, true and "3" are still refused).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _description(s: Setting) -> str:
@@ -46,9 +54,12 @@ def _field(s: Setting) -> tuple[Any, Any]:
 
 
 def settings_model(name: str, names: Iterable[str], **extra: tuple[Any, Any]) -> type[BaseModel]:
-    """A request model (unknown fields rejected) with one field per setting in ``names``, in
+    """A request model (unknown fields rejected, no type coercion: ``false`` is not 0.0 and
+    ``"3"`` is not 3) with one field per setting in ``names``, in
     that order, and the ``extra`` fields (``name=(annotation, default)``) after them."""
     fields: dict[str, Any] = {n: _field(setting(n)) for n in names}
     fields.update(extra)
-    model: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+    model: type[BaseModel] = create_model(
+        name, __config__=ConfigDict(extra="forbid", strict=True), **fields
+    )
     return model

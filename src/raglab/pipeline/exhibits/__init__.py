@@ -8,13 +8,16 @@ an exhibit presents them, one module per exhibit:
   chunker against its size, beside the closed form's prediction) and :func:`answer_view` (an
   answer passage with the chunk boundaries that fall near it).
 - Exhibit II (:mod:`.bm25`): :func:`bm25_search` (a ranking with each term's share of every
-  score), :func:`example_queries` and :func:`bm25_recall`.
+  score), :func:`example_queries`, :func:`bm25_recall` and :func:`grid_view` (the k1 x b tuning
+  grid, its best cell and the defaults' cell, as every face shows them).
 - Exhibit III (:mod:`.lsa`): :func:`lsa_spectrum`, :func:`nearest_words`, :func:`term_cosine` and
   :func:`identifier_twins` (two identifiers the embedding cannot tell apart).
 - Exhibit IV (:mod:`.fusion`): :func:`question_grid` (each question's first answer rank under
   BM25, LSA and a fusion) and :func:`three_lists`.
-- Exhibit V (:mod:`.rerank`): :func:`version_demo` (a question whose superseded copy MMR pushes out
-  of the top 3).
+- Exhibit V (:mod:`.rerank`): :func:`fitted_reranker` (the reranker and the lambda chosen on
+  train), :func:`reranker_summary` (its features and weights), :func:`rerank_rows` (every order
+  measured) and :func:`version_demo` (a question whose superseded copy MMR pushes out of the
+  top 3).
 - Exhibit VI (:mod:`.end_to_end`): :func:`funnel` and :func:`compare_runs` (the paired exact
   McNemar test).
 
@@ -28,7 +31,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from raglab.pipeline.exhibits._shared import SNIPPET_CHARS, question
-from raglab.pipeline.exhibits.bm25 import EXAMPLE_QUERIES, bm25_recall, bm25_search, example_queries
+from raglab.pipeline.exhibits.bm25 import (
+    EXAMPLE_QUERIES,
+    GridCell,
+    GridView,
+    bm25_recall,
+    bm25_search,
+    example_queries,
+    grid_view,
+)
 from raglab.pipeline.exhibits.chunking import (
     ANSWER_CONTEXT_CHARS,
     CURVE_MAX_SIZE,
@@ -50,7 +61,13 @@ from raglab.pipeline.exhibits.lsa import (
     nearest_words,
     term_cosine,
 )
-from raglab.pipeline.exhibits.rerank import rerank_rows, version_candidates, version_demo
+from raglab.pipeline.exhibits.rerank import (
+    fitted_reranker,
+    rerank_rows,
+    reranker_summary,
+    version_candidates,
+    version_demo,
+)
 
 if TYPE_CHECKING:
     from raglab.web.warm import warm as warm
@@ -76,14 +93,18 @@ __all__ = [
     "SNIPPET_CHARS",
     "AnswerView",
     "Boundary",
+    "GridCell",
+    "GridView",
     "IntactCurve",
     "answer_view",
     "bm25_recall",
     "bm25_search",
     "compare_runs",
     "example_queries",
+    "fitted_reranker",
     "funnel",
     "fusion_settings",
+    "grid_view",
     "identifier_twins",
     "intact_curve",
     "lsa_search",
@@ -92,6 +113,7 @@ __all__ = [
     "question",
     "question_grid",
     "rerank_rows",
+    "reranker_summary",
     "settings_summary",
     "term_cosine",
     "three_lists",

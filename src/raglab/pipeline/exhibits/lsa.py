@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from raglab import _config as C
+from raglab._topk import top_k
 from raglab.pipeline.exhibits._shared import _cached, _snippet
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import bm25_ranking, lsa_ranking, ranked_chunks
@@ -27,9 +28,8 @@ def lsa_spectrum(lab: Lab) -> dict[str, Any]:
     # most strongly), identifiers left out.
     norms = np.linalg.norm(model.U * model.s[None, :], axis=1)
     terms = model.vocabulary.terms
-    samples = [
-        terms[int(i)] for i in np.argsort(-norms, kind="stable") if not identifiers(terms[int(i)])
-    ][:SAMPLE_WORDS]
+    longest_first = top_k(norms).tolist()
+    samples = [terms[i] for i in longest_first if not identifiers(terms[i])][:SAMPLE_WORDS]
     return {
         "rank": model.rank,
         "windows": len(lab.lsa_windows),

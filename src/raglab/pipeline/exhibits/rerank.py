@@ -1,4 +1,10 @@
-"""Exhibit V: :func:`version_demo` (a question whose superseded copy MMR pushes out of the top 3)."""
+"""Exhibit V: :func:`fitted_reranker` (the reranker and the MMR lambda chosen on train),
+:func:`reranker_summary` (its features and standardised weights), :func:`rerank_rows` (every
+split and order measured) and :func:`version_demo` (a question whose superseded copy MMR pushes
+out of the top 3).
+
+``raglab rerank`` and the web lab's ``/api/rerank`` routes both show these, so they agree.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +16,41 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import (
     ORDERS,
     Reranker,
+    choose_lambda,
     measure_order,
     rerank,
     superseded_in_top,
+    train_reranker,
     with_mmr,
 )
-from raglab.pipeline.retrieval import ranked_chunks
+from raglab.pipeline.retrieval import RetrievalSettings, ranked_chunks
 from raglab.questions import Question
+from raglab.rerank import FEATURES
+
+
+def fitted_reranker(
+    lab: Lab, first_stage: RetrievalSettings = RetrievalSettings()
+) -> tuple[Reranker, float]:
+    """The reranker trained on the training split over ``first_stage``, and the MMR lambda
+    chosen on that split (:func:`~raglab.pipeline.reranking.choose_lambda`)."""
+    reranker = train_reranker(lab, first_stage)
+    return reranker, float(choose_lambda(lab, reranker))
+
+
+def reranker_summary(reranker: Reranker, chosen_lambda: float) -> dict[str, Any]:
+    """The trained reranker as exhibit V shows it: its features, their standardised weights,
+    the bias, how many training rows (candidates) it learned from and how many held the answer,
+    the candidate depth, the lambda chosen on train and the lambdas it was chosen from."""
+    return {
+        "features": list(FEATURES),
+        "weights": dict(reranker.weights),
+        "bias": float(reranker.model.bias),
+        "rows": reranker.rows,
+        "positives": reranker.positives,
+        "depth": C.RERANK_DEPTH,
+        "chosen_lambda": float(chosen_lambda),
+        "lambdas": [float(v) for v in C.MMR_LAMBDAS],
+    }
 
 
 def rerank_rows(lab: Lab, reranker: Reranker, lam: float) -> list[dict[str, Any]]:

@@ -32,7 +32,8 @@ class RunRequest(_RunFields):  # type: ignore[misc,valid-type]
 
 
 class CompareRequest(BaseModel):
-    """Two runs to compare on the same questions."""
+    """Two runs to compare on the same questions: ``a`` and ``b`` must name the same split
+    (422 otherwise)."""
 
     model_config = ConfigDict(extra="forbid")
 

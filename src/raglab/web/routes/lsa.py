@@ -14,7 +14,9 @@ from raglab.web.state import State, plain
 
 router = APIRouter(prefix="/lsa", tags=["III. LSA"])
 
-Text = Annotated[str, Query(min_length=1, max_length=500)]
+# pattern: at least one non-space character (whitespace alone is refused, as the schema says).
+Text = Annotated[str, Query(min_length=1, max_length=500, pattern=r"\S")]
+_PAIR = "{} identifier; give both a and b, or neither to let the lab choose a pair"
 Top = Annotated[int, Query(ge=1, le=50, description="how many results")]
 
 
@@ -78,8 +80,12 @@ def get_search(state: State, q: Text, top: Top = 5) -> dict[str, Any]:
 @router.get("/twins", summary="Two identifiers the embedding cannot tell apart")
 def get_twins(
     state: State,
-    a: Annotated[str | None, Query(max_length=100, description="first identifier")] = None,
-    b: Annotated[str | None, Query(max_length=100, description="second identifier")] = None,
+    a: Annotated[
+        str | None, Query(max_length=100, pattern=r"\S", description=_PAIR.format("first"))
+    ] = None,
+    b: Annotated[
+        str | None, Query(max_length=100, pattern=r"\S", description=_PAIR.format("second"))
+    ] = None,
 ) -> dict[str, Any]:
     first = _text("a", a) if a is not None else None
     second = _text("b", b) if b is not None else None

@@ -6,10 +6,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from raglab import _config as C
-from raglab.pipeline.exhibits import rerank_rows, version_demo
-from raglab.pipeline.reranking import Reranker, choose_lambda, train_reranker
-from raglab.rerank import FEATURES
+from raglab.pipeline.exhibits import fitted_reranker, rerank_rows, reranker_summary, version_demo
+from raglab.pipeline.reranking import Reranker
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/rerank", tags=["V. reranker"])
@@ -26,11 +24,7 @@ Lambda = Annotated[
 
 
 def _model(state: State) -> tuple[Reranker, float]:
-    def build() -> tuple[Reranker, float]:
-        reranker = train_reranker(state.lab)
-        return reranker, float(choose_lambda(state.lab, reranker))
-
-    value = state.compute(("reranker",), build)
+    value = state.compute(("reranker",), lambda: fitted_reranker(state.lab))
     assert isinstance(value, tuple)
     return value
 
@@ -38,16 +32,8 @@ def _model(state: State) -> tuple[Reranker, float]:
 @router.post("/train", summary="Train the reranker on the training split (cached)")
 def post_train(state: State) -> dict[str, Any]:
     reranker, chosen = _model(state)
-    return {
-        "features": list(FEATURES),
-        "weights": plain(reranker.weights),
-        "bias": float(reranker.model.bias),
-        "rows": reranker.rows,
-        "positives": reranker.positives,
-        "depth": C.RERANK_DEPTH,
-        "chosen_lambda": chosen,
-        "lambdas": list(C.MMR_LAMBDAS),
-    }
+    summary: dict[str, Any] = plain(reranker_summary(reranker, chosen))
+    return summary
 
 
 @router.get("/table", summary="Top-1, P@3, R@5 and MRR of each order, on train and test")

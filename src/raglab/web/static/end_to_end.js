@@ -1,10 +1,15 @@
 // Exhibit VI: run the whole pipeline, diagnose every miss, keep runs and compare two of them.
 
-import { $, fill, bindOutput, el, interval, num, post, status } from "./lib.js";
+import { $, fill, applyBounds, bindOutput, el, fillChoices, gridStep, interval, num, post, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
 
-const RETRIEVERS = { rrf: "RRF", score: "score fusion", bm25: "BM25", lsa: "embedding" };
-const CHUNKERS = { heading: "headings", sentence: "sentences", fixed: "fixed windows" };
+// The sliders whose default is "chosen on the training split": the form's key, the setting's
+// name in /api/meta and the grid (in meta.defaults) the pipeline chooses it on.
+const TUNED_SLIDERS = [
+  { key: "weight", name: "weight", grid: "fusion_weights" },
+  { key: "lambda", name: "mmr_lambda", grid: "mmr_lambdas" },
+  { key: "threshold", name: "threshold", grid: "reader_thresholds" },
+];
 const LOSS_NAMES = {
   cut: "cut by the chunker",
   "not retrieved": "not retrieved",
@@ -14,23 +19,27 @@ const LOSS_NAMES = {
 };
 
 export async function init({ meta, store }) {
+  // Every default, bound, choice and display name comes from /api/meta (the settings table).
+  const spec = (name) => settingOf(meta, name);
+  const labels = meta.labels;
+  // A slider whose default is tuned starts (once unticked) in the middle of its range.
+  const start = (s) => (s.default !== null ? s.default : (s.minimum + s.maximum) / 2);
+  const blank = (v) => (v === null ? "" : v);
   const saved = store.settings("end-to-end");
   const form = {
-    chunker: "heading",
-    size: "",
-    overlap: "",
-    retriever: meta.defaults.default_retriever,
-    weight: 0.5,
-    weightTuned: true,
-    rerank: true,
-    mmr: true,
-    lambda: 0.5,
-    lambdaTuned: true,
-    budget: meta.defaults.budget_words,
-    threshold: 0.3,
-    thresholdTuned: true,
-    ...(saved.form || {}),
+    chunker: spec("chunker").default,
+    size: blank(spec("size").default),
+    overlap: blank(spec("overlap").default),
+    retriever: spec("retriever").default,
+    rerank: spec("rerank").default,
+    mmr: spec("mmr").default,
+    budget: spec("budget").default,
   };
+  for (const t of TUNED_SLIDERS) {
+    form[t.key] = start(spec(t.name));
+    form[`${t.key}Tuned`] = spec(t.name).tuned;
+  }
+  Object.assign(form, saved.form || {});
   const statusLine = $("#run-status");
   const ids = {
     chunker: $("#run-chunker"),
@@ -47,20 +56,45 @@ export async function init({ meta, store }) {
     threshold: $("#run-threshold"),
     thresholdTuned: $("#run-threshold-tuned"),
   };
-  const outputs = [
-    bindOutput(ids.weight, $("#run-weight-out"), 2),
-    bindOutput(ids.lambda, $("#run-lambda-out"), 2),
-    bindOutput(ids.budget, $("#run-budget-out")),
-    bindOutput(ids.threshold, $("#run-threshold-out"), 2),
-  ];
+  fillChoices(ids.chunker, spec("chunker"));
+  fillChoices(ids.retriever, spec("retriever"));
+  applyBounds(ids.size, spec("size"), 1);
+  applyBounds(ids.overlap, spec("overlap"), 1);
+  for (const t of TUNED_SLIDERS) applyBounds(ids[t.key], spec(t.name), gridStep(meta.defaults[t.grid]));
+  // The budget's allowed range (up to millions of words) is too wide for a slider: the slider
+  // keeps the page's span, held inside the setting's bounds.
+  const budget = spec("budget");
+  ids.budget.min = String(Math.max(Number(ids.budget.min), budget.minimum));
+  ids.budget.max = String(Math.min(Number(ids.budget.max), budget.maximum));
+  const showBudget = bindOutput(ids.budget, $("#run-budget-out"));
+  const tunedOut = Object.fromEntries(TUNED_SLIDERS.map((t) => [t.key, $(`#run-${t.key}-out`)]));
+  // The settings the shown run resolved, with the request that asked for them.
+  let resolved = null;
   let selected = [];
+
+  // A tuned slider shows the value the run uses: the shown run's, while the form still asks
+  // for that run; "tuned" before a run (or once the form asks for another).
+  function showSliders() {
+    const current = JSON.stringify(request());
+    const used = resolved && resolved.request === current ? resolved.settings : null;
+    for (const t of TUNED_SLIDERS) {
+      const input = ids[t.key];
+      const value = used ? used[t.name] : null;
+      if (!form[`${t.key}Tuned`]) tunedOut[t.key].value = num(input.value, 2);
+      else if (value === null || value === undefined) tunedOut[t.key].value = "tuned";
+      else {
+        input.value = value;
+        tunedOut[t.key].value = num(value, 2);
+      }
+    }
+  }
 
   function writeForm() {
     for (const [key, node] of Object.entries(ids)) {
       if (node.type === "checkbox") node.checked = Boolean(form[key]);
       else node.value = form[key];
     }
-    for (const show of outputs) show();
+    showBudget();
     enable();
   }
 
@@ -79,6 +113,7 @@ export async function init({ meta, store }) {
     ids.lambdaTuned.disabled = !mmr;
     ids.lambda.disabled = !mmr || form.lambdaTuned;
     ids.threshold.disabled = form.thresholdTuned;
+    showSliders();
   }
 
   function request() {
@@ -99,8 +134,9 @@ export async function init({ meta, store }) {
   }
 
   function describe(r) {
-    const parts = [`${CHUNKERS[r.chunker]}${r.size ? ` ${r.size}` : ""}${r.chunker === "fixed" && r.overlap ? `/${r.overlap}` : ""}`];
-    parts.push(r.retriever === "score" ? `score fusion ${r.weight === null ? "w tuned" : `w ${num(r.weight, 2)}`}` : RETRIEVERS[r.retriever]);
+    const parts = [`${labels.chunkers[r.chunker] || r.chunker}${r.size ? ` ${r.size}` : ""}${r.chunker === "fixed" && r.overlap ? `/${r.overlap}` : ""}`];
+    const retriever = labels.retrievers[r.retriever] || r.retriever;
+    parts.push(r.retriever === "score" ? `${retriever} ${r.weight === null ? "w tuned" : `w ${num(r.weight, 2)}`}` : retriever);
     parts.push(r.rerank ? "reranker" : "no reranker");
     if (r.rerank) parts.push(r.mmr ? `MMR ${r.mmr_lambda === null ? "λ tuned" : `λ ${num(r.mmr_lambda, 2)}`}` : "no MMR");
     parts.push(`budget ${r.budget}`);
@@ -108,11 +144,26 @@ export async function init({ meta, store }) {
     return parts.join(", ");
   }
 
-  function showResult(result, label) {
+  // "Used": every setting whose default is tuned that the run used, and whether it was chosen
+  // on the training split (chosen_on_train) or given.
+  function usedLine(result) {
+    const parts = [];
+    for (const s of meta.settings.filter((x) => x.tuned)) {
+      const value = result.settings[s.name];
+      if (s.name === "mmr_lambda" && !result.settings.mmr) parts.push(`${spec("mmr").label} off`);
+      if (value === null || value === undefined) continue;
+      parts.push(`${s.label} ${num(value, 2)} (${result.chosen_on_train.includes(s.name) ? "tuned on train" : "given"})`);
+    }
+    return parts.join(", ");
+  }
+
+  function showResult(result, label, asked) {
+    resolved = { request: JSON.stringify(asked), settings: result.settings };
+    showSliders();
     $("#run-accuracy").textContent = `${result.correct} of ${result.n} = ${num(result.accuracy)}`;
     $("#run-interval").textContent = interval(result.interval);
     $("#run-bound").textContent = `${num(result.bound)} (answerable right: ${result.answerable_correct} of ${result.answerable})`;
-    $("#run-used").textContent = `reader threshold ${num(result.threshold, 2)}, MMR λ ${result.mmr_lambda === null ? "off" : num(result.mmr_lambda, 2)}${label ? `; ${label}` : ""}`;
+    $("#run-used").textContent = `${usedLine(result)}${label ? `; ${label}` : ""}`;
     const f = result.stages;
     const rows = f.stages.map((s) => ({
       label: s.stage,
@@ -224,7 +275,7 @@ export async function init({ meta, store }) {
   async function show(run) {
     try {
       const result = await post("run", run.request);
-      showResult(result, `run ${run.number}`);
+      showResult(result, `run ${run.number}`, run.request);
       status(statusLine, "");
     } catch (error) {
       status(statusLine, error.message);
@@ -243,7 +294,7 @@ export async function init({ meta, store }) {
       const entry = store.addRun({ request: body, correct: result.correct, n: result.n, accuracy: result.accuracy, interval: result.interval });
       store.setSettings("end-to-end", { form, last: entry.number });
       store.markExplored("end-to-end");
-      showResult(result, `run ${entry.number}`);
+      showResult(result, `run ${entry.number}`, body);
       renderRuns();
       status(statusLine, "");
     } catch (error) {

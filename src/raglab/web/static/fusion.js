@@ -1,11 +1,12 @@
 // Exhibit IV: every ranker measured on the test split, and the question-by-question grid.
 
-import { $, fill, $$, bindOutput, debounce, el, get, num, sequence, status } from "./lib.js";
+import { $, fill, $$, applyBounds, bindOutput, debounce, el, get, gridStep, num, sequence, settingOf, status } from "./lib.js";
 
-const NAMES = { bm25: "BM25", lsa: "Embedding (LSA)", rrf: "RRF", score: "Score fusion" };
 const COLUMNS = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10"];
 
-export async function init({ store }) {
+export async function init({ meta, store }) {
+  // Display names and the weight's range come from /api/meta, never from here.
+  const NAMES = meta.labels.retrievers;
   const saved = store.settings("fusion");
   const state = {
     weight: saved.weight ?? null,
@@ -16,6 +17,7 @@ export async function init({ store }) {
     grid: null,
   };
   const weightInput = $("#fusion-weight");
+  applyBounds(weightInput, settingOf(meta, "weight"), gridStep(meta.defaults.fusion_weights));
   const statusLine = $("#fusion-status");
   const showWeight = bindOutput(weightInput, $("#fusion-weight-out"), 2);
   const tableSeq = sequence();
@@ -61,7 +63,7 @@ export async function init({ store }) {
     $("#fusion-grid").replaceChildren(
       ...g.questions.map((q) => {
         const label = q.answerable
-          ? `${q.id}: ${["bm25", "lsa", "fusion"].map((n) => `${n === "bm25" ? "BM25" : n === "lsa" ? "embedding" : "fusion"} ${q.ranks[n] === null ? "not ranked" : `rank ${q.ranks[n]}`}`).join(", ")}`
+          ? `${q.id}: ${["bm25", "lsa", "fusion"].map((n) => `${NAMES[n === "fusion" ? state.method : n]} ${q.ranks[n] === null ? "not ranked" : `rank ${q.ranks[n]}`}`).join(", ")}`
           : `${q.id}: no answer in the documents`;
         return el(
           "button",
@@ -101,7 +103,7 @@ export async function init({ store }) {
     return el(
       "div",
       { class: "ranked" },
-      el("h4", { text: name === "fusion" ? (state.method === "rrf" ? "RRF" : `Score fusion, w = ${num(state.weight, 2)}`) : NAMES[name] }),
+      el("h4", { text: name === "fusion" ? (state.method === "rrf" ? NAMES.rrf : `${NAMES.score}, w = ${num(state.weight, 2)}`) : NAMES[name] }),
       el("p", { class: "small", text: block.first === null ? "Answer not in the list." : `First answer at rank ${block.first}.` }),
       el(
         "ol",

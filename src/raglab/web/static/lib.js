@@ -106,6 +106,33 @@ export function status(node, message, kind = "error") {
   node.dataset.kind = message ? kind : "";
 }
 
+// --- settings from /api/meta ---------------------------------------------------------------
+
+/** The setting called `name` in /api/meta's `settings` (its default, bounds, choices, label). */
+export function settingOf(meta, name) {
+  const found = meta.settings.find((s) => s.name === name);
+  if (!found) throw new Error(`/api/meta has no setting named ${name}`);
+  return found;
+}
+
+/** The spacing of an evenly spaced grid of values (its first two), or undefined. */
+export function gridStep(grid) {
+  return grid && grid.length > 1 ? Number((grid[1] - grid[0]).toFixed(6)) : undefined;
+}
+
+/** Give an input a setting's bounds (and `step`, where given). */
+export function applyBounds(input, setting, step) {
+  if (setting.minimum !== null && setting.minimum !== undefined) input.min = String(setting.minimum);
+  if (setting.maximum !== null && setting.maximum !== undefined) input.max = String(setting.maximum);
+  if (step !== undefined) input.step = String(step);
+}
+
+/** Fill a <select> with a setting's choices, each under its display name. */
+export function fillChoices(select, setting) {
+  const names = setting.choice_labels || {};
+  select.replaceChildren(...setting.choices.map((c) => el("option", { value: c, text: names[c] || c })));
+}
+
 /** Keep a range input's <output> in step with it. */
 export function bindOutput(input, output, digits) {
   const show = () => {

@@ -1,22 +1,17 @@
 // Exhibit V: train the reranker, show its weights, compare orders, and watch MMR drop a stale copy.
 
-import { $, fill, bindOutput, debounce, el, get, num, post, sequence, status } from "./lib.js";
+import { $, fill, applyBounds, bindOutput, debounce, el, get, gridStep, num, post, sequence, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
 
-const FEATURE_NAMES = {
-  bm25: "BM25 score",
-  cosine: "cosine",
-  identifier_match: "identifier match",
-  title_match: "title match",
-  page_age: "page age",
-  position: "position in list",
-};
 const COLUMNS = ["top1", "p@3", "recall@5", "mrr"];
 
-export async function init({ store }) {
+export async function init({ meta, store }) {
+  // The features' display names and λ's range come from /api/meta, never from here.
+  const FEATURE_NAMES = meta.labels.features;
   const saved = store.settings("rerank");
   const state = { trained: Boolean(saved.trained), lam: saved.lam ?? null, question: saved.question || null, chosen: null };
   const lamInput = $("#rerank-lambda");
+  applyBounds(lamInput, settingOf(meta, "mmr_lambda"), gridStep(meta.defaults.mmr_lambdas));
   const statusLine = $("#rerank-status");
   const showLam = bindOutput(lamInput, $("#rerank-lambda-out"), 2);
   const tableSeq = sequence();
@@ -114,7 +109,7 @@ export async function init({ store }) {
         `Logistic regression on ${model.rows.toLocaleString("en-GB")} candidate rows from the training questions (${model.positives} hold the answer), ` +
         `the first stage's top ${model.depth} for each. On the training questions MMR works best at λ = ${num(model.chosen_lambda, 2)}, marked on the slider.`;
       hbars($("#rerank-weights"), {
-        label: `Learned weights: ${model.features.map((f) => `${FEATURE_NAMES[f]} ${num(model.weights[f], 2)}`).join(", ")}`,
+        label: `Learned weights: ${model.features.map((f) => `${FEATURE_NAMES[f] || f} ${num(model.weights[f], 2)}`).join(", ")}`,
         rows: model.features.map((f) => ({ label: FEATURE_NAMES[f] || f, value: model.weights[f], note: num(model.weights[f], 2) })),
       });
       lamInput.disabled = false;
