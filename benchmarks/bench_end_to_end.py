@@ -2,7 +2,7 @@
 
 Handbook (``raglab.pipeline.end_to_end.run`` with the default ``RunSettings`` on the test split):
 
-- cold: ``Lab.load()`` then ``run(lab)``, on a fresh Lab each repeat: chunking, BM25, the LSA fit,
+- cold: ``Lab.load()`` then ``run_pipeline(lab)``, on a fresh Lab each repeat: chunking, BM25, the LSA fit,
   the reranker's training, the choice of MMR's lambda and of the reader's threshold on the
   training split, then the test questions. Per question = total / number of test questions.
 - warm: on the same Lab, ``run`` again with the lambda and threshold the cold run chose written
@@ -54,21 +54,21 @@ COLD_PROCESS = textwrap.dedent(
     """
     import time
     start = time.perf_counter()
-    from raglab.pipeline.end_to_end import run
+    from raglab.pipeline.end_to_end import run_pipeline
     from raglab.pipeline.lab import Lab
-    result = run(Lab.load())
+    result = run_pipeline(Lab.load())
     print(time.perf_counter() - start, result.n, result.correct)
     """
 )
 
 
 def _handbook(cfg: Config, section: Section) -> None:
-    from raglab.pipeline.end_to_end import RunSettings, run
+    from raglab.pipeline.end_to_end import RunSettings, run_pipeline
     from raglab.pipeline.lab import Lab
 
     def cold() -> tuple[Lab, Any]:
         lab = Lab.load()
-        return lab, run(lab, RunSettings())
+        return lab, run_pipeline(lab, RunSettings())
 
     def outcomes(result: Any) -> list[tuple[str, str]]:
         return [(o.id, o.outcome) for o in result.outcomes]
@@ -81,7 +81,7 @@ def _handbook(cfg: Config, section: Section) -> None:
         fixed = dataclasses.replace(
             RunSettings(), threshold=result.threshold, mmr_lambda=result.mmr_lambda
         )
-        warm_result, warm_seconds = timed(lambda lab=lab, s=fixed: run(lab, s))  # type: ignore[misc]
+        warm_result, warm_seconds = timed(lambda lab=lab, s=fixed: run_pipeline(lab, s))  # type: ignore[misc]
         warm_samples.append(warm_seconds)
         if outcomes(warm_result) != outcomes(result):
             raise Disagreement("the warm run's outcomes differ from the cold run's")
@@ -107,7 +107,7 @@ def _handbook(cfg: Config, section: Section) -> None:
     section.rows += [
         Row(
             case,
-            f"cold run: Lab.load() + run(), total (median of {cfg.e2e_repeats})",
+            f"cold run: Lab.load() + run_pipeline(), total (median of {cfg.e2e_repeats})",
             "s",
             cold_t.median,
             check=check,

@@ -17,7 +17,7 @@ from raglab.fusion import rrf, score_fusion
 from raglab.lsa import LSAModel, fit_lsa
 from raglab.metrics import evaluate
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, run
+from raglab.pipeline.end_to_end import RunSettings, run, run_pipeline
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
 from raglab.questions import AnswerSpan, Question, QuestionSet, load_questions
@@ -54,6 +54,7 @@ __all__ = [
     "rank",
     "rrf",
     "run",
+    "run_pipeline",
     "score_fusion",
     "tokenize",
     "wilson_interval",

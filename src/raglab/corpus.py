@@ -17,6 +17,7 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
+from raglab._io import read_text
 from raglab.errors import InputError, Problem
 
 FRONT_MATTER_FIELDS = ("id", "title", "updated", "status", "supersedes")
@@ -276,21 +277,9 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
 
 def _read_text(path: Path, problems: list[Problem]) -> str | None:
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        problems.append(Problem(str(path), f"cannot be read: {exc.strerror or exc}"))
-        return None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        problems.append(
-            Problem(
-                str(path),
-                f"is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-                line,
-            )
-        )
+        return read_text(path)
+    except InputError as exc:  # keep going: every file's problem is listed at once
+        problems.extend(exc.problems)
         return None
 
 

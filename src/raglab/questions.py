@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from raglab._io import read_text
 from raglab._types import IntArray
 from raglab.corpus import Corpus, bundled_handbook_dir, load_corpus, whitespace_blocks
 from raglab.errors import InputError, Problem
@@ -388,15 +389,5 @@ def load_questions(path: str | Path | None = None, *, corpus: Corpus | None = No
     file = bundled_questions_path() if path is None else Path(path)
     if corpus is None:
         corpus = load_corpus()
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise InputError([Problem(str(file), f"cannot be read: {exc.strerror or exc}")]) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            [Problem(str(file), f"is not UTF-8 (byte 0x{data[exc.start]:02x})", line)]
-        ) from None
+    text = read_text(file)
     return parse_questions(text.splitlines(), corpus=corpus, source=str(file))

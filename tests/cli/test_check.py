@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from raglab.cli import check as check_command
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run
+from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report, compare_reports
 from raglab.settings import TUNED
@@ -28,7 +28,7 @@ def parser() -> argparse.ArgumentParser:
 def cli(*argv: str) -> int:
     """Run ``raglab check`` through a parser of our own, as main.py would dispatch it."""
     args = parser().parse_args(["check", *argv])
-    return int(args.run(args))
+    return int(args.handler(args))
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_a_tiny_budget_fails_naming_the_questions(
     on their per-question outcomes."""
     assert cli("--baseline", str(baseline_file), "--budget", "50", "--json") == 1
     result = json.loads(capsys.readouterr().out)
-    base, tiny = run(lab), run(lab, RunSettings(budget=50))
+    base, tiny = run_pipeline(lab), run_pipeline(lab, RunSettings(budget=50))
     acc = next(m for m in result["measures"] if m["measure"] == "accuracy")
     pairs = list(zip(base.outcomes, tiny.outcomes, strict=True))
     assert acc["worse"] == [a.id for a, b in pairs if a.outcome == "correct" != b.outcome]

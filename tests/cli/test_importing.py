@@ -27,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     args = parser().parse_args(list(argv))
-    code = int(args.run(args))
+    code = int(args.handler(args))
     out, err = capsys.readouterr()
     return code, out, err
 

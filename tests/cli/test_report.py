@@ -25,7 +25,7 @@ def cli(*argv: str) -> int:
         args = parser.parse_args(["report", *argv])
     except SystemExit as exc:  # a usage error: argparse has printed it
         return int(exc.code or 0)
-    return int(args.run(args))
+    return int(args.handler(args))
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 
 from raglab.cli.main import main
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import run as run_pipeline
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import bm25_grid, choose_weight, ranker_table
 

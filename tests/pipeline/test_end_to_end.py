@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from raglab.pipeline.end_to_end import OUTCOMES, RunSettings, outcomes_vector, run
+from raglab.pipeline.end_to_end import OUTCOMES, RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.lab import Lab
 from raglab.stats import mcnemar_exact
 
@@ -83,35 +83,35 @@ def outcome(result_outcomes: tuple[object, ...], qid: str) -> str:
 
 
 def test_every_question_correct_with_generous_settings(small_lab: Lab) -> None:
-    result = run(small_lab, plain(threshold=0.5))
+    result = run_pipeline(small_lab, plain(threshold=0.5))
     assert [o.outcome for o in result.outcomes] == ["correct", "correct", "correct"]
     assert result.accuracy == 1.0 and result.bound == 1.0
 
 
 def test_each_diagnosis_arises_where_the_pipeline_loses_the_answer(small_lab: Lab) -> None:
     # A fixed window of 6 words cuts both answer sentences.
-    cut = run(small_lab, plain(chunker="fixed", size=6, overlap=0, threshold=0.5))
+    cut = run_pipeline(small_lab, plain(chunker="fixed", size=6, overlap=0, threshold=0.5))
     assert outcome(cut.outcomes, "s1") == outcome(cut.outcomes, "s2") == "cut"
     # A budget smaller than any chunk packs nothing: answers ranked but past the budget.
-    tight = run(small_lab, plain(budget=3, threshold=0.5))
+    tight = run_pipeline(small_lab, plain(budget=3, threshold=0.5))
     assert outcome(tight.outcomes, "s1") == "past budget"
     # A threshold of 1 makes the reader decline partial matches: s2's sentence covers
     # {supply, track, stop} of the stems {supply, voltag, track, stop}, a coverage of 3/4.
-    strict = run(small_lab, plain(threshold=1.0))
+    strict = run_pipeline(small_lab, plain(threshold=1.0))
     assert outcome(strict.outcomes, "s2") == "reader"
     assert next(o.coverage for o in strict.outcomes if o.id == "s2") == 0.75
     # A threshold of 0 makes the reader answer an out-of-corpus question anyway.
-    eager = run(small_lab, plain(threshold=0.0))
+    eager = run_pipeline(small_lab, plain(threshold=0.0))
     assert outcome(eager.outcomes, "s3") == "false answer"
     # LSA ranks every chunk, BM25 only those sharing a word: a question sharing none is not retrieved.
-    small_lab_q = run(small_lab, plain(threshold=0.5), split="train")
+    small_lab_q = run_pipeline(small_lab, plain(threshold=0.5), split="train")
     assert {o.outcome for o in small_lab_q.outcomes} <= set(OUTCOMES)
 
 
 def test_interval_and_bound_on_the_handbook() -> None:
     """Oracle: statsmodels proportion_confint(method="wilson") for the interval."""
     lab = Lab.load()
-    result = run(lab)
+    result = run_pipeline(lab)
     lo, hi = proportion_confint(result.correct, result.n, alpha=0.05, method="wilson")
     assert result.interval == pytest.approx((lo, hi), abs=1e-12)
     assert result.n == 30 and result.answerable == 26
@@ -120,18 +120,18 @@ def test_interval_and_bound_on_the_handbook() -> None:
 
 
 def test_threshold_is_chosen_on_training_questions(small_lab: Lab) -> None:
-    result = run(small_lab, plain())
+    result = run_pipeline(small_lab, plain())
     assert 0.0 <= result.threshold <= 1.0
-    train = run(small_lab, plain(threshold=result.threshold), split="train")
+    train = run_pipeline(small_lab, plain(threshold=result.threshold), split="train")
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
-        assert run(small_lab, plain(threshold=t), split="train").correct <= train.correct
+        assert run_pipeline(small_lab, plain(threshold=t), split="train").correct <= train.correct
 
 
 def test_two_runs_compared_with_mcnemar() -> None:
     """Oracle: statsmodels mcnemar(exact=True) on the 2x2 table of the same two runs."""
     lab = Lab.load()
-    a = outcomes_vector(run(lab))
-    b = outcomes_vector(run(lab, RunSettings(retriever="bm25", rerank=False, mmr=False)))
+    a = outcomes_vector(run_pipeline(lab))
+    b = outcomes_vector(run_pipeline(lab, RunSettings(retriever="bm25", rerank=False, mmr=False)))
     result = mcnemar_exact(a, b)
     table = [
         [
@@ -159,7 +159,7 @@ def test_page_labelled_questions_say_plainly_the_run_needs_passages(tmp_path: Pa
     )
     lab = Lab.load(folder, q)
     with pytest.raises(ValueError, match="needs answer passages"):
-        run(lab)
+        run_pipeline(lab)
 
 
 def test_settings_are_validated() -> None:
@@ -167,3 +167,17 @@ def test_settings_are_validated() -> None:
         RunSettings(rerank=False, mmr=True)
     with pytest.raises(ValueError, match="budget"):
         RunSettings(budget=0)
+
+
+def test_the_old_name_run_warns_and_gives_the_same_result() -> None:
+    """Oracle: run_pipeline itself; the deprecated alias must agree and say so."""
+    import raglab
+    from raglab.pipeline import end_to_end
+    from raglab.pipeline.lab import Lab
+
+    lab = Lab.load()
+    settings = RunSettings(rerank=False, mmr=False, threshold=0.45)
+    with pytest.warns(DeprecationWarning, match="use run_pipeline"):
+        old = end_to_end.run(lab, settings)
+    assert old == run_pipeline(lab, settings)
+    assert raglab.run is end_to_end.run and raglab.run_pipeline is run_pipeline

@@ -14,7 +14,7 @@ import pytest
 from raglab.chunking import Chunk
 from raglab.metrics import first_relevant_rank
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import DIAGNOSES, run
+from raglab.pipeline.end_to_end import DIAGNOSES, run_pipeline
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import (
     choose_lambda,
@@ -112,7 +112,7 @@ def test_reranker_raises_top1_and_mmr_drops_a_superseded_copy(lab: Lab) -> None:
 
 
 def test_end_to_end_misses_have_several_causes_and_respect_the_bound(lab: Lab) -> None:
-    result = run(lab)
+    result = run_pipeline(lab)
     causes = Counter(o.outcome for o in result.outcomes if o.outcome != "correct")
     assert len(set(causes) & set(DIAGNOSES)) >= 3, causes
     assert result.answerable_correct / result.answerable <= result.bound

@@ -16,7 +16,7 @@ import raglab
 from raglab import _config as C
 from raglab.corpus import bundled_handbook_dir
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run
+from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits import funnel, lsa_spectrum, rerank_rows
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.report import (
@@ -119,7 +119,7 @@ def test_sections_and_identity(report: dict[str, Any]) -> None:
 
 def test_end_to_end_equals_the_library_run(lab: Lab, report: dict[str, Any]) -> None:
     """Oracle: raglab.pipeline.end_to_end.run and exhibits.funnel on the same lab."""
-    result = run(lab)
+    result = run_pipeline(lab)
     e2e = report["end_to_end"]
     assert e2e["supported"] is True
     assert (e2e["accuracy"], e2e["correct"], e2e["n"]) == (
@@ -140,7 +140,7 @@ def test_end_to_end_equals_the_library_run(lab: Lab, report: dict[str, Any]) -> 
 
 def test_settings_are_resolved(lab: Lab, report: dict[str, Any]) -> None:
     """Oracle: the run's chosen threshold and lambda; the heading chunker's cap from _config."""
-    result = run(lab)
+    result = run_pipeline(lab)
     s = report["settings"]
     assert s["threshold"] == result.threshold
     assert s["mmr_lambda"] == result.mmr_lambda
@@ -363,7 +363,7 @@ def test_a_small_budget_fails_and_names_the_questions(
     lab: Lab, report: dict[str, Any], small_budget_report: dict[str, Any]
 ) -> None:
     """Oracle: the two library runs' outcomes, and stats.mcnemar_exact on their vectors."""
-    base, small = run(lab), run(lab, RunSettings(budget=SMALL_BUDGET))
+    base, small = run_pipeline(lab), run_pipeline(lab, RunSettings(budget=SMALL_BUDGET))
     result = compare_reports(report, small_budget_report)
     assert result["verdict"] == "fail" and "accuracy" in result["fell"]
     acc = next(m for m in result["measures"] if m["measure"] == "accuracy")

@@ -18,7 +18,7 @@ from raglab import _config as C
 from raglab.bm25 import lucene_idf
 from raglab.metrics import first_relevant_rank
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run
+from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits import identifier_twins, intact_curve, term_cosine
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import (
@@ -482,7 +482,7 @@ def test_version_demo_moves_a_superseded_copy_out_of_the_top_three(api: Any, lab
 
 
 def _same_result(data: dict[str, Any], lab: Lab, settings: RunSettings) -> None:
-    result = run(lab, settings)
+    result = run_pipeline(lab, settings)
     assert data["correct"] == result.correct and data["n"] == result.n
     assert data["accuracy"] == result.accuracy
     assert data["interval"] == list(result.interval)
@@ -537,8 +537,8 @@ def test_compare_two_runs_with_the_exact_mcnemar_test(api: Any, lab: Lab) -> Non
     a_body = {"rerank": False, "threshold": 0.3}
     b_body = {"threshold": 0.3}
     data = api.timed_post("compare two runs", "/api/run/compare", {"a": a_body, "b": b_body}).json()
-    a = run(lab, RunSettings(rerank=False, mmr=False, threshold=0.3))
-    b = run(lab, RunSettings(threshold=0.3))
+    a = run_pipeline(lab, RunSettings(rerank=False, mmr=False, threshold=0.3))
+    b = run_pipeline(lab, RunSettings(threshold=0.3))
     test = mcnemar_exact(outcomes_vector(a), outcomes_vector(b))
     assert (data["only_a"], data["only_b"], data["both_right"], data["both_wrong"]) == (
         test.only_a,
@@ -726,7 +726,7 @@ def test_serve_registers_its_options_and_binds_locally_by_default() -> None:
     args = parser.parse_args(["serve"])
     assert (args.host, args.port, args.open) == ("127.0.0.1", 8000, False)
     assert args.stem is NOT_GIVEN  # the lab's default, from the settings table
-    assert args.run is serve.run
+    assert args.handler is serve.run
     args = parser.parse_args(
         ["serve", "--host", "0.0.0.0", "--port", "9001", "--open", "--stem", "--corpus", "d"]
     )

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run
+from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits import identifier_twins, lsa_spectrum, term_cosine, version_demo
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, measure_order, train_reranker
@@ -352,7 +352,7 @@ def test_06_reranker(visit: Visit, lab: Lab) -> None:
 
 def test_07_end_to_end(visit: Visit, lab: Lab) -> None:
     page = visit.page
-    default = run(lab, RunSettings())
+    default = run_pipeline(lab, RunSettings())
     visit.timed(
         "end to end: run the default settings",
         lambda: page.locator("#run-button").click(),
@@ -371,7 +371,7 @@ def test_07_end_to_end(visit: Visit, lab: Lab) -> None:
     expect(page.locator("#run-mmr")).to_be_disabled()
     page.locator("#run-button").click()
     expect(page.locator("#runs-table tbody tr")).to_have_count(2)
-    plain = run(lab, RunSettings(rerank=False, mmr=False))
+    plain = run_pipeline(lab, RunSettings(rerank=False, mmr=False))
     expect(page.locator("#run-accuracy")).to_have_text(
         f"{plain.correct} of {plain.n} = {f3(plain.accuracy)}"
     )

@@ -15,7 +15,7 @@ import pytest
 
 from raglab import _config as C
 from raglab.cli.main import main
-from raglab.pipeline.end_to_end import RunResult, RunSettings, run
+from raglab.pipeline.end_to_end import RunResult, RunSettings, run_pipeline
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, measure
 from raglab.settings import RETRIEVER_LABELS, SETTINGS
@@ -81,7 +81,7 @@ def test_every_retriever_runs_the_same_on_every_face(
     """The whole run, values chosen on train included (score fusion's weight among them)."""
     cli = cli_json(capsys, "run", "--retriever", retriever)
     web = api.post("/api/run", {"retriever": retriever}).json()
-    library = run(lab, RunSettings(retriever=retriever))
+    library = run_pipeline(lab, RunSettings(retriever=retriever))
     assert _face(cli) == _face(web) == _summary(library)
     assert cli["settings"] == web["settings"]
     assert cli["chosen_on_train"] == web["chosen_on_train"] == list(library.chosen_on_train)
@@ -128,7 +128,7 @@ def test_given_run_settings_are_the_same_on_every_face(capsys: Cap, api: Any, la
     ]
     cli = cli_json(capsys, *argv)
     web = api.post("/api/run", given).json()
-    library = run(lab, RunSettings.from_given(given))
+    library = run_pipeline(lab, RunSettings.from_given(given))
     assert _face(cli) == _face(web) == _summary(library)
     assert cli["settings"] == web["settings"]
     assert web["settings"]["mmr"] is False and web["settings"]["weight"] == 0.4

@@ -25,12 +25,12 @@ def register(sub: Any) -> None:
     search.add_argument("--b", type=float, default=C.BM25_B)
     search.add_argument("--top", type=int, default=5)
     add_lab_options(search)
-    search.set_defaults(run=run_search)
+    search.set_defaults(handler=run_search)
     grid = actions.add_parser(
         "grid", help="training recall@5 for every k1 and b; test recall at the best"
     )
     add_lab_options(grid)
-    grid.set_defaults(run=run_grid)
+    grid.set_defaults(handler=run_grid)
 
 
 def run_search(args: argparse.Namespace) -> int:

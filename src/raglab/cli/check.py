@@ -94,7 +94,7 @@ def register(sub: Any) -> None:
     )
     add_run_options(parser)
     add_lab_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 #: The parts of the data a baseline is fingerprinted on, which ``--accept-changed`` names.

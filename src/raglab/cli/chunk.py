@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--overlap", type=int, help="overlap in words (fixed only)")
     parser.add_argument("--split", choices=("test", "train", "all"), default="test")
     add_lab_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

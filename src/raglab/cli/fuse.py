@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--split", choices=SPLITS, default="test", help="default: test")
     add_setting_options(parser.add_argument_group("retrieval settings"), FUSE_SETTINGS)
     add_lab_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 def fuse_settings(args: argparse.Namespace) -> RetrievalSettings:

@@ -103,7 +103,7 @@ def register(sub: Any) -> None:
     beir.add_argument(
         "--qrels", metavar="FILE", help="read only this qrels file (a path or a name in qrels/)"
     )
-    beir.set_defaults(run=run)
+    beir.set_defaults(handler=run)
 
     glasgow = formats.add_parser(
         "glasgow",
@@ -136,7 +136,7 @@ def register(sub: Any) -> None:
         help="raw grade to relevance, RAW=REL pairs; relevance 0 or less drops the row "
         f"(default, Cranfield's: {_default_grade_map()})",
     )
-    glasgow.set_defaults(run=run)
+    glasgow.set_defaults(handler=run)
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:

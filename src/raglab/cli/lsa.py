@@ -28,17 +28,17 @@ def register(sub: Any) -> None:
         "info", help="singular values and the variance share of each dimension"
     )
     add_lab_options(info)
-    info.set_defaults(run=run_info)
+    info.set_defaults(handler=run_info)
     near = actions.add_parser("neighbours", help="the words nearest to a word")
     near.add_argument("word")
     near.add_argument("--top", type=int, default=10)
     add_lab_options(near)
-    near.set_defaults(run=run_neighbours)
+    near.set_defaults(handler=run_neighbours)
     search = actions.add_parser("search", help="rank chunks by cosine in the embedding")
     search.add_argument("query")
     search.add_argument("--top", type=int, default=5)
     add_lab_options(search)
-    search.set_defaults(run=run_search)
+    search.set_defaults(handler=run_search)
 
 
 def run_info(args: argparse.Namespace) -> int:

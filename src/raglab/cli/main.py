@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _Parser.json_errors = False
     as_json = bool(getattr(args, "json", False))
     try:
-        return int(args.run(args))
+        return int(args.handler(args))
     except OutputError as exc:
         for problem in exc.problems:  # one line each, naming the user's path
             print(f"raglab {args.command}: {problem}", file=sys.stderr)

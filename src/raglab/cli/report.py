@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     add_run_options(parser)
     add_lab_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:

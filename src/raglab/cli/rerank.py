@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
         "--lambda", dest="lam", type=float, help="MMR lambda (default: chosen on train)"
     )
     add_lab_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

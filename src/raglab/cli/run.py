@@ -9,8 +9,13 @@ from rich.table import Table
 
 from raglab.cli._common import EXIT_OK, add_lab_options, console, load_lab, print_json
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.pipeline.end_to_end import OUTCOMES, RUN_SETTING_NAMES, RunResult, RunSettings
-from raglab.pipeline.end_to_end import run as run_pipeline
+from raglab.pipeline.end_to_end import (
+    OUTCOMES,
+    RUN_SETTING_NAMES,
+    RunResult,
+    RunSettings,
+    run_pipeline,
+)
 from raglab.questions import SPLITS
 from raglab.settings import NOT_GIVEN
 
@@ -37,7 +42,7 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("run", help="run the whole pipeline and diagnose every lost answer")
     add_run_options(parser)
     add_lab_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 def used_line(result: RunResult) -> str:

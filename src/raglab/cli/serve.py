@@ -72,7 +72,7 @@ def register(sub: Any) -> None:
         "in the background while the server is idle.",
     )
     add_arguments(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 @contextmanager

@@ -61,7 +61,7 @@ def register(sub: Any) -> None:
     export.add_argument("--qrels", metavar="FILE", help="where to write the qrels")
     export.add_argument("--force", action="store_true", help="replace existing files")
     add_lab_options(export)
-    export.set_defaults(run=run_export)
+    export.set_defaults(handler=run_export)
     ev = actions.add_parser(
         "eval", help="measure an external retriever's TREC run beside RAG lab's rankers"
     )
@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
         "--budget", type=int, default=C.BUDGET_WORDS, help="context budget of the end-to-end run"
     )
     add_lab_options(ev)
-    ev.set_defaults(run=run_eval)
+    ev.set_defaults(handler=run_eval)
 
 
 def _write(path: str, text: str, force: bool) -> None:

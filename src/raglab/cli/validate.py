@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="also check a TREC run against the questions and the pages (repeatable)",
     )
-    parser.set_defaults(run=run)
+    parser.set_defaults(handler=run)
 
 
 def check_runs(data: Data, paths: list[str]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ chunk fits the budget, which caps the accuracy on answerable questions.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -298,7 +299,7 @@ def resolve_run(lab: Lab, s: RunSettings, *, upto: str = "threshold") -> RunSett
     return s
 
 
-def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> RunResult:
+def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> RunResult:
     """Run the whole pipeline on a split and diagnose every miss.
 
     Every value chosen on the training split is resolved first, once (:func:`resolve_run`);
@@ -359,6 +360,17 @@ def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> Run
         bound=fits / len(answerable) if answerable else 0.0,
         funnel=funnel,
     )
+
+
+def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> RunResult:
+    """Deprecated name of :func:`run_pipeline` ("run" also names a TREC run, the ``raglab run``
+    command and :class:`RunSettings`); warns and calls it."""
+    warnings.warn(
+        "raglab.pipeline.end_to_end.run is deprecated: use run_pipeline",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return run_pipeline(lab, s, split=split)
 
 
 def outcomes_vector(result: RunResult) -> list[bool]:

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from raglab import _config as C
-from raglab.pipeline.end_to_end import RunSettings
-from raglab.pipeline.end_to_end import run as run_pipeline
+from raglab.pipeline.end_to_end import RunSettings, run_pipeline
 from raglab.pipeline.external import load_run
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, measure

@@ -12,7 +12,7 @@ from typing import Any
 
 from raglab import _config as C
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
-from raglab.pipeline.end_to_end import RunSettings, resolve_run, run
+from raglab.pipeline.end_to_end import RunSettings, resolve_run, run_pipeline
 from raglab.pipeline.exhibits import funnel, grid_view, rerank_rows
 from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.lab import ChunkingKey, Lab
@@ -196,7 +196,7 @@ def end_to_end_section(
     if any(q.labels == "pages" for q in lab.questions):
         return {"supported": False, "reason": _PAGES_RUN, "split": split}, _resolved(lab, settings)
     try:
-        result = run(lab, settings, split=split)
+        result = run_pipeline(lab, settings, split=split)
     except ValueError as exc:
         # The settings were checked before (build_report), so this is the data: say so plainly.
         reason = f"the run could not be made: {exc}"

@@ -10,7 +10,7 @@ from functools import partial
 
 from raglab import _config as C
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, run
+from raglab.pipeline.end_to_end import RunSettings, run_pipeline
 from raglab.pipeline.exhibits import (
     CURVE_OVERLAPS,
     bm25_recall,
@@ -91,6 +91,6 @@ def warm_later(lab: Lab) -> list[Callable[[], object]]:
         partial(chunking_report, lab, ChunkingKey("sentence")),
     ]
     tasks += [partial(_rerank_rows_at, lab, lam) for lam in C.MMR_LAMBDAS]
-    tasks.append(partial(run, lab, RunSettings()))
+    tasks.append(partial(run_pipeline, lab, RunSettings()))
     tasks += [partial(intact_curve, lab, overlap=o) for o in CURVE_OVERLAPS if o != C.FIXED_OVERLAP]
     return tasks

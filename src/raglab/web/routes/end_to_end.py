@@ -7,7 +7,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunResult, RunSettings, run
+from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunResult, RunSettings, run_pipeline
 from raglab.pipeline.exhibits import compare_runs, funnel
 from raglab.web.models import settings_model
 from raglab.web.state import State, WebState, plain
@@ -49,7 +49,7 @@ def _settings(r: RunRequest) -> RunSettings:
 def _run(state: WebState, r: RunRequest) -> RunResult:
     settings = _settings(r)
     value = state.compute(
-        ("run", settings, r.split), lambda: run(state.lab, settings, split=r.split)
+        ("run", settings, r.split), lambda: run_pipeline(state.lab, settings, split=r.split)
     )
     assert isinstance(value, RunResult)
     return value
