@@ -201,3 +201,39 @@ def test_each_command_offers_its_settings_from_the_table(
             assert s.flag in options[s.name].option_strings
         elif s.name in left_out:
             assert s.name not in options, (command, s.name)
+
+
+def _action(command: str, action: str) -> argparse.ArgumentParser:
+    parent = _subparser(command)
+    sub = next(a for a in parent._actions if isinstance(a, argparse._SubParsersAction))
+    chosen = sub.choices[action]
+    assert isinstance(chosen, argparse.ArgumentParser)
+    return chosen
+
+
+@pytest.mark.parametrize(
+    ("command", "names", "aliases"),
+    [
+        (("chunk", None), ("chunker", "size", "overlap"), {"--method": "chunker"}),
+        (("bm25", "search"), ("k1", "b"), {}),
+        (("rerank", None), ("mmr_lambda",), {"--lambda": "mmr_lambda"}),
+        (("trec", "eval"), ("budget",), {}),
+    ],
+)
+def test_the_stage_commands_take_their_settings_from_the_table(
+    command: tuple[str, str | None], names: tuple[str, ...], aliases: dict[str, str]
+) -> None:
+    """The stage commands' settings are the table's options (flag, NOT_GIVEN default, the
+    table's check), and their first names stay as aliases of the same setting."""
+    name, action = command
+    parser = _subparser(name) if action is None else _action(name, action)
+    for n in names:
+        s = setting(n)
+        option = next(a for a in parser._actions if s.flag in a.option_strings)
+        assert option.dest == n and option.default is NOT_GIVEN, n
+    for flag, dest in aliases.items():
+        alias = next(a for a in parser._actions if flag in a.option_strings)
+        assert alias.dest == dest and alias.default is NOT_GIVEN
+    if action == "search":
+        with pytest.raises(SystemExit):
+            parser.parse_args(["word", "--b", "1.5"])  # the table's range: b in [0, 1]

@@ -80,3 +80,23 @@ def test_every_route_answers_as_its_schema_says(case: schemathesis.Case) -> None
     assume(not breaks_a_documented_rule(case.query or {}, "fixed"))
     assume(not breaks_a_documented_rule(case.body, default("chunker")))
     case.call_and_validate()
+
+
+@pytest.mark.parametrize(
+    ("path", "param"),
+    [
+        ("/api/bm25/search", "k1"),
+        ("/api/bm25/search", "b"),
+        ("/api/chunking", "size"),
+        ("/api/chunking", "overlap"),
+    ],
+)
+def test_query_parameters_take_their_range_from_the_settings_table(path: str, param: str) -> None:
+    from raglab.settings import setting
+
+    operation = APP.openapi()["paths"][path]["get"]
+    (found,) = [p for p in operation["parameters"] if p["name"] == param]
+    numbers = [x for x in found["schema"].get("anyOf", [found["schema"]]) if "maximum" in x]
+    s = setting(param)
+    assert (numbers[0]["minimum"], numbers[0]["maximum"]) == (s.minimum, s.maximum)
+    assert s.help in found["description"]

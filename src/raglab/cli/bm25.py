@@ -8,9 +8,10 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from raglab import _config as C
 from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
+from raglab.cli.options import add_setting_options, given_settings
 from raglab.pipeline.exhibits import GridView, bm25_search, grid_view
+from raglab.settings import default
 
 #: The widest line ``raglab bm25 grid`` prints: it fits an 80-column terminal.
 GRID_WIDTH = 80
@@ -21,9 +22,8 @@ def register(sub: Any) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     search = actions.add_parser("search", help="rank chunks for a query and explain each score")
     search.add_argument("query")
-    search.add_argument("--k1", type=float, default=C.BM25_K1)
-    search.add_argument("--b", type=float, default=C.BM25_B)
-    search.add_argument("--top", type=int, default=5)
+    add_setting_options(search, ("k1", "b"))
+    search.add_argument("--top", type=int, default=5, help="results to show (default: 5)")
     add_lab_options(search)
     search.set_defaults(handler=run_search)
     grid = actions.add_parser(
@@ -34,16 +34,18 @@ def register(sub: Any) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise ValueError(f"--top must be at least 1, not {args.top}")
+    given = {"k1": default("k1"), "b": default("b"), **given_settings(args, ("k1", "b"))}
+    k1, b = given["k1"], given["b"]
     lab = load_lab(args)
-    if not 0 <= args.b <= 1 or args.k1 < 0 or args.top < 1:
-        raise SystemExit("raglab bm25 search: need k1 >= 0, 0 <= b <= 1 and --top >= 1")
-    found = bm25_search(lab, args.query, k1=args.k1, b=args.b, top=args.top)
+    found = bm25_search(lab, args.query, k1=k1, b=b, top=args.top)
     if args.json:
         print_json(found)
         return EXIT_OK
     out = console()
     tokens = found["tokens"]
-    out.print(f"[bold]Query tokens[/] {' '.join(tokens) or '(none)'}   k1={args.k1} b={args.b}")
+    out.print(f"[bold]Query tokens[/] {' '.join(tokens) or '(none)'}   k1={k1} b={b}")
     if not found["results"]:
         out.print("No chunk shares a word with the query.")
     for row in found["results"]:

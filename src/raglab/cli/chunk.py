@@ -10,8 +10,10 @@ from rich.table import Table
 
 from raglab.chunking import METHODS
 from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
+from raglab.cli.options import add_setting_options, given_settings
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.lab import ChunkingKey
+from raglab.settings import NOT_GIVEN
 
 
 def register(sub: Any) -> None:
@@ -21,23 +23,25 @@ def register(sub: Any) -> None:
         description="Cut every page into chunks and check, for each labelled answer, whether one "
         "chunk holds it whole. For fixed windows the closed forms are printed beside the counts.",
     )
+    # Exhibit I starts from fixed windows, unlike the pipeline's default chunker.
+    add_setting_options(parser, ("chunker", "size", "overlap"), default_texts={"chunker": "fixed"})
     parser.add_argument(
-        "--method", choices=METHODS, default="fixed", help="chunker (default fixed)"
+        "--method", dest="chunker", choices=METHODS, default=NOT_GIVEN, help="the same as --chunker"
     )
-    parser.add_argument(
-        "--size", type=int, help="words per chunk (size cap for sentence and heading)"
-    )
-    parser.add_argument("--overlap", type=int, help="overlap in words (fixed only)")
     parser.add_argument("--split", choices=("test", "train", "all"), default="test")
     add_lab_options(parser)
     parser.set_defaults(handler=run)
 
 
+def chunk_key(args: argparse.Namespace) -> ChunkingKey:
+    """The chunker the command was given (fixed unless --chunker says otherwise)."""
+    given = given_settings(args, ("chunker", "size", "overlap"))
+    return ChunkingKey(given.get("chunker", "fixed"), given.get("size"), given.get("overlap"))
+
+
 def run(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    report = chunking_report(
-        lab, ChunkingKey(args.method, args.size, args.overlap), split=args.split
-    )
+    report = chunking_report(lab, chunk_key(args), split=args.split)
     if args.json:
         data = asdict(report)
         data["intact_rate"] = report.intact_rate

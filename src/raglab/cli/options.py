@@ -36,7 +36,9 @@ class _Toggle(argparse.Action):
         setattr(namespace, self.dest, not (option_string or "").startswith("--no-"))
 
 
-def _parser_of(s: Setting) -> Any:
+def setting_parser(s: Setting) -> Any:
+    """The argparse ``type`` of a setting: parses and checks a value as the table says."""
+
     def parse(text: str) -> Any:
         if s.name == "depth" and text.strip().lower() == "all":
             return 0
@@ -92,7 +94,7 @@ def add_setting_options(
             parser.add_argument(
                 s.flag,
                 dest=s.name,
-                type=_parser_of(s),
+                type=setting_parser(s),
                 default=NOT_GIVEN,
                 metavar=metavar,
                 help=help_text,

@@ -8,8 +8,10 @@ from typing import Any
 from rich.table import Table
 
 from raglab.cli._common import EXIT_OK, add_lab_options, console, load_lab, print_json
+from raglab.cli.options import add_setting_options, setting_parser
 from raglab.pipeline.exhibits import fitted_reranker, rerank_rows, reranker_summary
 from raglab.pipeline.metric_table import ORDER_METRICS
+from raglab.settings import NOT_GIVEN, TUNED, setting
 
 #: The columns of the table of orders (kept under its old name).
 COLUMNS = ORDER_METRICS
@@ -19,8 +21,15 @@ def register(sub: Any) -> None:
     parser = sub.add_parser(
         "rerank", help="train the reranker and compare fusion, reranked and MMR orders"
     )
+    add_setting_options(parser, ("mmr_lambda",))
+    # The command's first name for --mmr-lambda, kept so scripts written for it still run.
     parser.add_argument(
-        "--lambda", dest="lam", type=float, help="MMR lambda (default: chosen on train)"
+        "--lambda",
+        dest="mmr_lambda",
+        type=setting_parser(setting("mmr_lambda")),
+        default=NOT_GIVEN,
+        metavar="X",
+        help="the same as --mmr-lambda",
     )
     add_lab_options(parser)
     parser.set_defaults(handler=run)
@@ -29,9 +38,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     lab = load_lab(args)
     reranker, chosen = fitted_reranker(lab)
-    lam = chosen if args.lam is None else args.lam
-    if not 0 <= lam <= 1:
-        raise SystemExit("raglab rerank: --lambda must lie in [0, 1]")
+    lam = chosen if args.mmr_lambda in (NOT_GIVEN, TUNED, None) else args.mmr_lambda
     model = reranker_summary(reranker, chosen)
     rows = rerank_rows(lab, reranker, lam)
     if args.json:

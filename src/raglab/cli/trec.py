@@ -72,9 +72,7 @@ def register(sub: Any) -> None:
     )
     ev.add_argument("--name", default="external", help="what to call the run in the tables")
     ev.add_argument("--split", choices=("train", "test"), default="test")
-    ev.add_argument(
-        "--budget", type=int, default=C.BUDGET_WORDS, help="context budget of the end-to-end run"
-    )
+    add_setting_options(ev, ("budget",))
     add_lab_options(ev)
     ev.set_defaults(handler=run_eval)
 
@@ -145,7 +143,13 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    found = evaluate_run(lab, args.runfile, name=args.name, split=args.split, budget=args.budget)
+    found = evaluate_run(
+        lab,
+        args.runfile,
+        name=args.name,
+        split=args.split,
+        budget=given_settings(args, ("budget",)).get("budget", default("budget")),
+    )
     if args.json:
         print_json(found.to_dict())
         return EXIT_OK

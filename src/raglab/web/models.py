@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 from raglab.settings import Setting, setting
 
-__all__ = ["settings_model"]
+__all__ = ["setting_query", "settings_model"]
 
 
 def _annotation(s: Setting) -> Any:
@@ -63,3 +64,10 @@ def settings_model(name: str, names: Iterable[str], **extra: tuple[Any, Any]) ->
         name, __config__=ConfigDict(extra="forbid", strict=True), **fields
     )
     return model
+
+
+def setting_query(name: str) -> Any:
+    """A query parameter's ``Query`` from the settings table: its range and its help."""
+    s = setting(name)
+    extra: dict[str, Any] = {"allow_inf_nan": False} if s.kind is float else {}
+    return Query(ge=s.minimum, le=s.maximum, description=_description(s), **extra)

@@ -8,16 +8,13 @@ from fastapi import APIRouter, Query
 
 from raglab import _config as C
 from raglab.pipeline.exhibits import bm25_recall, bm25_search, example_queries, grid_view
+from raglab.web.models import setting_query
 from raglab.web.state import State, plain
 
 router = APIRouter(prefix="/bm25", tags=["II. BM25"])
 
-K1 = Annotated[
-    float, Query(ge=0, le=10, allow_inf_nan=False, description="term-frequency saturation")
-]
-B = Annotated[
-    float, Query(ge=0, le=1, allow_inf_nan=False, description="strength of length normalisation")
-]
+K1 = Annotated[float, setting_query("k1")]
+B = Annotated[float, setting_query("b")]
 Top = Annotated[int, Query(ge=1, le=50, description="how many results")]
 
 

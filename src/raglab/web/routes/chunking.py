@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.exhibits import answer_view, intact_curve
+from raglab.web.models import setting_query
 from raglab.web.state import State, chunking_key, find_question, plain
 
 router = APIRouter(prefix="/chunking", tags=["I. chunking"])
@@ -15,13 +16,9 @@ router = APIRouter(prefix="/chunking", tags=["I. chunking"])
 Method = Annotated[
     Literal["fixed", "sentence", "heading"], Query(description="how to cut the pages")
 ]
-Size = Annotated[
-    int | None,
-    Query(ge=1, le=5000, description="words per chunk (the cap, for sentence and heading)"),
-]
-Overlap = Annotated[
-    int | None, Query(ge=0, le=4999, description="words shared by neighbouring fixed chunks")
-]
+# Ranges and help from the settings table, as on every other face.
+Size = Annotated[int | None, setting_query("size")]
+Overlap = Annotated[int | None, setting_query("overlap")]
 Split = Annotated[Literal["train", "test", "all"], Query(description="answers to check")]
 
 
