@@ -15,6 +15,7 @@ the next write to the same target (:func:`remove_stale_temps`).
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import re
 import secrets
@@ -97,7 +98,7 @@ def remove_stale_temps(target: str | Path) -> list[Path]:
     target = Path(target)
     removed: list[Path] = []
     try:
-        siblings = list(target.parent.glob(f".{glob_escape(target.name)}.raglab-*"))
+        siblings = list(target.parent.glob(f".{glob.escape(target.name)}.raglab-*"))
     except OSError:
         return removed
     for path in siblings:
@@ -113,10 +114,6 @@ def remove_stale_temps(target: str | Path) -> list[Path]:
             continue
         removed.append(path)
     return removed
-
-
-def glob_escape(name: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", name)
 
 
 def _alive(pid: int) -> bool:

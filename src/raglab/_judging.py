@@ -30,8 +30,8 @@ Relevance: TypeAlias = Mapping[int, float] | Iterable[int]
 # --- validation -----------------------------------------------------------------------------
 
 
-def ranking_indices(ranking: RankingLike, where: str) -> IntArray:
-    """The ranking's chunk indices as int64, checked: 1-d, non-negative, no repeats."""
+def index_array(ranking: RankingLike, where: str) -> IntArray:
+    """The ranking's chunk indices, checked to be a 1-d integer array (values not checked)."""
     raw = ranking.indices if isinstance(ranking, Ranking) else ranking
     if not isinstance(raw, np.ndarray):
         raise ValueError(f"{where}: a ranking must be a Ranking or a 1-d integer numpy array")
@@ -40,7 +40,12 @@ def ranking_indices(ranking: RankingLike, where: str) -> IntArray:
             f"{where}: a ranking must be 1-d with integer chunk indices, got shape "
             f"{raw.shape} and dtype {raw.dtype}"
         )
-    indices = raw.astype(np.int64, copy=False)
+    return raw
+
+
+def ranking_indices(ranking: RankingLike, where: str) -> IntArray:
+    """The ranking's chunk indices as int64, checked: 1-d, non-negative, no repeats."""
+    indices = index_array(ranking, where).astype(np.int64, copy=False)
     if indices.size and int(indices.min()) < 0:
         raise ValueError(f"{where}: chunk indices must be non-negative")
     if indices.size > 1:

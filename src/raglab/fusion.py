@@ -23,6 +23,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from raglab._config import FUSION_DEPTH, RRF_K
+from raglab._judging import index_array
 from raglab._types import FloatArray, IntArray, Ranking
 
 __all__ = ["minmax", "rrf", "rrf_all", "score_fusion", "score_fusion_all"]
@@ -38,15 +39,8 @@ def _depth(depth: int) -> int:
 
 
 def _head_indices(ranking: Ranking | IntArray, depth: int, where: str) -> IntArray:
-    raw = ranking.indices if isinstance(ranking, Ranking) else ranking
-    if not isinstance(raw, np.ndarray):
-        raise ValueError(f"{where}: a ranking must be a Ranking or a 1-d integer numpy array")
-    if raw.ndim != 1 or not (raw.size == 0 or np.issubdtype(raw.dtype, np.integer)):
-        raise ValueError(
-            f"{where}: a ranking must be 1-d with integer chunk indices, got shape "
-            f"{raw.shape} and dtype {raw.dtype}"
-        )
-    return raw[:depth].astype(np.int64, copy=False)
+    # Values (non-negative, no repeats) are checked on the heads only, in _check_batch.
+    return index_array(ranking, where)[:depth].astype(np.int64, copy=False)
 
 
 def _head_scores(ranking: Ranking, depth: int, where: str) -> FloatArray:

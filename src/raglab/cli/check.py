@@ -140,7 +140,7 @@ def blocker(
             f"in the baseline, {len(qs['only_current'])} now): there is nothing to compare; "
             "was the baseline made from other questions or another split?"
         )
-    changes = {k: v for k, v in data_changes(comparison, baseline, current).items()}
+    changes = data_changes(comparison, baseline, current)
     refused = [k for k in DATA_PARTS if k in changes and k not in accepted]
     if refused:
         return (
