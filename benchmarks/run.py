@@ -51,6 +51,7 @@ import bench_api  # noqa: E402  (after the thread settings above)
 import bench_bm25  # noqa: E402  (after the thread settings above)
 import bench_end_to_end  # noqa: E402  (after the thread settings above)
 import bench_metrics  # noqa: E402  (after the thread settings above)
+import bench_neural  # noqa: E402
 import bench_svd  # noqa: E402  (after the thread settings above)
 from common import BENCH_DIR, Config, Disagreement, Section, render  # noqa: E402  (after the thread settings above)
 
@@ -60,6 +61,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[Config], Section]]] = {
     "metrics": ("3. Metrics and fusion", bench_metrics.run),
     "e2e": ("4. End to end", bench_end_to_end.run),
     "api": ("5. Web API", bench_api.run),
+    "neural": ("6. Neural embeddings", bench_neural.run),
 }
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from raglab.corpus import find_sections, load_corpus, parse_page, whitespace_blocks
+from raglab.corpus import find_sections, load_corpus, parse_page
 from raglab.errors import InputError
+from raglab.text import whitespace_blocks
 
 PAGE = """---
 id: returns-policy

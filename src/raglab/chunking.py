@@ -29,7 +29,7 @@ from raglab.chunk_forms import (
     expected_chunk_count,
 )
 from raglab.corpus import Page, Section, find_sections
-from raglab.text import sentence_spans, word_spans
+from raglab.text import count_words, sentence_spans, word_offsets, word_starts
 
 __all__ = [
     "METHODS",
@@ -104,7 +104,7 @@ def _make_chunks(
                     start=start,
                     end=end,
                     position=position,
-                    n_words=len(text.split()),
+                    n_words=count_words(text),
                     updated=page.updated,
                     status=page.status,
                     text=text,
@@ -126,11 +126,6 @@ def _fixed_windows(n_words: int, size: int, overlap: int) -> tuple[IntArray, Int
     first = np.arange(count, dtype=np.int64) * (size - overlap)
     last = np.minimum(first + size, n_words) - 1
     return first, last
-
-
-def word_offsets(text: str) -> IntArray:
-    """The (start, end) character offsets of the whitespace words of ``text``, shape (N, 2)."""
-    return np.asarray(word_spans(text), dtype=np.int64).reshape(-1, 2)
 
 
 def fixed_window_spans(words: IntArray, *, size: int, overlap: int) -> tuple[IntArray, IntArray]:
@@ -250,7 +245,7 @@ def _sentence_chunks(text: str, size: int, *, from_start: bool = False) -> list[
     units = _sentence_units(text, sentence_spans(text), _blank_lines(text))
     if from_start and units:
         units[0] = (0, *units[0][1:])
-    return _pack(units, [start for start, _ in word_spans(text)], size)
+    return _pack(units, word_starts(text), size)
 
 
 def chunk_sentences(pages: Iterable[Page], *, size: int = SENTENCE_SIZE) -> list[Chunk]:
@@ -297,7 +292,7 @@ def _heading_spans(page: Page, max_words: int) -> list[tuple[int, int]]:
         blocks.append(_trimmed(text, pending, len(text)))
     spans: list[tuple[int, int]] = []
     for start, end in blocks:
-        if len(text[start:end].split()) <= max_words:
+        if count_words(text[start:end]) <= max_words:
             spans.append((start, end))
         else:  # split the block on its own, so no piece can leave it
             pieces = _sentence_chunks(text[start:end], max_words, from_start=True)

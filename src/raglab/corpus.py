@@ -19,6 +19,7 @@ from pathlib import Path
 
 from raglab._io import read_text
 from raglab.errors import InputError, Problem
+from raglab.text import count_words
 
 FRONT_MATTER_FIELDS = ("id", "title", "updated", "status", "supersedes")
 _FIELD_LIST = ", ".join(FRONT_MATTER_FIELDS)
@@ -26,13 +27,10 @@ STATUSES = ("current", "superseded")
 PAGE_SUFFIXES = (".md", ".txt")
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
+_WORD = re.compile(r"\w")
+_HEAD = 1 << 16
 # C0 controls and DEL, less tab, line feed, form feed and carriage return: bytes a text page
 # never holds (a binary file saved as .txt, a NUL-padded export).
-_WORD = re.compile(r"\w")
-_RUN_START = re.compile(r"(?<!\s)\s")
-#: Characters per block when a long page is worked through in pieces (bounded extra memory).
-BLOCK = 1 << 20
-_HEAD = 1 << 16
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
@@ -70,7 +68,7 @@ class Page:
     def n_words(self) -> int:
         """Whitespace-separated words in the page text (counted block by block, so a long page
         never becomes one list of words)."""
-        return sum(len(block.split()) for block in whitespace_blocks(self.text))
+        return count_words(self.text)
 
 
 @dataclass(frozen=True)
@@ -100,19 +98,6 @@ class Corpus:
     @property
     def n_words(self) -> int:
         return sum(p.n_words for p in self.pages)
-
-
-def whitespace_blocks(text: str, size: int = BLOCK) -> Iterator[str]:
-    """``text`` in consecutive pieces of about ``size`` characters, each cut where a run of
-    whitespace starts, so no word and no run of whitespace is split between two pieces."""
-    pos, n = 0, len(text)
-    while pos < n:
-        end = pos + size
-        if end < n:
-            m = _RUN_START.search(text, end)
-            end = m.start() if m is not None else n
-        yield text[pos:end]
-        pos = end
 
 
 def bundled_handbook_dir() -> Path:

@@ -22,8 +22,9 @@ import numpy as np
 
 from raglab._io import read_text
 from raglab._types import IntArray
-from raglab.corpus import Corpus, bundled_handbook_dir, load_corpus, whitespace_blocks
+from raglab.corpus import Corpus, bundled_handbook_dir, load_corpus
 from raglab.errors import InputError, Problem
+from raglab.text import whitespace_blocks
 
 SPLITS = ("train", "test")
 BUNDLED_KINDS = (

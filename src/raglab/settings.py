@@ -37,6 +37,7 @@ from raglab.text import ANALYZERS
 __all__ = [
     "ANALYZER_LABELS",
     "CHUNKER_LABELS",
+    "EXHIBIT_LABELS",
     "FEATURE_LABELS",
     "NOT_GIVEN",
     "RETRIEVER_LABELS",
@@ -185,6 +186,17 @@ CHUNKER_LABELS: Final[Mapping[str, str]] = {
 ANALYZER_LABELS: Final[Mapping[str, str]] = {
     "raglab": "RAG lab",
     "lucene": "Lucene English",
+}
+
+#: The web lab's six exhibits, in order, each under the name of the stage it takes apart (the
+#: page's navigation and its closing note show these).
+EXHIBIT_LABELS: Final[Mapping[str, str]] = {
+    "chunking": "Cutting",
+    "bm25": "BM25",
+    "lsa": "Embedding",
+    "fusion": "Fusion",
+    "rerank": "Reranker",
+    "end-to-end": "End to end",
 }
 
 #: Every setting a user can choose, in the order the faces list them.

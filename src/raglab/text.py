@@ -28,16 +28,28 @@ abbreviations, decimals and version numbers; see :func:`sentence_spans`.
 from __future__ import annotations
 
 import re
+import sys
+from array import array
+from collections.abc import Iterator
 from functools import lru_cache
+from itertools import chain, compress
 from typing import Any
+
+import numpy as np
+
+from raglab._types import IntArray
 
 __all__ = [
     "ANALYZERS",
     "STOP_WORDS",
+    "count_words",
     "identifiers",
     "sentence_spans",
     "tokenize",
+    "whitespace_blocks",
+    "word_offsets",
     "word_spans",
+    "word_starts",
 ]
 
 # A fixed English stop-word list: articles, pronouns, auxiliary and modal verbs, prepositions,
@@ -92,34 +104,50 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
-def _raw_tokens(text: str) -> list[tuple[str, bool]]:
-    """``(token, is_word)`` pairs in order, before stop words and stemming.
+def _raw_tokens(text: str, drop: frozenset[str] = frozenset()) -> tuple[list[str], bytearray]:
+    """The tokens of ``text`` in order, before stemming, leaving out those in ``drop``, and
+    beside them ``is_word`` (0 for identifiers and numbers, runs containing a digit).
 
-    ``is_word`` is False for identifiers and numbers (runs containing a digit).
+    Each token is interned (:func:`sys.intern`): a corpus repeats a few thousand distinct words
+    millions of times, and one shared string per word keeps a chunk's token list at one pointer a
+    token.
     """
-    out: list[tuple[str, bool]] = []
-    for run, suffix in _RUN.findall(text.lower()):
-        if not suffix and run.isalpha() and run not in _SPLIT_WORDS:  # a plain word: most runs
-            out.append((run, True))
-            continue
-        negated = False
-        if suffix:
-            if suffix == "t" and run.endswith("n") and not _HAS_DIGIT.search(run):
-                run = _NOT_BASES.get(run[:-1], run[:-1])
-                negated = True
-            elif suffix not in _DROPPED_SUFFIXES:
-                run = f"{run}{suffix}"  # o'clock: one word without the apostrophe
-        if _HAS_DIGIT.search(run):
-            out.append((run.replace(",", ""), False))
-        elif _DOTTED_LETTERS.fullmatch(run):
-            out.append((run.replace(".", ""), True))
-        else:
-            for word in _JOINERS.split(run):
-                if word:
-                    out.extend((w, True) for w in _SPLIT_WORDS.get(word, (word,)))
-        if negated:
-            out.append(("not", True))
-    return out
+    intern = sys.intern
+    tokens: list[str] = []
+    is_word = bytearray()
+    keep, flag = tokens.append, is_word.append
+
+    def add(token: str, word: bool) -> None:
+        if token not in drop:
+            keep(intern(token))
+            flag(word)
+
+    for piece in whitespace_blocks(text, 1 << 16):
+        for run, suffix in _RUN.findall(piece.lower()):
+            if not suffix and run.isalpha() and run not in _SPLIT_WORDS:  # a plain word: most runs
+                if run not in drop:
+                    keep(intern(run))
+                    flag(True)
+                continue
+            negated = False
+            if suffix:
+                if suffix == "t" and run.endswith("n") and not _HAS_DIGIT.search(run):
+                    run = _NOT_BASES.get(run[:-1], run[:-1])
+                    negated = True
+                elif suffix not in _DROPPED_SUFFIXES:
+                    run = f"{run}{suffix}"  # o'clock: one word without the apostrophe
+            if _HAS_DIGIT.search(run):
+                add(run.replace(",", ""), False)
+            elif _DOTTED_LETTERS.fullmatch(run):
+                add(run.replace(".", ""), True)
+            else:
+                for word in _JOINERS.split(run):
+                    if word:
+                        for w in _SPLIT_WORDS.get(word, (word,)):
+                            add(w, True)
+            if negated:
+                add("not", True)
+    return tokens, is_word
 
 
 #: The analyzers :func:`tokenize` knows: RAG lab's own rules (above) and Lucene's English
@@ -143,12 +171,12 @@ def tokenize(text: str, *, stem: bool = False, analyzer: str = "raglab") -> list
         from raglab.lucene import analyze
 
         return analyze(text)
-    tokens = [(t, is_word) for t, is_word in _raw_tokens(text) if t not in STOP_WORDS]
+    tokens, is_word = _raw_tokens(text, STOP_WORDS)
     if not stem:
-        return [t for t, _ in tokens]
-    words = [t for t, is_word in tokens if is_word]
-    stems = iter(_stemmer().stemWords(words))
-    return [next(stems) if is_word else t for t, is_word in tokens]
+        return tokens
+    # A stem is interned like the token it replaces; PyStemmer keeps its own cache of words.
+    stems = map(sys.intern, _stemmer().stemWords(list(compress(tokens, is_word))))
+    return [next(stems) if word else t for t, word in zip(tokens, is_word, strict=True)]
 
 
 _DIGIT_GROUPS_JOINED = re.compile(r"\d+(?:-\d+)+|\d+(?:\.\d+){2,}")
@@ -169,7 +197,8 @@ def identifiers(text: str) -> set[str]:
     or by two or more dots (``3.2.1``). Plain numbers (``45``, ``1500``) and decimals (``1.5``) are
     quantities, not identifiers.
     """
-    return {t for t, is_word in _raw_tokens(text) if not is_word and _is_identifier(t)}
+    tokens, is_word = _raw_tokens(text)
+    return {t for t, word in zip(tokens, is_word, strict=True) if not word and _is_identifier(t)}
 
 
 # --- words ----------------------------------------------------------------------------------
@@ -183,6 +212,46 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     ``len(word_spans(text)) == len(text.split())`` (docs/design.md#words).
     """
     return [m.span() for m in _WORD.finditer(text)]
+
+
+#: Piece size of :func:`whitespace_blocks` (characters).
+BLOCK = 1 << 20
+_RUN_START = re.compile(r"(?<!\s)\s")
+
+
+def whitespace_blocks(text: str, size: int = BLOCK) -> Iterator[str]:
+    """``text`` in consecutive pieces of about ``size`` characters, each cut where a run of
+    whitespace starts, so no word and no run of whitespace is split between two pieces: what lets
+    a long page be counted, collapsed or tokenised piece by piece."""
+    pos, n = 0, len(text)
+    while pos < n:
+        end = pos + size
+        if end < n:
+            m = _RUN_START.search(text, end)
+            end = m.start() if m is not None else n
+        yield text[pos:end]
+        pos = end
+
+
+def count_words(text: str) -> int:
+    """``len(text.split())``, counted piece by piece (:func:`whitespace_blocks`), so a long page
+    never becomes one list of words."""
+    if len(text) <= BLOCK:
+        return len(text.split())
+    return sum(len(piece.split()) for piece in whitespace_blocks(text))
+
+
+def word_offsets(text: str) -> IntArray:
+    """The (start, end) character offsets of the whitespace words of ``text``, shape (N, 2)."""
+    # Two integers a word straight into the array: a list of span tuples costs 15 times more.
+    spans = chain.from_iterable(m.span() for m in _WORD.finditer(text))
+    return np.fromiter(spans, dtype=np.int64).reshape(-1, 2)
+
+
+def word_starts(text: str) -> array[int]:
+    """The start offsets of the whitespace words of ``text``, in order, as an ``array('q')``
+    (8 bytes a word; :func:`bisect.bisect_left` searches it directly)."""
+    return array("q", (m.start() for m in _WORD.finditer(text)))
 
 
 # --- sentences ------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ def test_bm25_grid(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
         "k1": grid.best_k1,
         "b": grid.best_b,
         "train_recall@5": grid.best_recall,
+        "train_hits@5": round(grid.best_recall * grid.questions),
     }
     assert len(data["train_recall@5"]) == 16 and len(data["train_recall@5"][0]) == 11
 

@@ -181,3 +181,23 @@ def test_the_old_name_run_warns_and_gives_the_same_result() -> None:
         old = end_to_end.run(lab, settings)
     assert old == run_pipeline(lab, settings)
     assert raglab.run is end_to_end.run and raglab.run_pipeline is run_pipeline
+
+
+def test_a_chunk_in_the_context_counts_as_retrieved() -> None:
+    """Oracle: the rule in docs/design.md#diagnosis, checked question by question. With 40-word
+    chunks and a 2,000-word budget the context holds 20 to 38 chunks, often more than the 20
+    retrieval hands on: an answer chunk ranked inside the context is never "not retrieved"."""
+    lab = Lab.load()
+    result = run_pipeline(
+        lab,
+        RunSettings(chunker="fixed", size=40, overlap=0, budget=2000, rerank=False, mmr=False),
+        split="train",
+    )
+    for o in result.outcomes:
+        if o.outcome == "not retrieved":
+            assert o.rank is None or o.rank > max(20, o.k_budget)
+        missed = o.outcome not in ("correct", "cut", "false answer")
+        if missed and o.rank is not None and o.rank <= o.k_budget:
+            assert o.outcome == "reader"
+    # The case the rule is for happens on the handbook: an answer chunk past rank 20, in context.
+    assert any(o.rank is not None and 20 < o.rank <= o.k_budget for o in result.outcomes)

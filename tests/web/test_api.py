@@ -246,13 +246,20 @@ def test_bm25_grid_and_recall_match_the_library(api: Any, lab: Lab) -> None:
     data = api.get("/api/bm25/grid").json()
     grid = bm25_grid(lab)
     assert data["recall"] == grid.recall.tolist()
-    assert data["best"] == {"k1": grid.best_k1, "b": grid.best_b, "recall": grid.best_recall}
+    best = {k: data["best"][k] for k in ("k1", "b", "recall")}
+    assert best == {"k1": grid.best_k1, "b": grid.best_b, "recall": grid.best_recall}
     assert data["default"]["recall"] == measure(lab, "train", RetrievalSettings("bm25"))["recall@5"]
     recall = api.timed_get("BM25 recall at a new cell", "/api/bm25/recall", k1=2.2, b=0.3).json()
     settings = RetrievalSettings("bm25", k1=2.2, b=0.3)
-    assert recall["train"] == measure(lab, "train", settings)["recall@5"]
-    assert recall["test"] == measure(lab, "test", settings)["recall@5"]
+    assert recall["split"] == "train"
+    assert recall["recall"] == measure(lab, "train", settings)["recall@5"]
+    # The test split is never measured on a slider's move: only /api/bm25/test gives it.
+    assert "test" not in recall
+    test = api.get("/api/bm25/test", k1=2.2, b=0.3).json()
+    assert test["split"] == "test"
+    assert test["recall"] == measure(lab, "test", settings)["recall@5"]
     assert api.get("/api/bm25/recall", k1=11).status_code == 422
+    assert api.get("/api/bm25/test", b=2).status_code == 422
 
 
 def test_bm25_examples_are_training_questions(api: Any, lab: Lab) -> None:
@@ -582,6 +589,7 @@ def test_docs_page_lists_every_route_and_loads_nothing_from_outside(api: Any) ->
         "/api/bm25/examples",
         "/api/bm25/grid",
         "/api/bm25/recall",
+        "/api/bm25/test",
         "/api/lsa",
         "/api/lsa/neighbours",
         "/api/lsa/search",
@@ -675,6 +683,9 @@ def test_a_tiny_user_corpus_gets_answers_or_422_never_a_failure(
         ("/api/bm25/examples", {}),
         ("/api/bm25/grid", {}),
         ("/api/bm25/recall", {}),
+        ("/api/bm25/test", {}),
+        ("/api/bm25/recall", {"stem": True}),
+        ("/api/bm25/grid", {"stem": True}),
         ("/api/lsa", {}),
         ("/api/lsa/neighbours", {"word": "battery"}),
         ("/api/lsa/search", {"q": "battery"}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import Any
 
 from rich import box
@@ -67,15 +68,29 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def grid_json(view: GridView) -> dict[str, Any]:
-    """``raglab bm25 grid --json``: the grid view under the command's own keys."""
+    """``raglab bm25 grid --json``: the grid view under the command's own keys (each share
+    beside the count of questions it is the share of; ``tied``: every cell, as [k1, b], with as
+    many hits as the best)."""
     k = view.k
     return {
         "k1": list(view.k1s),
         "b": list(view.bs),
         f"train_recall@{k}": [list(row) for row in view.recall],
-        "best": {"k1": view.best.k1, "b": view.best.b, f"train_recall@{k}": view.best.train_recall},
+        f"train_hits@{k}": [list(row) for row in view.hits],
+        "train_questions": view.questions,
+        "best": {
+            "k1": view.best.k1,
+            "b": view.best.b,
+            f"train_recall@{k}": view.best.train_recall,
+            f"train_hits@{k}": view.best.train_hits,
+        },
+        "tied": [[view.k1s[i], view.bs[j]] for i, j in view.tied],
+        "rule": view.rule,
         f"default_train_recall@{k}": view.default.train_recall,
+        f"default_train_hits@{k}": view.default.train_hits,
         f"test_recall@{k}_at_best": view.best.split_recall,
+        f"test_hits@{k}_at_best": view.best.split_hits,
+        "test_questions": view.split_questions,
     }
 
 
@@ -109,15 +124,24 @@ def run_grid(args: argparse.Namespace) -> int:
         return EXIT_OK
     out = console()
     out.print(grid_table(view))
-    k, best, default = view.k, view.best, view.default
+    k, best, default, n = view.k, view.best, view.default, view.questions
     out.print(
-        f"Default k1={default.k1}, b={default.b}: training recall@{k} {default.train_recall:.3f}"
+        f"Default k1={default.k1}, b={default.b}: training recall@{k} "
+        f"{default.train_recall:.3f} ({default.train_hits} of {n})"
     )
     out.print(
-        f"Best on the grid k1={best.k1}, b={best.b}: training recall@{k} {best.train_recall:.3f}"
+        f"Best on the grid k1={best.k1}, b={best.b}: training recall@{k} "
+        f"{best.train_recall:.3f} ({best.train_hits} of {n})"
     )
-    out.print(
-        f"Test recall@{k} at the best cell (measured once, never tuned on): "
-        f"{fmt(best.split_recall)}"
+    cells = len(view.k1s) * len(view.bs)
+    rule = f"{len(view.tied)} of {cells} cells tie with the best. {view.rule}"
+    # Wrapped by hand to the width (never between a name and its value: "b = 0.75").
+    for line in textwrap.wrap(rule.replace(" = ", "\u00a0=\u00a0"), GRID_WIDTH):
+        out.print(line.replace("\u00a0", " "), markup=False)
+    measured = (
+        f"{fmt(best.split_recall)} ({best.split_hits} of {view.split_questions})"
+        if best.split_recall is not None
+        else fmt(best.split_recall)
     )
+    out.print(f"Test recall@{k} at the best (measured once, never tuned on): {measured}")
     return EXIT_OK

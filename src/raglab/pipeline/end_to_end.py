@@ -6,7 +6,7 @@ quote the one covering the largest share of the question's stemmed content terms
 threshold it says "not found").
 
 Every miss gets one diagnosis, checked in pipeline order (docs/design.md#diagnosis): ``cut`` (no chunk holds the
-whole answer), ``not retrieved`` (no answer chunk in the first FUSION_DEPTH), ``past budget`` (an
+whole answer), ``not retrieved`` (no answer chunk in the first FUSION_DEPTH, nor in the context), ``past budget`` (an
 answer chunk ranked, but past k_budget), ``reader`` (the answer was in the context but the reader
 quoted another sentence or none); an out-of-corpus question answered anyway is a ``false answer``.
 Accuracy carries a Wilson 95% interval; the bound is the share of answerable questions whose answer
@@ -225,7 +225,9 @@ def _read_one(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> _Read
         q=q,
         rank=first,
         k_budget=k_budget,
-        in_retrieved=first is not None and first <= C.FUSION_DEPTH,
+        # Retrieval hands the reranker its first FUSION_DEPTH; a chunk packed into the context
+        # was retrieved too, however generous the budget.
+        in_retrieved=first is not None and first <= max(C.FUSION_DEPTH, k_budget),
         best=best,
         best_text=texts[answer.sentence] if answer.sentence is not None else None,
         best_chunk=chunk_ids[answer.sentence] if answer.sentence is not None else None,

@@ -13,21 +13,21 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import numpy as np
 
 from raglab import _config as C
 from raglab._types import FloatArray, IntArray
 from raglab.bm25 import BM25Index
-from raglab.chunking import ChunkIndex, chunk_pages, word_offsets
+from raglab.chunking import ChunkIndex, chunk_pages
 from raglab.corpus import Corpus, load_corpus
 from raglab.errors import InputError, Problem
 from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
 from raglab.settings import default, setting
-from raglab.text import identifiers, sentence_spans, tokenize
+from raglab.text import count_words, identifiers, sentence_spans, tokenize, word_offsets
 from raglab.vectors import SparseMatrix, tfidf_matrix
 
 K = TypeVar("K", bound=Hashable)
@@ -204,6 +204,8 @@ class Lab:
         self.cache: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 8)
         # One entry per (setting, question): rankings and reranked lists, reused across measures.
         self.per_question: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 512)
+        # This lab's data under the other stemming (with_stem), built on first use.
+        self._siblings: dict[bool, Lab] = {}
 
     @classmethod
     def load(
@@ -224,6 +226,27 @@ class Lab:
             analyzer=analyzer,
             windows=windows,
         )
+
+    def with_stem(self, stem: bool) -> Lab:
+        """This lab's corpus and questions with retrieval tokens stemmed or not (``stem``): the
+        lab itself when it stems that way already, else its sibling, built once and kept (each
+        with its own chunk sets and caches; the analyzer and LSA windows are this lab's)."""
+        setting("stem").check(stem)
+        if stem == self.stem:
+            return self
+        sibling = self._siblings.get(stem)
+        if sibling is None:
+            sibling = Lab(
+                self.corpus,
+                self.questions,
+                stem=stem,
+                analyzer=self.analyzer,
+                windows=self.windows,
+            )
+            sibling.runs = self.runs
+            sibling._siblings[self.stem] = self
+            self._siblings[stem] = sibling
+        return sibling
 
     def tokens(self, text: str) -> list[str]:
         """Retrieval tokens of ``text`` under this lab's analyzer and stemming."""
@@ -299,9 +322,30 @@ class Lab:
     @cached_property
     def lsa_windows(self) -> list[list[str]]:
         """The LSA training windows: evenly spaced runs of words over the whole corpus, tokenised."""
-        words = [w for page in self.corpus for w in page.text.split()]
-        count = self.windows if self.windows is not None else window_count(len(words))
-        return [self.tokens(" ".join(w)) for w in even_windows(words, count=count)]
+        # The corpus's words are numbered across pages; each window is a range of those numbers,
+        # tokenised page piece by page piece. Tokens never cross whitespace, so a window's tokens
+        # equal those of its words joined by spaces, without a list of every word of the corpus.
+        texts = [page.text for page in self.corpus]
+        counts = np.array([count_words(t) for t in texts], dtype=np.int64)
+        first_word = np.concatenate([[0], np.cumsum(counts)])
+        n = int(first_word[-1])
+        count = self.windows if self.windows is not None else window_count(n)
+        ranges = [cast(range, r) for r in even_windows(range(n), count=count)]
+        starts = np.array([r.start for r in ranges], dtype=np.int64)
+        stops = np.array([r.stop for r in ranges], dtype=np.int64)
+        windows: list[list[str]] = [[] for _ in ranges]
+        for p, text in enumerate(texts):
+            lo, hi = int(first_word[p]), int(first_word[p + 1])
+            if lo == hi:
+                continue
+            offsets = word_offsets(text)
+            # Windows overlapping words [lo, hi): stop > lo and start < hi (both sorted).
+            w0 = int(np.searchsorted(stops, lo, side="right"))
+            w1 = int(np.searchsorted(starts, hi, side="left"))
+            for w in range(w0, w1):
+                a, b = max(int(starts[w]), lo) - lo, min(int(stops[w]), hi) - lo
+                windows[w].extend(self.tokens(text[offsets[a, 0] : offsets[b - 1, 1]]))
+        return windows
 
     @cached_property
     def lsa(self) -> LSAModel:

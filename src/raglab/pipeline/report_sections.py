@@ -122,17 +122,28 @@ def bm25_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
         "k1s": list(view.k1s),
         "bs": list(view.bs),
         "train_recall": [list(row) for row in view.recall],
+        # The counts behind the shares: hits of the answerable questions of each split.
+        "train_hits": [list(row) for row in view.hits],
+        "train_questions": view.questions,
+        "split_questions": view.split_questions,
+        "tied": len(view.tied),
+        "cells": len(view.k1s) * len(view.bs),
+        "rule": view.rule,
         "best": {
             "k1": view.best.k1,
             "b": view.best.b,
             "train_recall": view.best.train_recall,
             "split_recall": view.best.split_recall,
+            "train_hits": view.best.train_hits,
+            "split_hits": view.best.split_hits,
         },
         "default": {
             "k1": view.default.k1,
             "b": view.default.b,
             "train_recall": view.default.train_recall,
             "split_recall": view.default.split_recall,
+            "train_hits": view.default.train_hits,
+            "split_hits": view.default.split_hits,
         },
     }
 

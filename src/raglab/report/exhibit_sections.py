@@ -82,10 +82,22 @@ def bm25_section(report: Mapping[str, Any]) -> Section:
     sec = report["bm25"]
     best, default = sec["best"], sec["default"]
     split = sec["split"]
+    # Reports saved before the counts were added have shares only.
+    rule = (
+        f"{sec['tied']} of {sec['cells']} cells tie with the best. {sec['rule']}"
+        if "rule" in sec
+        else "Ties go to the cell nearest the defaults."
+    )
+
+    def counted(cell: Mapping[str, Any], on: str) -> str:
+        share = fmt(cell[f"{on}_recall"])
+        hits, total = cell.get(f"{on}_hits"), sec.get(f"{on}_questions")
+        return share if hits is None or total is None else f"{share} ({hits} of {total})"
+
     parts: list[Part] = [
         f"BM25 over the {sec['chunker']} chunks. Recall@{sec['k']} on the {sec['tuned_on']} "
         f"split for every k1 and b of the grid; the best cell is k1 = {fmt(best['k1'], 1)}, "
-        f"b = {fmt(best['b'], 1)} (ties go to the cell nearest the defaults). "
+        f"b = {fmt(best['b'], 1)}. {rule} "
         + (
             f"The {split} split is measured at the defaults and at the best cell, never tuned on."
             if split != sec["tuned_on"]
@@ -102,15 +114,15 @@ def bm25_section(report: Mapping[str, Any]) -> Section:
                     "defaults",
                     fmt(default["k1"], 2),
                     fmt(default["b"], 2),
-                    fmt(default["train_recall"]),
-                    fmt(default["split_recall"]),
+                    counted(default, "train"),
+                    counted(default, "split"),
                 ),
                 (
                     "best on the grid",
                     fmt(best["k1"], 2),
                     fmt(best["b"], 2),
-                    fmt(best["train_recall"]),
-                    fmt(best["split_recall"]),
+                    counted(best, "train"),
+                    counted(best, "split"),
                 ),
             ],
             (False, True, True, True, True),

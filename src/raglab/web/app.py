@@ -28,6 +28,9 @@ from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, rer
 from raglab.web.state import RETRY_AFTER_S, Busy, WebState
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+# The API index is this package's own page (no Swagger UI, whose assets would come from a CDN);
+# it and every browser asking a server for /favicon.ico get the icon shipped in static/.
+FAVICON_URL = "/favicon.ico"
 
 DESCRIPTION = (
     "Every number the RAG lab page shows comes from these routes. Each exhibit has its own "
@@ -129,7 +132,10 @@ def _docs_page(schema: dict[str, Any]) -> str:
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        "<title>RAG lab API</title><link rel='stylesheet' href='/static/styles.css'></head>"
+        "<title>RAG lab API</title>"
+        f"<link rel='icon' href='{FAVICON_URL}' sizes='16x16 32x32'>"
+        "<link rel='icon' href='/static/favicon.svg' type='image/svg+xml'>"
+        "<link rel='stylesheet' href='/static/styles.css'></head>"
         "<body class='docs'><main><h1>RAG lab API</h1>"
         f"<p>{html.escape(DESCRIPTION)} The machine-readable schema is at "
         "<a href='/openapi.json'>/openapi.json</a>; the lab itself is at <a href='/'>/</a>.</p>"
@@ -202,6 +208,14 @@ def create_app(
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
         return HTMLResponse(_docs_page(app.openapi()))
+
+    @app.get(FAVICON_URL, include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(
+            STATIC_DIR / "favicon.ico",
+            media_type="image/x-icon",
+            headers={"Cache-Control": "public, max-age=86400"},
+        )
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

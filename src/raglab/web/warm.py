@@ -19,6 +19,7 @@ from raglab.pipeline.exhibits import (
     intact_curve,
     question_grid,
     rerank_rows,
+    stemming_effect,
     version_candidates,
 )
 from raglab.pipeline.lab import ChunkingKey, Lab
@@ -64,6 +65,8 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
     step("chunking", lambda: chunking_report(lab, ChunkingKey("fixed")))
     step("intact curve", lambda: intact_curve(lab, overlap=C.FIXED_OVERLAP))
     step("BM25", lambda: bm25_recall(lab, k1=C.BM25_K1, b=C.BM25_B))
+    # The stemming switch's comparison at the defaults (it builds the lab's stemmed sibling).
+    step("BM25 stemming", lambda: stemming_effect(lab, k1=C.BM25_K1, b=C.BM25_B))
     step("BM25 grid", lambda: bm25_grid(lab))
     step("LSA", lambda: identifier_twins(lab))
     step("fusion weight", fusion)

@@ -8,8 +8,9 @@ an exhibit presents them, one module per exhibit:
   chunker against its size, beside the closed form's prediction) and :func:`answer_view` (an
   answer passage with the chunk boundaries that fall near it).
 - Exhibit II (:mod:`.bm25`): :func:`bm25_search` (a ranking with each term's share of every
-  score), :func:`example_queries`, :func:`bm25_recall` and :func:`grid_view` (the k1 x b tuning
-  grid, its best cell and the defaults' cell, as every face shows them).
+  score), :func:`example_queries`, :func:`bm25_recall`, :func:`stemming_effect` (the training
+  questions stemming fixes and breaks) and :func:`grid_view` (the k1 x b tuning grid, its best
+  cell, the cells tied with it and the defaults' cell, as every face shows them).
 - Exhibit III (:mod:`.lsa`): :func:`lsa_spectrum`, :func:`nearest_words`, :func:`term_cosine` and
   :func:`identifier_twins` (two identifiers the embedding cannot tell apart).
 - Exhibit IV (:mod:`.fusion`): :func:`question_grid` (each question's first answer rank under
@@ -39,6 +40,7 @@ from raglab.pipeline.exhibits.bm25 import (
     bm25_search,
     example_queries,
     grid_view,
+    stemming_effect,
 )
 from raglab.pipeline.exhibits.chunking import (
     ANSWER_CONTEXT_CHARS,
@@ -115,6 +117,7 @@ __all__ = [
     "rerank_rows",
     "reranker_summary",
     "settings_summary",
+    "stemming_effect",
     "term_cosine",
     "three_lists",
     "version_candidates",

@@ -7,15 +7,41 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from raglab import _config as C
-from raglab.pipeline.exhibits import bm25_recall, bm25_search, example_queries, grid_view
+from raglab.pipeline.exhibits import (
+    GridCell,
+    bm25_recall,
+    bm25_search,
+    example_queries,
+    grid_view,
+    stemming_effect,
+)
+from raglab.pipeline.lab import Lab
+from raglab.settings import setting
 from raglab.web.models import setting_query
-from raglab.web.state import State, plain
+from raglab.web.state import State, WebState, plain
 
 router = APIRouter(prefix="/bm25", tags=["II. BM25"])
 
 K1 = Annotated[float, setting_query("k1")]
 B = Annotated[float, setting_query("b")]
 Top = Annotated[int, Query(ge=1, le=50, description="how many results")]
+Stem = Annotated[
+    bool | None,
+    Query(
+        title=setting("stem").label,
+        description=f"{setting('stem').help}: true or false. Absent or null: the served lab's "
+        "own (/api/meta's stem).",
+    ),
+]
+
+
+def _lab(state: WebState, stem: bool | None) -> Lab:
+    """The served lab, or its sibling with the other stemming (call under the lab's lock)."""
+    return state.lab if stem is None else state.lab.with_stem(stem)
+
+
+def _stem(state: WebState, stem: bool | None) -> bool:
+    return state.lab.stem if stem is None else stem
 
 
 def _query(q: str) -> str:
@@ -32,11 +58,13 @@ def get_search(
     k1: K1 = C.BM25_K1,
     b: B = C.BM25_B,
     top: Top = 5,
+    stem: Stem = None,
 ) -> dict[str, Any]:
     query = _query(q)
+    on = _stem(state, stem)
     result: dict[str, Any] = state.compute(
-        ("bm25", query, k1, b, top),
-        lambda: plain(bm25_search(state.lab, query, k1=k1, b=b, top=top)),
+        ("bm25", query, k1, b, top, on),
+        lambda: plain(bm25_search(_lab(state, on), query, k1=k1, b=b, top=top)),
     )
     return result
 
@@ -46,30 +74,74 @@ def get_examples(state: State) -> dict[str, Any]:
     return {"examples": state.call(lambda: example_queries(state.lab))}
 
 
-@router.get("/grid", summary="Training recall@5 for every k1 and b on the grid")
-def get_grid(state: State) -> dict[str, Any]:
+def _cell(cell: GridCell) -> dict[str, Any]:
+    return {
+        "k1": cell.k1,
+        "b": cell.b,
+        "recall": cell.train_recall,
+        "hits": cell.train_hits,
+        "at": list(cell.at),
+    }
+
+
+@router.get(
+    "/grid",
+    summary="Training recall@5 for every k1 and b on the grid, with the counts behind it, the "
+    "cells tied with the best and the rule that chooses it",
+)
+def get_grid(state: State, stem: Stem = None) -> dict[str, Any]:
+    on = _stem(state, stem)
+
     def build() -> dict[str, Any]:
-        # The grid alone (no other split measured): the exhibit asks /recall for test numbers.
-        view = grid_view(state.lab, split=None)
+        # The grid alone (no other split measured): the exhibit asks /test for a test number,
+        # once, for the setting the learner commits to.
+        view = grid_view(_lab(state, on), split=None)
         return {
             "split": view.tuned_on,
             "k": view.k,
+            "stem": view.stem,
             "k1s": list(view.k1s),
             "bs": list(view.bs),
             "recall": plain(view.recall),
-            "best": {"k1": view.best.k1, "b": view.best.b, "recall": view.best.train_recall},
-            "default": {
-                "k1": view.default.k1,
-                "b": view.default.b,
-                "recall": view.default.train_recall,
-            },
+            "hits": plain(view.hits),
+            "questions": view.questions,
+            "cells": len(view.k1s) * len(view.bs),
+            "tied": plain(view.tied),
+            "rule": view.rule,
+            "best": _cell(view.best),
+            "default": _cell(view.default),
         }
 
-    result: dict[str, Any] = state.compute(("bm25 grid",), build)
+    result: dict[str, Any] = state.compute(("bm25 grid", on), build)
     return result
 
 
-@router.get("/recall", summary="recall@5 of BM25 at one k1 and b, on train and on test")
-def get_recall(state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B) -> dict[str, Any]:
-    values = state.call(lambda: bm25_recall(state.lab, k1=k1, b=b))
-    return {"k1": k1, "b": b, "k": C.GRID_RECALL_K, **plain(values)}
+@router.get(
+    "/recall",
+    summary="Training recall@5 of BM25 at one k1 and b (the share and its count), and the "
+    "training questions stemming fixes and breaks there",
+)
+def get_recall(
+    state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B, stem: Stem = None
+) -> dict[str, Any]:
+    on = _stem(state, stem)
+
+    def work() -> dict[str, Any]:
+        found = bm25_recall(_lab(state, on), k1=k1, b=b, split="train")
+        return {**found, "stemming": stemming_effect(state.lab, k1=k1, b=b)}
+
+    values = state.call(work)
+    return {"k1": k1, "b": b, "stem": on, **plain(values)}
+
+
+@router.get(
+    "/test",
+    summary="Test recall@5 of BM25 at one k1 and b (the share and its count): measured once, "
+    "for the setting the learner commits to, never tuned on",
+)
+def get_test(
+    state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B, stem: Stem = None
+) -> dict[str, Any]:
+    on = _stem(state, stem)
+    values = state.call(lambda: bm25_recall(_lab(state, on), k1=k1, b=b, split="test"))
+    return {"k1": k1, "b": b, "stem": on, **plain(values)}

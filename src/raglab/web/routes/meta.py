@@ -11,7 +11,13 @@ from raglab import _config as C
 from raglab.corpus import bundled_handbook_dir
 from raglab.pipeline.fingerprint import data_fingerprint
 from raglab.questions import SPLITS
-from raglab.settings import CHUNKER_LABELS, FEATURE_LABELS, RETRIEVER_LABELS, SETTINGS
+from raglab.settings import (
+    CHUNKER_LABELS,
+    EXHIBIT_LABELS,
+    FEATURE_LABELS,
+    RETRIEVER_LABELS,
+    SETTINGS,
+)
 from raglab.web.state import State
 
 router = APIRouter(tags=["data"])
@@ -84,6 +90,8 @@ def get_meta(state: State) -> dict[str, Any]:
             "retrievers": dict(RETRIEVER_LABELS),
             "features": dict(FEATURE_LABELS),
             "chunkers": dict(CHUNKER_LABELS),
+            # In the page's order: its navigation and closing note name the exhibits by these.
+            "exhibits": dict(EXHIBIT_LABELS),
         },
         "defaults": _defaults(),
         # The data's one fingerprint (the same as a report's corpus and questions digests give),

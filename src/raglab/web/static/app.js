@@ -1,6 +1,6 @@
 // The page's entry point: load the data summary, restore progress, start every exhibit.
 
-import { $, $$, EXHIBITS, Store, get } from "./lib.js";
+import { $, $$, EXHIBITS, Store, el, get } from "./lib.js";
 import * as chunking from "./chunking.js";
 import * as bm25 from "./bm25.js";
 import * as lsa from "./lsa.js";
@@ -19,6 +19,15 @@ function fillMeta(meta) {
     const value = values[node.dataset.meta];
     if (value !== undefined) node.textContent = String(value);
   }
+  // The exhibits' names, in the navigation and the closing note, are the API's.
+  const names = meta.labels.exhibits;
+  for (const link of $$("[data-progress]")) $(".label", link).textContent = names[link.dataset.progress];
+  $("#closing-stages").replaceChildren(
+    ...EXHIBITS.map((name) => {
+      const numeral = $(`[data-progress="${name}"] .numeral`).textContent;
+      return el("li", {}, el("a", { href: `#${name}` }, el("span", { class: "numeral", text: numeral }), ` ${names[name]}`));
+    }),
+  );
   const noun = meta.bundled ? "handbook" : "corpus";
   for (const node of $$("[data-corpus-noun]")) node.textContent = noun;
   const words = meta.corpus.words.toLocaleString("en-GB");
@@ -34,6 +43,9 @@ function fillMeta(meta) {
   }
 }
 
+// Whether every exhibit was explored when progress was last shown (null before the first time).
+let complete = null;
+
 function showProgress(store) {
   let done = 0;
   for (const name of EXHIBITS) {
@@ -46,7 +58,24 @@ function showProgress(store) {
     $(".mark", link).textContent = explored ? "✓" : "";
   }
   $("#progress-count").textContent = `${done} of ${EXHIBITS.length} explored`;
-  $("#closing").hidden = done < EXHIBITS.length;
+  const closing = $("#closing");
+  const now = done === EXHIBITS.length;
+  closing.hidden = !now;
+  // Finishing the last exhibit, wherever it is on the page, brings the closing note to the
+  // reader as a card over the page; closed, it stays at the foot of the page. A visit that
+  // opens with everything explored finds it there.
+  if (now && complete === false) closing.classList.add("toast");
+  if (!now) closing.classList.remove("toast");
+  complete = now;
+}
+
+function setUpClosing() {
+  const closing = $("#closing");
+  const dock = () => closing.classList.remove("toast");
+  $("#closing-dock").addEventListener("click", dock);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && closing.classList.contains("toast")) dock();
+  });
 }
 
 function setUpReset(store) {
@@ -78,6 +107,7 @@ async function main() {
   fillMeta(meta);
   const store = new Store(meta.fingerprint);
   store.onChange(() => showProgress(store));
+  setUpClosing();
   showProgress(store);
   setUpReset(store);
   const context = { meta, store };

@@ -1,34 +1,62 @@
-// Exhibit II: BM25 search with every term's share of the score, and the k1 x b grid.
+// Exhibit II: BM25 search with every term's share of the score, the k1 x b grid, a stemming
+// switch, and test recall measured once, for the setting the learner commits to.
+//
+// Every number shown comes from the API (shares, counts, ties, the rule that picks the best
+// cell); the page only arranges them.
 
-import { $, fill, bindOutput, debounce, el, get, num, sequence, status } from "./lib.js";
+import { $, fill, bindOutput, debounce, el, get, num, sequence, settingOf, status } from "./lib.js";
 import { heatmap } from "./charts.js";
 
 export async function init({ meta, store }) {
   const d = meta.defaults;
+  const stemSetting = settingOf(meta, "stem");
   const saved = store.settings("bm25");
   const state = {
     query: saved.query || "",
     k1: saved.k1 ?? d.bm25_k1,
     b: saved.b ?? d.bm25_b,
+    // The served lab's stemming: the setting's default unless the server was started otherwise.
+    stem: saved.stem ?? meta.stem,
     mapped: Boolean(saved.mapped),
-    tuned: Boolean(saved.tuned),
+    committed: saved.committed || null,
     grid: null,
     map: null,
   };
   const k1Input = $("#bm25-k1");
   const bInput = $("#bm25-b");
+  const stemInput = $("#bm25-stem");
   const queryInput = $("#bm25-query");
   const statusLine = $("#bm25-status");
+  const commitButton = $("#bm25-commit");
   k1Input.value = state.k1;
   bInput.value = state.b;
   queryInput.value = state.query;
+  stemInput.checked = Boolean(state.stem);
+  $("#bm25-stem-label").textContent = stemSetting.label;
+  const stemStart = meta.stem
+    ? "This server was started with stemming on, so it starts on here; switch it off to see BM25 match words exactly as they are written."
+    : "Off to begin with, as the lessons here assume: BM25 then matches words exactly as they are written.";
+  $("#bm25-stem-help").textContent = `${stemSetting.help}. ${stemStart} Switched on, the query's words and every chunk's are cut to their stems, so a plural meets its singular, and words that share a stem but not a meaning meet too. The switch changes the search and the grid below.`;
   const showK1 = bindOutput(k1Input, $("#bm25-k1-out"), 1);
   const showB = bindOutput(bInput, $("#bm25-b-out"), 2);
   const searchSeq = sequence();
   const recallSeq = sequence();
+  const gridSeq = sequence();
 
   const save = () =>
-    store.setSettings("bm25", { query: state.query, k1: state.k1, b: state.b, mapped: state.mapped, tuned: state.tuned });
+    store.setSettings("bm25", {
+      query: state.query,
+      k1: state.k1,
+      b: state.b,
+      stem: state.stem,
+      mapped: state.mapped,
+      committed: state.committed,
+    });
+
+  const at = (k1, b, digits = 2) => `k1 = ${num(k1, digits)}, b = ${num(b, digits)}`;
+  const stemNote = (stem) => `stemming ${stem ? "on" : "off"}`;
+  // A share with the count it is the share of, both from the API: "0.644 (29 of 45)".
+  const counted = (r) => `${num(r.recall)} (${r.hits} of ${r.questions})`;
 
   function termTable(row) {
     return el("div", { class: "table-wrap" }, termRows(row));
@@ -55,7 +83,8 @@ export async function init({ meta, store }) {
             el(
               "td",
               {},
-              el("span", { class: "contrib-bar", style: `--share:${row.score > 0 ? (100 * t.contribution) / row.score : 0}%` }),
+              // The bar's width is the term's share of the score (from the API), to scale.
+              el("span", { class: "contrib-bar", style: `--share:${t.share}`, title: `${num(100 * t.share, 1)} % of the score`, dataset: { share: t.share } }),
               num(t.contribution),
             ),
           ),
@@ -66,20 +95,24 @@ export async function init({ meta, store }) {
 
   function renderResults(data) {
     const host = $("#bm25-results");
+    const stemmed = data.stemmed.length
+      ? el("p", { class: "small stemmed", text: `Stemming changed ${data.stemmed.map((s) => `${s.word} → ${s.stem}`).join(", ")}.` })
+      : null;
     const head = el(
       "p",
       { class: "small" },
       data.tokens.length
-        ? `Query terms after lower-casing and dropping stop words: ${data.tokens.join(", ")}. k1 = ${num(data.k1, 2)}, b = ${num(data.b, 2)}, average chunk length ${num(data.avgdl, 1)} terms.`
+        ? `Query terms after lower-casing and dropping stop words${data.stem ? " and stemming" : ""}: ${data.tokens.join(", ")}. k1 = ${num(data.k1, 2)}, b = ${num(data.b, 2)}, ${stemNote(data.stem)}, average chunk length ${num(data.avgdl, 1)} terms.`
         : "Every word of this query is a stop word, so there is nothing to match.",
     );
     if (!data.results.length) {
-      fill(host, head, el("p", { text: "No chunk contains any of these words, so BM25 retrieves nothing." }));
+      fill(host, head, stemmed, el("p", { text: "No chunk contains any of these words, so BM25 retrieves nothing." }));
       return;
     }
     fill(
       host,
       head,
+      stemmed,
       el(
         "ol",
         { class: "result-list" },
@@ -104,7 +137,7 @@ export async function init({ meta, store }) {
       return;
     }
     try {
-      const data = await get("bm25/search", { q, k1: state.k1, b: state.b, top: 5 });
+      const data = await get("bm25/search", { q, k1: state.k1, b: state.b, top: 5, stem: state.stem });
       if (!searchSeq.is(token)) return;
       status(statusLine, "");
       renderResults(data);
@@ -115,18 +148,48 @@ export async function init({ meta, store }) {
   }
   const searchSoon = debounce(search, 50);
 
+  function describeStemming(effect, r) {
+    const list = (rows) => rows.map((q) => `“${q.question}”`).join(", ");
+    const fixes = effect.fixes.length
+      ? `finds the answer in the first ${effect.k} for ${effect.fixes.length} of the ${effect.questions} training questions that plain words miss (${list(effect.fixes)})`
+      : `finds no training answer in the first ${effect.k} that plain words miss`;
+    const breaks = effect.breaks.length ? `loses it for ${effect.breaks.length} that plain words find (${list(effect.breaks)})` : "loses none that plain words find";
+    return `At ${at(r.k1, r.b)}, stemming ${fixes}, and ${breaks}.`;
+  }
+
+  // Training recall only: the test split is measured once, on commit.
   async function measure() {
     const token = recallSeq.next();
     try {
-      const r = await get("bm25/recall", { k1: state.k1, b: state.b });
+      const r = await get("bm25/recall", { k1: state.k1, b: state.b, stem: state.stem });
       if (!recallSeq.is(token)) return;
-      $("#bm25-train").textContent = `${num(r.train)} at k1 = ${num(r.k1, 2)}, b = ${num(r.b, 2)}`;
-      $("#bm25-test").textContent = state.tuned ? `${num(r.test)} at k1 = ${num(r.k1, 2)}, b = ${num(r.b, 2)}` : "hidden until you tune";
+      $("#bm25-train").textContent = `${counted(r)} at ${at(r.k1, r.b)}`;
+      $("#bm25-stem-effect").textContent = describeStemming(r.stemming, r);
     } catch (error) {
       if (recallSeq.is(token)) status(statusLine, error.message);
     }
   }
   const measureSoon = debounce(measure, 50);
+
+  async function showCommitted() {
+    const c = state.committed;
+    commitButton.disabled = Boolean(c);
+    if (!c) {
+      commitButton.textContent = "Commit and measure on test";
+      $("#bm25-test").textContent = "measured once you commit";
+      $("#bm25-commit-note").textContent =
+        "The test questions play no part while you tune. When you have settled on k1, b and stemming by the training numbers, commit: test recall is then measured once, for that setting.";
+      return;
+    }
+    commitButton.textContent = "Measured on test";
+    try {
+      const r = await get("bm25/test", { k1: c.k1, b: c.b, stem: c.stem });
+      $("#bm25-test").textContent = `${counted(r)} at ${at(r.k1, r.b)}`;
+      $("#bm25-commit-note").textContent = `You committed to ${at(r.k1, r.b)}, ${stemNote(r.stem)}, and its test recall has been measured once. The sliders, the grid and the switch change the training numbers only: measuring the test questions again after each change would make them a second training set.`;
+    } catch (error) {
+      status(statusLine, error.message);
+    }
+  }
 
   function cellOf() {
     if (!state.grid) return null;
@@ -149,35 +212,46 @@ export async function init({ meta, store }) {
 
   function drawGrid() {
     const g = state.grid;
-    const bi = g.k1s.indexOf(g.best.k1);
-    const bj = g.bs.indexOf(g.best.b);
+    const best = g.best.at;
+    const dflt = g.default;
+    const onGrid = Number.isInteger(dflt.at[0]) && Number.isInteger(dflt.at[1]);
     state.map = heatmap($("#bm25-heatmap"), {
-      label: `Training recall@${g.k} for each k1 (rows) and b (columns)`,
+      label: `Training questions found in the first ${g.k} for each k1 (rows) and b (columns), out of ${g.questions}, ${stemNote(g.stem)}`,
       rows: g.k1s,
       cols: g.bs,
       values: g.recall,
+      text: (i, j) => String(g.hits[i][j]),
+      tied: g.tied,
+      marks: [{ at: dflt.at, className: "default-mark", label: `The defaults, ${at(dflt.k1, dflt.b)}: ${counted({ ...dflt, questions: g.questions })}` }],
       rowLabel: "k1",
       colLabel: "b",
       current: cellOf(),
-      best: [bi, bj],
-      describe: (i, j) => `k1 = ${g.k1s[i].toFixed(1)}, b = ${g.bs[j].toFixed(1)}: training recall ${g.recall[i][j].toFixed(3)}`,
+      best,
+      describe: (i, j) => `k1 = ${g.k1s[i].toFixed(1)}, b = ${g.bs[j].toFixed(1)}: ${g.hits[i][j]} of ${g.questions} training questions, recall ${g.recall[i][j].toFixed(3)}`,
       onPick: (i, j) => {
         store.markExplored("bm25");
         setParams(g.k1s[i], g.bs[j]);
       },
     });
-    $("#bm25-best").textContent = `${num(g.best.recall)} at k1 = ${g.best.k1.toFixed(1)}, b = ${g.best.b.toFixed(1)}`;
+    $("#bm25-best").textContent = `${counted({ ...g.best, questions: g.questions })} at ${at(g.best.k1, g.best.b, 1)}`;
+    $("#bm25-default").textContent = `${counted({ ...dflt, questions: g.questions })} at ${at(dflt.k1, dflt.b)}`;
+    $("#bm25-ties").textContent = `${g.tied.length} of ${g.cells} cells`;
+    $("#bm25-rule").textContent = g.rule;
+    $("#bm25-legend").textContent = `Each cell is one setting: the number of the ${g.questions} training questions whose answer chunk is among the first ${g.k} results (${stemNote(g.stem)}), shaded by that share, darker is more. The ring marks the current setting, the star the best cell, a dot every cell tied with it (${g.tied.length} of ${g.cells}), and the diamond the defaults, ${at(dflt.k1, dflt.b)}${onGrid ? "" : ", which lie between two cells of the grid"}.`;
     $("#bm25-use-best").disabled = false;
   }
 
   async function mapGrid() {
+    const token = gridSeq.next();
     try {
-      state.grid = await get("bm25/grid");
+      const grid = await get("bm25/grid", { stem: state.stem });
+      if (!gridSeq.is(token)) return;
+      state.grid = grid;
       state.mapped = true;
       save();
       drawGrid();
     } catch (error) {
-      status(statusLine, error.message);
+      if (gridSeq.is(token)) status(statusLine, error.message);
     }
   }
 
@@ -194,12 +268,26 @@ export async function init({ meta, store }) {
   });
   k1Input.addEventListener("input", () => setParams(Number(k1Input.value), state.b));
   bInput.addEventListener("input", () => setParams(state.k1, Number(bInput.value)));
+  stemInput.addEventListener("change", () => {
+    state.stem = stemInput.checked;
+    store.markExplored("bm25");
+    save();
+    measureSoon();
+    searchSoon();
+    if (state.mapped) mapGrid();
+  });
   $("#bm25-map").addEventListener("click", mapGrid);
   $("#bm25-use-best").addEventListener("click", () => {
     if (!state.grid) return;
-    state.tuned = true;
     store.markExplored("bm25");
     setParams(state.grid.best.k1, state.grid.best.b);
+  });
+  commitButton.addEventListener("click", () => {
+    if (state.committed) return;
+    state.committed = { k1: state.k1, b: state.b, stem: state.stem };
+    store.markExplored("bm25");
+    save();
+    showCommitted();
   });
 
   try {
@@ -224,6 +312,7 @@ export async function init({ meta, store }) {
     status(statusLine, error.message);
   }
   measure();
+  showCommitted();
   if (state.mapped) await mapGrid();
   if (state.query) await search();
 }

@@ -13,6 +13,10 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A chart's text is set in viewBox units, so a drawing shown narrower than it was laid out shrinks
+// its labels with it (a 640-unit plot on a 330 px phone turned 11 px ticks into 5.7 px). So no
+// drawing is shown below its own size: the plot and the bars are laid out at the width their
+// host has (`fitWidth`), and one that cannot narrow, the heat map, scrolls inside its host.
 function frame(host, width, height, label) {
   const root = svg("svg", {
     viewBox: `0 0 ${width} ${height}`,
@@ -21,9 +25,45 @@ function frame(host, width, height, label) {
     "aria-label": label,
     preserveAspectRatio: "xMidYMid meet",
   });
+  root.style.minWidth = `${width}px`;
   root.append(svg("title", { text: label }));
   host.replaceChildren(root);
   return root;
+}
+
+/** The width to lay a chart out at: its own, or its host's where the host is narrower. */
+function fitWidth(host, width) {
+  const available = Math.floor(host.clientWidth);
+  return available > 0 && available < width ? available : width;
+}
+
+// Charts laid out for their host's width are drawn again when that width changes.
+const laidOut = new WeakMap();
+const resized = typeof ResizeObserver === "undefined"
+  ? null
+  : new ResizeObserver((entries) => {
+      for (const { target } of entries) {
+        const last = laidOut.get(target);
+        if (!last || fitWidth(target, last.full) === last.width) continue;
+        // Next frame, not inside the observer's callback: redrawing changes the host's height.
+        requestAnimationFrame(() => {
+          const now = laidOut.get(target);
+          if (now === last && fitWidth(target, last.full) !== last.width) last.draw();
+        });
+      }
+    });
+
+function remember(host, full, width, draw) {
+  laidOut.set(host, { full, width, draw });
+  if (resized) resized.observe(host);
+}
+
+/** Every tick, or every n-th where they would crowd closer than `gap` units. */
+function thin(values, at, gap) {
+  if (values.length < 3) return values;
+  const spans = values.slice(1).map((v, i) => Math.abs(at(v) - at(values[i])));
+  const every = Math.ceil(gap / Math.max(Math.min(...spans), 1e-9));
+  return every <= 1 ? values : values.filter((_, i) => i % every === 0);
 }
 
 function scale(d0, d1, r0, r1) {
@@ -42,7 +82,9 @@ function ticks(min, max, count = 5) {
  *        points: [[x, y]], className, name}], vline: {x, label}, width, height}
  */
 export function plot(host, spec) {
-  const width = spec.width || 640;
+  const full = spec.width || 640;
+  const width = fitWidth(host, full);
+  remember(host, full, width, () => plot(host, spec));
   const height = spec.height || 300;
   const m = { top: 16, right: spec.y2 ? 56 : 20, bottom: 46, left: 56 };
   const root = frame(host, width, height, spec.label);
@@ -59,7 +101,8 @@ export function plot(host, spec) {
       svg("text", { x: m.left - 8, y: y(t) + 4, class: "tick", "text-anchor": "end", text: fy(t) }),
     );
   }
-  for (const t of spec.x.ticks || ticks(spec.x.min, spec.x.max)) {
+  // Labels no closer than 36 units (a narrow layout keeps every second or third).
+  for (const t of thin(spec.x.ticks || ticks(spec.x.min, spec.x.max), x, 36)) {
     axes.append(
       svg("line", { x1: x(t), x2: x(t), y1: height - m.bottom, y2: height - m.bottom + 5, class: "axis-line" }),
       svg("text", { x: x(t), y: height - m.bottom + 18, class: "tick", "text-anchor": "middle", text: fx(t) }),
@@ -108,15 +151,18 @@ export function plot(host, spec) {
   }
   if (spec.vline) {
     const vx = x(spec.vline.x);
+    // The label goes on the line's left where there is no room for it on the right.
+    const left = vx > width - m.right - 64;
     root.append(
       svg("line", { x1: vx, x2: vx, y1: m.top, y2: height - m.bottom, class: "marker-line" }),
-      svg("text", { x: vx + 4, y: m.top + 10, class: "marker-label", text: spec.vline.label || "" }),
+      svg("text", { x: left ? vx - 4 : vx + 4, y: m.top + 10, class: "marker-label", "text-anchor": left ? "end" : "start", text: spec.vline.label || "" }),
     );
   }
   if (spec.legend) {
     const g = svg("g", { class: "legend" });
+    const spacing = Math.min(170, (width - m.left - m.right - 8) / spec.legend.length);
     spec.legend.forEach((item, i) => {
-      const lx = m.left + 8 + i * 170;
+      const lx = m.left + 8 + i * spacing;
       g.append(
         svg("rect", { x: lx, y: height - m.bottom - 22, width: 12, height: 12, class: `swatch ${item.className}` }),
         svg("text", { x: lx + 18, y: height - m.bottom - 12, class: "tick", text: item.name }),
@@ -129,29 +175,58 @@ export function plot(host, spec) {
 
 /**
  * Horizontal bars, signed or not. spec: {label, rows: [{label, value, className, note}], format}
+ * Where the host is too narrow for the label, bar and note side by side, each row puts its label
+ * and note on a line of their own above the bar (and the note on a second line if both do not fit).
  */
 export function hbars(host, spec) {
-  const rowH = 30;
-  const width = spec.width || 640;
+  const full = spec.width || 640;
+  const width = fitWidth(host, full);
+  remember(host, full, width, () => hbars(host, spec));
   const labelW = spec.labelWidth || 170;
   const noteW = spec.noteWidth || 70;
-  const height = spec.rows.length * rowH + 16;
-  const root = frame(host, width, height, spec.label);
+  const format = spec.format || ((v) => v.toFixed(2));
   const values = spec.rows.map((r) => r.value);
   const lo = Math.min(0, ...values);
   const hi = Math.max(0, ...values, 1e-9);
-  const x = scale(lo, hi, labelW, width - noteW);
-  const format = spec.format || ((v) => v.toFixed(2));
-  root.append(svg("line", { x1: x(0), x2: x(0), y1: 4, y2: height - 8, class: "axis-line" }));
+  const bar = (row) => `bar ${row.className || (row.value < 0 ? "negative" : "positive")}`;
+  const note = (row) => row.note || format(row.value);
+  if (width - labelW - noteW >= 160) {
+    const rowH = 30;
+    const height = spec.rows.length * rowH + 16;
+    const root = frame(host, width, height, spec.label);
+    const x = scale(lo, hi, labelW, width - noteW);
+    root.append(svg("line", { x1: x(0), x2: x(0), y1: 4, y2: height - 8, class: "axis-line" }));
+    spec.rows.forEach((row, i) => {
+      const top = 8 + i * rowH;
+      const x0 = x(Math.min(0, row.value));
+      const x1 = x(Math.max(0, row.value));
+      root.append(
+        svg("text", { x: labelW - 8, y: top + 17, class: "tick", "text-anchor": "end", text: row.label }),
+        svg("rect", { x: x0, y: top + 4, width: Math.max(x1 - x0, 1), height: rowH - 10, class: bar(row) }),
+        svg("text", { x: x1 + 6, y: top + 17, class: "value", text: note(row) }),
+      );
+    });
+    return root;
+  }
+  // Stacked: about 0.6 em a character, the label at 11 px and the note at 12 px.
+  const line = 16;
+  const lines = spec.rows.map((row) => (row.label.length * 6.6 + note(row).length * 7.2 + 16 <= width ? 1 : 2));
+  const rowH = (n) => n * line + 24;
+  const height = lines.reduce((sum, n) => sum + rowH(n), 8);
+  const root = frame(host, width, height, spec.label);
+  const x = scale(lo, hi, 2, width - 2);
+  let top = 4;
   spec.rows.forEach((row, i) => {
-    const top = 8 + i * rowH;
+    const y = top + lines[i] * line + 2;
     const x0 = x(Math.min(0, row.value));
     const x1 = x(Math.max(0, row.value));
     root.append(
-      svg("text", { x: labelW - 8, y: top + 17, class: "tick", "text-anchor": "end", text: row.label }),
-      svg("rect", { x: x0, y: top + 4, width: Math.max(x1 - x0, 1), height: rowH - 10, class: `bar ${row.className || (row.value < 0 ? "negative" : "positive")}` }),
-      svg("text", { x: x1 + 6, y: top + 17, class: "value", text: row.note || format(row.value) }),
+      svg("text", { x: 2, y: top + 12, class: "tick", "text-anchor": "start", text: row.label }),
+      svg("text", { x: width - 2, y: top + 12 + (lines[i] - 1) * line, class: "value", "text-anchor": "end", text: note(row) }),
+      svg("rect", { x: x0, y, width: Math.max(x1 - x0, 1), height: 14, class: bar(row) }),
+      svg("line", { x1: x(0), x2: x(0), y1: y - 3, y2: y + 17, class: "axis-line" }),
     );
+    top += rowH(lines[i]);
   });
   return root;
 }
@@ -173,6 +248,9 @@ function luminance(rgb) {
  * A heat map of values[i][j] (rows i, columns j), with the current and best cells marked.
  * spec: {label, rows, cols, values, rowLabel, colLabel, current: [i, j], best: [i, j],
  *        onPick(i, j), describe(i, j)}. Click a cell, or focus the map and use the arrow keys.
+ * Optional: text(i, j), each cell's label (default: the value to 2 decimals); tied: [[i, j], …],
+ * cells marked with a dot (class "tied"); marks: [{at: [i, j], label, className}], a diamond at a
+ * place that may lie between cells (at 7.5: on the line between columns 7 and 8).
  */
 export function heatmap(host, spec) {
   const nr = spec.rows.length;
@@ -191,6 +269,7 @@ export function heatmap(host, spec) {
   const hi = Math.max(...flat);
   const light = [246, 241, 228];
   const dark = [44, 62, 120];
+  const tied = new Set((spec.tied || []).map(([i, j]) => `${i},${j}`));
   const cells = svg("g");
   for (let i = 0; i < nr; i++) {
     for (let j = 0; j < nc; j++) {
@@ -199,7 +278,8 @@ export function heatmap(host, spec) {
       const colour = mix(light, dark, t);
       // Dark text on light cells and white on dark ones, whichever contrasts more.
       const onDark = (1.05 / (luminance(colour) + 0.05)) > ((luminance(colour) + 0.05) / 0.0746);
-      const g = svg("g", { class: "cell", "data-i": i, "data-j": j });
+      const isTied = tied.has(`${i},${j}`);
+      const g = svg("g", { class: isTied ? "cell tied" : "cell", "data-i": i, "data-j": j });
       g.append(
         svg("rect", { x: m.left + j * cell, y: m.top + i * cellH, width: cell - 1, height: cellH - 1, fill: `rgb(${colour.join(",")})` }),
         svg("text", {
@@ -207,9 +287,11 @@ export function heatmap(host, spec) {
           y: m.top + i * cellH + cellH / 2 + 4,
           "text-anchor": "middle",
           class: onDark ? "cell-text on-dark" : "cell-text",
-          text: v.toFixed(2),
+          text: spec.text ? spec.text(i, j) : v.toFixed(2),
         }),
       );
+      if (isTied) g.append(svg("circle", { cx: m.left + j * cell + 5, cy: m.top + i * cellH + 5, r: 2.5, class: onDark ? "tied-dot on-dark" : "tied-dot" }));
+      if (spec.describe) g.append(svg("title", { text: spec.describe(i, j) }));
       g.addEventListener("click", () => spec.onPick(i, j));
       cells.append(g);
     }
@@ -237,7 +319,18 @@ export function heatmap(host, spec) {
   const star = spec.best
     ? svg("text", { x: m.left + spec.best[1] * cell + cell - 8, y: m.top + spec.best[0] * cellH + 11, "text-anchor": "middle", class: "best-star", text: "★" })
     : null;
-  root.append(svg("g", { class: "overlay" }, ringNode, star));
+  const marks = (spec.marks || []).map((mark) => {
+    const cx = m.left + (mark.at[1] + 0.5) * cell;
+    const cy = m.top + (mark.at[0] + 0.5) * cellH;
+    const r = 6;
+    return svg(
+      "g",
+      { class: `mark ${mark.className || ""}`.trim(), "data-i": mark.at[0], "data-j": mark.at[1] },
+      svg("polygon", { points: `${cx},${cy - r} ${cx + r},${cy} ${cx},${cy + r} ${cx - r},${cy}` }),
+      svg("title", { text: mark.label }),
+    );
+  });
+  root.append(svg("g", { class: "overlay" }, ringNode, star, ...marks));
   const update = (pos) => {
     current = pos;
     if (!pos) {

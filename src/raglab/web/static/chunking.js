@@ -1,6 +1,6 @@
 // Exhibit I: cut the text, count the chunks, check which answers survive, draw the cuts.
 
-import { $, fill, $$, bindOutput, debounce, el, get, num, sequence, share, status } from "./lib.js";
+import { $, fill, $$, bindOutput, debounce, el, get, keepingFocus, num, sequence, share, status } from "./lib.js";
 import { plot } from "./charts.js";
 
 const SIZE = {
@@ -117,7 +117,8 @@ export async function init({ meta, store }) {
   function renderTable() {
     const body = $("#questions-table tbody");
     const rows = state.questions.filter((q) => state.filter === "all" || q.split === state.filter);
-    body.replaceChildren(
+    // An id chosen from the keyboard keeps the focus through the redraw.
+    keepingFocus(body, "id", () => body.replaceChildren(
       ...rows.map((q) => {
         const answer =
           q.labels === "passage"
@@ -137,6 +138,7 @@ export async function init({ meta, store }) {
               "aria-pressed": q.id === state.selected ? "true" : "false",
               "aria-label": `Show the answer to ${q.id} with the chunk edges`,
               text: q.id,
+              "data-id": q.id,
               onclick: () => choose(q.id),
             }),
           ),
@@ -146,7 +148,7 @@ export async function init({ meta, store }) {
           el("td", { class: "answer-cell" }, answer),
         );
       }),
-    );
+    ));
     const counts = state.report
       ? ` With the current cut, ${state.report.answers.filter((a) => a.intact).length} of ${state.report.answers.length} answer passages stay whole.`
       : "";

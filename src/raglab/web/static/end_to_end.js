@@ -1,6 +1,6 @@
 // Exhibit VI: run the whole pipeline, diagnose every miss, keep runs and compare two of them.
 
-import { $, fill, applyBounds, bindOutput, el, fillChoices, gridStep, interval, num, post, settingOf, status } from "./lib.js";
+import { $, fill, applyBounds, bindOutput, el, fillChoices, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
 
 // The sliders whose default is "chosen on the training split": the form's key, the setting's
@@ -207,7 +207,9 @@ export async function init({ meta, store }) {
   function renderRuns() {
     const runs = store.data.runs;
     selected = selected.filter((n) => runs.some((r) => r.number === n));
-    $("#runs-table tbody").replaceChildren(
+    const body = $("#runs-table tbody");
+    // A run ticked or shown from the keyboard keeps the focus through the redraw.
+    const draw = () => body.replaceChildren(
       ...runs.map((r) =>
         el(
           "tr",
@@ -219,16 +221,18 @@ export async function init({ meta, store }) {
               type: "checkbox",
               "aria-label": `Compare run ${r.number}`,
               checked: selected.includes(r.number),
+              "data-compare": r.number,
               onchange: (event) => pick(r.number, event.target.checked),
             }),
           ),
-          el("th", { scope: "row" }, el("button", { type: "button", class: "link", text: `Run ${r.number}`, "aria-label": `Show run ${r.number} again`, onclick: () => show(r) })),
+          el("th", { scope: "row" }, el("button", { type: "button", class: "link", text: `Run ${r.number}`, "aria-label": `Show run ${r.number} again`, "data-show": r.number, onclick: () => show(r) })),
           el("td", { text: describe(r.request) }),
           el("td", { text: `${r.correct} of ${r.n}` }),
           el("td", { text: interval(r.interval) }),
         ),
       ),
     );
+    keepingFocus(body, "compare", () => keepingFocus(body, "show", draw));
     if (!runs.length) $("#compare-out").replaceChildren();
   }
 

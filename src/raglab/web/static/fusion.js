@@ -1,6 +1,6 @@
 // Exhibit IV: every ranker measured on the test split, and the question-by-question grid.
 
-import { $, fill, $$, applyBounds, bindOutput, debounce, el, get, gridStep, num, sequence, settingOf, status } from "./lib.js";
+import { $, fill, $$, applyBounds, bindOutput, debounce, el, get, gridStep, keepingFocus, num, sequence, settingOf, status } from "./lib.js";
 
 const COLUMNS = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10"];
 
@@ -60,7 +60,9 @@ export async function init({ meta, store }) {
     const count = (name) => answerable.filter((q) => lit(q.ranks[name])).length;
     $("#fusion-summary").textContent =
       `Within the first ${state.k}: BM25 finds ${count("bm25")}, the embedding ${count("lsa")} and your fusion ${count("fusion")} of ${answerable.length} answerable questions.`;
-    $("#fusion-grid").replaceChildren(
+    const grid = $("#fusion-grid");
+    // A square chosen from the keyboard keeps the focus through the redraw.
+    keepingFocus(grid, "id", () => grid.replaceChildren(
       ...g.questions.map((q) => {
         const label = q.answerable
           ? `${q.id}: ${["bm25", "lsa", "fusion"].map((n) => `${NAMES[n === "fusion" ? state.method : n]} ${q.ranks[n] === null ? "not ranked" : `rank ${q.ranks[n]}`}`).join(", ")}`
@@ -84,7 +86,7 @@ export async function init({ meta, store }) {
           ),
         );
       }),
-    );
+    ));
   }
 
   async function loadGrid() {

@@ -76,6 +76,20 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/**
+ * Redraw `host` with `draw()` and keep the keyboard where it was: when focus was on an element
+ * inside `host` carrying `data-<key>`, the redrawn element with the same value takes it back.
+ * (Replacing a grid or a table's rows would otherwise drop focus to the page's body.)
+ */
+export function keepingFocus(host, key, draw) {
+  const active = document.activeElement;
+  const value = active && active !== host && host.contains(active) ? active.dataset[key] : undefined;
+  draw();
+  if (value === undefined) return;
+  const again = [...host.querySelectorAll(`[data-${key}]`)].find((node) => node.dataset[key] === value);
+  if (again && again !== document.activeElement) again.focus({ preventScroll: true });
+}
+
 /** Replace a node's children, skipping null, undefined and false. */
 export function fill(node, ...children) {
   node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));

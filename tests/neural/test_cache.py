@@ -1,0 +1,217 @@
+"""Tests for raglab.neural.cache: vectors computed once, read back from disk, corrupt entries
+recomputed.
+
+The spy wraps the real ``NeuralModel.encode`` (every call still runs the forward pass) and records
+which texts it was asked to encode; nothing about the results is mocked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from raglab.neural import NeuralModel, cache_folder, encode_cached
+from raglab.neural.cache import entry_path
+
+from .conftest import Reference
+
+TOL = 1e-6
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The texts of every call of NeuralModel.encode during the test."""
+    calls: list[list[str]] = []
+    real = NeuralModel.encode
+
+    def spy(self: NeuralModel, texts: list[str], **options: object) -> np.ndarray:
+        calls.append(list(texts))
+        return real(self, texts, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(NeuralModel, "encode", spy)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def texts(reference: Reference) -> list[str]:
+    """Eight short handbook-like texts, one repeated."""
+    return [*reference.texts[2:9], reference.texts[4]]
+
+
+def test_the_second_call_reads_every_vector_from_disk(
+    model: NeuralModel, texts: list[str], tmp_path: Path, asked: list[list[str]]
+) -> None:
+    """oracle: the spy's count (7 distinct texts encoded once, then none), and model.encode of
+    the same texts for the values; the second result is bitwise the first."""
+    first = encode_cached(model, texts, cache_dir=tmp_path)
+    assert [len(c) for c in asked] == [7]
+    second = encode_cached(model, texts, cache_dir=tmp_path)
+    assert [len(c) for c in asked] == [7]
+    assert np.array_equal(first, second)
+    assert first.dtype == np.float32 and first.shape == (8, 384)
+    assert np.abs(first - model.encode(texts)).max() <= TOL
+    assert len(list(tmp_path.glob("*.npy"))) == 7
+    assert not list(tmp_path.glob(".*"))  # no temporary file left behind
+
+
+def test_only_new_texts_are_encoded(
+    model: NeuralModel, texts: list[str], tmp_path: Path, asked: list[list[str]]
+) -> None:
+    """oracle: the spy; after caching texts[:4], a call with all of them encodes the other four
+    distinct ones only."""
+    encode_cached(model, texts[:4], cache_dir=tmp_path)
+    encode_cached(model, texts, cache_dir=tmp_path)
+    assert asked == [texts[:4], texts[4:7]]
+
+
+def test_unnormalised_vectors_are_the_cached_ones(
+    model: NeuralModel, texts: list[str], tmp_path: Path
+) -> None:
+    """oracle: model.encode(normalize=False); the normalised result is those rows over their
+    norms (numpy.linalg.norm)."""
+    raw = encode_cached(model, texts, cache_dir=tmp_path, normalize=False)
+    assert np.abs(raw - model.encode(texts, normalize=False)).max() <= 1e-5
+    unit = encode_cached(model, texts, cache_dir=tmp_path)
+    assert np.abs(unit - raw / np.linalg.norm(raw, axis=1, keepdims=True)).max() <= TOL
+
+
+def _corrupt(path: Path, how: str) -> None:
+    if how == "truncated":
+        path.write_bytes(path.read_bytes()[:100])
+    elif how == "garbage":
+        path.write_bytes(b"\x93NUMPY garbage" * 10)
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif how == "wrong shape":
+        np.save(path, np.zeros(3, dtype=np.float32))
+    elif how == "wrong dtype":
+        np.save(path, np.zeros(384, dtype=np.float64))
+    elif how == "not finite":
+        np.save(path, np.full(384, np.nan, dtype=np.float32))
+    elif how == "a folder":
+        path.unlink()
+        path.mkdir()
+
+
+CORRUPTIONS = ["truncated", "garbage", "empty", "wrong shape", "wrong dtype", "not finite"]
+
+
+@pytest.mark.parametrize("how", [*CORRUPTIONS, "a folder"])
+def test_a_corrupt_entry_is_recomputed(
+    model: NeuralModel, texts: list[str], tmp_path: Path, asked: list[list[str]], how: str
+) -> None:
+    """oracle: the spy (only the corrupt text is encoded again) and the first, intact result."""
+    first = encode_cached(model, texts, cache_dir=tmp_path)
+    victim = entry_path(model, texts[1], tmp_path)
+    _corrupt(victim, how)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = encode_cached(model, texts, cache_dir=tmp_path)
+    # A folder in the entry's place cannot be replaced by a file: the vector is not stored.
+    assert len(caught) == (1 if how == "a folder" else 0)
+    assert asked[1:] == [[texts[1]]]
+    assert np.abs(again - first).max() <= TOL
+    if how != "a folder":  # the entry was rewritten: the next call encodes nothing
+        assert np.array_equal(encode_cached(model, texts, cache_dir=tmp_path), again)
+        assert len(asked) == 2
+
+
+def test_an_unwritable_folder_warns_and_still_answers(
+    model: NeuralModel, texts: list[str], tmp_path: Path
+) -> None:
+    """oracle: model.encode of the same texts; the cache folder is a file, so nothing is stored."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    with pytest.warns(RuntimeWarning, match="not cached"):
+        vectors = encode_cached(model, texts[:3], cache_dir=blocker)
+    assert np.abs(vectors - model.encode(texts[:3])).max() <= TOL
+
+
+def test_the_folder_follows_the_environment(
+    model: NeuralModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """oracle: the documented locations, with the first 16 hex digits of the weights' sha256."""
+    prefix = model.model_hash[:16]
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "env"))
+    assert cache_folder(model) == tmp_path / "env" / "neural" / prefix
+    monkeypatch.delenv("RAGLAB_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_folder(model) == tmp_path / "home" / ".cache" / "raglab" / "neural" / prefix
+    assert cache_folder(model, tmp_path / "given") == tmp_path / "given"
+
+
+def test_the_default_folder_is_used_without_cache_dir(
+    model: NeuralModel, texts: list[str], private_cache: Path
+) -> None:
+    """oracle: the file listing of $RAGLAB_CACHE_DIR/neural/<hash16> (set by the conftest)."""
+    encode_cached(model, texts[:2])
+    folder = private_cache / "neural" / model.model_hash[:16]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        entry_path(model, t, folder).name for t in texts[:2]
+    )
+
+
+def test_another_pooling_never_reads_these_vectors(
+    model: NeuralModel, cls_model: NeuralModel, texts: list[str], tmp_path: Path
+) -> None:
+    """oracle: cls_model.encode directly; same weights (one folder) but another cache key."""
+    assert cls_model.model_hash == model.model_hash
+    assert cls_model.cache_key != model.cache_key
+    encode_cached(model, texts[:3], cache_dir=tmp_path)
+    cls = encode_cached(cls_model, texts[:3], cache_dir=tmp_path)
+    assert np.abs(cls - cls_model.encode(texts[:3])).max() <= TOL
+    assert len(list(tmp_path.glob("*.npy"))) == 6
+
+
+def test_a_stale_temporary_file_is_swept(
+    model: NeuralModel, texts: list[str], tmp_path: Path
+) -> None:
+    """oracle: the file listing; a temporary file of a process that has ended goes at the next
+    write, one of this process stays."""
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    stale = tmp_path / f".entry.raglab-{int(ended.stdout)}-abcd1234.npy"
+    live = tmp_path / f".entry.raglab-{os.getpid()}-abcd1234.npy"
+    for path in (stale, live):
+        path.write_bytes(b"partial")
+    encode_cached(model, texts[:1], cache_dir=tmp_path)
+    assert not stale.exists() and live.exists()
+
+
+def test_a_second_process_encodes_nothing(
+    model: NeuralModel, texts: list[str], tmp_path: Path
+) -> None:
+    """oracle: the spy, in a fresh interpreter: after this process cached the texts, another
+    process asks its encoder for no text at all and gets the same vectors (bitwise)."""
+    first = encode_cached(model, texts, cache_dir=tmp_path)
+    np.save(tmp_path.parent / "expected.npy", first)
+    script = textwrap.dedent(
+        f"""
+        import sys
+        import numpy as np
+        from raglab.neural import NeuralModel, encode_cached, load_model
+        asked = []
+        real = NeuralModel.encode
+        def spy(self, texts, **options):
+            asked.extend(texts)
+            return real(self, texts, **options)
+        NeuralModel.encode = spy
+        texts = {texts!r}
+        got = encode_cached(load_model(), texts, cache_dir={str(tmp_path)!r})
+        same = np.array_equal(got, np.load({str(tmp_path.parent / "expected.npy")!r}))
+        print(len(asked), same)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "True"]
