@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
@@ -194,3 +195,19 @@ def server() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def meta(server: str) -> dict[str, Any]:
+    """``/api/meta`` of the served lab, as the page reads it."""
+    data: dict[str, Any] = httpx.get(f"{server}/api/meta", timeout=30).json()
+    return data
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: dict[str, Any]) -> Iterator[Browser]:
+    """One Chromium per test module; each test opens its own context (fresh storage)."""
+    with sync_playwright() as p:
+        b = p.chromium.launch(**chromium)
+        yield b
+        b.close()

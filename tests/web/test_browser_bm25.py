@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from raglab import _config as C
 from raglab.pipeline.exhibits import bm25_search, grid_view, stemming_effect
@@ -34,19 +33,6 @@ QUERY = "When should an agent escalate a ticket?"
 @pytest.fixture(scope="module")
 def stemmed() -> Lab:
     return Lab.load(stem=True)
-
-
-@pytest.fixture(scope="module")
-def meta(server: str) -> dict[str, Any]:
-    return httpx.get(f"{server}/api/meta", timeout=30).json()
-
-
-@pytest.fixture(scope="module")
-def browser(chromium: dict[str, Any]) -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(**chromium)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -14,10 +14,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
-from playwright.sync_api import Browser, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
@@ -30,20 +29,6 @@ Opener = Callable[[ViewportSize], Page]
 WIDTHS = pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
 # The smallest text a chart may show, in CSS pixels as rendered.
 MIN_TEXT_PX = 11.0
-
-
-@pytest.fixture(scope="module")
-def meta(server: str) -> dict[str, Any]:
-    data: dict[str, Any] = httpx.get(f"{server}/api/meta", timeout=30).json()
-    return data
-
-
-@pytest.fixture(scope="module")
-def browser(chromium: dict[str, Any]) -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(**chromium)
-        yield b
-        b.close()
 
 
 @pytest.fixture

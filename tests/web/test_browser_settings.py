@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from raglab.settings import CHUNKER_LABELS, FEATURE_LABELS, RETRIEVER_LABELS
 
@@ -26,19 +25,6 @@ STATIC = Path(__file__).resolve().parents[2] / "src" / "raglab" / "web" / "stati
 # the setting's name and the grid in meta.defaults the pipeline chooses it on.
 TUNED = (("weight", "weight", "fusion_weights"), ("lambda", "mmr_lambda", "mmr_lambdas"))
 TUNED += (("threshold", "threshold", "reader_thresholds"),)
-
-
-@pytest.fixture(scope="module")
-def meta(server: str) -> dict[str, Any]:
-    return httpx.get(f"{server}/api/meta", timeout=30).json()
-
-
-@pytest.fixture(scope="module")
-def browser(chromium: dict[str, Any]) -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(**chromium)
-        yield b
-        b.close()
 
 
 @pytest.fixture
