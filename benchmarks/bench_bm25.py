@@ -373,9 +373,10 @@ def run(cfg: Config) -> Section:
         "bm25s's numba backend and ours were compiled by the untimed checking calls; bm25s's "
         "numba rows reuse its numpy backend's index (the backend only changes retrieval). Both "
         "sides' batch calls take the whole batch of token lists: `BM25Index.search_many` "
-        "against `BM25.retrieve`; our indexing includes every posting's saturation, as bm25s's "
-        "includes its score matrix. In each pair of batch rows the two sides are timed one "
-        "after the other on every batch.",
+        "against `BM25.retrieve`; bm25s's indexing includes its float32 score matrix, ours keeps "
+        "each posting's document (int32) and frequency (uint8) and computes saturations from "
+        "them in float64 when it searches. In each pair of batch rows the two sides are timed "
+        "one after the other on every batch.",
         f"Query memory: tracemalloc peak while answering the first {MEMORY_QUERIES} queries.",
     ]
     return section

@@ -1,25 +1,31 @@
 """Randomised SVD: raglab.lsa.randomized_svd against scikit-learn's, on the same TF-IDF matrices.
 
-Both sides get the same matrix (scipy CSR, float64), rank k = 48, oversampling p = 26 and three
-power iterations re-orthonormalised by QR (sklearn: ``n_oversamples=26, n_iter=3,
-power_iteration_normalizer="QR"``, ``random_state=0``; ours: the defaults of raglab._config,
-seed 0). The two draw different Gaussian test matrices, so their estimates differ by the
-algorithm's randomness; the check is that both reach the exact singular values within the
-accuracy randomised subspace iteration promises, and the table gives each side's error.
+All sides get the same matrix (scipy CSR, float64), rank k = 48, oversampling p = 26 and three
+power iterations (ours: the defaults of raglab._config, seed 0, LU between the passes and a QR at
+the end; scikit-learn: ``n_oversamples=26, n_iter=3, random_state=0`` with its default
+``power_iteration_normalizer="auto"``, which is LU at three iterations, the target; and with
+``"QR"``, for reference). The sides draw different Gaussian test matrices, so their estimates
+differ by the algorithm's randomness; the check is that each reaches the exact singular values
+within the accuracy randomised subspace iteration promises, and the table gives each side's
+error. The sides are timed round by round (one call of each per round, the order rotating), so
+that a slow spell of a shared machine falls on all of them.
 
 Matrices:
 
 - the handbook's term x window TF-IDF matrix (``Lab.load().lsa_windows`` through
   ``raglab.lsa.term_window_matrix``), whose exact SVD numpy computes in milliseconds;
-- a generated 200,000 x 50,000 term x document TF-IDF matrix of density about 1e-4: one million
-  (term, document) draws, terms from a Zipf distribution over the rows, documents uniform, summed
-  into counts and weighted by idf = ln(N / df) (``raglab.vectors.idf_weights``). Its reference
-  singular values come from ARPACK (``scipy.sparse.linalg.svds``, k = 48, converged to machine
-  precision), which is timed too for scale.
+- two generated term x document TF-IDF matrices, 20,000 x 20,000 of density about 1e-3 and
+  200,000 x 50,000 of density about 1e-4 (``--quick``: 5,000 x 5,000 and 20,000 x 5,000): that
+  many (term, document) draws, terms from a Zipf distribution over the rows, documents uniform,
+  summed into counts and weighted by idf = ln(N / df) (``raglab.vectors.idf_weights``). Their
+  reference singular values come from ARPACK (``scipy.sparse.linalg.svds``, k = 48), which is
+  timed too for scale.
 """
 
 from __future__ import annotations
 
+import gc
+import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +39,6 @@ from common import (
     Section,
     mb,
     spread,
-    time_repeats,
     timed,
     traced_peak,
 )
@@ -44,18 +49,24 @@ from raglab.vectors import idf_weights
 
 MATRIX_SEED = 7
 ZIPF_EXPONENT = 1.0
-# The accuracy both sides must reach against the exact values before anything is timed: the
+# The square shape (rows, columns, density); --quick shrinks it. The tall one is Config's.
+SQUARE = (20_000, 20_000, 1e-3)
+SQUARE_QUICK = (5_000, 5_000, 1e-3)
+# The accuracy every side must reach against the exact values before anything is timed: the
 # leading half of the values within LEADING_RTOL, all k within ALL_RTOL (relative). Randomised
-# subspace iteration with q = 3 and p = 26 stays well inside these on both matrices.
+# subspace iteration with q = 3 and p = 26 stays well inside these on every matrix here.
 LEADING_RTOL = 0.05
 ALL_RTOL = 0.15
+OURS = "ours"
+SK_DEFAULT = "scikit-learn (default: LU)"
+SK_QR = "scikit-learn (QR)"
 
 
 def _handbook_matrix() -> Any:
     from raglab.pipeline.lab import Lab
 
     matrix, _, _ = term_window_matrix(Lab.load().lsa_windows)
-    return matrix
+    return sp.csr_matrix(matrix)  # every side gets CSR, as for the generated matrices
 
 
 def _generated_matrix(rows: int, cols: int, density: float) -> Any:
@@ -89,7 +100,7 @@ def _ours(matrix: Any) -> Callable[[], FloatArray]:
     return call
 
 
-def _sklearn(matrix: Any) -> Callable[[], FloatArray]:
+def _sklearn(matrix: Any, normalizer: str) -> Callable[[], FloatArray]:
     from sklearn.utils.extmath import randomized_svd as sk_randomized_svd
 
     def call() -> FloatArray:
@@ -98,7 +109,7 @@ def _sklearn(matrix: Any) -> Callable[[], FloatArray]:
             LSA_RANK,
             n_oversamples=LSA_OVERSAMPLE,
             n_iter=LSA_POWER_ITERATIONS,
-            power_iteration_normalizer="QR",
+            power_iteration_normalizer=normalizer,
             random_state=SEED,
         )
         return np.asarray(s, dtype=np.float64)
@@ -122,6 +133,23 @@ def _check(what: str, s: FloatArray, exact: FloatArray) -> None:
         )
 
 
+def _rounds(sides: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Seconds of ``repeats`` calls of every side, one call of each per round; the order rotates
+    from round to round, and the garbage collector runs between calls, not in them."""
+    names = list(sides)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            gc.collect()
+            gc.disable()
+            try:
+                _, seconds = timed(sides[name])
+            finally:
+                gc.enable()
+            samples[name].append(seconds)
+    return samples
+
+
 def _case(
     name: str,
     matrix: Any,
@@ -130,47 +158,76 @@ def _case(
     repeats: int,
     section: Section,
 ) -> None:
-    ours, theirs = _ours(matrix), _sklearn(matrix)
-    s_ours, s_theirs = ours(), theirs()  # untimed: checked first
-    _check(f"ours on {name}", s_ours, exact)
-    _check(f"scikit-learn on {name}", s_theirs, exact)
-    t_ours = time_repeats(ours, repeats=repeats)
-    t_theirs = time_repeats(theirs, repeats=repeats)
-    o_lead, o_all = _errors(s_ours, exact)
-    t_lead, t_all = _errors(s_theirs, exact)
-    agreement = (
-        f"largest relative error vs {exact_label} (leading half / all {LSA_RANK}): ours "
-        f"{o_lead:.1e} / {o_all:.1e}, sklearn {t_lead:.1e} / {t_all:.1e}"
+    sides: dict[str, Callable[[], FloatArray]] = {
+        OURS: _ours(matrix),
+        SK_DEFAULT: _sklearn(matrix, "auto"),
+        SK_QR: _sklearn(matrix, "QR"),
+    }
+    errors = {}
+    for side, call in sides.items():  # untimed: checked first
+        s = call()
+        _check(f"{side} on {name}", s, exact)
+        errors[side] = _errors(s, exact)
+    samples = _rounds(dict(sides), repeats)
+    ours = samples[OURS]
+    for peer, target in ((SK_DEFAULT, True), (SK_QR, False)):
+        theirs = samples[peer]
+        paired = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
+        check = (
+            f"largest relative error vs {exact_label} (leading half / all {LSA_RANK}): ours "
+            f"{errors[OURS][0]:.1e} / {errors[OURS][1]:.1e}, peer {errors[peer][0]:.1e} / "
+            f"{errors[peer][1]:.1e}; median of the {repeats} rounds' ratios {paired:.2f}"
+        )
+        section.rows.append(
+            Row(
+                name,
+                f"time, k = {LSA_RANK} (median of {repeats} rounds)",
+                "s",
+                statistics.median(ours),
+                peer,
+                statistics.median(theirs),
+                check,
+                target=target,
+                ours_range=spread(ours),
+                peer_range=spread(theirs),
+            )
+        )
+    _, ours_peak, _ = traced_peak(sides[OURS])
+    _, theirs_peak, _ = traced_peak(sides[SK_DEFAULT])
+    section.rows.append(
+        Row(name, "peak memory", "MB", mb(ours_peak), SK_DEFAULT, mb(theirs_peak)),
     )
-    _, ours_peak, _ = traced_peak(ours)
-    _, theirs_peak, _ = traced_peak(theirs)
-    section.rows += [
-        Row(
-            name,
-            f"time, k = {LSA_RANK} (median of {repeats})",
-            "s",
-            t_ours.median,
-            "scikit-learn",
-            t_theirs.median,
-            agreement,
-            target=True,
-            ours_range=spread(t_ours.samples),
-            peer_range=spread(t_theirs.samples),
-        ),
-        Row(name, "peak memory", "MB", mb(ours_peak), "scikit-learn", mb(theirs_peak)),
-    ]
+
+
+def _generated_case(rows: int, cols: int, density: float, repeats: int, section: Section) -> None:
+    from scipy.sparse.linalg import svds
+
+    matrix = _generated_matrix(rows, cols, density)
+    reference, t_ref = timed(
+        lambda: np.sort(svds(matrix, k=LSA_RANK, return_singular_vectors=False, random_state=SEED))[
+            ::-1
+        ]
+    )
+    filled = matrix.nnz / (matrix.shape[0] * matrix.shape[1])
+    name = f"generated {matrix.shape[0]:,} x {matrix.shape[1]:,} (density {filled:.2g})"
+    _case(name, matrix, reference, "ARPACK", repeats, section)
+    section.rows.append(
+        Row(name, "reference: scipy svds (ARPACK), one call", "s", None, "ARPACK", t_ref)
+    )
 
 
 def run(cfg: Config) -> Section:
-    from scipy.sparse.linalg import svds
-
     section = Section(
         "svd",
         "2. Randomised SVD: raglab.lsa.randomized_svd against scikit-learn",
-        "Rank 48, oversampling 26, three power iterations with QR re-orthonormalisation, on the "
-        "same TF-IDF matrix. Both sides must reproduce the exact singular values (within "
-        f"{LEADING_RTOL:.0%} on the leading half and {ALL_RTOL:.0%} on all 48) before they "
-        "are timed; each side's largest error is in the Agreement column.",
+        "Rank 48, oversampling 26, three power iterations, on the same TF-IDF matrix. Ours "
+        "normalises by LU between the passes and by a Householder QR at the end; the target is "
+        'scikit-learn\'s default (`power_iteration_normalizer="auto"`, LU at three '
+        "iterations), and scikit-learn with QR at every pass is shown for reference. Every side "
+        "must reproduce the exact singular values (within "
+        f"{LEADING_RTOL:.0%} on the leading half and {ALL_RTOL:.0%} on all 48) before it "
+        "is timed; each side's largest error is in the Agreement column. The sides are timed "
+        "round by round, one call of each per round.",
     )
     handbook = _handbook_matrix()
     exact = np.linalg.svd(handbook.toarray(), compute_uv=False)[:LSA_RANK]
@@ -182,23 +239,17 @@ def run(cfg: Config) -> Section:
         cfg.repeats,
         section,
     )
-    big = _generated_matrix(cfg.svd_rows, cfg.svd_cols, cfg.svd_density)
-    density = big.nnz / (big.shape[0] * big.shape[1])
-    reference, t_ref = timed(
-        lambda: np.sort(svds(big, k=LSA_RANK, return_singular_vectors=False, random_state=SEED))[
-            ::-1
-        ]
-    )
-    name = f"generated {big.shape[0]:,} x {big.shape[1]:,} (density {density:.2g})"
-    _case(name, big, reference, "ARPACK", cfg.slow_repeats, section)
-    section.rows.append(
-        Row(name, "reference: scipy svds (ARPACK), one call", "s", None, "ARPACK", t_ref)
-    )
+    rows, cols, density = SQUARE_QUICK if cfg.quick else SQUARE
+    _generated_case(rows, cols, density, cfg.slow_repeats + 2, section)
+    _generated_case(cfg.svd_rows, cfg.svd_cols, cfg.svd_density, cfg.slow_repeats, section)
     section.notes += [
-        "Both sides call the same BLAS builds (numpy's and scipy's OpenBLAS) with the thread "
+        "All sides call the same BLAS builds (numpy's and scipy's OpenBLAS) with the thread "
         "count given in the header.",
-        "The generated matrix: one million (term, document) draws, term ranks Zipf "
-        f"(s = {ZIPF_EXPONENT}) over the rows, documents uniform over the columns, seed "
+        "The generated matrices: rows x columns x density (term, document) draws, term ranks "
+        f"Zipf (s = {ZIPF_EXPONENT}) over the rows, documents uniform over the columns, seed "
         f"{MATRIX_SEED}; counts weighted by idf = ln(N / df).",
+        "Ratios: the median of our times over the median of the peer's; the Agreement column "
+        "also gives the median of the per-round ratios, which a slow spell of the machine "
+        "moves less.",
     ]
     return section

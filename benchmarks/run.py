@@ -3,6 +3,7 @@
     python benchmarks/run.py            # the full run (about 10 minutes on 2 cores)
     python benchmarks/run.py --quick    # reduced sizes, to benchmarks/.cache/RESULTS-quick.md
     python benchmarks/run.py --only bm25,svd
+    python benchmarks/run.py --large    # the BM25 sweep also at 1,000,000 chunks (up to an hour more)
 
 A benchmark whose two sides disagree on the answer fails: its section says so instead of giving
 times, the other benchmarks still run, and the exit status is 1.
@@ -53,10 +54,12 @@ import bench_end_to_end  # noqa: E402  (after the thread settings above)
 import bench_metrics  # noqa: E402  (after the thread settings above)
 import bench_neural  # noqa: E402
 import bench_svd  # noqa: E402  (after the thread settings above)
+import bench_sweep  # noqa: E402  (after the thread settings above)
 from common import BENCH_DIR, Config, Disagreement, Section, render  # noqa: E402  (after the thread settings above)
 
 BENCHMARKS: dict[str, tuple[str, Callable[[Config], Section]]] = {
     "bm25": ("1. BM25", bench_bm25.run),
+    "sweep": ("1b. BM25 size sweep", bench_sweep.run),
     "svd": ("2. Randomised SVD", bench_svd.run),
     "metrics": ("3. Metrics and fusion", bench_metrics.run),
     "e2e": ("4. End to end", bench_end_to_end.run),
@@ -72,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         "--only", default="", help=f"comma-separated subset of {', '.join(BENCHMARKS)}"
     )
     parser.add_argument("--out", type=Path, default=None, help="where to write the table")
+    parser.add_argument(
+        "--large", action="store_true", help="the BM25 sweep also at 1,000,000 chunks"
+    )
     parser.add_argument(
         "--threads",
         type=int,
@@ -91,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         BENCH_DIR / ".cache" / "RESULTS-quick.md" if args.quick else BENCH_DIR / "RESULTS.md"
     )
     out.parent.mkdir(parents=True, exist_ok=True)
-    cfg = Config.make(quick=args.quick)
+    cfg = Config.make(quick=args.quick, large=args.large)
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
     t0 = time.perf_counter()

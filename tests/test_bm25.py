@@ -431,3 +431,63 @@ def test_bad_arguments_are_clear_errors() -> None:
         index.explain(["mount"], 3)
     with pytest.raises(ValueError, match="b must"):
         grid_top_k(index, [["mount"]], bs=(0.5, 2.0))
+
+
+# ---------------------------------------------------------------- the postings
+
+
+def test_postings_equal_the_count_matrix_whatever_the_build_blocks(
+    random_corpus: tuple[list[list[str]], list[list[str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """oracle: raglab.vectors.count_matrix (documents x sorted terms) read column by column. The
+    streamed build gives the same postings whether the documents come in one block or in blocks
+    of a few tokens and documents (terms split across blocks, new terms in every block)."""
+    import scipy.sparse as sp
+
+    import raglab._bm25_scoring as scoring
+    from raglab.vectors import Vocabulary, count_matrix
+
+    docs, queries = random_corpus
+    vocab = Vocabulary.from_docs(docs)
+    want = sp.csc_matrix(count_matrix(docs, vocabulary=vocab))
+    want.sort_indices()
+    whole = BM25Index(docs)
+    monkeypatch.setattr(scoring, "_BUILD_BLOCK_TOKENS", 37)
+    monkeypatch.setattr(scoring, "_BUILD_BLOCK_DOCS", 5)
+    monkeypatch.setattr(scoring, "_REDUCE_BLOCK", 7)
+    blocked = BM25Index(docs)
+    for index in (whole, blocked):
+        cols = index._columns
+        assert index.vocabulary.terms == vocab.terms
+        assert cols.docs.dtype == np.int32 and cols.tf.dtype == np.uint8
+        np.testing.assert_array_equal(cols.indptr, want.indptr)
+        np.testing.assert_array_equal(cols.docs, want.indices)
+        np.testing.assert_array_equal(cols.tf, want.data)
+    # The per-term maxima, reduced over blocks of 7 postings, against one reduction per term.
+    for index in (whole, blocked):
+        cols = index._columns
+        direct = [
+            float(np.max(_saturations(index, int(a), int(z))))
+            for a, z in zip(cols.indptr[:-1], cols.indptr[1:], strict=True)
+        ]
+        np.testing.assert_array_equal(index._max_impact(), direct)
+    for query in queries:
+        np.testing.assert_array_equal(whole.scores(query), blocked.scores(query))
+
+
+def _saturations(index: BM25Index, a: int, z: int) -> np.ndarray:
+    cols = index._columns
+    length = (1.0 - index.b) + index.b * cols.ratio[cols.docs[a:z]]
+    return (cols.tf[a:z] * (index.k1 + 1.0)) / (cols.tf[a:z] + index.k1 * length)
+
+
+def test_large_frequencies_take_a_wider_type_and_explain_reads_them() -> None:
+    """oracle: the definition; a term repeated 300 times in one document needs uint16, and the
+    scores and explanations use the exact count."""
+    docs = [["lock"] * 300 + ["leg"], ["leg", "mount"], ["mount"]]
+    index = BM25Index(docs)
+    assert index._columns.tf.dtype == np.uint16
+    assert [r.tf for r in index.explain(["lock", "leg", "mount"], 0)] == [300, 1, 0]
+    lock = index.explain(["lock"], 0)[0]
+    assert index.scores(["lock"])[0] == pytest.approx(lock.contribution, rel=1e-15)
+    assert index.nbytes > 0

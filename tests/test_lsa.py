@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
 import raglab.lsa as lsa_module
 from raglab._config import LSA_RANK, LSA_WINDOWS
+from raglab._svd import _lu_basis
 from raglab.lsa import (
     LSAModel,
     even_windows,
@@ -19,6 +23,7 @@ from raglab.lsa import (
     unit_rows,
 )
 from raglab.text import tokenize
+from raglab.vectors import tfidf_matrix
 
 # ---------------------------------------------------------------- fixtures
 
@@ -30,8 +35,8 @@ def cranfield_windows(cranfield_abstract_words: list[str]) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def cranfield_matrix(cranfield_windows: list[list[str]]) -> sp.csr_matrix:
-    """A = TF-IDF term x window matrix of the Cranfield windows (about 3,000 x 100, sparse)."""
+def cranfield_matrix(cranfield_windows: list[list[str]]) -> sp.csc_matrix:
+    """A = TF-IDF term x window matrix of the Cranfield windows (about 3,000 x 100, sparse CSC)."""
     A, _, _ = term_window_matrix(cranfield_windows)
     return A
 
@@ -116,14 +121,14 @@ def test_even_windows_rejects_bad_sizes() -> None:
 # ---------------------------------------------------------------- randomized_svd accuracy
 
 
-def test_cranfield_windows_shape(cranfield_matrix: sp.csr_matrix) -> None:
+def test_cranfield_windows_shape(cranfield_matrix: sp.csc_matrix) -> None:
     """oracle: the collection; 100 windows, a few thousand terms, sparse."""
     assert cranfield_matrix.shape[1] == LSA_WINDOWS
     assert 2000 < cranfield_matrix.shape[0] < 5000
     assert cranfield_matrix.nnz < 0.1 * cranfield_matrix.shape[0] * LSA_WINDOWS
 
 
-def test_singular_values_match_exact_svd_on_cranfield(cranfield_matrix: sp.csr_matrix) -> None:
+def test_singular_values_match_exact_svd_on_cranfield(cranfield_matrix: sp.csc_matrix) -> None:
     """oracle: numpy's exact SVD of the dense matrix.
 
     This spectrum is flat (s_48 / s_75 is about 1.16), the hard case for subspace iteration. With
@@ -176,6 +181,109 @@ def test_dense_and_sparse_input_agree(low_rank_matrix: np.ndarray) -> None:
     np.testing.assert_allclose(Vt2, Vt1, atol=1e-8)
 
 
+def _subspace_iteration_with_qr(
+    A: np.ndarray | sp.spmatrix, rank: int, oversample: int, passes: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Halko, Martinsson and Tropp (2011) Algorithm 4.4 as printed there: a Householder QR
+    (numpy.linalg.qr) after every product, then the Rayleigh-Ritz step and sign convention that
+    randomized_svd documents, from the same Gaussian start."""
+    width = min(rank + oversample, *A.shape)
+    omega = np.random.default_rng(seed).standard_normal((A.shape[1], width))
+    Q = np.linalg.qr(np.asarray(A @ omega))[0]
+    for _ in range(passes):
+        Q = np.linalg.qr(np.asarray(A.T @ Q))[0]
+        Q = np.linalg.qr(np.asarray(A @ Q))[0]
+    B = np.asarray(A.T @ Q).T
+    eigenvalues, W = np.linalg.eigh(B @ B.T)
+    order = np.argsort(eigenvalues)[::-1][:rank]
+    s = np.sqrt(eigenvalues[order])
+    U = Q @ W[:, order]
+    Vt = (W[:, order].T @ B) / s[:, None]
+    signs = np.where(U[np.argmax(np.abs(U), axis=0), np.arange(rank)] < 0, -1.0, 1.0)
+    return U * signs, s, Vt * signs[:, None]
+
+
+@pytest.mark.parametrize("passes", [1, 3, 8])
+def test_lu_between_passes_gives_the_factors_of_qr_at_every_pass(
+    cranfield_matrix: sp.csc_matrix, low_rank_matrix: np.ndarray, passes: int
+) -> None:
+    """oracle: subspace iteration with a QR after every product (written out above). P L from
+    X = P L U spans what X spans, so in exact arithmetic the two iterations carry the same
+    subspace and only rounding separates them: the singular values agree to 1e-12 relative, the
+    vectors to 1e-8 (each column up to the documented sign), on Cranfield's flat spectrum and on
+    a spectrum with a gap."""
+    for A in (cranfield_matrix, low_rank_matrix):
+        U, s, Vt = randomized_svd(A, rank=LSA_RANK, power_iterations=passes)
+        U_ref, s_ref, Vt_ref = _subspace_iteration_with_qr(A, LSA_RANK, 26, passes, seed=0)
+        np.testing.assert_allclose(s, s_ref, rtol=1e-12)
+        np.testing.assert_allclose(U, U_ref, atol=1e-8)
+        np.testing.assert_allclose(Vt, Vt_ref, atol=1e-8)
+
+
+def test_lu_basis_is_p_times_l_and_spans_the_columns() -> None:
+    """oracle: scipy.linalg.lu(permute_l=True), the same LU by scipy's own route (bit for bit),
+    and the projector Q Q^T onto the columns from numpy.linalg.qr. The columns here are scaled
+    from 1 down to 1e-6 (condition number about 1e6), yet P L has entries of magnitude at most 1
+    and condition number below 100, which is what makes it a normaliser."""
+    rng = np.random.default_rng(5)
+    Y = rng.standard_normal((300, 20)) @ np.diag(np.geomspace(1.0, 1e-6, 20))
+    basis = _lu_basis(Y.copy())
+    reference, _ = scipy.linalg.lu(Y, permute_l=True)
+    np.testing.assert_array_equal(basis, reference)
+    assert np.abs(basis).max() <= 1.0 and np.linalg.cond(basis) < 100 < 1e5 < np.linalg.cond(Y)
+    Q = np.linalg.qr(Y)[0]
+    np.testing.assert_allclose(Q @ (Q.T @ basis), basis, atol=1e-12)
+
+
+def test_lu_basis_of_a_rank_deficient_sketch_still_spans_it() -> None:
+    """oracle: hand-worked; a zero column leaves dgetrf no pivot (info > 0), and the column of L
+    stays a unit vector: the basis is finite, of full rank, and still holds Y's columns."""
+    Y = np.zeros((6, 3))
+    Y[:, 0] = np.arange(1.0, 7.0)
+    Y[:, 2] = 1.0
+    basis = _lu_basis(Y.copy())
+    assert np.all(np.isfinite(basis)) and np.linalg.matrix_rank(basis) == 3
+    coefficients = np.linalg.lstsq(basis, Y, rcond=None)[0]
+    np.testing.assert_allclose(basis @ coefficients, Y, atol=1e-12)
+
+
+def test_csc_and_csr_input_give_bitwise_the_same_factors(cranfield_matrix: sp.csc_matrix) -> None:
+    """oracle: the same matrix in the other sparse format. A product with a CSR matrix or with
+    the CSC view of its transpose adds each output entry's terms in the same order, so the
+    transposed view the solver multiplies by changes no bit."""
+    assert cranfield_matrix.format == "csc"
+    csc = randomized_svd(cranfield_matrix, rank=LSA_RANK)
+    csr = randomized_svd(cranfield_matrix.tocsr(), rank=LSA_RANK)
+    for a, b in zip(csc, csr, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_randomized_svd_holds_no_copy_of_a_sparse_matrix(fmt: str) -> None:
+    """oracle: the matrix's own bytes (data, indices and pointers). With a sketch of 10 columns the
+    solver's dense arrays are small, so its traced peak stays under a quarter of one copy of A;
+    a copy of A or of its transpose (12 bytes a non-zero) would exceed it."""
+    A = sp.random(3000, 3000, density=0.05, format=fmt, random_state=0, dtype=np.float64)
+    size = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
+    tracemalloc.start()
+    try:
+        randomized_svd(A, rank=5, oversample=5)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert size > 5_000_000 and peak < 0.25 * size
+
+
+def test_term_window_matrix_is_the_transposed_tfidf(cranfield_windows: list[list[str]]) -> None:
+    """oracle: raglab.vectors.tfidf_matrix of the same windows (window x term), transposed; the
+    term x window matrix is that matrix's CSC view, sharing its arrays, not a copy."""
+    A, vocabulary, idf = term_window_matrix(cranfield_windows)
+    weighted, idf_direct = tfidf_matrix(cranfield_windows, vocabulary=vocabulary)
+    assert A.shape == (len(vocabulary), len(cranfield_windows)) and A.format == "csc"
+    np.testing.assert_array_equal(A.toarray(), weighted.toarray().T)
+    np.testing.assert_array_equal(idf, idf_direct)
+
+
 # ---------------------------------------------------------------- randomized_svd structure
 
 
@@ -188,7 +296,7 @@ def test_same_seed_is_bitwise_identical(cranfield_windows: list[list[str]]) -> N
 
 
 def test_different_seeds_agree_on_singular_values(
-    cranfield_matrix: sp.csr_matrix, low_rank_matrix: np.ndarray
+    cranfield_matrix: sp.csc_matrix, low_rank_matrix: np.ndarray
 ) -> None:
     """oracle: seed invariance; the sketch changes, the spectrum it finds does not (to 1e-9
     with a spectral gap, to 3% on Cranfield's flat spectrum at the defaults)."""
@@ -243,7 +351,7 @@ def test_fold_in_of_a_training_window_reproduces_s_times_vt(
     np.testing.assert_allclose(projected, expected, rtol=1e-9, atol=1e-9)
 
 
-def test_variance_shares(cranfield_model: LSAModel, cranfield_matrix: sp.csr_matrix) -> None:
+def test_variance_shares(cranfield_model: LSAModel, cranfield_matrix: sp.csc_matrix) -> None:
     """oracle: ||A||_F^2 = sum of all squared singular values, so k of them share <= 1."""
     shares = cranfield_model.variance_share
     assert cranfield_model.frobenius_sq == pytest.approx(
@@ -287,6 +395,39 @@ def test_search_equals_brute_force_cosine(
         ranking = cranfield_model.search(query, projections, k=10)
         assert ranking.indices.tolist() == expected
         np.testing.assert_allclose(ranking.scores, cosines[expected], rtol=1e-12)
+
+
+def test_blocks_hand_example() -> None:
+    """oracle: hand-worked; lists of 3, 0, 5, 1 and 0 tokens in blocks of at least 4 tokens end
+    after the third list (3 + 0 + 5 = 8) and at the last; no lists, no blocks."""
+    lists = [["a"] * 3, [], ["b"] * 5, ["c"], []]
+    assert lsa_module._blocks(lists, 4) == [3, 5]
+    assert lsa_module._blocks([[], []], 4) == [2]
+    assert lsa_module._blocks([], 4) == []
+
+
+def test_project_in_blocks_is_bitwise_each_list_alone(
+    cranfield_model: LSAModel,
+    cranfield_doc_tokens: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """oracle: the fold-in of each token list on its own, stacked, and tfidf_matrix's weights of
+    the long list times U. Each row depends on its own list only and counts add exactly, so
+    blocks of about 500 tokens (dozens of boundaries, empty lists among them, and one list of
+    over 5,000 tokens counted in pieces) give the same bits as the default blocks and as one
+    list at a time."""
+    long = [t for d in cranfield_doc_tokens[:60] for t in d]  # over 5,000 tokens, one list
+    docs = [*cranfield_doc_tokens[:150], [], ["zzzz"], long, *cranfield_doc_tokens[150:300]]
+    whole = cranfield_model.project(docs)
+    monkeypatch.setattr(lsa_module, "_PROJECT_BLOCK_TOKENS", 500)
+    assert len(lsa_module._blocks(docs, 500)) > 20 and len(long) > 10 * 500
+    blocked = cranfield_model.project(docs)
+    alone = np.vstack([cranfield_model.project([d]) for d in docs])
+    np.testing.assert_array_equal(blocked, alone)
+    np.testing.assert_array_equal(whole, alone)
+    by_hand = tfidf_matrix([long], vocabulary=cranfield_model.vocabulary, idf=cranfield_model.idf)
+    np.testing.assert_array_equal(blocked[152], (by_hand.matrix @ cranfield_model.U)[0])
+    assert cranfield_model.project([]).shape == (0, LSA_RANK)
 
 
 def test_search_zero_vectors_score_zero(cranfield_model: LSAModel) -> None:
@@ -362,13 +503,15 @@ def test_search_rejects_projections_of_the_wrong_width(cranfield_model: LSAModel
 
 
 def test_neighbours_equal_brute_force(cranfield_model: LSAModel) -> None:
-    """oracle: brute force; cosine of the rows of U_k S_k, the word itself excluded."""
+    """oracle: brute force; cosine of the rows of U_k S_k, the word itself excluded, sorted by
+    (-cosine to 12 decimals, vocabulary index)."""
     vocab = cranfield_model.vocabulary
     rows = cranfield_model.U * cranfield_model.s
     target = rows[vocab["supersonic"]]
     norms = np.linalg.norm(rows, axis=1)
     cosines = rows @ target / np.where(norms > 0, norms * np.linalg.norm(target), 1.0)
-    order = [i for i in np.lexsort((np.arange(len(cosines)), -cosines)) if i != vocab["supersonic"]]
+    keys = np.round(cosines, 12)
+    order = [i for i in np.lexsort((np.arange(len(cosines)), -keys)) if i != vocab["supersonic"]]
     found = cranfield_model.neighbours("supersonic", k=5)
     assert [w for w, _ in found] == [vocab.terms[i] for i in order[:5]]
     np.testing.assert_allclose([c for _, c in found], cosines[order[:5]], rtol=1e-10)
@@ -390,6 +533,27 @@ def test_neighbours_of_words_that_always_occur_together() -> None:
     (word, cosine), *_ = model.neighbours("alpha", k=3)
     assert word == "beta"
     assert cosine == pytest.approx(1.0, abs=1e-12)
+
+
+def test_neighbours_tied_in_exact_arithmetic_come_in_vocabulary_order() -> None:
+    """oracle: hand-worked; 'delta', 'beta', 'alpha' and 'gamma' always occur together, so their
+    rows of A are equal and their cosines with 'omega' equal in exact arithmetic, whatever the
+    factorisation's rounding makes of the last bits: they come in sorted vocabulary order,
+    before "three", which shares one of omega's windows, for every seed."""
+    group = ["delta", "beta", "alpha", "gamma"]
+    windows = [
+        [*group, "omega", "one"],
+        [*group, "omega", "two", "two"],
+        ["omega", "three", "three"],
+        ["one", "four"],
+        ["two", "five", "five"],
+        ["four", "six"],
+    ]
+    for seed in range(5):
+        model = fit_lsa(windows, rank=6, seed=seed)
+        found = model.neighbours("omega", k=5)
+        assert [w for w, _ in found] == [*sorted(group), "three"]
+        assert max(c for _, c in found[:4]) - min(c for _, c in found[:4]) < 1e-12
 
 
 def test_fit_lsa_rejects_impossible_ranks() -> None:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from raglab._config import BUDGET_WORDS, READER_THRESHOLDS
-from raglab.reader import ReaderAnswer, is_correct, pack, read
+from raglab.reader import (
+    QUOTE_RELATIONS,
+    ReaderAnswer,
+    document_frequencies,
+    idf_weights,
+    is_correct,
+    pack,
+    quote_relation,
+    read,
+)
 
 # --------------------------------------------------------------------------------------------
 # Fixtures
@@ -215,3 +226,132 @@ def test_is_correct_rejects_bad_spans(quote: object, answers: object) -> None:
     """oracle: the validation contract (ValueError)."""
     with pytest.raises(ValueError):
         is_correct(quote, answers)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------
+# IDF-weighted coverage
+# --------------------------------------------------------------------------------------------
+
+# A collection of N = 4 documents: pump is in 3 of them, pressure, limit and bar in 1 each.
+DOCS = [["pump", "pressure", "pump"], ["pump", "bar"], ["pump", "limit"], ["office"]]
+# idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)):
+IDF_PUMP = math.log(10 / 7)  # n_t = 3: ln(1 + 1.5 / 3.5) = ln(10/7) ≈ 0.3567
+IDF_RARE = math.log(10 / 3)  # n_t = 1: ln(1 + 3.5 / 1.5) = ln(10/3) ≈ 1.2040
+
+
+def test_document_frequencies_by_hand() -> None:
+    """oracle: counted by hand from DOCS; pump twice in the first document counts once there."""
+    n, df = document_frequencies(DOCS)
+    assert n == 4
+    assert df == {"pump": 3, "pressure": 1, "bar": 1, "limit": 1, "office": 1}
+    assert document_frequencies([]) == (0, {})
+
+
+def test_idf_weights_by_hand() -> None:
+    """oracle: Lucene's IDF worked by hand (the constants above); a term in no document gets
+    ln(1 + 4.5 / 0.5) = ln 10, the largest weight, and finite."""
+    n, df = document_frequencies(DOCS)
+    w = idf_weights(["pump", "pressure", "pump", "gauge"], df, n)
+    assert w == pytest.approx({"pump": IDF_PUMP, "pressure": IDF_RARE, "gauge": math.log(10)})
+    with pytest.raises(ValueError, match="document frequency"):
+        idf_weights(["pump"], {"pump": 5}, 4)
+
+
+def test_idf_coverage_by_hand() -> None:
+    """oracle: the formula of docs/design.md#reader worked by hand on the fixture. Q = {pump,
+    pressure, limit, bar} weighs ln(10/7) + 3 ln(10/3); sentence 1 holds pump, pressure and limit,
+    so its weighted coverage is (ln(10/7) + 2 ln(10/3)) / (ln(10/7) + 3 ln(10/3)) = 2.7646 / 3.9686
+    ≈ 0.6966."""
+    n, df = document_frequencies(DOCS)
+    ans = read(QUESTION, SENTENCES, threshold=0.5, weights=idf_weights(QUESTION, df, n))
+    total = IDF_PUMP + 3 * IDF_RARE
+    expected = [IDF_PUMP / total, (IDF_PUMP + 2 * IDF_RARE) / total, IDF_RARE / total, 0.0]
+    np.testing.assert_allclose(ans.coverages, expected, rtol=1e-15)
+    assert ans.found and ans.sentence == 1
+    assert ans.coverage == pytest.approx(0.6966, abs=1e-4)
+
+
+def test_idf_weighting_moves_the_quote_to_the_rare_word() -> None:
+    """oracle: hand computation. Q = {pump, pressure}: plain coverage ties the two sentences
+    {pump} and {pressure} at 1/2 and quotes the first; weighted, {pump} covers
+    ln(10/7) / (ln(10/7) + ln(10/3)) ≈ 0.2286 and {pressure} ≈ 0.7714, so the rare word wins."""
+    n, df = document_frequencies(DOCS)
+    q = {"pump", "pressure"}
+    sentences = [{"pump", "hose"}, {"pressure", "hose"}]
+    plain = read(q, sentences, threshold=0.5)
+    assert plain.sentence == 0 and plain.coverage == 0.5
+    weighted = read(q, sentences, threshold=0.5, weights=idf_weights(q, df, n))
+    assert weighted.sentence == 1
+    assert weighted.coverage == pytest.approx(IDF_RARE / (IDF_PUMP + IDF_RARE), rel=1e-15)
+    assert weighted.coverage == pytest.approx(0.7714, abs=1e-4)
+    # At a threshold of 0.5 the common word alone would no longer be quoted.
+    assert not read(q, [{"pump"}], threshold=0.5, weights=idf_weights(q, df, n)).found
+
+
+@given(
+    q=st.sets(st.sampled_from("abcdefgh"), max_size=6),
+    sentences=st.lists(st.sets(st.sampled_from("abcdefghij"), max_size=5), max_size=6),
+    weight=st.floats(min_value=0.01, max_value=100.0),
+    threshold=st.sampled_from(READER_THRESHOLDS),
+)
+def test_equal_weights_give_plain_coverage(
+    q: set[str], sentences: list[set[str]], weight: float, threshold: float
+) -> None:
+    """oracle: with every weight equal the weighted formula reduces to |Q ∩ S| / |Q| (the plain
+    reader, an independent code path)."""
+    plain = read(q, sentences, threshold=threshold)
+    weighted = read(q, sentences, threshold=threshold, weights=dict.fromkeys(q, weight))
+    np.testing.assert_allclose(weighted.coverages, plain.coverages, rtol=1e-12, atol=1e-15)
+    assert weighted.sentence == plain.sentence
+
+
+@pytest.mark.parametrize("weights", [{"pump": 1.0}, {t: 0.0 for t in QUESTION}])
+def test_read_refuses_missing_or_empty_weights(weights: dict[str, float]) -> None:
+    """oracle: the validation contract: every question term needs a weight above 0."""
+    with pytest.raises(ValueError, match="weight of"):
+        read(QUESTION, SENTENCES, threshold=0.5, weights=weights)
+
+
+# --------------------------------------------------------------------------------------------
+# quote_relation
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("quote", "answers", "relation"),
+    [
+        (("p", 20, 30), [("p", 10, 50)], "inside"),  # 10 <= 20 and 30 <= 50
+        (("p", 10, 50), [("p", 10, 50)], "inside"),  # identical: inside comes first
+        (("p", 10, 50), [("p", 20, 40)], "contains"),  # a short answer within the quote
+        (("p", 5, 25), [("p", 10, 50)], "overlaps"),  # share [10, 25), neither holds the other
+        (("p", 50, 60), [("p", 10, 50)], "same page"),  # touching ends share no character
+        (("q", 20, 30), [("p", 10, 50)], "other page"),
+        (("p", 20, 30), [], "no answer"),
+        (None, [("p", 10, 50)], "not found"),
+        (("p", 20, 30), [("q", 0, 5), ("p", 0, 10), ("p", 25, 40)], "overlaps"),  # best of three
+    ],
+)
+def test_quote_relation_by_hand(
+    quote: tuple[str, int, int] | None, answers: list[tuple[str, int, int]], relation: str
+) -> None:
+    """oracle: the spans compared by hand (comments)."""
+    assert quote_relation(quote, answers) == relation
+
+
+@given(
+    quote=st.none() | st.tuples(st.sampled_from("pq"), st.integers(0, 30), st.integers(0, 30)),
+    answers=st.lists(
+        st.tuples(st.sampled_from("pq"), st.integers(0, 30), st.integers(0, 30)), max_size=3
+    ),
+)
+def test_a_correct_quote_lies_inside_or_contains_the_answer(
+    quote: tuple[str, int, int] | None, answers: list[tuple[str, int, int]]
+) -> None:
+    """oracle: is_correct, written independently: for an answerable question the quote is
+    correct exactly when its relation is inside or contains."""
+    quote = None if quote is None else (quote[0], min(quote[1:]), max(quote[1:]))
+    answers = [(p, min(a, b), max(a, b)) for p, a, b in answers]
+    relation = quote_relation(quote, answers)
+    assert relation in QUOTE_RELATIONS
+    if answers:
+        assert is_correct(quote, answers) == (relation in ("inside", "contains"))

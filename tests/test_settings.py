@@ -38,7 +38,7 @@ def test_names_are_unique_and_groups_known() -> None:
     names = [s.name for s in SETTINGS]
     assert len(names) == len(set(names))
     assert {s.group for s in SETTINGS} == {"data", "retrieval", "run"}
-    assert [s.name for s in settings_in("data")] == ["analyzer", "stem", "windows"]
+    assert [s.name for s in settings_in("data")] == ["analyzer", "stem", "windows", "model"]
 
 
 def test_every_default_passes_its_own_check() -> None:
@@ -74,7 +74,7 @@ def test_the_retrieval_settings_take_the_tables_defaults() -> None:
 
 def test_a_lab_takes_the_data_rows_defaults() -> None:
     lab = Lab.load()
-    assert (lab.analyzer, lab.stem, lab.windows) == tuple(
+    assert (lab.analyzer, lab.stem, lab.windows, lab.model) == tuple(
         default(s.name) for s in settings_in("data")
     )
 

@@ -11,7 +11,7 @@ import pytest
 
 import raglab._bm25_topk as bm25_topk
 import raglab.lsa as lsa_module
-import raglab.rerank as rerank_module
+import raglab.mmr as mmr_module
 from raglab._topk import top_k
 
 
@@ -65,7 +65,7 @@ def test_bm25_lsa_and_the_reranker_share_the_one_selection() -> None:
     expected = full_sort(scores)
     assert lsa_module._ranking(scores, 4).indices.tolist() == expected[:4].tolist()
     finite = np.array([0.3, 0.7, 0.3, 0.7, 0.1])
-    assert rerank_module._relevance_order(finite).tolist() == [1, 3, 0, 2, 4]
+    assert mmr_module._relevance_order(finite).tolist() == [1, 3, 0, 2, 4]
 
 
 def test_bm25_rows_follow_the_same_order() -> None:

@@ -1,9 +1,11 @@
 """A compiled BM25 top-k kernel for many queries, used when numba is installed (private).
 
-Inputs are the index's postings (CSC-style ``indptr``, ``docs``) with every posting's impact
-``saturation(tf, |d| / avgdl)`` precomputed by numpy at the index's k1 and b, and each term's
-largest impact. For each query the kernel counts its known terms (weight = ``idf * count``,
-the same float product numpy forms) and then either
+Inputs are the index's postings (CSC-style ``indptr``, ``docs``, ``tf``), each document's
+``k1 * length_factor`` and each term's largest saturation, at the index's k1 and b. A posting's
+impact, its saturation ``tf (k1 + 1) / (tf + k1 * length_factor)``, is computed where it is
+read, with the same float operations as numpy's (so no per-posting float is stored). For each
+query the kernel counts its known terms (weight = ``idf * count``, the same float product numpy
+forms) and then either
 
 - adds ``weight * impact`` term by term, in ascending column order, into one reused accumulator
   and keeps the best k of the documents it touched (short posting lists), or
@@ -18,8 +20,8 @@ numpy paths' sums bit for bit (numba fuses no multiply and add without fast-math
 asked for), and the top k is ordered by (-score, document); documents matching no term fill the
 list in ascending index.
 
-numba is optional: :func:`available` says whether it imports, and the kernel is compiled on
-first use (cached on disk by numba where it can write).
+numba is optional: :func:`available` says whether it imports; the kernel compiles on first use
+(cached on disk by numba where it can write).
 """
 
 from __future__ import annotations
@@ -32,14 +34,12 @@ import numpy as np
 
 from raglab._types import FloatArray, IntArray
 
-# A query whose postings number at least this is evaluated document at a time with MaxScore;
-# shorter ones are added term at a time into the accumulator (cheaper per posting).
+# From this many postings a query is evaluated document at a time (MaxScore), below term at a time.
 MAXSCORE_MIN_POSTINGS = 8192
 # Below MaxScore's size, a query touching at least N / this postings is selected from the dense
 # accumulator; one touching fewer keeps a list of the documents it touched.
 DENSE_FACTOR = 8
-# MaxScore first scores at most this many documents of the query's shortest list, for a k-th
-# score to prune with from the start.
+# MaxScore first scores up to this many documents of the shortest list (a k-th score to start).
 PROBE_DOCS = 128
 # MaxScore skips a document only when its bound, raised by this relative margin, is at most the
 # k-th score: a guard against last-bit differences between sums added in other orders.
@@ -93,6 +93,13 @@ def _seek_source(docs: Any, lo: int, end: int, d: int) -> int:
     return lo
 
 
+def _impact_source(tf: Any, length_term: Any, k1p1: float, p: int, d: int) -> float:
+    """Posting p's saturation in document d, ``tf (k1 + 1) / (tf + k1 length_factor)``, with
+    numpy's operations in numpy's order."""  # pragma: no cover - compiled
+    return (tf[p] * k1p1) / (tf[p] + length_term[d])  # type: ignore[no-any-return]
+
+
+_impact: Callable[..., float] = _impact_source
 _seek: Callable[..., int] = _seek_source
 # The kernel calls this name: the Python function until _kernel() publishes its compiled twin.
 _hold: Callable[..., int] = _hold_source
@@ -101,7 +108,9 @@ _hold: Callable[..., int] = _hold_source
 def _kernel_source(
     indptr: Any,
     docs: Any,
-    impact: Any,
+    tf: Any,
+    length_term: Any,
+    k1p1: float,
     max_impact: Any,
     idf: Any,
     n_docs: int,
@@ -118,9 +127,9 @@ def _kernel_source(
     # Every contribution is positive, so a document's sum is 0.0 exactly until it is touched.
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.empty(n_docs, dtype=np.int64)
+    impact = np.empty(n_docs, dtype=np.float64)  # one list's saturations (a list holds <= N)
     top_d = np.empty(k, dtype=np.int64)
     top_s = np.empty(k, dtype=np.float64)
-    maxima = np.empty(4 * k, dtype=np.float64)
     max_terms = 1
     for q in range(query_ptr.shape[0] - 1):
         max_terms = max(max_terms, query_ptr[q + 1] - query_ptr[q])
@@ -170,32 +179,25 @@ def _kernel_source(
             dense = n_docs <= dense_factor * postings
             for j in range(m):
                 w = weights[j]
-                for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
+                start, end = indptr[terms[j]], indptr[terms[j] + 1]
+                # The list's saturations first, in a loop of its own that the compiler
+                # vectorises (the divisions dominate otherwise), then the scattered adds.
+                for p in range(start, end):
+                    impact[p - start] = (tf[p] * k1p1) / (tf[p] + length_term[docs[p]])
+                for p in range(start, end):
                     d = docs[p]
                     if not dense:
                         # Remember first touches without a branch (a sum is 0.0 until touched).
                         touched[n_touched] = d
                         n_touched += acc[d] == 0.0
-                    acc[d] += w * impact[p]
+                    acc[d] += w * impact[p - start]
             if dense:
-                # The k-th largest of 4k block maxima is at most the k-th largest score, so the
-                # top k are among the few scores at or above it (or, when it is 0, among the
-                # matches); these arrive in ascending order into the sorted buffer.
-                n_blocks = min(n_docs, 4 * k)
-                block = n_docs // n_blocks
-                for bi in range(n_blocks):
-                    best = acc[bi * block]
-                    for d in range(bi * block + 1, (bi + 1) * block):
-                        best = max(best, acc[d])
-                    at = bi
-                    while at > 0 and maxima[at - 1] < best:
-                        maxima[at] = maxima[at - 1]
-                        at -= 1
-                    maxima[at] = best
-                floor = maxima[k - 1]
+                # One pass that reads, offers and clears every sum: once k are held, a sum below
+                # the k-th is turned away by one comparison (documents arrive ascending, so a
+                # tie with the k-th loses too), and only about k ln(N / k) sums are inserted.
                 for d in range(n_docs):
                     s = acc[d]
-                    if s >= floor and s > 0.0:
+                    if s > 0.0 and (filled < k or s > top_s[k - 1]):
                         filled = _hold(top_d, top_s, filled, k, d, s)
                     acc[d] = 0.0
             else:
@@ -236,7 +238,7 @@ def _kernel_source(
                     c = _seek(docs, cursor[j], indptr[terms[j] + 1], d)
                     cursor[j] = c
                     if c < indptr[terms[j] + 1] and docs[c] == d:
-                        s += weights[j] * impact[c]
+                        s += weights[j] * _impact(tf, length_term, k1p1, c, d)
                 acc[d] = 1.0
                 filled = _hold(top_d, top_s, filled, k, d, s)
             theta = top_s[k - 1] if filled == k else -1.0
@@ -264,7 +266,7 @@ def _kernel_source(
                     if list_doc[r] == d:
                         c = list_cur[r]
                         j = by_bound[r]
-                        contribution[j] = weights[j] * impact[c]
+                        contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
                         partial += contribution[j]
                         was_set[n_set] = j
                         n_set += 1
@@ -280,7 +282,7 @@ def _kernel_source(
                     list_cur[r] = c
                     if c < list_end[r] and docs[c] == d:
                         j = by_bound[r]
-                        contribution[j] = weights[j] * impact[c]
+                        contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
                         partial += contribution[j]
                         was_set[n_set] = j
                         n_set += 1
@@ -324,18 +326,18 @@ def _kernel_source(
 def _kernel() -> Callable[..., None]:
     import numba
 
-    global _hold, _seek
+    global _hold, _impact, _seek
+    sources = (_hold_source, _impact_source, _seek_source)
     try:
         jit = partial(numba.njit, cache=True, nogil=True)
-        helpers = [jit(inline="always")(f) for f in (_hold_source, _seek_source)]
+        helpers: list[Any] = [jit(inline="always")(f) for f in sources]
         kernel = jit()(_kernel_source)
     except RuntimeError:
-        # numba found nowhere to write its cache (a read-only install and home): compile anew
-        # in each process instead.
+        # numba found nowhere to write its cache (read-only install and home): compile anew.
         jit = partial(numba.njit, nogil=True)
-        helpers = [jit(inline="always")(f) for f in (_hold_source, _seek_source)]
+        helpers = [jit(inline="always")(f) for f in sources]
         kernel = jit()(_kernel_source)
-    _hold, _seek = helpers
+    _hold, _impact, _seek = helpers
     compiled: Callable[..., None] = kernel
     return compiled
 
@@ -343,7 +345,9 @@ def _kernel() -> Callable[..., None]:
 def search_many(
     indptr: IntArray,
     docs: np.ndarray,
-    impact: FloatArray,
+    tf: np.ndarray,
+    length_term: FloatArray,
+    k1: float,
     max_impact: FloatArray,
     idf: FloatArray,
     n_docs: int,
@@ -354,8 +358,9 @@ def search_many(
     """Top ``min(k, n_docs)`` of every query, compiled: (documents, scores), both (Q, k).
 
     Query q's tokens are the column ids ``query_ids[query_ptr[q]:query_ptr[q + 1]]`` (-1 for a
-    token outside the vocabulary; repeats count). ``impact`` (nnz,) is each posting's
-    saturation, ``max_impact`` (V,) each term's largest, ``idf`` (V,) Lucene's IDF.
+    token outside the vocabulary; repeats count). ``tf`` (nnz,) is each posting's frequency,
+    ``length_term`` (N,) each document's ``k1 * length_factor``, ``max_impact`` (V,) each
+    term's largest saturation, ``idf`` (V,) Lucene's IDF.
     """
     n_queries = query_ptr.shape[0] - 1
     k = min(k, n_docs)
@@ -364,7 +369,9 @@ def search_many(
     _kernel()(
         indptr,
         docs,
-        impact,
+        tf,
+        length_term,
+        k1 + 1.0,
         max_impact,
         idf,
         n_docs,

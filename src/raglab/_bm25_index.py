@@ -1,9 +1,10 @@
 """What a BM25 index knows of its collection: counts, lengths, IDFs, bounds and postings.
 
-One job: hold the statistics of a tokenised collection (:class:`BM25Statistics`): the term
-counts (a scipy.sparse CSC matrix, documents x terms), document lengths, Lucene IDFs, each term's
-MaxScore bounds and every posting's saturation at the index's k1 and b; gather the postings of a
-batch of queries; and explain a score term by term (:class:`TermContribution`). Searching is
+One job: hold the statistics of a tokenised collection (:class:`BM25Statistics`): one copy of
+the postings term by term (int32 documents and small unsigned frequencies, about 5 bytes a
+posting), document lengths, Lucene IDFs, and at the index's k1 and b each term's largest
+saturation (MaxScore's bound) and each document's length term; gather the postings of a batch of
+queries; and explain a score term by term (:class:`TermContribution`). Searching is
 :class:`raglab.bm25.BM25Index`'s job, on top of this. Private: import from :mod:`raglab.bm25`.
 """
 
@@ -15,13 +16,19 @@ from dataclasses import dataclass
 from typing import Self
 
 import numpy as np
-import scipy.sparse as sp  # type: ignore[import-untyped]
 
-from raglab._bm25_scoring import Postings, check_params, check_query, lucene_idf
-from raglab._bm25_topk import Columns, saturation
+from raglab._bm25_scoring import (
+    Postings,
+    build_postings,
+    check_params,
+    check_query,
+    lucene_idf,
+    per_term_reduce,
+)
+from raglab._bm25_topk import Columns, impacts
 from raglab._config import BM25_B, BM25_K1
 from raglab._types import FloatArray, IntArray
-from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, count_matrix
+from raglab.vectors import Vocabulary, check_token_lists
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,20 +55,24 @@ class BM25Statistics:
     ``BM25Statistics(docs, k1=BM25_K1, b=BM25_B)`` counts term frequencies once;
     :meth:`with_params` shares those counts, so trying other k1 and b costs nothing. Documents
     are addressed by their position in ``docs``.
+
+    One copy of the postings, term by term (:class:`raglab._bm25_topk.Columns`): the documents of
+    term t are ``docs[indptr[t]:indptr[t + 1]]`` (int32, ascending) and their frequencies ``tf``
+    (the smallest unsigned integer type that holds the largest). Every saturation is computed
+    from these in float64 when it is needed, so scores are exact; per (k1, b) only N + V floats
+    are kept (``k1 * length_factor`` of every document, the largest saturation of every term).
     """
 
     __slots__ = (
         "_avgdl",
         "_b",
         "_columns",
-        "_counts",
-        "_df",
         "_doc_len",
         "_idf",
         "_k1",
+        "_klf",
         "_max_impacts",
         "_ratio",
-        "_saturations",
         "_vocab",
     )
 
@@ -72,38 +83,21 @@ class BM25Statistics:
         if len(docs) == 0:
             raise ValueError("BM25Index needs at least one document")
         check_params(k1, b)
-        vocab = Vocabulary.from_docs(docs)
-        counts = sp.csc_matrix(count_matrix(docs, vocabulary=vocab))
-        counts.sort_indices()
-        doc_len = np.fromiter((len(d) for d in docs), dtype=np.float64, count=len(docs))
-        df = np.diff(counts.indptr).astype(np.int64)
+        terms, indptr, doc_ids, tf, doc_len = build_postings(docs)
         avgdl = float(doc_len.mean())
-        self._vocab = vocab
-        self._counts: SparseMatrix = counts
+        self._vocab = Vocabulary(terms)
         self._doc_len = doc_len
         self._avgdl = avgdl
-        self._df = df
-        self._idf = lucene_idf(df, len(docs))
+        self._idf = lucene_idf(np.diff(indptr), len(docs))
         # |d| / avgdl; when every document is empty no term can match, so any finite value does.
         self._ratio = doc_len / avgdl if avgdl > 0 else np.ones_like(doc_len)
         self._k1 = float(k1)
         self._b = float(b)
-        # Per term, the largest tf and the smallest |d| / avgdl among its documents: MaxScore's
-        # bound of the term's saturation at any (k1, b). Every vocabulary term has a document.
-        first = counts.indptr[:-1]
-        self._columns = Columns(
-            indptr=counts.indptr.astype(np.int64),
-            docs=counts.indices,
-            tf=np.asarray(counts.data, dtype=np.float64),
-            ratio=self._ratio,
-            max_tf=np.maximum.reduceat(np.asarray(counts.data, dtype=np.float64), first),
-            min_ratio=np.minimum.reduceat(self._ratio[counts.indices], first),
-        )
-        self._saturations: sp.csr_matrix | None = None
+        self._columns = Columns(indptr=indptr, docs=doc_ids, tf=tf, ratio=self._ratio)
+        self._klf: FloatArray | None = None
         self._max_impacts: FloatArray | None = None
-        # Every posting's saturation at (k1, b) and each term's largest, for search_many: part
-        # of indexing, as bm25s precomputes its scores (a clone at other k1, b builds its own on
-        # first use).
+        # Each term's largest saturation at (k1, b), for search_many's bounds: part of indexing,
+        # as bm25s precomputes its scores (a clone at other k1, b computes its own on first use).
         self._max_impact()
 
     def with_params(self, *, k1: float | None = None, b: float | None = None) -> Self:
@@ -119,7 +113,7 @@ class BM25Statistics:
             setattr(clone, name, getattr(self, name))
         clone._k1 = new_k1
         clone._b = new_b
-        clone._saturations = None  # they depend on k1 and b
+        clone._klf = None  # they depend on k1 and b
         clone._max_impacts = None
         return clone
 
@@ -147,6 +141,18 @@ class BM25Statistics:
         return self._vocab
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays the index holds: postings (documents and frequencies), pointers,
+        per-document and per-term arrays. The vocabulary's terms and dict are not counted."""
+        arrays = {id(a): a for a in self._arrays()}
+        return sum(int(a.nbytes) for a in arrays.values())
+
+    def _arrays(self) -> list[np.ndarray]:
+        cols = self._columns
+        held = [cols.indptr, cols.docs, cols.tf, self._doc_len, self._ratio, self._idf]
+        return held + [a for a in (self._klf, self._max_impacts) if a is not None]
+
+    @property
     def doc_lengths(self) -> FloatArray:
         """|d| for every document, shape (n_docs,)."""
         return self._doc_len.copy()
@@ -157,25 +163,11 @@ class BM25Statistics:
         return self._idf.copy()
 
     def _postings(self, queries: Sequence[Sequence[str]]) -> Postings:
-        index = self._vocab.mapping
-        q_ids: list[int] = []
-        t_ids: list[int] = []
-        t_counts: list[int] = []
-        for qi, query in enumerate(queries):
-            check_query(query)
-            # Distinct known terms in ascending column order, with their query counts (plain
-            # Python: queries are short, and numpy's per-call overhead would dominate).
-            counts = Counter(index[t] for t in query if t in index)
-            terms = sorted(counts)
-            q_ids.extend([qi] * len(terms))
-            t_ids.extend(terms)
-            t_counts.extend([counts[t] for t in terms])
-        terms_arr = np.array(t_ids, dtype=np.int64)
-        return self._gather(
-            np.array(q_ids, dtype=np.int64),
-            terms_arr,
-            self._idf[terms_arr] * np.array(t_counts, dtype=np.int64),
-        )
+        """The postings of every query's distinct known terms, query by query, terms in
+        ascending column (the order every score is summed in)."""
+        ptr, terms, weights = self._query_terms_many(queries)
+        owner = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(ptr))
+        return self._gather(owner, terms, weights)
 
     def _gather(self, owner: IntArray, terms: IntArray, weights: FloatArray) -> Postings:
         """The postings of (query, term) pairs: ``owner`` (T,) the query of each pair, ``terms``
@@ -191,8 +183,8 @@ class BM25Statistics:
         pos = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1], dtype=np.int64)
         return Postings(
             query=np.repeat(owner, lengths),
-            doc=self._counts.indices[pos].astype(np.int64),
-            tf=self._columns.tf[pos],
+            doc=self._columns.docs[pos].astype(np.int64),
+            tf=self._columns.tf[pos].astype(np.float64),
             weight=np.repeat(weights, lengths),
         )
 
@@ -228,22 +220,31 @@ class BM25Statistics:
         weights = self._idf[terms] * counts.astype(np.int64)
         return ptr, terms, weights
 
+    def _length_term(self) -> FloatArray:
+        """``k1 * ((1 - b) + b |d| / avgdl)`` of every document, shape (N,): the saturation's
+        denominator less tf, formed as :func:`raglab._bm25_topk.saturation` forms it."""
+        if self._klf is None:
+            self._klf = self._k1 * ((1.0 - self._b) + self._b * self._ratio)
+        return self._klf
+
     def _max_impact(self) -> FloatArray:
         """Each term's largest saturation at this index's k1 and b, shape (V,)."""
         if self._max_impacts is None:
-            sat = self._saturation_matrix()
-            self._max_impacts = np.maximum.reduceat(sat.data, self._columns.indptr[:-1])
+            cols, klf, k1 = self._columns, self._length_term(), self._k1
+            self._max_impacts = per_term_reduce(
+                cols.indptr,
+                lambda a, z: impacts(cols.tf[a:z], klf[cols.docs[a:z]], k1),
+                np.maximum,
+            )
         return self._max_impacts
 
-    def _saturation_matrix(self) -> sp.csr_matrix:
-        """Every posting's saturation at this index's k1 and b, terms x documents (V, N)."""
-        if self._saturations is None:
-            cols = self._columns
-            sat = saturation(cols.tf, cols.ratio[cols.docs], self._k1, self._b)
-            self._saturations = sp.csr_matrix(
-                (sat, cols.docs, cols.indptr), shape=(len(self._vocab), self.n_docs)
-            )
-        return self._saturations
+    def _tf_of(self, doc: int, col: int) -> int:
+        """The frequency of term ``col`` in document ``doc`` (0 when absent): a binary search in
+        the term's postings."""
+        cols = self._columns
+        start, end = int(cols.indptr[col]), int(cols.indptr[col + 1])
+        at = start + int(np.searchsorted(cols.docs[start:end], doc))
+        return int(cols.tf[at]) if at < end and int(cols.docs[at]) == doc else 0
 
     def explain(self, query_tokens: Sequence[str], doc: int) -> list[TermContribution]:
         """Term-by-term breakdown of ``scores(query_tokens)[doc]``.
@@ -264,8 +265,8 @@ class BM25Statistics:
                 tf, df = 0, 0
                 idf = float(lucene_idf(0, self.n_docs))
             else:
-                tf = int(self._counts[doc, col])
-                df = int(self._df[col])
+                tf = self._tf_of(doc, col)
+                df = int(self._columns.indptr[col + 1] - self._columns.indptr[col])
                 idf = float(self._idf[col])
             contribution = (
                 count * idf * (tf * (self._k1 + 1.0)) / (tf + self._k1 * length_factor)

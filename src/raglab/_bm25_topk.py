@@ -5,8 +5,9 @@ Three ways to the same answer, chosen by ``BM25Index`` from the work each would 
 - **exhaustive**: every posting of every query term is scored (``raglab.bm25._query_scores``) and
   the top k is selected from the dense score vector (:func:`raglab._topk.top_k`, the one top-k
   selection of RAG lab, re-exported here);
-- **dense batch** (:func:`batch_top_k`): many queries against a small collection at once, one
-  sparse product (query weights x precomputed saturations) and one selection over the rows;
+- **dense batch** (:func:`batch_top_k`): many queries against a small collection at once, every
+  posting of every query scored by vectorised numpy, added into one (queries x N) block by
+  ``bincount`` and selected row by row;
 - **MaxScore** (:func:`maxscore_top_k`): one query against a large collection, scoring only the
   documents that can still reach the top k (Turtle and Flood 1995, "Query evaluation: strategies
   and optimizations", IP&M 31(6)).
@@ -21,10 +22,10 @@ term's weight is ``idf * query count``.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab._topk import top_k
 from raglab._types import FloatArray, IntArray
@@ -33,6 +34,7 @@ __all__ = [
     "Columns",
     "batch_top_k",
     "exact_scores",
+    "impacts",
     "maxscore_top_k",
     "partial_scores",
     "saturation",
@@ -58,18 +60,16 @@ class Columns:
     """The postings of a collection, column (term) by column, as MaxScore reads them.
 
     ``indptr`` (V + 1,) int64 and ``docs`` (nnz,) int32: the documents of term t are
-    ``docs[indptr[t]:indptr[t + 1]]``, ascending. ``tf`` (nnz,) float64: their frequencies.
-    ``ratio`` (N,) float64: |d| / avgdl. ``max_tf`` and ``min_ratio`` (V,): per term, the largest
-    frequency and the smallest length ratio among its documents, from which an upper bound of
-    the term's saturation follows.
+    ``docs[indptr[t]:indptr[t + 1]]``, ascending. ``tf`` (nnz,) unsigned integers: their
+    frequencies (exact in float64, so every saturation computed from them is exact).
+    ``ratio`` (N,) float64: |d| / avgdl. Nothing per term but the pointers: per-term bounds
+    depend on k1 and b and are the index's (see :func:`maxscore_top_k`).
     """
 
     indptr: IntArray
     docs: np.ndarray
     tf: FloatArray
     ratio: FloatArray
-    max_tf: FloatArray
-    min_ratio: FloatArray
 
     @property
     def n_docs(self) -> int:
@@ -81,6 +81,14 @@ def saturation(tf: FloatArray, ratio: FloatArray, k1: float, b: float) -> FloatA
     every path uses (so equal inputs give bitwise equal saturations)."""
     length_factor = (1.0 - b) + b * ratio
     out: FloatArray = (tf * (k1 + 1.0)) / (tf + k1 * length_factor)
+    return out
+
+
+def impacts(tf: np.ndarray, length_term: FloatArray, k1: float) -> FloatArray:
+    """:func:`saturation` with its document part precomputed: ``length_term`` is
+    ``k1 * ((1 - b) + b ratio)`` of each posting's document, so ``tf (k1 + 1) / (tf +
+    length_term)`` is bitwise the saturation (the same operations on the same floats)."""
+    out: FloatArray = (tf * (k1 + 1.0)) / (tf + length_term)
     return out
 
 
@@ -138,17 +146,50 @@ def top_k_rows(
 
 
 def batch_top_k(
-    saturations: sp.csr_matrix, weights: sp.csr_matrix, k: int
+    cols: Columns,
+    length_term: FloatArray,
+    k1: float,
+    pairs: tuple[IntArray, IntArray, FloatArray],
+    n_rows: int,
+    k: int,
 ) -> tuple[IntArray, FloatArray]:
-    """Top k of several queries at once: ``weights`` (Q, V) holds each query's ``idf * count``
-    in ascending term columns, ``saturations`` (V, N) each posting's saturation.
+    """Top k of ``n_rows`` queries scored exhaustively together: (documents, scores), both
+    (n_rows, min(k, N)).
 
-    The product is scipy's sparse matrix product, which for each query and document adds
-    ``weight * saturation`` term by term in the weights' column order, starting from 0.0: the
-    exhaustive path's sums, bit for bit. Returns (documents, scores), both (Q, min(k, N)).
+    ``pairs`` = (row, term, weight), each (T,): every (query, distinct term) of the batch with
+    its weight ``idf * query count``; ``length_term`` (N,) is ``k1 * length_factor`` (see
+    :func:`impacts`). The scores live in one dense (n_rows, N) block. The batch's distinct terms
+    are taken in ascending column order, each term's saturations computed once and added, times
+    each weight, into every row that holds the term: so every row receives its terms in
+    ascending column from 0.0, the exhaustive path's sums bit for bit, and a term shared by many
+    queries (the frequent ones, which hold most postings) costs one saturation pass. A term
+    held by a quarter of the documents or more is spread over all N columns (0.0 elsewhere,
+    which changes no sum) so that its rows are added as contiguous vectors.
     """
-    dense = np.asarray((weights @ saturations).toarray(), dtype=np.float64)
-    return top_k_rows(dense, k)
+    row, term, weight = pairs
+    n = cols.n_docs
+    dense = np.zeros((n_rows, n), dtype=np.float64)
+    order = np.argsort(term, kind="stable")
+    row, term, weight = row[order], term[order], weight[order]
+    edges = np.append(np.flatnonzero(np.diff(term, prepend=-1)), term.shape[0]).tolist()
+    for a, z in itertools.pairwise(edges):
+        t = int(term[a])
+        start, end = int(cols.indptr[t]), int(cols.indptr[t + 1])
+        docs = cols.docs[start:end]
+        sat = impacts(cols.tf[start:end], length_term[docs], k1)
+        rows, w = row[a:z], weight[a:z]
+        if (end - start) * 4 >= n:
+            spread = np.zeros(n, dtype=np.float64)
+            spread[docs] = sat
+            if z - a == 1:
+                dense[int(rows[0])] += float(w[0]) * spread
+            else:
+                dense[rows] += w[:, None] * spread
+        elif z - a == 1:
+            dense[int(rows[0]), docs] += float(w[0]) * sat
+        else:
+            dense[rows[:, None], docs[None, :]] += w[:, None] * sat
+    return top_k_rows(dense, k, overwrite=True)
 
 
 def exact_scores(
@@ -204,13 +245,19 @@ def _kth_largest(values: FloatArray, k: int) -> float:
 
 
 def maxscore_top_k(
-    cols: Columns, terms: IntArray, weights: FloatArray, k1: float, b: float, k: int
+    cols: Columns,
+    terms: IntArray,
+    weights: FloatArray,
+    k1: float,
+    b: float,
+    k: int,
+    max_impact: FloatArray | None = None,
 ) -> tuple[IntArray, FloatArray] | None:
     """The exact top ``k`` of one query by MaxScore, or None when pruning cannot help.
 
     ``terms`` (m,) are the query's distinct term columns, ascending; ``weights`` (m,) their
     ``idf * query count``. Each term's contribution to any document is at most
-    ``U_t = weight_t * saturation(max_tf_t, min_ratio_t)``, and a sum over some of a document's
+    ``U_t = weight_t * max_impact_t`` (its largest saturation), and a sum over some of a document's
     terms is at most its score. Steps:
 
     1. theta: the k-th best exact score among the documents of the shortest posting lists
@@ -221,6 +268,9 @@ def maxscore_top_k(
     3. each candidate's sum over the essential terms raises theta (its k-th best), and a
        candidate whose sum plus the skipped terms' bounds stays below theta is dropped;
     4. the rest are scored exactly with every term, and the top k taken.
+
+    ``max_impact`` (V,) is each term's largest saturation at (k1, b), as the index keeps it;
+    without it the query's terms' maxima are computed from their postings.
 
     Returns None (the caller scores exhaustively) when the shortest lists hold fewer than k
     documents, or when no term can be skipped.
@@ -241,7 +291,14 @@ def maxscore_top_k(
         best = np.argpartition(probe_sums, probe_docs.shape[0] - keep)
         probe_docs = np.sort(probe_docs[best[probe_docs.shape[0] - keep :]])
     theta = _kth_largest(exact_scores(cols, terms, weights, k1, b, probe_docs), k)
-    bounds = weights * saturation(cols.max_tf[terms], cols.min_ratio[terms], k1, b)
+    if max_impact is None:
+        spans = [(int(indptr[t]), int(indptr[t + 1])) for t in terms.tolist()]
+        largest = [
+            saturation(cols.tf[a:z], cols.ratio[cols.docs[a:z]], k1, b).max() for a, z in spans
+        ]
+        bounds = weights * np.array(largest, dtype=np.float64)
+    else:
+        bounds = weights * max_impact[terms]
     # Skip the terms of smallest bound while their bounds, summed in the scores' own order
     # (ascending column), stay below theta.
     skip = np.zeros(m, dtype=bool)

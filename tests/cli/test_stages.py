@@ -10,8 +10,9 @@ import pytest
 from raglab.cli.main import main
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import run_pipeline
+from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import bm25_grid, choose_weight, ranker_table
+from raglab.pipeline.retrieval import choose_weight, ranker_table
 
 
 @pytest.fixture(scope="module")

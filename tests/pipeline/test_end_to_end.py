@@ -201,3 +201,76 @@ def test_a_chunk_in_the_context_counts_as_retrieved() -> None:
             assert o.outcome == "reader"
     # The case the rule is for happens on the handbook: an answer chunk past rank 20, in context.
     assert any(o.rank is not None and 20 < o.rank <= o.k_budget for o in result.outcomes)
+
+
+def test_idf_scoring_weighs_the_rare_question_words_by_hand(small_lab: Lab) -> None:
+    """Oracle: docs/design.md#reader worked by hand. The heading chunker makes one chunk per page
+    (N = 3). s2's stems {supply, voltag, track, stop}: supply, track and stop each lie in one
+    chunk, idf = ln(1 + 2.5 / 1.5) = ln(8/3); voltag lies in none, idf = ln(1 + 3.5 / 0.5) = ln 8.
+    The answer sentence holds supply, track and stop: 3 ln(8/3) / (3 ln(8/3) + ln 8) ≈ 0.5859,
+    where plain coverage gives 3/4."""
+    import math
+
+    strict = run_pipeline(small_lab, plain(threshold=1.0, reader_scoring="idf"))
+    s2 = next(o for o in strict.outcomes if o.id == "s2")
+    rare = math.log(8 / 3)
+    assert s2.coverage == pytest.approx(3 * rare / (3 * rare + math.log(8)), rel=1e-12)
+    assert s2.coverage == pytest.approx(0.5859, abs=1e-4)
+    assert s2.outcome == "reader" and s2.quote is None and s2.quote_relation == "not found"
+    # Below that coverage the quote is given and correct: the reader's choice did not change.
+    loose = run_pipeline(small_lab, plain(threshold=0.55, reader_scoring="idf"))
+    assert next(o.outcome for o in loose.outcomes if o.id == "s2") == "correct"
+    with pytest.raises(ValueError, match="reader_scoring must be one of coverage, idf"):
+        plain(reader_scoring="bm25")
+
+
+def test_a_miss_answered_anyway_is_flagged_a_false_answer(tmp_path: Path) -> None:
+    """Oracle: the rule of docs/design.md#diagnosis, on a corpus built so it must happen. The
+    question's words (eq5, mount) lie only on the mounts page, its answer on the levels page:
+    BM25 never ranks the levels chunk (not retrieved), yet the mounts sentence covers 2 of the
+    question's 4 stems, 0.5, so at a threshold of 0.5 the reader quotes it: a false answer. At
+    0.55 it declines, and the same miss is not a false answer."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    answer = "The AL-32 level has 32x magnification and an accuracy of 1.0 mm per km."
+    row = {"id": "x", "split": "test", "kind": "keyword", "answer": answer}
+    row["question"] = "How precise is the EQ5 mount per kilometre?"
+    (tmp_path / "q.jsonl").write_text(json.dumps(row), encoding="utf-8")
+    lab = Lab.load(folder, tmp_path / "q.jsonl")
+    eager = run_pipeline(lab, plain(threshold=0.5)).outcomes[0]
+    assert (eager.outcome, eager.rank, eager.coverage) == ("not retrieved", None, 0.5)
+    assert eager.false_answer and eager.quote_relation == "other page"
+    assert eager.quote is not None and eager.quote.startswith("The EQ5 mount carries")
+    assert eager.answer == answer
+    careful = run_pipeline(lab, plain(threshold=0.55)).outcomes[0]
+    assert careful.outcome == "not retrieved" and not careful.false_answer
+    assert careful.quote is None and careful.quote_relation == "not found"
+
+
+@pytest.mark.parametrize("scoring", ["coverage", "idf"])
+def test_the_threshold_sweep_is_the_run_at_each_threshold(small_lab: Lab, scoring: str) -> None:
+    """Oracle: an independent computation: a whole run at each threshold of the grid, its
+    outcomes counted one by one, against the sweep that replays one run's readings."""
+    from raglab import _config as C
+    from raglab.pipeline.end_to_end import threshold_sweep
+
+    base = run_pipeline(small_lab, plain(threshold=0.5, reader_scoring=scoring))
+    sweep = threshold_sweep(small_lab, base)
+    assert [p["threshold"] for p in sweep] == list(C.READER_THRESHOLDS)
+    for point in sweep:
+        t = float(point["threshold"])
+        again = run_pipeline(small_lab, plain(threshold=t, reader_scoring=scoring))
+        answerable = [o for o in again.outcomes if o.answerable]
+        unanswerable = [o for o in again.outcomes if not o.answerable]
+        assert point == {
+            "threshold": t,
+            "answered": sum(o.quote is not None for o in again.outcomes),
+            "answerable": len(answerable),
+            "answerable_correct": again.answerable_correct,
+            "answerable_false": sum(o.false_answer for o in answerable),
+            "unanswerable": len(unanswerable),
+            "unanswerable_false": sum(o.outcome == "false answer" for o in unanswerable),
+            "correct": again.correct,
+        }

@@ -11,8 +11,9 @@ import pytest
 
 from raglab import _config as C
 from raglab.pipeline.exhibits import grid_view, stemming_effect
+from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, bm25_grid, first_ranks, grid_rule
+from raglab.pipeline.retrieval import RetrievalSettings, first_ranks
 
 K = C.GRID_RECALL_K
 

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from raglab.lsa import randomized_svd, term_window_matrix
+from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.lab import BoundedCache, ChunkingKey, Lab
+from raglab.pipeline.lab import ChunkingKey, Lab
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from raglab.metrics import first_relevant_rank
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits import identifier_twins, intact_curve, term_cosine
+from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import (
     ORDERS,
@@ -32,7 +33,6 @@ from raglab.pipeline.reranking import (
 )
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
-    bm25_grid,
     bm25_ranking,
     choose_weight,
     first_ranks,
@@ -594,6 +594,8 @@ def test_docs_page_lists_every_route_and_loads_nothing_from_outside(api: Any) ->
         "/api/lsa/neighbours",
         "/api/lsa/search",
         "/api/lsa/twins",
+        "/api/lsa/pairs",
+        "/api/neural/view",
         "/api/fusion/table",
         "/api/fusion/grid",
         "/api/fusion/lists/{question_id}",

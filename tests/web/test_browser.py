@@ -20,11 +20,11 @@ from playwright.sync_api import Page, expect, sync_playwright
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
 from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits import identifier_twins, lsa_spectrum, term_cosine, version_demo
+from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, measure_order, train_reranker
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
-    bm25_grid,
     bm25_ranking,
     choose_weight,
     first_ranks,

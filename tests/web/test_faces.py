@@ -89,12 +89,11 @@ def test_every_retriever_runs_the_same_on_every_face(
     for name in ("weight", "mmr_lambda", "threshold"):
         value = getattr(resolved, name)
         assert web["settings"][name] == (
-            None if name == "weight" and retriever != "score" else value
+            None if name == "weight" and retriever not in C.SCORE_FUSIONS else value
         )
-    if retriever == "score":
-        assert (
-            web["settings"]["weight"] == choose_weight(lab) and "weight" in cli["chosen_on_train"]
-        )
+    if retriever in C.SCORE_FUSIONS:
+        chosen = choose_weight(lab, RetrievalSettings(retriever))
+        assert web["settings"]["weight"] == chosen and "weight" in cli["chosen_on_train"]
 
 
 def test_given_run_settings_are_the_same_on_every_face(capsys: Cap, api: Any, lab: Lab) -> None:

@@ -20,9 +20,10 @@ from raglab import _config as C
 from raglab.cli.main import main
 from raglab.pipeline.exhibits import fitted_reranker, grid_view, rerank_rows, reranker_summary
 from raglab.pipeline.external_eval import evaluate_run
+from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
-from raglab.pipeline.retrieval import RetrievalSettings, bm25_grid, measure
+from raglab.pipeline.retrieval import RetrievalSettings, measure
 
 Cap = pytest.CaptureFixture[str]
 

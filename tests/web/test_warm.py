@@ -17,8 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
+from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.exhibits import intact_curve
-from raglab.pipeline.lab import BoundedCache, Lab
+from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
 from raglab.web.idle import IdleGate
 from raglab.web.state import WebState, plain

@@ -7,11 +7,11 @@ from typing import Any
 
 from rich.table import Table
 
+from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_OK,
     add_lab_options,
     console,
-    load_lab,
     print_json,
     retriever_label,
 )
@@ -22,6 +22,7 @@ from raglab.pipeline.metric_table import METRICS
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
     choose_weight,
+    neural_unavailable,
     ranker_table,
     resolve,
     retrieval_values,
@@ -38,6 +39,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--split", choices=SPLITS, default="test", help="default: test")
     add_setting_options(parser.add_argument_group("retrieval settings"), FUSE_SETTINGS)
     add_lab_options(parser)
+    add_cluster_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -59,9 +61,11 @@ def fuse_settings(args: argparse.Namespace) -> RetrievalSettings:
 
 def run(args: argparse.Namespace) -> int:
     base = fuse_settings(args)
-    lab = load_lab(args)
+    lab = cluster_lab(args, base)
     chosen = choose_weight(lab, base)
     table_data = ranker_table(lab, split=args.split, settings=base)
+    missing = neural_unavailable(lab)
+    neural_weight = None if missing else choose_weight(lab, base.replace(retriever="neural-score"))
     weight = chosen if base.weight is TUNED else float(base.weight)
     if args.json:
         print_json(
@@ -75,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
                     if k != "retriever"
                 },
                 "rankers": table_data,
+                "neural_weight": neural_weight,
+                "unavailable": missing,
             }
         )
         return EXIT_OK
@@ -86,7 +92,11 @@ def run(args: argparse.Namespace) -> int:
     )
     for name, metrics in table_data.items():
         table.add_row(retriever_label(name), *(f"{metrics[key]:.3f}" for key, _ in METRICS))
+    for name, why in missing.items():
+        table.add_row(retriever_label(name), why, *([""] * (len(METRICS) - 1)))
     out = console()
     out.print(table)
     out.print(f"Score fusion weight w = {weight:.2f} (chosen on train: {chosen:.2f})")
+    if neural_weight is not None:
+        out.print(f"BM25 + neural score fusion weight w = {neural_weight:.2f} (chosen on train)")
     return EXIT_OK

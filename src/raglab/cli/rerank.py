@@ -7,10 +7,19 @@ from typing import Any
 
 from rich.table import Table
 
-from raglab.cli._common import EXIT_OK, add_lab_options, console, load_lab, print_json
+from raglab import _config as C
+from raglab.cli._common import (
+    EXIT_OK,
+    add_lab_options,
+    console,
+    load_lab,
+    print_json,
+    retriever_label,
+)
 from raglab.cli.options import add_setting_options, setting_parser
 from raglab.pipeline.exhibits import fitted_reranker, rerank_rows, reranker_summary
 from raglab.pipeline.metric_table import ORDER_METRICS
+from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.settings import NOT_GIVEN, TUNED, setting
 
 #: The columns of the table of orders (kept under its old name).
@@ -21,7 +30,7 @@ def register(sub: Any) -> None:
     parser = sub.add_parser(
         "rerank", help="train the reranker and compare fusion, reranked and MMR orders"
     )
-    add_setting_options(parser, ("mmr_lambda",))
+    add_setting_options(parser, ("retriever", "mmr_lambda"))
     # The command's first name for --mmr-lambda, kept so scripts written for it still run.
     parser.add_argument(
         "--lambda",
@@ -37,7 +46,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    reranker, chosen = fitted_reranker(lab)
+    retriever = C.DEFAULT_RETRIEVER if args.retriever is NOT_GIVEN else args.retriever
+    reranker, chosen = fitted_reranker(lab, RetrievalSettings(retriever))
     lam = chosen if args.mmr_lambda in (NOT_GIVEN, TUNED, None) else args.mmr_lambda
     model = reranker_summary(reranker, chosen)
     rows = rerank_rows(lab, reranker, lam)
@@ -48,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
                 "bias": model["bias"],
                 "training_rows": model["rows"],
                 "positives": model["positives"],
+                "retriever": retriever,
                 "lambda": lam,
                 "train_chosen_lambda": chosen,
                 "rows": rows,
@@ -67,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
         "Split",
         "Order",
         *(label for _, label in ORDER_METRICS),
-        title=f"MMR lambda = {lam:.2f} (chosen on train: {chosen:.2f})",
+        title=f"First stage {retriever_label(retriever)}; MMR lambda = {lam:.2f} "
+        f"(chosen on train: {chosen:.2f})",
     )
     for row in rows:
         table.add_row(

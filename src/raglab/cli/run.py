@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from raglab import _config as C
 from raglab.cli._common import EXIT_OK, add_lab_options, console, load_lab, print_json
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.pipeline.end_to_end import (
@@ -58,7 +59,7 @@ def used_line(result: RunResult) -> str:
         parts.append(mark("mmr_lambda", f"MMR lambda {result.mmr_lambda:.2f}"))
     else:
         parts.append("MMR off")
-    if r.retriever == "score":
+    if r.retriever in C.SCORE_FUSIONS:
         parts.append(mark("weight", f"fusion weight w {float(r.weight):.2f}"))
     parts.append(f"budget {r.budget} words")
     return ", ".join(parts)

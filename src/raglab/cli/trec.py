@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from raglab import _config as C
+from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_OK,
     add_lab_options,
@@ -61,6 +62,7 @@ def register(sub: Any) -> None:
     export.add_argument("--qrels", metavar="FILE", help="where to write the qrels")
     export.add_argument("--force", action="store_true", help="replace existing files")
     add_lab_options(export)
+    add_cluster_options(export)
     export.set_defaults(handler=run_export)
     ev = actions.add_parser(
         "eval", help="measure an external retriever's TREC run beside RAG lab's rankers"
@@ -103,7 +105,7 @@ def export_settings(args: argparse.Namespace) -> RetrievalSettings:
 
 def run_export(args: argparse.Namespace) -> int:
     settings = export_settings(args)
-    lab = load_lab(args)
+    lab = cluster_lab(args, settings)
     chunking = settings.chunking
     questions = [q for q in lab.questions if args.split == "all" or q.split == args.split]
     rankings = {q.id: rank(lab, q, settings) for q in questions}

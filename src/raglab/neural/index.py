@@ -112,6 +112,17 @@ class NeuralIndex:
         order = top_k(scores, int(k))
         return Ranking(order, scores[order])
 
+    def search_vector(self, vector: Float32Array, *, k: int) -> Ranking:
+        """:meth:`search` for a query already encoded by this index's model (unit, shape (dim,)):
+        what a caller that keeps each question's vector uses, so a question is encoded once."""
+        _check_k(k)
+        query = np.asarray(vector, dtype=np.float32)
+        if query.shape != (self._model.dim,):
+            raise ValueError(f"vector must have shape ({self._model.dim},), got {query.shape}")
+        scores: FloatArray = self._scores(query[None, :])[0]
+        order = top_k(scores, int(k))
+        return Ranking(order, scores[order])
+
     def search_many(
         self, queries: Sequence[str], *, k: int, batch_size: int = 32
     ) -> tuple[IntArray, FloatArray]:

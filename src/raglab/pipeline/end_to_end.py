@@ -3,12 +3,16 @@
 For each question: rank the chunks, pack them in rank order into a budget of W words (k_budget is
 how many fit), take the page sentences lying whole inside the packed chunks, and let the reader
 quote the one covering the largest share of the question's stemmed content terms (below the
-threshold it says "not found").
+threshold it says "not found"). The share is plain coverage or, with ``reader_scoring="idf"``,
+IDF-weighted coverage, the IDF taken over the run's chunks (docs/design.md#reader).
 
 Every miss gets one diagnosis, checked in pipeline order (docs/design.md#diagnosis): ``cut`` (no chunk holds the
 whole answer), ``not retrieved`` (no answer chunk in the first FUSION_DEPTH, nor in the context), ``past budget`` (an
 answer chunk ranked, but past k_budget), ``reader`` (the answer was in the context but the reader
 quoted another sentence or none); an out-of-corpus question answered anyway is a ``false answer``.
+Besides its diagnosis, every miss says whether the reader quoted a wrong sentence anyway
+(``QuestionOutcome.false_answer``), so a lost answer that was declined is told from one that was
+answered falsely. :func:`threshold_sweep` replays the reader at every threshold of the grid.
 Accuracy carries a Wilson 95% interval; the bound is the share of answerable questions whose answer
 chunk fits the budget, which caps the accuracy on answerable questions.
 """
@@ -17,21 +21,36 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from raglab import _config as C
-from raglab._types import Ranking
-from raglab.metrics import first_relevant_rank
 from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.reranking import choose_lambda, rerank, train_reranker, with_mmr
-from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, rank
-from raglab.questions import Question
-from raglab.reader import is_correct, pack, read
+from raglab.pipeline.reading import Reading, final_ranking, read_question
+from raglab.pipeline.reranking import choose_lambda, train_reranker
+from raglab.pipeline.retrieval import RetrievalSettings, choose_weight
 from raglab.settings import NOT_GIVEN, TUNED, default, setting, settings_in
 from raglab.stats import wilson_interval
-from raglab.text import tokenize
+
+__all__ = [
+    "DIAGNOSES",
+    "OUTCOMES",
+    "RUN_SETTING_NAMES",
+    "TUNED_NAMES",
+    "QuestionOutcome",
+    "RunResult",
+    "RunSettings",
+    "choose_threshold",
+    "final_ranking",
+    "outcomes_vector",
+    "plain_settings",
+    "resolve_lambda",
+    "resolve_run",
+    "run",
+    "run_pipeline",
+    "threshold_sweep",
+]
 
 DIAGNOSES = ("cut", "not retrieved", "past budget", "reader", "false answer")
 OUTCOMES = ("correct", *DIAGNOSES)
@@ -69,6 +88,7 @@ class RunSettings:
     mmr_lambda: float | Any = default("mmr_lambda")
     budget: int = default("budget")
     threshold: float | Any = default("threshold")
+    reader_scoring: str = default("reader_scoring")
 
     def __post_init__(self) -> None:
         for name in TUNED_NAMES:
@@ -133,6 +153,10 @@ class QuestionOutcome:
     quote: str | None
     quote_chunk: str | None
     coverage: float
+    answer: str | None  # the labelled answer passage (None out of corpus)
+    # Where the quote lies against the answer (raglab.reader.QUOTE_RELATIONS; "not found").
+    quote_relation: str
+    false_answer: bool  # a sentence was quoted and it is not a correct answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,72 +197,8 @@ def plain_settings(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (None if v is TUNED else v) for k, v in values.items()}
 
 
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    """What the reader saw for one question, before a threshold is applied."""
-
-    q: Question
-    rank: int | None
-    k_budget: int
-    in_retrieved: bool
-    best: tuple[str, int, int] | None  # (page, start, end) of the best sentence
-    best_text: str | None
-    best_chunk: str | None
-    coverage: float
-    quote_correct: bool
-    cut: bool
-
-
-def final_ranking(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> Ranking:
-    if not s.rerank:
-        return rank(lab, q, s.retrieval)
-    reranker = train_reranker(lab, s.retrieval)
-    reranked = rerank(lab, q, reranker)
-    if s.mmr and lam is not None:
-        return with_mmr(lab, reranked, lam=lam, reranker=reranker)
-    return reranked
-
-
-def _read_one(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> _Reading:
-    cs = lab.chunk_set(s.chunking)
-    ranking = final_ranking(lab, q, s, lam)
-    rel = cs.relevance(q)
-    first = first_relevant_rank(ranking, rel) if rel else None
-    k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=s.budget)
-    spans: list[tuple[str, int, int]] = []
-    terms: list[set[str]] = []
-    texts: list[str] = []
-    chunk_ids: list[str] = []
-    for i in ranking.indices[:k_budget].tolist():
-        c = cs.chunks[i]
-        page = lab.corpus.page(c.page_id)
-        for a, b, words in lab.sentences(c.page_id):
-            if c.start <= a and b <= c.end:
-                spans.append((c.page_id, a, b))
-                texts.append(page.text[a:b])
-                terms.append(set(words))
-                chunk_ids.append(c.id)
-    answer = read(set(tokenize(q.question, stem=True)), terms, threshold=0.0)
-    best = spans[answer.sentence] if answer.sentence is not None else None
-    answer_spans = [(a.page_id, a.start, a.end) for a in q.spans]
-    return _Reading(
-        q=q,
-        rank=first,
-        k_budget=k_budget,
-        # Retrieval hands the reranker its first FUSION_DEPTH; a chunk packed into the context
-        # was retrieved too, however generous the budget.
-        in_retrieved=first is not None and first <= max(C.FUSION_DEPTH, k_budget),
-        best=best,
-        best_text=texts[answer.sentence] if answer.sentence is not None else None,
-        best_chunk=chunk_ids[answer.sentence] if answer.sentence is not None else None,
-        coverage=float(answer.coverage) if answer.sentence is not None else 0.0,
-        quote_correct=best is not None and bool(answer_spans) and is_correct(best, answer_spans),
-        cut=q.answerable and not rel,
-    )
-
-
-def _outcome(r: _Reading, threshold: float) -> str:
-    found = r.best is not None and r.coverage >= threshold - 1e-12
+def _outcome(r: Reading, threshold: float) -> str:
+    found = r.found(threshold)
     if not r.q.answerable:
         return "correct" if not found else "false answer"
     if found and r.quote_correct:
@@ -252,10 +212,10 @@ def _outcome(r: _Reading, threshold: float) -> str:
     return "reader"
 
 
-def _readings(lab: Lab, split: str, s: RunSettings, lam: float | None) -> list[_Reading]:
+def _readings(lab: Lab, split: str, s: RunSettings, lam: float | None) -> list[Reading]:
     # The threshold is applied after reading, so it is not part of what was read.
     key = ("readings", split, s.replace(threshold=TUNED), lam)
-    value = lab.cache.get(key, lambda: [_read_one(lab, q, s, lam) for q in lab.split(split)])
+    value = lab.cache.get(key, lambda: [read_question(lab, q, s, lam) for q in lab.split(split)])
     assert isinstance(value, list)
     return value
 
@@ -288,7 +248,7 @@ def resolve_run(lab: Lab, s: RunSettings, *, upto: str = "threshold") -> RunSett
     fusion weight (score fusion only), then MMR's lambda (with MMR only), then the reader's
     threshold, each chosen with the ones before it fixed. ``upto`` stops after that one. A value
     the run does not use stays TUNED."""
-    if s.weight is TUNED and s.retriever == "score":
+    if s.weight is TUNED and s.retriever in C.SCORE_FUSIONS:
         s = s.replace(weight=choose_weight(lab, s.retrieval))
     if upto == "weight":
         return s
@@ -325,7 +285,7 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
     outcomes = []
     for r in _readings(lab, split, resolved, lam):
         outcome = _outcome(r, threshold)
-        found = r.best is not None and r.coverage >= threshold - 1e-12
+        found = r.found(threshold)
         outcomes.append(
             QuestionOutcome(
                 id=r.q.id,
@@ -338,6 +298,9 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
                 quote=r.best_text if found else None,
                 quote_chunk=r.best_chunk if found else None,
                 coverage=r.coverage,
+                answer=r.q.answer if r.q.answerable else None,
+                quote_relation=r.relation if found else "not found",
+                false_answer=found and not r.quote_correct,
             )
         )
     n = len(outcomes)
@@ -378,3 +341,36 @@ def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> Run
 def outcomes_vector(result: RunResult) -> list[bool]:
     """Right or wrong per question, in question order, for a paired comparison."""
     return [o.outcome == "correct" for o in result.outcomes]
+
+
+def threshold_sweep(
+    lab: Lab, result: RunResult, thresholds: Sequence[float] = C.READER_THRESHOLDS
+) -> list[dict[str, float | int]]:
+    """The run's reader replayed at each threshold, everything before the reader kept.
+
+    For each threshold t: ``answered`` (questions given a quote), ``answerable_correct`` (of the
+    ``answerable`` questions, quoted correctly), ``answerable_false`` (answerable, but quoted
+    wrongly), ``unanswerable_false`` (out-of-corpus questions answered anyway, of
+    ``unanswerable``) and ``correct`` (every right outcome: correct quotes plus declined
+    out-of-corpus questions). At the run's own threshold these equal the run's counts.
+    """
+    readings = _readings(lab, result.split, result.resolved, result.mmr_lambda)
+    answerable = sum(r.q.answerable for r in readings)
+    points: list[dict[str, float | int]] = []
+    for t in thresholds:
+        found = [r for r in readings if r.found(float(t))]
+        right = sum(r.q.answerable and r.quote_correct for r in found)
+        false_out = sum(not r.q.answerable for r in found)
+        points.append(
+            {
+                "threshold": float(t),
+                "answered": len(found),
+                "answerable": answerable,
+                "answerable_correct": right,
+                "answerable_false": len(found) - right - false_out,
+                "unanswerable": len(readings) - answerable,
+                "unanswerable_false": false_out,
+                "correct": right + (len(readings) - answerable - false_out),
+            }
+        )
+    return points

@@ -50,6 +50,14 @@ def _ranker_order(name: str) -> tuple[int, str]:
     return (RANKERS.index(name) if name in RANKERS else len(RANKERS), name)
 
 
+def _missing_reason(report: Mapping[str, Any], measure: str) -> str | None:
+    """Why ``report`` has no ``measure``: a ranker it could not run (the neural model not
+    installed), else why its end-to-end run is missing."""
+    ranker = measure.removeprefix(f"recall@{RECALL_K} ")
+    why = report["rankers"].get("unavailable", {}).get(ranker)
+    return str(why) if why else report["end_to_end"].get("reason")
+
+
 def _question_ids(report: Mapping[str, Any]) -> list[str]:
     return [str(r["id"]) for r in report["rankers"]["questions"]]
 
@@ -90,11 +98,11 @@ def compare_reports(
     lost = []
     for name in [*base_hits, *(n for n in cur_hits if n not in base_hits)]:
         if name not in cur_hits:
-            reason = current["end_to_end"].get("reason") or "the current report lacks it"
+            reason = _missing_reason(current, name) or "the current report lacks it"
             lost.append({"measure": name, "reason": str(reason)})
             continue
         if name not in base_hits:
-            reason = baseline["end_to_end"].get("reason") or "the baseline lacks it"
+            reason = _missing_reason(baseline, name) or "the baseline lacks it"
             skipped.append({"measure": name, "reason": f"the baseline has none: {reason}"})
             continue
         b, c = base_hits[name], cur_hits[name]

@@ -8,12 +8,11 @@ an exhibit shows; the sibling modules do that from these pieces.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Generic, TypeVar, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -24,46 +23,20 @@ from raglab.chunking import ChunkIndex, chunk_pages
 from raglab.corpus import Corpus, load_corpus
 from raglab.errors import InputError, Problem
 from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
+from raglab.pipeline import dense
+from raglab.pipeline.cache import BoundedCache
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
 from raglab.settings import default, setting
 from raglab.text import count_words, identifiers, sentence_spans, tokenize, word_offsets
 from raglab.vectors import SparseMatrix, tfidf_matrix
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
+if TYPE_CHECKING:  # raglab.neural loads tokenizers and safetensors: only when a model is used
+    from raglab.neural import NeuralIndex, NeuralModel
+    from raglab.neural.encoder import Float32Array
 
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
-
-
-class BoundedCache(Generic[K, V]):
-    """A least-recently-used cache with a fixed number of entries."""
-
-    def __init__(self, size: int = C.CACHE_SIZE) -> None:
-        self._size = size
-        self._data: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K, build: Callable[[], V]) -> V:
-        if key in self._data:
-            self._data.move_to_end(key)
-            return self._data[key]
-        value = build()
-        self._data[key] = value
-        if len(self._data) > self._size:
-            self._data.popitem(last=False)
-        return value
-
-    def find(self, key: K, default: V | None = None) -> V | None:
-        """The value cached under ``key`` (now the most recently used), or ``default``."""
-        if key in self._data:
-            self._data.move_to_end(key)
-            return self._data[key]
-        return default
-
-    def setdefault(self, key: K, value: V) -> V:
-        """The value cached under ``key``, after storing ``value`` there when there is none."""
-        return self.get(key, lambda: value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +124,12 @@ class ChunkSet:
         return unit_rows(self.lsa_projections)
 
     @cached_property
+    def neural(self) -> NeuralIndex:
+        """The chunks' sentence vectors under the lab's neural model, read from the on-disk cache
+        or encoded behind a progress bar (:func:`raglab.pipeline.dense.chunk_index`)."""
+        return dense.chunk_index(self.lab.neural_model, [c.text for c in self.chunks])
+
+    @cached_property
     def identifiers(self) -> list[set[str]]:
         return [identifiers(c.text) for c in self.chunks]
 
@@ -188,14 +167,22 @@ class Lab:
         stem: bool = default("stem"),
         analyzer: str = default("analyzer"),
         windows: int | None = default("windows"),
+        model: str | None = default("model"),
     ) -> None:
-        for name, value in (("stem", stem), ("analyzer", analyzer), ("windows", windows)):
+        for name, value in (
+            ("stem", stem),
+            ("analyzer", analyzer),
+            ("windows", windows),
+            ("model", model),
+        ):
             setting(name).check(value)
         self.corpus = corpus
         self.questions = questions
         self.stem = stem
         self.analyzer = analyzer
         self.windows = windows
+        self.model = model
+        self._query_vectors: dict[str, Float32Array] = {}
         self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache()
         self._question_tokens: dict[str, list[str]] = {}
         self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
@@ -216,6 +203,7 @@ class Lab:
         stem: bool = False,
         analyzer: str = "raglab",
         windows: int | None = None,
+        model: str | None = None,
     ) -> Lab:
         """Load a corpus folder and questions file (both None: the bundled handbook)."""
         loaded = load_corpus(corpus)
@@ -225,6 +213,7 @@ class Lab:
             stem=stem,
             analyzer=analyzer,
             windows=windows,
+            model=model,
         )
 
     def with_stem(self, stem: bool) -> Lab:
@@ -242,6 +231,7 @@ class Lab:
                 stem=stem,
                 analyzer=self.analyzer,
                 windows=self.windows,
+                model=self.model,
             )
             sibling.runs = self.runs
             sibling._siblings[self.stem] = self
@@ -264,6 +254,21 @@ class Lab:
         if q.id not in self._question_tokens:
             self._question_tokens[q.id] = self.tokens(q.question)
         return self._question_tokens[q.id]
+
+    @property
+    def neural_model(self) -> NeuralModel:
+        """The neural retrievers' model (``model``: its folder; None: the installed package),
+        loaded on first use and shared by every lab of the process. InputError says how to install
+        the package, or what a given folder lacks."""
+        return dense.load(self.model)
+
+    def query_vector(self, q: Question | str) -> Float32Array:
+        """A question's unit sentence vector, encoded alone and kept: the same question gives the
+        same vector, and so the same ranking, whatever was encoded before it."""
+        text = q if isinstance(q, str) else q.question
+        if text not in self._query_vectors:
+            self._query_vectors[text] = dense.encode_query(self.neural_model, text)
+        return self._query_vectors[text]
 
     def sentences(self, page_id: str) -> list[tuple[int, int, frozenset[str]]]:
         """The quotable sentences of a page: (start, end, stemmed terms), headings left out.

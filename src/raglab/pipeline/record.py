@@ -18,7 +18,7 @@ from raglab.settings import TUNED, setting, settings_in
 #: Settings the pipeline chooses on the training split when they are not given.
 CHOSEN_SETTINGS = TUNED_NAMES
 # Settings a report of an earlier version may lack: they take their defaults.
-_ADDED_LATER = frozenset({"depth", "fusion_depth"})
+_ADDED_LATER = frozenset({"depth", "fusion_depth", "reader_scoring"})
 
 
 def settings_record(
@@ -56,7 +56,7 @@ def settings_record(
 
 def lab_settings(lab: Lab) -> dict[str, Any]:
     """The data settings a lab was built with, by name."""
-    return {"analyzer": lab.analyzer, "stem": lab.stem, "windows": lab.windows}
+    return {"analyzer": lab.analyzer, "stem": lab.stem, "windows": lab.windows, "model": lab.model}
 
 
 def run_settings_from(record: Mapping[str, Any]) -> RunSettings:
@@ -85,7 +85,8 @@ def run_settings_from(record: Mapping[str, Any]) -> RunSettings:
 
 
 def data_settings_from(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The data settings (analyzer, stem, windows) of a settings record, checked."""
+    """The data settings (analyzer, stem, windows, model) of a settings record, checked; one a
+    record predates takes its default."""
     out = {}
     for s in settings_in("data"):
         value = record.get(s.name, s.default)

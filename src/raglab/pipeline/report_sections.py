@@ -22,6 +22,7 @@ from raglab.pipeline.retrieval import (
     choose_weight,
     first_rank_rows,
     measure,
+    neural_unavailable,
     ranker_settings,
 )
 from raglab.questions import SPLITS
@@ -150,19 +151,24 @@ def bm25_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
 
 def rankers_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
     weight = choose_weight(lab, chunking=key)
-    settings = ranker_settings(RetrievalSettings(chunking=key), weight=weight)
+    missing = neural_unavailable(lab)
+    settings = ranker_settings(RetrievalSettings(chunking=key), weight=weight, neural=not missing)
     table = {name: measure(lab, split, s) for name, s in settings.items()}
     rows = first_rank_rows(lab, split, settings, with_text=False)
+    neural = RetrievalSettings("neural-score", chunking=key)
+    neural_weight = None if missing else choose_weight(lab, neural)
     return {
         "split": split,
         "chunker": chunker_label(key),
         "k1": C.BM25_K1,
         "b": C.BM25_B,
         "weight": weight,
+        "neural_weight": neural_weight,
         "weight_tuned_on": "train",
         "recall_k": RECALL_K,
         "answerable": sum(row["answerable"] for row in rows),
         "table": table,
+        "unavailable": missing,
         "questions": rows,
     }
 

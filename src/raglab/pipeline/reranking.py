@@ -19,6 +19,7 @@ from raglab._topk import top_k
 from raglab._types import FloatArray, IntArray, Ranking
 from raglab.errors import DataLimit
 from raglab.metrics import evaluate
+from raglab.pipeline.dense import is_neural
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split
 from raglab.questions import Question
@@ -43,7 +44,16 @@ class Reranker:
         return dict(zip(FEATURES, self.model.weights.tolist(), strict=True))
 
 
-def _cosines(lab: Lab, cs: ChunkSet, q: Question | str, idx: np.ndarray) -> FloatArray:
+def _cosines(
+    lab: Lab, cs: ChunkSet, q: Question | str, idx: np.ndarray, first_stage: RetrievalSettings
+) -> FloatArray:
+    """The embedding cosine of the question with each candidate: the neural model's when the
+    first stage uses it (the reranker then learns from the vectors that ranked the candidates),
+    LSA's otherwise."""
+    if is_neural(first_stage.retriever):
+        vectors = cs.neural.vectors[idx].astype(np.float64)
+        cos: FloatArray = np.clip(vectors @ lab.query_vector(q).astype(np.float64), -1.0, 1.0)
+        return cos
     qp = lab.lsa.project([lab.query_tokens(q)])[0]
     docs = cs.lsa_projections[idx]
     norms = np.linalg.norm(docs, axis=1) * np.linalg.norm(qp)
@@ -67,7 +77,7 @@ def features(
     bm25 = cs.bm25.with_params(k1=first_stage.k1, b=first_stage.b).scores(lab.query_tokens(q))[idx]
     return candidate_features(
         bm25=bm25,
-        cosine=_cosines(lab, cs, q, idx),
+        cosine=_cosines(lab, cs, q, idx, first_stage),
         question_identifiers=identifiers(text),
         chunk_identifiers=[cs.identifiers[i] for i in idx],
         question_terms=set(lab.query_tokens(q)),

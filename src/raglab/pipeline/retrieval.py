@@ -1,7 +1,9 @@
-"""Exhibits II to IV: BM25, the LSA embedding and their fusion, ranked and measured.
+"""Exhibits II to IV: BM25, the LSA and neural embeddings and their fusions, ranked and measured.
 
 Every function takes a :class:`~raglab.pipeline.lab.Lab` and returns plain data. Rankings keep
 the first ``RANK_DEPTH`` chunks; fusion takes each ranker's first ``FUSION_DEPTH`` (docs/design.md#depths).
+The fusions ``rrf`` and ``score`` fuse BM25 with LSA; ``neural-rrf`` and ``neural-score`` fuse
+BM25 with the neural embedding (:mod:`raglab.pipeline.dense`).
 """
 
 from __future__ import annotations
@@ -11,13 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from raglab import _config as C
-from raglab._types import FloatArray, IntArray, Ranking
-from raglab.bm25 import grid_top_k
+from raglab._types import Ranking
 from raglab.fusion import rrf, rrf_all, score_fusion, score_fusion_all
 from raglab.metrics import evaluate, first_relevant_rank
+from raglab.pipeline.dense import is_neural, unavailable
 from raglab.pipeline.external import external_ranking
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
 from raglab.questions import Question
@@ -57,7 +57,8 @@ class RetrievalSettings:
             setting("retriever").check(self.retriever)
         for name in ("k1", "b", "depth", "fusion_depth"):
             object.__setattr__(self, name, setting(name).check(getattr(self, name)))
-        weight = setting("weight").check(self.weight) if self.retriever == "score" else TUNED
+        fusion = self.retriever in C.SCORE_FUSIONS
+        weight = setting("weight").check(self.weight) if fusion else TUNED
         object.__setattr__(self, "weight", weight)
         resolved = self.chunking.resolved()
         if resolved != self.chunking:
@@ -72,7 +73,7 @@ def resolve(lab: Lab, settings: RetrievalSettings) -> RetrievalSettings:
     """``settings`` with every value chosen on the training split filled in (the fusion weight
     of score fusion, :func:`choose_weight`); settings with nothing to choose come back as they
     are."""
-    if settings.weight is TUNED and settings.retriever == "score":
+    if settings.weight is TUNED and settings.retriever in C.SCORE_FUSIONS:
         return settings.replace(weight=choose_weight(lab, settings))
     return settings
 
@@ -107,6 +108,15 @@ def lsa_ranking(
     )
 
 
+def neural_ranking(
+    lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None, depth: int = C.RANK_DEPTH
+) -> Ranking:
+    """Chunks by the cosine of their sentence vectors with the question's (docs/design.md#neural-embedding):
+    every chunk is ranked, as under LSA, since a cosine has no "shares no term" zero."""
+    cs = lab.chunk_set(chunking)
+    return cs.neural.search_vector(lab.query_vector(q), k=_depth(cs, depth))
+
+
 def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
     """One question's ranking under ``settings`` (cached per labelled question).
 
@@ -122,11 +132,13 @@ def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSet
 
 
 def _components(settings: RetrievalSettings) -> tuple[RetrievalSettings, RetrievalSettings]:
-    """The BM25 and LSA settings a fusion under ``settings`` draws its lists from."""
+    """The BM25 and embedding settings a fusion under ``settings`` draws its lists from (the
+    neural embedding for ``neural-rrf`` and ``neural-score``, LSA for the others)."""
     chunking, depth = settings.chunking, settings.depth
+    dense = "neural" if is_neural(settings.retriever) else "lsa"
     return (
         RetrievalSettings("bm25", settings.k1, settings.b, chunking=chunking, depth=depth),
-        RetrievalSettings("lsa", chunking=chunking, depth=depth),
+        RetrievalSettings(dense, chunking=chunking, depth=depth),
     )
 
 
@@ -142,6 +154,8 @@ def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
         )
     if settings.retriever == "lsa":
         return lsa_ranking(lab, q, chunking=settings.chunking, depth=settings.depth)
+    if settings.retriever == "neural":
+        return neural_ranking(lab, q, chunking=settings.chunking, depth=settings.depth)
     cut = _depth(lab.chunk_set(settings.chunking), settings.depth)
     external = None
     if settings.retriever.startswith(("run:", "rrf+run:")):
@@ -157,7 +171,7 @@ def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
     depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
     if external is not None:
         return rrf([bm25, cos, external], k=C.RRF_K, depth=depth).top(cut)
-    if settings.retriever == "rrf":
+    if settings.retriever in ("rrf", "neural-rrf"):
         return rrf([bm25, cos], k=C.RRF_K, depth=depth).top(cut)
     return score_fusion(bm25, cos, weight=settings.weight, depth=depth).top(cut)
 
@@ -174,7 +188,7 @@ def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) 
     bm25 = [rank(lab, q, bm25_settings) for q in qs]
     cos = [rank(lab, q, lsa_settings) for q in qs]
     depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
-    if settings.retriever == "rrf":
+    if settings.retriever in ("rrf", "neural-rrf"):
         fused = rrf_all([bm25, cos], k=C.RRF_K, depth=depth)
     else:
         fused = score_fusion_all(bm25, cos, weight=settings.weight, depth=depth)
@@ -188,6 +202,9 @@ def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) 
     return out
 
 
+_FUSIONS = ("rrf", "score", "neural-rrf", "neural-score")
+
+
 def rank_split(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> list[Ranking]:
@@ -197,7 +214,7 @@ def rank_split(
 
     def build() -> list[Ranking]:
         qs = lab.split(split, answerable=True)
-        if settings.retriever in ("rrf", "score") and qs:
+        if settings.retriever in _FUSIONS and qs:
             return _fused_split(lab, qs, settings)
         return [rank(lab, q, settings) for q in qs]
 
@@ -257,99 +274,6 @@ def first_rank_rows(
     return rows
 
 
-@dataclass(frozen=True, slots=True)
-class Grid:
-    """Training recall@k of BM25 for every (k1, b) on the grid, and the chosen cell.
-
-    ``hits[i, j]`` counts the questions of ``split`` whose answer is among the first ``k`` at
-    k1 = ``k1s[i]``, b = ``bs[j]``, out of ``questions`` (``recall`` is their share); ``tied``
-    lists every cell, as (i, j) in row order, whose hits equal the best cell's.
-    """
-
-    k1s: tuple[float, ...]
-    bs: tuple[float, ...]
-    recall: FloatArray  # shape (len(k1s), len(bs))
-    best_k1: float
-    best_b: float
-    best_recall: float
-    split: str
-    k: int
-    hits: IntArray  # shape (len(k1s), len(bs))
-    questions: int
-    tied: tuple[tuple[int, int], ...]
-
-
-#: The grid's steps, the units the tie-break's distance is counted in.
-GRID_K1_STEP = 0.2
-GRID_B_STEP = 0.1
-
-
-def grid_rule(k: int = C.GRID_RECALL_K, split: str = "train") -> str:
-    """How :func:`bm25_grid` chooses its best cell, in the words every face shows."""
-    where = "training" if split == "train" else split
-    return (
-        f"The best cell has the highest {where} recall@{k}. Where cells tie, it is the tied cell "
-        f"nearest the defaults (k1 = {C.BM25_K1}, b = {C.BM25_B}), distance counted in grid "
-        f"steps ({GRID_K1_STEP} in k1, {GRID_B_STEP} in b; equally near: the smaller k1, then "
-        "the smaller b), so a flat stretch of the grid does not move the parameters for nothing."
-    )
-
-
-def bm25_grid(
-    lab: Lab, *, split: str = "train", k: int = C.GRID_RECALL_K, chunking: ChunkingKey | None = None
-) -> Grid:
-    """recall@k for k1 in GRID_K1 and b in GRID_B, on ``split`` (tune on train only).
-
-    The best cell maximises recall@k; ties go to the cell nearest the defaults (k1 = 1.2,
-    b = 0.75) in units of the grid steps, so a flat region does not move the parameters for
-    nothing (:func:`grid_rule` says so in words).
-    """
-    key = ("grid", split, k, chunking)
-
-    def build() -> Grid:
-        cs = lab.chunk_set(chunking)
-        qs = lab.require(split, "the BM25 grid")
-        tops = grid_top_k(
-            cs.bm25, [lab.query_tokens(q) for q in qs], k1s=C.GRID_K1, bs=C.GRID_B, k=k
-        )
-        # hit[q, d]: chunk d holds q's answer and shares a term with q (a chunk scoring 0 is
-        # not retrieved, as in bm25_ranking); then any hit among each cell's top k.
-        hit = np.zeros((len(qs), len(cs)), dtype=bool)
-        for i, q in enumerate(qs):
-            hit[i, list(cs.relevance(q))] = True
-            hit[i] &= cs.bm25.scores(lab.query_tokens(q)) > 0
-        rows = np.arange(len(qs))[None, None, :, None]
-        found = hit[rows, tops].any(axis=3)
-        shape = (len(C.GRID_K1), len(C.GRID_B))
-        recall = found.mean(axis=2) if qs else np.zeros(shape)
-        hits = found.sum(axis=2).astype(np.int64) if qs else np.zeros(shape, dtype=np.int64)
-        k1s = np.asarray(C.GRID_K1)
-        bs = np.asarray(C.GRID_B)
-        distance = ((k1s[:, None] - C.BM25_K1) / GRID_K1_STEP) ** 2 + (
-            (bs[None, :] - C.BM25_B) / GRID_B_STEP
-        ) ** 2
-        order = np.lexsort((distance.ravel(), -recall.ravel()))
-        i, j = np.unravel_index(order[0], recall.shape)
-        tied = tuple((int(a), int(c)) for a, c in zip(*np.nonzero(hits == hits[i, j]), strict=True))
-        return Grid(
-            C.GRID_K1,
-            C.GRID_B,
-            recall,
-            float(k1s[i]),
-            float(bs[j]),
-            float(recall[i, j]),
-            split,
-            k,
-            hits=hits,
-            questions=len(qs),
-            tied=tied,
-        )
-
-    value = lab.cache.get(key, build)
-    assert isinstance(value, Grid)
-    return value
-
-
 def choose_weight(
     lab: Lab,
     settings: RetrievalSettings | None = None,
@@ -366,7 +290,8 @@ def choose_weight(
     base = (
         settings if settings is not None else RetrievalSettings(chunking=chunking or ChunkingKey())
     )
-    base = base.replace(retriever="score", weight=C.FUSION_WEIGHTS[0])
+    fusion = base.retriever if base.retriever in C.SCORE_FUSIONS else "score"
+    base = base.replace(retriever=fusion, weight=C.FUSION_WEIGHTS[0])
 
     def build() -> float:
         lab.require(split, "choosing the fusion weight (or give one: --weight)")
@@ -385,16 +310,29 @@ def choose_weight(
 
 
 def ranker_settings(
-    settings: RetrievalSettings | None = None, *, weight: float | Any = None
+    settings: RetrievalSettings | None = None,
+    *,
+    weight: float | Any = None,
+    neural: bool = True,
 ) -> dict[str, RetrievalSettings]:
     """Exhibit IV's rankers by name: every retriever under ``settings`` (default: the lab's
-    defaults; ``weight``, when given, replaces its fusion weight)."""
+    defaults; ``weight``, when given, replaces the fusion weight of BM25 + LSA score fusion; the
+    neural score fusion's weight is chosen on the training split). ``neural=False`` leaves out
+    the neural retrievers (:func:`neural_unavailable` says when they cannot run)."""
     base = settings if settings is not None else RetrievalSettings()
     w = base.weight if weight is None else weight
     return {
         name: base.replace(retriever=name, weight=w if name == "score" else TUNED)
         for name in C.RETRIEVERS
+        if neural or not is_neural(name)
     }
+
+
+def neural_unavailable(lab: Lab) -> dict[str, str]:
+    """The neural retrievers that cannot run on this lab, each with how to make it run: empty
+    when the model is installed or given (every table then has their rows)."""
+    why = unavailable(lab.model)
+    return {} if why is None else dict.fromkeys(C.NEURAL_RETRIEVERS, why)
 
 
 def ranker_table(
@@ -405,10 +343,10 @@ def ranker_table(
     settings: RetrievalSettings | None = None,
 ) -> dict[str, dict[str, float]]:
     """Exhibit IV's table: every ranker's metrics on ``split`` (:func:`ranker_settings`); a
-    fusion weight left TUNED is chosen on the training split."""
-    return {
-        name: measure(lab, split, s) for name, s in ranker_settings(settings, weight=weight).items()
-    }
+    fusion weight left TUNED is chosen on the training split. Without the neural model its rows
+    are left out (:func:`neural_unavailable` lists them with the reason)."""
+    rankers = ranker_settings(settings, weight=weight, neural=not neural_unavailable(lab))
+    return {name: measure(lab, split, s) for name, s in rankers.items()}
 
 
 def retrieval_values(settings: RetrievalSettings) -> dict[str, Any]:

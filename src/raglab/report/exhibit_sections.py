@@ -191,7 +191,15 @@ def rankers_section(report: Mapping[str, Any]) -> Section:
         f"b = {fmt(sec['b'], 2)}. RRF adds 1/(60 + rank) from each ranker's first 20; score "
         f"fusion min-max scales both and weighs BM25 by w = {fmt(sec['weight'], 2)}, chosen on "
         f"the {sec['weight_tuned_on']} split."
+        + (
+            f" The neural rows use all-MiniLM-L6-v2's cosine in place of LSA's; BM25 + neural "
+            f"score fusion weighs BM25 by w = {fmt(sec['neural_weight'], 2)}, chosen on the same split."
+            if sec.get("neural_weight") is not None
+            else ""
+        )
     ]
+    for name, why in sec.get("unavailable", {}).items():
+        parts.append(f"{RANKER_NAMES.get(name, name)}: not measured, {why}.")
     parts.append(
         make_table(
             "Rankers",

@@ -24,7 +24,7 @@ from raglab.pipeline.lab import Lab
 from raglab.web.errors import ERROR_RESPONSES
 from raglab.web.guard import RequestGuard, allowed_hosts, host_name
 from raglab.web.idle import QUIET_S, IdleGate, IdleMiddleware
-from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, rerank
+from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, neural, rerank
 from raglab.web.state import RETRY_AFTER_S, Busy, WebState
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -202,7 +202,7 @@ def create_app(
     app.add_exception_handler(ValueError, _value_error)
     app.add_exception_handler(Busy, _busy)
     app.add_exception_handler(Exception, _unexpected)
-    for module in (meta, chunking, bm25, lsa, fusion, rerank, end_to_end):
+    for module in (meta, chunking, bm25, lsa, neural, fusion, rerank, end_to_end):
         app.include_router(module.router, prefix="/api", responses=ERROR_RESPONSES)
 
     @app.get("/docs", include_in_schema=False)

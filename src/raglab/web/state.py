@@ -16,7 +16,8 @@ import numpy as np
 from fastapi import Depends, HTTPException, Request
 
 from raglab import _config as C
-from raglab.pipeline.lab import BoundedCache, ChunkingKey, Lab
+from raglab.pipeline.cache import BoundedCache
+from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.questions import Question
 from raglab.settings import TUNED
 from raglab.web.idle import IdleGate

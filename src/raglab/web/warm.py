@@ -22,9 +22,10 @@ from raglab.pipeline.exhibits import (
     stemming_effect,
     version_candidates,
 )
+from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
-from raglab.pipeline.retrieval import bm25_grid, choose_weight, ranker_table
+from raglab.pipeline.retrieval import choose_weight, ranker_table
 
 
 def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dict[str, float]:

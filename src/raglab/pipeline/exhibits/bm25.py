@@ -13,13 +13,12 @@ import numpy as np
 
 from raglab import _config as C
 from raglab.pipeline.exhibits._shared import _snippet
+from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
-    bm25_grid,
     bm25_ranking,
     first_ranks,
-    grid_rule,
     measure,
     ranked_chunks,
 )

@@ -1,5 +1,6 @@
-"""Exhibit VI: :func:`funnel`, :func:`compare_runs` (the paired exact McNemar test) and
-:func:`settings_summary`.
+"""Exhibit VI: :func:`funnel`, :func:`one_base` (accuracy and bound counted on the same
+questions), :func:`risk_coverage` (the reader's threshold swept), :func:`compare_runs` (the paired
+exact McNemar test) and :func:`settings_summary`.
 """
 
 from __future__ import annotations
@@ -7,7 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 from raglab import _config as C
-from raglab.pipeline.end_to_end import RunResult, RunSettings, outcomes_vector
+from raglab.pipeline.end_to_end import (
+    RunResult,
+    RunSettings,
+    choose_threshold,
+    outcomes_vector,
+    threshold_sweep,
+)
+from raglab.pipeline.lab import Lab
+from raglab.settings import TUNED
 from raglab.stats import mcnemar_exact
 
 
@@ -15,12 +24,13 @@ def funnel(result: RunResult) -> dict[str, Any]:
     """Where answerable questions drop out, stage by stage, and how out-of-corpus ones fare.
 
     Each answerable question has one outcome, so subtracting the losses of each stage in
-    pipeline order leaves exactly the correct ones.
+    pipeline order leaves exactly the correct ones. A stage's ``answered`` counts the questions
+    it lost that the reader answered anyway, with a wrong sentence (``false_answer``).
     """
     counts = result.funnel
     stages = []
     left = result.answerable
-    stages.append({"stage": "answerable", "count": left, "lost": 0, "loss": None})
+    stages.append({"stage": "answerable", "count": left, "lost": 0, "loss": None, "answered": 0})
     for stage, loss in (
         ("whole in one chunk", "cut"),
         (f"in the first {C.FUSION_DEPTH}", "not retrieved"),
@@ -29,13 +39,65 @@ def funnel(result: RunResult) -> dict[str, Any]:
     ):
         lost = counts.get(loss, 0)
         left -= lost
-        stages.append({"stage": stage, "count": left, "lost": lost, "loss": loss})
+        answered = sum(o.outcome == loss and o.false_answer for o in result.outcomes)
+        stages.append(
+            {"stage": stage, "count": left, "lost": lost, "loss": loss, "answered": answered}
+        )
     unanswerable = result.n - result.answerable
     return {
         "stages": stages,
         "unanswerable": unanswerable,
         "declined": unanswerable - counts.get("false answer", 0),
         "false_answers": counts.get("false answer", 0),
+    }
+
+
+def one_base(result: RunResult) -> dict[str, Any]:
+    """Accuracy and bound counted on the same questions, twice over.
+
+    On the answerable questions (A of them): ``correct`` quotes against ``bound``, the answerable
+    questions whose answer chunk fits the budget (the bound of docs/design.md#bound, as a count).
+    On every question (n): ``correct`` outcomes, quotes and declined out-of-corpus questions alike,
+    against ``bound`` = fits + out-of-corpus questions, since an out-of-corpus question can always
+    be right by declining. Either way correct ≤ bound.
+    """
+    answerable = [o for o in result.outcomes if o.answerable]
+    fits = sum(o.rank is not None and o.rank <= o.k_budget for o in answerable)
+    unanswerable = result.n - len(answerable)
+    return {
+        "answerable": {"n": len(answerable), "correct": result.answerable_correct, "bound": fits},
+        "all": {"n": result.n, "correct": result.correct, "bound": fits + unanswerable},
+    }
+
+
+def risk_coverage(lab: Lab, result: RunResult) -> dict[str, Any]:
+    """Abstention both ways: the run's reader at every threshold of the tuning grid.
+
+    ``points`` are :func:`~raglab.pipeline.end_to_end.threshold_sweep`'s counts, one per
+    threshold; ``threshold`` is the run's, ``chosen_on_train`` the one training accuracy picks at
+    these settings (equal to the run's when the run left it tuned), and ``at_run`` / ``at_chosen``
+    the points at those two thresholds.
+    """
+    points = threshold_sweep(lab, result)
+    if "threshold" in result.chosen_on_train:
+        chosen = result.threshold
+    else:
+        chosen = choose_threshold(lab, result.resolved.replace(threshold=TUNED))
+
+    def at(t: float) -> dict[str, Any]:
+        # A given threshold may lie off the grid: it is replayed on its own.
+        for p in points:
+            if abs(float(p["threshold"]) - t) < 1e-9:
+                return p
+        return threshold_sweep(lab, result, [t])[0]
+
+    return {
+        "points": points,
+        "threshold": result.threshold,
+        "chosen_on_train": chosen,
+        "given": "threshold" not in result.chosen_on_train,
+        "at_run": at(result.threshold),
+        "at_chosen": at(chosen),
     }
 
 
@@ -81,4 +143,5 @@ def settings_summary(s: RunSettings) -> dict[str, Any]:
         "mmr_lambda": s.mmr_lambda,
         "budget": s.budget,
         "threshold": s.threshold,
+        "reader_scoring": s.reader_scoring,
     }

@@ -1,23 +1,91 @@
 """Exhibit III: :func:`lsa_spectrum`, :func:`nearest_words`, :func:`term_cosine`,
-:func:`identifier_twins` (two identifiers the embedding cannot tell apart) and :func:`lsa_search`.
+:func:`identifier_twins` (two identifiers the embedding cannot tell apart), :func:`identifier_pairs`
+(the example pair and the clearest pair, each with why) and :func:`lsa_search`.
+
+**One passage.** A word's vector is its row of U_k S_k, built from the windows that hold it. When
+every window holding a word overlaps every other (max start < min end over those windows), all
+the embedding saw of the word is one stretch of text: its row is that stretch's, and every other
+word seen only there gets the same direction, so they tie at a cosine near 1.00 that says
+nothing about meaning. :func:`window_evidence` finds such words, and the nearest-word lists flag
+them (``one_passage``) rather than hide them.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from raglab import _config as C
 from raglab._topk import top_k
+from raglab.lsa import even_windows
 from raglab.pipeline.exhibits._shared import _cached, _snippet
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import bm25_ranking, lsa_ranking, ranked_chunks
-from raglab.text import identifiers
+from raglab.text import count_words, identifiers
 
 # How many words exhibit III suggests for the nearest-words box.
 SAMPLE_WORDS = 6
+#: The pair the exhibit's lesson is told with: two error codes with two digits swapped.
+EXAMPLE_PAIR = ("E-4107", "E-4170")
+
+
+def window_evidence(lab: Lab) -> dict[str, tuple[int, bool]]:
+    """For every term of the embedding: (how many windows hold it, whether they are one passage).
+
+    The windows are the LSA windows (``Lab.lsa_windows``), word ranges [start, end) of the corpus
+    laid out by :func:`raglab.lsa.even_windows`. A term is seen in one passage when the windows
+    holding it all share some stretch: max(start) < min(end) over them.
+    """
+
+    def build() -> dict[str, tuple[int, bool]]:
+        n = sum(count_words(page.text) for page in lab.corpus)
+        # The same windows Lab.lsa_windows tokenises: ranges of the corpus's word numbers.
+        ranges = [cast(range, r) for r in even_windows(range(n), count=len(lab.lsa_windows))]
+        starts = [r.start for r in ranges]
+        stops = [r.stop for r in ranges]
+        held: dict[str, list[int]] = {}
+        for w, tokens in enumerate(lab.lsa_windows):
+            for t in set(tokens):
+                held.setdefault(t, []).append(w)
+        return {
+            t: (len(ws), max(starts[w] for w in ws) < min(stops[w] for w in ws))
+            for t, ws in held.items()
+        }
+
+    value = _cached(lab, ("window evidence",), build)
+    assert isinstance(value, dict)
+    return value
+
+
+def _shared_windows(lab: Lab, a: str, b: str) -> int:
+    return sum(a in held and b in held for held in _window_sets(lab))
+
+
+def _window_sets(lab: Lab) -> list[frozenset[str]]:
+    value = _cached(lab, ("window sets",), lambda: [frozenset(w) for w in lab.lsa_windows])
+    assert isinstance(value, list)
+    return value
+
+
+def _neighbour_rows(lab: Lab, term: str, k: int) -> list[dict[str, Any]]:
+    """``term``'s k nearest words, each with the windows holding it, the windows it shares with
+    ``term`` and whether all it was seen in is one passage."""
+    evidence = window_evidence(lab)
+    rows = []
+    for w, c in lab.lsa.neighbours(term, k=k):
+        windows, one = evidence.get(w, (0, False))
+        rows.append(
+            {
+                "word": w,
+                "cosine": c,
+                "windows": windows,
+                "shared_windows": _shared_windows(lab, term, w),
+                "one_passage": one,
+            }
+        )
+    return rows
 
 
 def lsa_spectrum(lab: Lab) -> dict[str, Any]:
@@ -51,14 +119,22 @@ def _as_term(lab: Lab, word: str) -> str:
 
 
 def nearest_words(lab: Lab, word: str, *, k: int = 10) -> dict[str, Any]:
-    """The ``k`` words whose LSA vectors (rows of U_k S_k) are nearest to ``word`` by cosine."""
+    """The ``k`` words whose LSA vectors (rows of U_k S_k) are nearest to ``word`` by cosine.
+
+    Each neighbour carries ``windows`` (how many LSA windows hold it), ``shared_windows`` (how
+    many hold it and the word) and ``one_passage`` (all it was seen in is one stretch of text,
+    see the module's docstring: its cosine means nothing). ``one_passage`` says the same of the
+    word itself.
+    """
     term = _as_term(lab, word)
-    pairs = lab.lsa.neighbours(term, k=k)
+    windows, one = window_evidence(lab).get(term, (0, False))
     return {
         "word": word,
         "term": term,
         "in_vocabulary": term in lab.lsa.vocabulary,
-        "neighbours": [{"word": w, "cosine": c} for w, c in pairs],
+        "windows": windows,
+        "one_passage": one,
+        "neighbours": _neighbour_rows(lab, term, k) if term in lab.lsa.vocabulary else [],
     }
 
 
@@ -101,9 +177,8 @@ def _twin_candidates(lab: Lab) -> list[tuple[str, str]]:
 def identifier_twins(lab: Lab, a: str | None = None, b: str | None = None) -> dict[str, Any]:
     """Two identifiers the embedding places together, and how BM25 and LSA rank for each.
 
-    Without ``a`` and ``b`` the pair is chosen from the vocabulary: among identifiers differing
-    only by a digit slip (:func:`_twin_candidates`), transposed digits first, then the highest
-    cosine. For each identifier the result holds its nearest words, and the top chunks of LSA and
+    Without ``a`` and ``b`` the pair is :func:`clearest_pair`. For each identifier the result
+    holds its nearest words (flagged as in :func:`nearest_words`), and the top chunks of LSA and
     of BM25 when it is the whole query.
     """
     if (a is None) != (b is None):
@@ -111,18 +186,7 @@ def identifier_twins(lab: Lab, a: str | None = None, b: str | None = None) -> di
     if a is not None and b is not None:
         ta, tb = _as_term(lab, a), _as_term(lab, b)
     else:
-
-        def choose() -> tuple[str, str] | None:
-            scored = [
-                (sorted(x) == sorted(y), term_cosine(lab, x, y) or -1.0, x, y)
-                for x, y in _twin_candidates(lab)
-            ]
-            if not scored:
-                return None
-            best = max(scored, key=lambda row: (row[0], row[1]))
-            return best[2], best[3]
-
-        pair = _cached(lab, ("twins",), choose)
+        pair = clearest_pair(lab)
         if pair is None:
             return {"a": None, "b": None, "cosine": None, "sides": []}
         ta, tb = pair
@@ -132,14 +196,99 @@ def identifier_twins(lab: Lab, a: str | None = None, b: str | None = None) -> di
             {
                 "term": term,
                 "in_vocabulary": term in lab.lsa.vocabulary,
-                "neighbours": [{"word": w, "cosine": c} for w, c in lab.lsa.neighbours(term, k=5)]
-                if term in lab.lsa.vocabulary
-                else [],
+                "neighbours": _neighbour_rows(lab, term, 5) if term in lab.lsa.vocabulary else [],
                 "lsa": ranked_chunks(lab, lsa_ranking(lab, term), k=3),
                 "bm25": ranked_chunks(lab, bm25_ranking(lab, term), k=3),
             }
         )
     return {"a": ta, "b": tb, "cosine": term_cosine(lab, ta, tb), "sides": sides}
+
+
+def clearest_pair(lab: Lab) -> tuple[str, str] | None:
+    """The pair of identifiers that shows the blur most clearly on this corpus, or None.
+
+    Among identifiers a digit slip apart (:func:`_twin_candidates`), only pairs whose two
+    identifiers were each seen in more than one passage count (a word seen in one passage ties
+    with its neighbours whatever it means); of those, transposed digits first (as in E-4107 and
+    E-4170), then the highest cosine.
+    """
+
+    def choose() -> tuple[str, str] | None:
+        evidence = window_evidence(lab)
+        scored = [
+            (sorted(x) == sorted(y), term_cosine(lab, x, y) or -1.0, x, y)
+            for x, y in _twin_candidates(lab)
+            if not evidence[x][1] and not evidence[y][1]
+        ]
+        if not scored:
+            return None
+        best = max(scored, key=lambda row: (row[0], row[1]))
+        return best[2], best[3]
+
+    value = _cached(lab, ("twins",), choose)
+    assert value is None or isinstance(value, tuple)
+    return value
+
+
+def _pair_row(lab: Lab, a: str, b: str, role: str) -> dict[str, Any]:
+    """One pair with its cosine, its window evidence and a sentence saying what it shows."""
+    evidence = window_evidence(lab)
+    (na, one_a), (nb, one_b) = evidence.get(a, (0, False)), evidence.get(b, (0, False))
+    shared = _shared_windows(lab, a, b)
+    cosine = term_cosine(lab, a, b)
+    held = f"{a} is in {na} of the {len(lab.lsa_windows)} windows, {b} in {nb}; they share {shared}"
+    if cosine is None:
+        why = f"{held}, and one of them has no vector in the embedding."
+    elif cosine >= 0.8:
+        why = (
+            f"{held}. Written about in the same windows, they get nearly the same vector "
+            f"(cosine {cosine:.3f}): to the embedding they are one word."
+        )
+    else:
+        near_a = lab.lsa.neighbours(a, k=1)
+        near_b = lab.lsa.neighbours(b, k=1)
+        beside = (
+            f" ({a} beside {near_a[0][0]}, {b} beside {near_b[0][0]})" if near_a and near_b else ""
+        )
+        why = (
+            f"{held}. Each is written about in its own context{beside}, so the embedding keeps "
+            f"them apart (cosine {cosine:.3f}): codes blur when they share their windows, not "
+            "because they are spelled alike."
+        )
+    if role == "clearest":
+        kind = (
+            f"the pair with swapped digits (like {EXAMPLE_PAIR[0]} and {EXAMPLE_PAIR[1]})"
+            if sorted(a) == sorted(b)
+            else "the pair"
+        )
+        why = (
+            "Among the identifier pairs a digit or two apart whose codes each appear in more "
+            f"than one passage, {kind} the embedding places closest. {why}"
+        )
+    return {
+        "role": role,
+        "a": a,
+        "b": b,
+        "cosine": cosine,
+        "windows": [na, nb],
+        "one_passage": [one_a, one_b],
+        "shared_windows": shared,
+        "why": why,
+    }
+
+
+def identifier_pairs(lab: Lab) -> dict[str, Any]:
+    """The pairs exhibit III tells its lesson with: :data:`EXAMPLE_PAIR` (role ``example``, when
+    both are in the embedding's vocabulary) and :func:`clearest_pair` (role ``clearest``), each
+    with its cosine (rows of U_k S_k), windows, shared windows and why it shows what it shows."""
+    rows = []
+    a, b = (_as_term(lab, x) for x in EXAMPLE_PAIR)
+    if a in lab.lsa.vocabulary and b in lab.lsa.vocabulary:
+        rows.append(_pair_row(lab, a, b, "example"))
+    best = clearest_pair(lab)
+    if best is not None and set(best) != {a, b}:
+        rows.append(_pair_row(lab, *best, "clearest"))
+    return {"windows": len(lab.lsa_windows), "pairs": rows}
 
 
 def lsa_search(lab: Lab, query: str, *, top: int = 5) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Exhibit VI: the whole pipeline on one split, and two runs compared question by question."""
+"""Exhibit VI: the whole pipeline on one split, and two runs compared question by question.
+
+``POST /api/run`` answers the run (``RunResult.to_dict``) with the funnel (``stages``), accuracy
+and bound counted on the same questions (``bases``) and the reader's threshold swept
+(``risk_coverage``), all from :mod:`raglab.pipeline.exhibits.end_to_end`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunResult, RunSettings, run_pipeline
-from raglab.pipeline.exhibits import compare_runs, funnel
+from raglab.pipeline.exhibits.end_to_end import compare_runs, funnel, one_base, risk_coverage
 from raglab.web.models import settings_model
 from raglab.web.state import State, WebState, plain
 
@@ -28,7 +33,8 @@ _RunFields = settings_model(
 class RunRequest(_RunFields):  # type: ignore[misc,valid-type]
     """One end-to-end run's settings (:data:`raglab.settings.SETTINGS`). ``null`` for
     ``weight``, ``mmr_lambda`` or ``threshold`` means "chosen on the training split"; with
-    ``rerank`` false and ``mmr`` left out, MMR is off too."""
+    ``rerank`` false and ``mmr`` left out, MMR is off too. ``reader_scoring`` is ``coverage``
+    (plain) or ``idf`` (IDF-weighted coverage)."""
 
 
 class CompareRequest(BaseModel):
@@ -62,6 +68,10 @@ def post_run(state: State, request: RunRequest) -> dict[str, Any]:
     data: dict[str, Any] = plain(result.to_dict())
     data["request"] = request.model_dump()
     data["stages"] = funnel(result)
+    data["bases"] = one_base(result)
+    # The sweep reuses the run's cached readings; choosing the train threshold for a run that was
+    # given one reads the training split once, under the lab's lock like every computation.
+    data["risk_coverage"] = plain(state.call(lambda: risk_coverage(state.lab, result)))
     return data
 
 

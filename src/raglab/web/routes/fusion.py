@@ -7,7 +7,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from raglab.pipeline.exhibits import fusion_settings, question_grid, three_lists
-from raglab.pipeline.retrieval import choose_weight, ranker_table
+from raglab.pipeline.retrieval import (
+    RetrievalSettings,
+    choose_weight,
+    neural_unavailable,
+    ranker_table,
+)
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/fusion", tags=["IV. fusion"])
@@ -36,12 +41,21 @@ def get_table(state: State, weight: Weight = None, split: Split = "test") -> dic
     rankers = state.compute(
         ("fusion table", split, w), lambda: plain(ranker_table(state.lab, split=split, weight=w))
     )
+    missing = neural_unavailable(state.lab)
+    neural_weight = None
+    if not missing:
+        neural = RetrievalSettings("neural-score")
+        neural_weight = float(
+            state.compute(("chosen weight", "neural"), lambda: choose_weight(state.lab, neural))
+        )
     return {
         "split": split,
         "weight": w,
         "chosen_weight": chosen,
+        "neural_weight": neural_weight,
         "questions": len(state.lab.split(split, answerable=True)),
         "rankers": rankers,
+        "unavailable": missing,
     }
 
 

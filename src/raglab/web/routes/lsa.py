@@ -1,4 +1,5 @@
-"""Exhibit III: the LSA embedding, its spectrum, nearest words and search."""
+"""Exhibit III: the LSA embedding, its spectrum, nearest words (each flagged when all the
+embedding saw of it is one passage), search, and identifier pairs it blurs or keeps apart."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi import APIRouter, Query
 from raglab._config import LSA_WINDOW_WORDS
 from raglab.lsa import power_iterations_for, window_count, window_rule
 from raglab.pipeline.exhibits import identifier_twins, lsa_search, lsa_spectrum, nearest_words
+from raglab.pipeline.exhibits.lsa import identifier_pairs
 from raglab.pipeline.lab import Lab
 from raglab.web.state import State, plain
 
@@ -91,5 +93,13 @@ def get_twins(
     second = _text("b", b) if b is not None else None
     result: dict[str, Any] = state.compute(
         ("twins", first, second), lambda: plain(identifier_twins(state.lab, first, second))
+    )
+    return result
+
+
+@router.get("/pairs", summary="The example identifier pair and the clearest blurred pair, with why")
+def get_pairs(state: State) -> dict[str, Any]:
+    result: dict[str, Any] = state.compute(
+        ("lsa pairs",), lambda: plain(identifier_pairs(state.lab))
     )
     return result

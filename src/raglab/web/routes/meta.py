@@ -17,6 +17,7 @@ from raglab.settings import (
     FEATURE_LABELS,
     RETRIEVER_LABELS,
     SETTINGS,
+    SIZE_SLIDERS,
 )
 from raglab.web.state import State
 
@@ -53,6 +54,12 @@ def _defaults() -> dict[str, Any]:
         "reader_thresholds": list(C.READER_THRESHOLDS),
         "retrieval_chunker": C.RETRIEVAL_CHUNKER,
         "retrievers": list(C.RETRIEVERS),
+        "neural_retrievers": list(C.NEURAL_RETRIEVERS),
+        "score_fusions": list(C.SCORE_FUSIONS),
+        "size_sliders": {
+            method: {"label": label, "min": lo, "max": hi, "step": step}
+            for method, (label, (lo, hi, step)) in SIZE_SLIDERS.items()
+        },
         "default_retriever": C.DEFAULT_RETRIEVER,
     }
 

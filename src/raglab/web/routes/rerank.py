@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from raglab import _config as C
 from raglab.pipeline.exhibits import fitted_reranker, rerank_rows, reranker_summary, version_demo
 from raglab.pipeline.reranking import Reranker
+from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/rerank", tags=["V. reranker"])
@@ -23,27 +25,40 @@ Lambda = Annotated[
 ]
 
 
-def _model(state: State) -> tuple[Reranker, float]:
-    value = state.compute(("reranker",), lambda: fitted_reranker(state.lab))
+FirstStage = Annotated[
+    Literal[C.RETRIEVERS],  # type: ignore[valid-type]
+    Query(description="the first stage whose top 20 the reranker reorders"),
+]
+
+
+def _model(state: State, retriever: str = C.DEFAULT_RETRIEVER) -> tuple[Reranker, float]:
+    # The default first stage keeps the key the warm-up fills, so the first page finds it ready.
+    key = ("reranker",) if retriever == C.DEFAULT_RETRIEVER else ("reranker", retriever)
+    value = state.compute(key, lambda: fitted_reranker(state.lab, RetrievalSettings(retriever)))
     assert isinstance(value, tuple)
     return value
 
 
 @router.post("/train", summary="Train the reranker on the training split (cached)")
-def post_train(state: State) -> dict[str, Any]:
-    reranker, chosen = _model(state)
+def post_train(state: State, retriever: FirstStage = C.DEFAULT_RETRIEVER) -> dict[str, Any]:
+    reranker, chosen = _model(state, retriever)
     summary: dict[str, Any] = plain(reranker_summary(reranker, chosen))
     return summary
 
 
 @router.get("/table", summary="Top-1, P@3, R@5 and MRR of each order, on train and test")
-def get_table(state: State, lam: Lambda = None) -> dict[str, Any]:
-    reranker, chosen = _model(state)
+def get_table(
+    state: State, lam: Lambda = None, retriever: FirstStage = C.DEFAULT_RETRIEVER
+) -> dict[str, Any]:
+    reranker, chosen = _model(state, retriever)
     value = chosen if lam is None else lam
-    rows = state.compute(
-        ("rerank table", value), lambda: plain(rerank_rows(state.lab, reranker, value))
+    key = (
+        ("rerank table", value)
+        if retriever == C.DEFAULT_RETRIEVER
+        else ("rerank table", value, retriever)
     )
-    return {"lambda": value, "chosen_lambda": chosen, "rows": rows}
+    rows = state.compute(key, lambda: plain(rerank_rows(state.lab, reranker, value)))
+    return {"lambda": value, "chosen_lambda": chosen, "retriever": retriever, "rows": rows}
 
 
 @router.get("/version", summary="A question whose outdated copy MMR pushes out of the top 3")
@@ -51,8 +66,9 @@ def get_version(
     state: State,
     lam: Lambda = None,
     question_id: Annotated[str | None, Query(max_length=200)] = None,
+    retriever: FirstStage = C.DEFAULT_RETRIEVER,
 ) -> dict[str, Any]:
-    reranker, chosen = _model(state)
+    reranker, chosen = _model(state, retriever)
     value = chosen if lam is None else lam
     qid = find_question(state.lab, question_id).id if question_id is not None else None
     data = state.call(lambda: plain(version_demo(state.lab, reranker, value, qid)))

@@ -4,11 +4,12 @@ import { $, $$, EXHIBITS, Store, el, get } from "./lib.js";
 import * as chunking from "./chunking.js";
 import * as bm25 from "./bm25.js";
 import * as lsa from "./lsa.js";
+import * as neural from "./neural.js";
 import * as fusion from "./fusion.js";
 import * as rerank from "./rerank.js";
 import * as endToEnd from "./end_to_end.js";
 
-const MODULES = [chunking, bm25, lsa, fusion, rerank, endToEnd];
+const MODULES = [chunking, bm25, lsa, neural, fusion, rerank, endToEnd];
 
 function fillMeta(meta) {
   const d = meta.defaults;

@@ -4,7 +4,7 @@
 // Every number shown comes from the API (shares, counts, ties, the rule that picks the best
 // cell); the page only arranges them.
 
-import { $, fill, bindOutput, debounce, el, get, num, sequence, settingOf, status } from "./lib.js";
+import { $, fill, applySlider, bindOutput, debounce, el, get, num, sequence, settingOf, status } from "./lib.js";
 import { heatmap } from "./charts.js";
 
 export async function init({ meta, store }) {
@@ -28,6 +28,8 @@ export async function init({ meta, store }) {
   const queryInput = $("#bm25-query");
   const statusLine = $("#bm25-status");
   const commitButton = $("#bm25-commit");
+  applySlider(k1Input, settingOf(meta, "k1"));
+  applySlider(bInput, settingOf(meta, "b"));
   k1Input.value = state.k1;
   bInput.value = state.b;
   queryInput.value = state.query;
@@ -37,6 +39,12 @@ export async function init({ meta, store }) {
     ? "This server was started with stemming on, so it starts on here; switch it off to see BM25 match words exactly as they are written."
     : "Off to begin with, as the lessons here assume: BM25 then matches words exactly as they are written.";
   $("#bm25-stem-help").textContent = `${stemSetting.help}. ${stemStart} Switched on, the query's words and every chunk's are cut to their stems, so a plural meets its singular, and words that share a stem but not a meaning meet too. The switch changes the search and the grid below.`;
+  // Lucene's English analyzer stems every word itself (Porter), so under it the switch changes
+  // no token: the page says so and leaves the switch off rather than let it seem to do something.
+  if (meta.analyzer === "lucene") {
+    stemInput.disabled = true;
+    $("#bm25-stem-help").textContent = `${stemSetting.help}. This lab reads text with the ${settingOf(meta, "analyzer").choice_labels.lucene} analyzer, which already stems every word (Porter stemming), so this switch changes nothing here: the search, the grid and the training numbers are the same either way. Start the lab with --analyzer raglab to see what stemming fixes and what it breaks.`;
+  }
   const showK1 = bindOutput(k1Input, $("#bm25-k1-out"), 1);
   const showB = bindOutput(bInput, $("#bm25-b-out"), 2);
   const searchSeq = sequence();

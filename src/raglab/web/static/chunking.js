@@ -1,16 +1,12 @@
 // Exhibit I: cut the text, count the chunks, check which answers survive, draw the cuts.
 
-import { $, fill, $$, bindOutput, debounce, el, get, keepingFocus, num, sequence, share, status } from "./lib.js";
+import { $, fill, $$, applySlider, bindOutput, debounce, el, get, keepingFocus, num, sequence, settingOf, share, status } from "./lib.js";
 import { plot } from "./charts.js";
-
-const SIZE = {
-  fixed: { label: "Chunk size s (words)", min: 20, max: 400, step: 10 },
-  sentence: { label: "Most words per chunk", min: 20, max: 400, step: 10 },
-  heading: { label: "Longest section before it is split (words)", min: 50, max: 1000, step: 25 },
-};
 
 export async function init({ meta, store }) {
   const d = meta.defaults;
+  // Each chunker's size slider (label and span) comes from /api/meta, as every default does.
+  const SIZE = d.size_sliders;
   const saved = store.settings("chunking");
   const state = {
     method: saved.method || "fixed",
@@ -26,6 +22,7 @@ export async function init({ meta, store }) {
   const overlapInput = $("#chunk-overlap");
   const statusLine = $("#chunk-status");
   const showSize = bindOutput(sizeInput, $("#chunk-size-out"));
+  applySlider(overlapInput, settingOf(meta, "overlap"));
   const showOverlap = bindOutput(overlapInput, $("#chunk-overlap-out"));
   const reportSeq = sequence();
   const curveSeq = sequence();

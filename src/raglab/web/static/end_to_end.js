@@ -1,7 +1,8 @@
 // Exhibit VI: run the whole pipeline, diagnose every miss, keep runs and compare two of them.
 
-import { $, fill, applyBounds, bindOutput, el, fillChoices, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
+import { $, fill, applyBounds, applySlider, bindOutput, el, fillChoices, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
+import { LOSS_NAMES, buildExtras, diagnosis, showBases, showMisses, showRisk } from "./end_to_end_views.js";
 
 // The sliders whose default is "chosen on the training split": the form's key, the setting's
 // name in /api/meta and the grid (in meta.defaults) the pipeline chooses it on.
@@ -10,14 +11,6 @@ const TUNED_SLIDERS = [
   { key: "lambda", name: "mmr_lambda", grid: "mmr_lambdas" },
   { key: "threshold", name: "threshold", grid: "reader_thresholds" },
 ];
-const LOSS_NAMES = {
-  cut: "cut by the chunker",
-  "not retrieved": "not retrieved",
-  "past budget": "ranked past the budget",
-  reader: "missed by the reader",
-  "false answer": "answered when it should not",
-};
-
 export async function init({ meta, store }) {
   // Every default, bound, choice and display name comes from /api/meta (the settings table).
   const spec = (name) => settingOf(meta, name);
@@ -34,6 +27,7 @@ export async function init({ meta, store }) {
     rerank: spec("rerank").default,
     mmr: spec("mmr").default,
     budget: spec("budget").default,
+    readerScoring: spec("reader_scoring").default,
   };
   for (const t of TUNED_SLIDERS) {
     form[t.key] = start(spec(t.name));
@@ -55,17 +49,17 @@ export async function init({ meta, store }) {
     budget: $("#run-budget"),
     threshold: $("#run-threshold"),
     thresholdTuned: $("#run-threshold-tuned"),
+    readerScoring: buildExtras(spec("reader_scoring")),
   };
+  fillChoices(ids.readerScoring, spec("reader_scoring"));
   fillChoices(ids.chunker, spec("chunker"));
   fillChoices(ids.retriever, spec("retriever"));
   applyBounds(ids.size, spec("size"), 1);
   applyBounds(ids.overlap, spec("overlap"), 1);
   for (const t of TUNED_SLIDERS) applyBounds(ids[t.key], spec(t.name), gridStep(meta.defaults[t.grid]));
   // The budget's allowed range (up to millions of words) is too wide for a slider: the slider
-  // keeps the page's span, held inside the setting's bounds.
-  const budget = spec("budget");
-  ids.budget.min = String(Math.max(Number(ids.budget.min), budget.minimum));
-  ids.budget.max = String(Math.min(Number(ids.budget.max), budget.maximum));
+  // spans the setting's own slider range, from /api/meta.
+  applySlider(ids.budget, spec("budget"));
   const showBudget = bindOutput(ids.budget, $("#run-budget-out"));
   const tunedOut = Object.fromEntries(TUNED_SLIDERS.map((t) => [t.key, $(`#run-${t.key}-out`)]));
   // The settings the shown run resolved, with the request that asked for them.
@@ -130,6 +124,7 @@ export async function init({ meta, store }) {
       mmr_lambda: mmr && !form.lambdaTuned ? Number(form.lambda) : null,
       budget: Number(form.budget),
       threshold: form.thresholdTuned ? null : Number(form.threshold),
+      reader_scoring: form.readerScoring,
     };
   }
 
@@ -141,6 +136,10 @@ export async function init({ meta, store }) {
     if (r.rerank) parts.push(r.mmr ? `MMR ${r.mmr_lambda === null ? "λ tuned" : `λ ${num(r.mmr_lambda, 2)}`}` : "no MMR");
     parts.push(`budget ${r.budget}`);
     parts.push(r.threshold === null ? "threshold tuned" : `threshold ${num(r.threshold, 2)}`);
+    // Runs saved before the reader's scoring was a setting used its default.
+    const scoring = spec("reader_scoring");
+    const chosen = r.reader_scoring || scoring.default;
+    parts.push((scoring.choice_labels || {})[chosen] || chosen);
     return parts.join(", ");
   }
 
@@ -169,7 +168,7 @@ export async function init({ meta, store }) {
       label: s.stage,
       value: s.count,
       className: "funnel",
-      note: s.lost ? `${s.count} (${s.lost} ${LOSS_NAMES[s.loss]})` : String(s.count),
+      note: s.lost ? `${s.count} (${s.lost} ${LOSS_NAMES[s.loss]}${s.answered ? `, ${s.answered} answered falsely` : ""})` : String(s.count),
     }));
     if (f.unanswerable) {
       rows.push({
@@ -197,11 +196,14 @@ export async function init({ meta, store }) {
           el("td", { text: o.question }),
           el("td", {}, el("span", { class: `badge ${o.outcome === "correct" ? "good" : "bad"}`, text: o.outcome === "correct" ? "right" : "wrong" })),
           el("td", { text: o.answerable ? (o.rank === null ? "–" : `${o.rank}${o.rank > o.k_budget ? ` (fits ${o.k_budget})` : ""}`) : "no answer" }),
-          el("td", { text: o.outcome === "correct" ? "" : LOSS_NAMES[o.outcome] || o.outcome }),
+          el("td", { text: diagnosis(o) }),
           el("td", { class: "quote", text: o.quote ? `“${o.quote}”` : "not found" }),
         ),
       ),
     );
+    showBases(result);
+    showMisses(result);
+    showRisk(result.risk_coverage);
   }
 
   function renderRuns() {

@@ -27,15 +27,20 @@ export async function init({ meta, store }) {
 
   function renderTable(data) {
     $("#fusion-caption").textContent = `${data.split === "test" ? "Test" : "Training"} split, ${data.questions} answerable questions; score fusion at w = ${num(data.weight, 2)}`;
+    const label = (name) => {
+      if (name === "score") return `${NAMES[name]} (w = ${num(data.weight, 2)})`;
+      if (name === "neural-score" && data.neural_weight !== null) return `${NAMES[name]} (w = ${num(data.neural_weight, 2)})`;
+      return NAMES[name];
+    };
+    // Without the model, its rows stay in the table and say how to install it.
+    const missing = Object.entries(data.unavailable || {}).map(([name, why]) =>
+      el("tr", { "data-ranker": name, class: "unavailable" }, el("th", { scope: "row", text: NAMES[name] }), el("td", { colspan: String(COLUMNS.length), text: why })),
+    );
     $("#fusion-table tbody").replaceChildren(
       ...Object.entries(data.rankers).map(([name, m]) =>
-        el(
-          "tr",
-          { "data-ranker": name },
-          el("th", { scope: "row", text: name === "score" ? `${NAMES[name]} (w = ${num(data.weight, 2)})` : NAMES[name] }),
-          ...COLUMNS.map((c) => el("td", { text: num(m[c]) })),
-        ),
+        el("tr", { "data-ranker": name }, el("th", { scope: "row", text: label(name) }), ...COLUMNS.map((c) => el("td", { text: num(m[c]) }))),
       ),
+      ...missing,
     );
   }
 
@@ -180,6 +185,8 @@ export async function init({ meta, store }) {
     });
   }
   const kSelect = $("#fusion-k");
+  // The depths a question counts as found at: the R@k columns' k, from /api/meta.
+  kSelect.replaceChildren(...meta.defaults.recall_ks.map((k) => el("option", { value: String(k), text: String(k) })));
   kSelect.value = String(state.k);
   kSelect.addEventListener("change", () => {
     state.k = Number(kSelect.value);

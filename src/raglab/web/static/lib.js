@@ -141,6 +141,12 @@ export function applyBounds(input, setting, step) {
   if (step !== undefined) input.step = String(step);
 }
 
+/** Give a range input the span the setting's slider covers on the page (from /api/meta). */
+export function applySlider(input, setting) {
+  const [min, max, step] = setting.slider;
+  Object.assign(input, { min: String(min), max: String(max), step: String(step) });
+}
+
 /** Fill a <select> with a setting's choices, each under its display name. */
 export function fillChoices(select, setting) {
   const names = setting.choice_labels || {};

@@ -1,5 +1,10 @@
 // Exhibit III: fit the LSA embedding, show its spectrum, nearest words, search and twin codes.
 
+// A word all of whose windows overlap was seen in one stretch of text only: the route flags it
+// (one_passage) and the page marks it, since its cosine to the other words of that stretch is
+// near 1.00 whatever the words mean.
+const ONE_PASSAGE = "one passage";
+
 import { $, $$, fill, debounce, el, get, num, sequence, status } from "./lib.js";
 import { plot } from "./charts.js";
 
@@ -90,6 +95,9 @@ export async function init({ store }) {
         fill(host, el("p", { text: `“${data.term}” has no direction in the embedding: it never occurs in the windows, or occurs in every one of them.` }));
         return;
       }
+      const marked = data.neighbours.filter((n) => n.one_passage);
+      const wordCell = (n) =>
+        el("th", { scope: "row" }, n.word, n.one_passage ? el("span", { class: "badge thin", title: `in ${n.windows} overlapping windows, ${n.shared_windows} shared with “${data.term}”`, text: ONE_PASSAGE }) : null);
       fill(
         host,
         el(
@@ -97,8 +105,14 @@ export async function init({ store }) {
           { class: "data numeric compact" },
           el("caption", { text: `Nearest to “${data.term}”` }),
           el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "word" }), el("th", { scope: "col", text: "cosine" }))),
-          el("tbody", {}, ...data.neighbours.map((n) => el("tr", {}, el("th", { scope: "row", text: n.word }), el("td", { text: num(n.cosine) })))),
+          el("tbody", {}, ...data.neighbours.map((n) => el("tr", { class: n.one_passage ? "one-passage" : null }, wordCell(n), el("td", { text: num(n.cosine) })))),
         ),
+        data.one_passage
+          ? el("p", { class: "small", id: "lsa-word-thin", text: `“${data.term}” itself was seen in one passage only (${data.windows} overlapping windows): every other word of that passage gets its vector, so its list says little.` })
+          : null,
+        marked.length
+          ? el("p", { class: "small", id: "lsa-thin-note", text: `Marked “${ONE_PASSAGE}”: ${marked.length} of these ${data.neighbours.length} words were seen in one stretch of text only (a window, or windows that overlap). Such a word takes the vector of that stretch, so it ties near 1.00 with every word of it; the closeness says nothing about meaning.` })
+          : null,
       );
       store.markExplored("lsa");
     } catch (error) {
@@ -162,7 +176,7 @@ export async function init({ store }) {
               "div",
               { class: "twin" },
               el("h4", { text: side.term }),
-              el("p", { class: "small", text: side.neighbours.length ? `Nearest words: ${side.neighbours.map((n) => `${n.word} (${num(n.cosine, 2)})`).join(", ")}` : "No vector in the embedding." }),
+              el("p", { class: "small", text: side.neighbours.length ? `Nearest words: ${side.neighbours.map((n) => `${n.word} (${num(n.cosine, 2)}${n.one_passage ? `, ${ONE_PASSAGE}` : ""})`).join(", ")}` : "No vector in the embedding." }),
               el("p", { class: "small", text: "Embedding, the code alone as the query:" }),
               chunkList(side.lsa, "cos"),
               el("p", { class: "small", text: "BM25, the same query:" }),
@@ -176,6 +190,28 @@ export async function init({ store }) {
     }
   }
 
+  // The example pair and the clearest pair, each with its cosine and why (from /api/lsa/pairs).
+  async function pairs() {
+    let host = $("#lsa-pairs");
+    if (!host) {
+      host = el("div", { id: "lsa-pairs", "aria-live": "polite" });
+      $("#twins-form").before(host);
+    }
+    const data = await get("lsa/pairs");
+    const title = { example: "The example pair", clearest: "The clearest pair in these documents" };
+    fill(
+      host,
+      ...data.pairs.map((p) =>
+        el(
+          "div",
+          { class: "pair", id: `lsa-pair-${p.role}`, "data-a": p.a, "data-b": p.b },
+          el("h4", {}, `${title[p.role]}: ${p.a} and ${p.b}, `, el("span", { class: "pair-cosine", text: `cosine ${num(p.cosine)}` })),
+          el("p", { class: "small", text: p.why }),
+        ),
+      ),
+    );
+  }
+
   async function build() {
     try {
       const spectrum = await get("lsa");
@@ -186,6 +222,7 @@ export async function init({ store }) {
       $("#lsa-tools").hidden = false;
       $("#lsa-build").textContent = "Fitted";
       $("#lsa-build").disabled = true;
+      await pairs();
       await twins(state.twinA, state.twinB);
       if (state.word) lookUp();
       if (state.query) search();

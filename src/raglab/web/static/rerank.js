@@ -1,6 +1,6 @@
 // Exhibit V: train the reranker, show its weights, compare orders, and watch MMR drop a stale copy.
 
-import { $, fill, applyBounds, bindOutput, debounce, el, get, gridStep, num, post, sequence, settingOf, status } from "./lib.js";
+import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, get, gridStep, num, post, sequence, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
 
 const COLUMNS = ["top1", "p@3", "recall@5", "mrr"];
@@ -9,19 +9,25 @@ export async function init({ meta, store }) {
   // The features' display names and λ's range come from /api/meta, never from here.
   const FEATURE_NAMES = meta.labels.features;
   const saved = store.settings("rerank");
-  const state = { trained: Boolean(saved.trained), lam: saved.lam ?? null, question: saved.question || null, chosen: null };
+  const firstSpec = settingOf(meta, "retriever");
+  const state = { trained: Boolean(saved.trained), lam: saved.lam ?? null, question: saved.question || null, chosen: null, retriever: saved.retriever || firstSpec.default };
+  // The first stage: any retriever, its choices and names from /api/meta.
+  const firstSelect = $("#rerank-first");
+  fillChoices(firstSelect, firstSpec);
+  if (!firstSpec.choices.includes(state.retriever)) state.retriever = firstSpec.default;
+  firstSelect.value = state.retriever;
   const lamInput = $("#rerank-lambda");
   applyBounds(lamInput, settingOf(meta, "mmr_lambda"), gridStep(meta.defaults.mmr_lambdas));
   const statusLine = $("#rerank-status");
   const showLam = bindOutput(lamInput, $("#rerank-lambda-out"), 2);
   const tableSeq = sequence();
   const demoSeq = sequence();
-  const save = () => store.setSettings("rerank", { trained: state.trained, lam: state.lam, question: state.question });
+  const save = () => store.setSettings("rerank", { trained: state.trained, lam: state.lam, question: state.question, retriever: state.retriever });
 
   async function loadTable() {
     const token = tableSeq.next();
     try {
-      const data = await get("rerank/table", { lam: state.lam });
+      const data = await get("rerank/table", { lam: state.lam, retriever: state.retriever });
       if (!tableSeq.is(token)) return;
       status(statusLine, "");
       $("#rerank-table tbody").replaceChildren(
@@ -66,7 +72,7 @@ export async function init({ meta, store }) {
   async function loadDemo() {
     const token = demoSeq.next();
     try {
-      const data = await get("rerank/version", { lam: state.lam, question_id: state.question });
+      const data = await get("rerank/version", { lam: state.lam, question_id: state.question, retriever: state.retriever });
       if (!demoSeq.is(token)) return;
       const select = $("#version-question");
       const host = $("#version-demo");
@@ -99,7 +105,7 @@ export async function init({ meta, store }) {
 
   async function train() {
     try {
-      const model = await post("rerank/train");
+      const model = await post(`rerank/train?retriever=${encodeURIComponent(state.retriever)}`);
       state.trained = true;
       state.chosen = model.chosen_lambda;
       if (state.lam === null) state.lam = model.chosen_lambda;
@@ -129,6 +135,17 @@ export async function init({ meta, store }) {
     loadTable();
     loadDemo();
   }, 50);
+  firstSelect.addEventListener("change", async () => {
+    state.retriever = firstSelect.value;
+    // Another first stage is another model, with its own λ chosen on train.
+    state.lam = null;
+    state.question = null;
+    save();
+    if (state.trained) {
+      $("#rerank-train").disabled = false;
+      await train();
+    }
+  });
   lamInput.addEventListener("input", () => {
     state.lam = Number(lamInput.value);
     save();

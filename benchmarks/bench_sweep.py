@@ -1,0 +1,425 @@
+"""BM25 size sweep: raglab.bm25 against bm25s from 10,000 to 1,000,000 chunks, two query mixes.
+
+Data: chunks of 100 to 200 tokens drawn from a Zipf law (s = 1) over 200,000 terms; 1,000
+queries (300 from 1,000,000 chunks on) of 3 to 8 terms per mix: **zipf** (terms drawn from the same Zipf law, as a user's
+words would be; terms absent from the collection are dropped) and **chunk** (distinct terms of
+one random chunk, as section 1 draws them).
+
+Every size runs in fresh processes (``python bench_sweep.py --worker ...``), so each figure is
+that process's own:
+
+- **memory** (one process per side): the token lists are made, the peak resident set size is
+  reset (``/proc/self/clear_refs``), the index is built (its time and the peak RSS of the build,
+  token lists included), 100 queries of each mix are answered (the peak RSS of building and
+  querying), and the index's array bytes are counted (ours: ``BM25Index.nbytes``; bm25s: the
+  arrays of its score matrix);
+- **speed** (one process, both sides): each side answers every query once and the answers are
+  compared (the check of section 1: bm25s's scores times (k1 + 1) equal ours to 2e-6, lists
+  differing only in the order of equal scores; our two backends bit for bit), then both sides'
+  batch calls are timed on the same batches, one after the other on every batch.
+
+bm25s at its defaults (numpy backend; numba backend with ``n_threads=0``) runs on one thread, as
+ours does, so its defaults and its one-thread configuration are the same runs here.
+
+    python benchmarks/bench_sweep.py                 # 10k and 100k
+    python benchmarks/bench_sweep.py --large         # and 1M (up to an hour more, ~7 GB)
+    python benchmarks/bench_sweep.py --sizes 10000,3000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # before numpy is imported (inherited by the workers)
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(1, str(Path(__file__).resolve().parent))
+
+from common import Config, Disagreement, Section, check_rankings  # noqa: E402
+
+SIZES = (10_000, 100_000)
+LARGE_SIZES = (1_000_000,)
+QUICK_SIZES = (10_000,)
+TERMS = 200_000
+MIN_LEN, MAX_LEN = 100, 200
+QUERY_MIN, QUERY_MAX = 3, 8
+N_QUERIES = 1_000
+LARGE_QUERIES = 300  # per mix from 1,000,000 chunks on (bm25s's numpy backend takes ~0.1 s each)
+MEMORY_QUERIES = 100  # per mix, answered by each memory worker on both backends
+BATCHES = 5
+NUMBA_ROUNDS = 3
+TOP_K = 10
+SEED = 15
+MIXES = ("zipf", "chunk")
+BM25S_RTOL = 2e-6
+K1, B = 1.2, 0.75
+GEN_BLOCK = 20_000  # chunks generated at a time (keeps the generator's own peak small)
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+def _zipf_cdf() -> np.ndarray:
+    p = 1.0 / np.arange(1, TERMS + 1, dtype=np.float64)
+    cdf: np.ndarray = np.cumsum(p / p.sum())
+    return cdf
+
+
+def _draw(rng: np.random.Generator, cdf: np.ndarray, size: int) -> np.ndarray:
+    out: np.ndarray = np.minimum(np.searchsorted(cdf, rng.random(size)), TERMS - 1)
+    return out
+
+
+def make_data(n_docs: int) -> tuple[list[list[str]], dict[str, list[list[str]]]]:
+    """The chunks (token lists) and both query mixes, seeded; chunks made a block at a time."""
+    rng = np.random.default_rng(SEED)
+    cdf = _zipf_cdf()
+    names = np.array([f"t{i}" for i in range(TERMS)], dtype=object)
+    docs: list[list[str]] = []
+    seen = np.zeros(TERMS, dtype=bool)
+    for start in range(0, n_docs, GEN_BLOCK):
+        lengths = rng.integers(MIN_LEN, MAX_LEN + 1, size=min(GEN_BLOCK, n_docs - start))
+        ids = _draw(rng, cdf, int(lengths.sum()))
+        seen[ids] = True
+        bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
+        docs += [names[ids[a:z]].tolist() for a, z in itertools.pairwise(bounds)]
+    queries: dict[str, list[list[str]]] = {"zipf": [], "chunk": []}
+    n_queries = N_QUERIES if n_docs < 1_000_000 else LARGE_QUERIES
+    while len(queries["zipf"]) < n_queries:
+        drawn = _draw(rng, cdf, int(rng.integers(QUERY_MIN, QUERY_MAX + 1)))
+        known = drawn[seen[drawn]]
+        if known.size:
+            queries["zipf"].append(names[known].tolist())
+    for _ in range(n_queries):
+        doc = docs[int(rng.integers(n_docs))]
+        distinct = sorted(set(doc))
+        size = min(int(rng.integers(QUERY_MIN, QUERY_MAX + 1)), len(distinct))
+        queries["chunk"].append([distinct[i] for i in rng.choice(len(distinct), size, False)])
+    return docs, queries
+
+
+# --- fresh-process workers ----------------------------------------------------------------------
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _build(side: str, docs: list[list[str]]) -> Any:
+    if side == "ours":
+        from raglab.bm25 import BM25Index
+
+        return BM25Index(docs, k1=K1, b=B)
+    import bm25s
+
+    retriever = bm25s.BM25(method="lucene", k1=K1, b=B)
+    retriever.index(docs, show_progress=False)
+    return retriever
+
+
+def _answer(side: str, index: Any, queries: list[list[str]], backend: str) -> Any:
+    if side == "ours":
+        return index.search_many(queries, k=TOP_K, backend=backend)
+    index.backend = backend
+    kwargs = {"n_threads": 1} if backend == "numba" else {}
+    return index.retrieve(queries, k=TOP_K, show_progress=False, **kwargs)
+
+
+def _index_bytes(side: str, index: Any) -> int:
+    if side == "ours":
+        return int(index.nbytes)
+    return sum(int(v.nbytes) for v in index.scores.values() if isinstance(v, np.ndarray))
+
+
+def memory_worker(side: str, n_docs: int) -> dict[str, Any]:
+    docs, queries = make_data(n_docs)
+    tokens_kb = _status_kb("VmRSS")
+    reset = _reset_peak()
+    t0 = time.perf_counter()
+    index = _build(side, docs)
+    build_s = time.perf_counter() - t0
+    build_peak_kb = _status_kb("VmHWM")
+    for mix in MIXES:
+        for backend in ("numpy", "numba"):
+            _answer(side, index, queries[mix][:MEMORY_QUERIES], backend)
+    return {
+        "tokens_mb": tokens_kb / 1024,
+        "build_s": build_s,
+        "build_peak_mb": build_peak_kb / 1024 if reset else None,
+        "peak_mb": _status_kb("VmHWM") / 1024 if reset else None,
+        "process_peak_mb": _status_kb("VmHWM") / 1024,
+        "index_mb": _index_bytes(side, index) / 2**20,
+        "peak_reset": reset,
+    }
+
+
+def _rows(side: str, result: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    if side == "ours":
+        found, scores = result
+        return list(zip(found, scores, strict=True))
+    return [
+        (np.asarray(d, dtype=np.int64), np.asarray(s, dtype=np.float64))
+        for d, s in zip(result.documents, result.scores, strict=True)
+    ]
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    import gc
+
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
+def speed_worker(n_docs: int) -> dict[str, Any]:
+    docs, queries = make_data(n_docs)
+    ours = _build("ours", docs)
+    theirs = _build("bm25s", docs)
+    out: dict[str, Any] = {}
+    for mix in MIXES:
+        qs = queries[mix]
+        cache: dict[int, np.ndarray] = {}
+
+        def rescore(q: int, qs: list[list[str]] = qs, cache: dict[int, np.ndarray] = cache) -> Any:
+            if q not in cache:
+                cache[q] = ours.scores(qs[q])
+            return cache[q]
+
+        ours_numpy = _rows("ours", _answer("ours", ours, qs, "numpy"))
+        ours_numba = _rows("ours", _answer("ours", ours, qs, "numba"))
+        for q, (a, b) in enumerate(zip(ours_numpy, ours_numba, strict=True)):
+            if not (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])):
+                raise Disagreement(f"{mix} query {q}: our numpy and numba backends differ")
+        size = math.ceil(len(qs) / BATCHES)
+        batches = [qs[i : i + size] for i in range(0, len(qs), size)]
+        for backend in ("numpy", "numba"):
+            check = check_rankings(
+                f"bm25s ({backend}) at {n_docs:,}, {mix}",
+                ours_numpy,
+                _rows("bm25s", _answer("bm25s", theirs, qs, backend)),
+                scale=K1 + 1.0,
+                rtol=BM25S_RTOL,
+                rescore=rescore,
+            )
+            ours_qps: list[float] = []
+            peer_qps: list[float] = []
+
+            def pair(batch: list[list[str]], backend: str = backend) -> tuple[float, float]:
+                t_ours = _timed(lambda: _answer("ours", ours, batch, backend))
+                t_peer = _timed(lambda: _answer("bm25s", theirs, batch, backend))
+                return len(batch) / t_ours, len(batch) / t_peer
+
+            for _ in range(NUMBA_ROUNDS if backend == "numba" else 1):
+                for batch in batches:
+                    ours_rate, peer_rate = pair(batch)
+                    ours_qps.append(ours_rate)
+                    peer_qps.append(peer_rate)
+            out[f"{mix}/{backend}"] = {"ours": ours_qps, "peer": peer_qps, "check": check}
+    return out
+
+
+def _spawn(args: Sequence[str], timeout: float, cache: Path | None = None) -> dict[str, Any]:
+    """One worker's result; with ``cache``, read from (or saved to) a JSON file there, so that
+    sizes run by separate invocations can be put in one table."""
+    saved = cache / f"{args[1]}-{args[2]}.json" if cache else None
+    if saved and saved.is_file():
+        cached: dict[str, Any] = json.loads(saved.read_text())
+        return cached
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        if "Disagreement" in proc.stderr:
+            raise Disagreement(proc.stderr.strip().splitlines()[-1])
+        raise RuntimeError(f"worker {' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    if saved:
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps(result))
+    return result
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+def _slope(sizes: Sequence[int], values: Sequence[float]) -> float | None:
+    """Least-squares slope of log(value) against log(size): the growth exponent."""
+    pts = [(math.log(s), math.log(v)) for s, v in zip(sizes, values, strict=True) if v and v > 0]
+    if len(pts) < 2:
+        return None
+    x, y = np.array(pts).T
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def _crossover(sizes: Sequence[int], ratios: Sequence[float]) -> str:
+    """Where ours / peer (q/s) crosses 1, by log-linear interpolation between measured sizes."""
+    words = []
+    for (s0, r0), (s1, r1) in itertools.pairwise(zip(sizes, ratios, strict=True)):
+        if (r0 - 1) * (r1 - 1) < 0:
+            t = math.log(r0) / (math.log(r0) - math.log(r1))
+            at = math.exp(math.log(s0) + t * (math.log(s1) - math.log(s0)))
+            who = "ours" if r1 > 1 else "bm25s"
+            words.append(f"{who} pulls ahead at about {at:,.0f} chunks")
+    if words:
+        return "; ".join(words)
+    lead = "ours" if all(r >= 1 for r in ratios) else "bm25s" if all(r < 1 for r in ratios) else ""
+    return f"{lead} ahead at every size measured" if lead else "no crossing"
+
+
+def _fmt(v: float | None, digits: int = 0) -> str:
+    return "-" if v is None else f"{v:,.{digits}f}"
+
+
+def sweep(
+    sizes: Sequence[int], *, timeout: float = 3600, cache: Path | None = None
+) -> tuple[list[str], list[str]]:
+    """Run every worker (or read its saved result from ``cache``); returns (markdown lines of
+    the tables, notes)."""
+    memory: dict[int, dict[str, dict[str, Any]]] = {}
+    speed: dict[int, dict[str, Any]] = {}
+    for n in sizes:
+        print(f"  sweep {n:,} chunks ...", file=sys.stderr, flush=True)
+        memory[n] = {
+            side: _spawn(["--worker", side, str(n)], timeout, cache) for side in ("ours", "bm25s")
+        }
+        speed[n] = _spawn(["--worker", "speed", str(n)], timeout, cache)
+    lines = [
+        "| Chunks | Mix | Backend | Ours q/s | bm25s q/s | Ours / bm25s | Agreement |",
+        "|---:|---|---|---:|---:|---:|---|",
+    ]
+    ratio_of: dict[str, list[float]] = {}
+    qps_of: dict[str, dict[str, list[float]]] = {}
+    for n in sizes:
+        for key, rec in speed[n].items():
+            mix, backend = key.split("/")
+            ours_q, peer_q = float(np.median(rec["ours"])), float(np.median(rec["peer"]))
+            ratio_of.setdefault(key, []).append(ours_q / peer_q)
+            qps_of.setdefault(key, {"ours": [], "peer": []})
+            qps_of[key]["ours"].append(ours_q)
+            qps_of[key]["peer"].append(peer_q)
+            lines.append(
+                f"| {n:,} | {mix} | {backend} | {_fmt(ours_q)} | {_fmt(peer_q)} | "
+                f"{ours_q / peer_q:.2f} | {rec['check']}; ours range {_fmt(min(rec['ours']))}"
+                f" to {_fmt(max(rec['ours']))}, bm25s {_fmt(min(rec['peer']))} to "
+                f"{_fmt(max(rec['peer']))} |"
+            )
+    lines += [
+        "",
+        "| Chunks | Index, ours (MB) | Index, bm25s (MB) | Ours / bm25s | Build peak RSS, ours"
+        " (MB) | Build peak RSS, bm25s (MB) | Build + queries peak RSS, ours (MB) | Build +"
+        " queries peak RSS, bm25s (MB) | Token lists (MB) | Build time, ours (s) | Build time,"
+        " bm25s (s) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        o, p = memory[n]["ours"], memory[n]["bm25s"]
+        lines.append(
+            f"| {n:,} | {o['index_mb']:,.1f} | {p['index_mb']:,.1f} | "
+            f"{o['index_mb'] / p['index_mb']:.2f} | {_fmt(o['build_peak_mb'])} | "
+            f"{_fmt(p['build_peak_mb'])} | {_fmt(o['peak_mb'])} | {_fmt(p['peak_mb'])} | "
+            f"{o['tokens_mb']:,.0f} | {o['build_s']:.2f} | {p['build_s']:.2f} |"
+        )
+    notes = []
+    if len(sizes) >= 2:
+        growth = []
+        for key, q in qps_of.items():
+            e_o = _slope(sizes, [1 / v for v in q["ours"]])
+            e_p = _slope(sizes, [1 / v for v in q["peer"]])
+            growth.append(f"{key}: ours {e_o:.2f}, bm25s {e_p:.2f}")
+        notes.append(
+            "Growth exponents (slope of log time per query against log chunks): "
+            + "; ".join(growth)
+            + "."
+        )
+        mem = []
+        for what, field in (("index bytes", "index_mb"), ("build time", "build_s")):
+            e_o = _slope(sizes, [memory[n]["ours"][field] for n in sizes])
+            e_p = _slope(sizes, [memory[n]["bm25s"][field] for n in sizes])
+            mem.append(f"{what}: ours {e_o:.2f}, bm25s {e_p:.2f}")
+        notes.append("Growth exponents of " + "; ".join(mem) + ".")
+        notes.append(
+            "Crossovers (ours / bm25s in q/s through 1): "
+            + "; ".join(f"{key}: {_crossover(sizes, r)}" for key, r in ratio_of.items())
+            + "."
+        )
+    return lines, notes
+
+
+def run(cfg: Config) -> Section:
+    sizes = QUICK_SIZES if cfg.quick else SIZES + (LARGE_SIZES if cfg.large else ())
+    section = Section(
+        "sweep",
+        "1b. BM25 size sweep: raglab.bm25 against bm25s at "
+        + ", ".join(f"{n:,}" for n in sizes)
+        + " chunks",
+        __doc__.split("\n\n")[1].replace("\n", " ")
+        + " Each size runs in fresh processes: one per side for memory, one for speed; answers "
+        "are checked equal before timing. Ratios are ours / bm25s in queries per second (above "
+        "1: ours faster) and in bytes (below 1: ours smaller).",
+    )
+    section.extra, section.notes = sweep(sizes)
+    return section
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", nargs=2, metavar=("SIDE", "CHUNKS"), help=argparse.SUPPRESS)
+    parser.add_argument("--large", action="store_true", help="add 1,000,000 chunks")
+    parser.add_argument("--sizes", default="", help="comma-separated chunk counts")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="keep each worker's result in this folder and reuse what is there",
+    )
+    args = parser.parse_args(argv)
+    if args.worker:
+        side, n = args.worker[0], int(args.worker[1])
+        result = speed_worker(n) if side == "speed" else memory_worker(side, n)
+        print(json.dumps(result))
+        return 0
+    sizes = (
+        tuple(int(s) for s in args.sizes.split(","))
+        if args.sizes
+        else SIZES + (LARGE_SIZES if args.large else ())
+    )
+    lines, notes = sweep(sizes, cache=args.cache)
+    print("\n".join([*lines, "", *(f"- {n}" for n in notes)]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

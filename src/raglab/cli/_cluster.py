@@ -1,0 +1,102 @@
+"""``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work runs.
+
+Execution options, not pipeline settings: they change where the numbers are computed, never
+the numbers, so they are not in :data:`raglab.settings.SETTINGS` and no report or baseline
+records them. With neither option nothing changes and Dask is never imported; with one, the
+lab's BM25 rankings are computed on a Dask cluster (:mod:`raglab.distributed`) and the
+command's output is byte for byte what it prints without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from raglab.cli._common import DATA_SETTINGS, console, load_data, load_lab
+from raglab.cli.options import given_settings
+from raglab.formats.progress import progress
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import RetrievalSettings
+
+__all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of workers, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 worker, got {value}")
+    return value
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    """Add the mutually exclusive ``--workers`` and ``--scheduler`` to ``parser``."""
+    group = parser.add_argument_group(
+        "execution (where BM25 runs; not a pipeline setting: the output is the same either way)"
+    )
+    where = group.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="index and rank BM25 on a Dask LocalCluster of N worker processes on this machine "
+        "(needs pip install 'raglab[dask]')",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="index and rank BM25 on an existing Dask cluster, by its scheduler's address "
+        "(tcp://host:8786); every worker must see the corpus folder at the same path "
+        "(needs pip install 'raglab[dask]')",
+    )
+
+
+def uses_cluster(args: argparse.Namespace) -> bool:
+    """Whether ``--workers`` or ``--scheduler`` was given."""
+    return (
+        getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
+    )
+
+
+def _lab_without_bm25(args: argparse.Namespace, quiet: bool) -> Lab:
+    """``load_lab`` without the local BM25 index: the cluster builds that one."""
+    data = load_data(args)
+    lab = Lab(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
+    steps: list[Callable[[], object]] = [
+        lambda: lab.chunk_set(),
+        lambda: lab.lsa,
+        lambda: lab.chunk_set().lsa_unit_projections,
+    ]
+    for step in progress(steps, description="Chunking and the embedding", quiet=quiet):
+        step()
+    return lab
+
+
+def cluster_lab(args: argparse.Namespace, settings: RetrievalSettings) -> Lab:
+    """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under
+    ``settings`` (for every labelled question) are computed on the cluster and stored in the
+    lab before the cluster is closed; without either, :func:`raglab.cli._common.load_lab`."""
+    if not uses_cluster(args):
+        return load_lab(args)
+    # Imported here: without the options, no Dask module and none of raglab.distributed loads.
+    from raglab.distributed.cluster import connect, require_dask
+    from raglab.distributed.pipeline import index_lab, prime_bm25
+
+    require_dask()  # before any data is read: a missing extra is said at once
+    quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
+    lab = _lab_without_bm25(args, quiet)
+    err = console(stderr=True)
+    echo: Any = None if args.quiet else err.print
+    with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
+        steps: list[Callable[[], object]] = []
+        index: list[Any] = []
+        steps.append(lambda: index.append(index_lab(client, lab, settings.chunking)))
+        steps.append(lambda: prime_bm25(lab, index[0], settings))
+        for step in progress(steps, description="BM25 on the cluster", quiet=quiet):
+            step()
+    return lab

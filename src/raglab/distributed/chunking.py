@@ -1,0 +1,267 @@
+"""Reading and chunking pages on Dask workers, partition by partition.
+
+Two sources, each split the way Dask splits such data:
+
+- **a folder of pages**: the files ``raglab.corpus.load_corpus`` would read (``*.md`` and
+  ``*.txt`` under the folder, recursively, sorted), cut into contiguous partitions of about
+  equal size in bytes; each worker reads, parses and chunks its files
+  (:func:`chunk_files`);
+- **a BEIR ``corpus.jsonl``**: split by lines with ``dask.bag.read_text`` (blocks of bytes that
+  end at a line break); each worker parses its lines into pages as ``raglab import beir``
+  writes them and chunks those (:func:`chunk_jsonl_lines`).
+
+A partition's chunks are numbered from 0 on its worker; the client gives partition p the
+offset ``n_0 + ... + n_{p-1}``, so the chunks, in partition order, are the single machine's
+``chunk_pages`` output: chunkers never cross pages, and a page's chunks depend on that page
+alone. Checks across pages (duplicate ids, a ``supersedes`` naming no page) need only each
+page's id, so they run on the client over those.
+
+Workers see the files at the paths the client gives: on a LocalCluster that is this machine's
+file system; a remote cluster needs them on shared storage at the same paths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from raglab._io import read_text
+from raglab.chunking import Chunk, chunk_pages
+from raglab.corpus import PAGE_SUFFIXES, Page, parse_page
+from raglab.distributed.shard import ShardCounts
+from raglab.errors import InputError, Problem
+from raglab.formats.beir import _json_object, _read_id, _read_string
+from raglab.formats.collection import PageRecord, page_markdown
+from raglab.pipeline.lab import ChunkingKey
+from raglab.text import tokenize
+
+__all__ = [
+    "ChunkedPartition",
+    "chunk_beir",
+    "chunk_files",
+    "chunk_folder",
+    "chunk_jsonl_lines",
+    "count_chunks",
+    "file_partitions",
+    "folder_files",
+    "gather_chunks",
+    "submit_beir",
+    "submit_files",
+]
+
+#: Bytes of corpus.jsonl per partition (Dask's read_text blocksize).
+BEIR_BLOCK_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedPartition:
+    """One partition's pages and chunks, chunks numbered from 0 within the partition.
+
+    ``pages``: (page id, source, supersedes) of each page read, in order; ``problems``: what
+    could not be read (line numbers counted from the partition's first line); ``lines``: lines
+    the partition held (0 for files), so the client can number a problem's line globally.
+    """
+
+    chunks: tuple[Chunk, ...]
+    pages: tuple[tuple[str, str, str | None], ...]
+    problems: tuple[Problem, ...]
+    lines: int = 0
+
+
+def folder_files(folder: str | Path) -> list[Path]:
+    """The page files of a corpus folder, in the order ``load_corpus`` reads them."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError([Problem(str(root), "corpus folder does not exist or is not a folder")])
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in PAGE_SUFFIXES and p.is_file())
+
+
+def file_partitions(files: Sequence[Path], n_partitions: int) -> list[list[str]]:
+    """Contiguous groups of ``files`` (at most ``n_partitions``, none empty), cut where the
+    running total of bytes crosses each multiple of total / n_partitions."""
+    if not files:
+        return []
+    sizes = [max(1, f.stat().st_size) for f in files]
+    total = sum(sizes)
+    n = max(1, min(int(n_partitions), len(files)))
+    groups: list[list[str]] = [[]]
+    running = 0
+    for file, size in zip(files, sizes, strict=True):
+        if groups[-1] and running >= total * len(groups) / n and len(groups) < n:
+            groups.append([])
+        groups[-1].append(str(file))
+        running += size
+    return groups
+
+
+def _chunks_of(pages: Sequence[Page], key: ChunkingKey) -> tuple[Chunk, ...]:
+    key = key.resolved()
+    return tuple(chunk_pages(pages, method=key.method, size=key.size, overlap=key.overlap))
+
+
+def chunk_files(paths: Sequence[str], key: ChunkingKey) -> ChunkedPartition:
+    """Task: read, parse and chunk a partition of page files (``load_corpus``'s rules per file)."""
+    pages: list[Page] = []
+    problems: list[Problem] = []
+    for path in paths:
+        file = Path(path)
+        try:
+            pages.append(parse_page(read_text(file), stem=file.stem, source=str(file)))
+        except InputError as exc:
+            problems.extend(exc.problems)
+    return ChunkedPartition(
+        _chunks_of(pages, key),
+        tuple((p.id, p.source, p.supersedes) for p in pages),
+        tuple(problems),
+    )
+
+
+def chunk_jsonl_lines(lines: Sequence[str], source: str, key: ChunkingKey) -> ChunkedPartition:
+    """Task: parse a partition of ``corpus.jsonl`` lines (each with or without its line break)
+    into the pages ``raglab import beir`` writes (front matter ``id`` and ``title``, the text as
+    the body), and chunk them."""
+    pages: list[Page] = []
+    problems: list[Problem] = []
+    for number, line in enumerate(lines, start=1):
+        raw = line[:-1] if line.endswith("\n") else line
+        raw = raw[:-1] if raw.endswith("\r") else raw
+        raw = raw.removeprefix("\ufeff")
+        if not raw.strip():
+            continue
+        obj = _json_object(raw, source, number, problems)
+        if obj is None:
+            continue
+        before = len(problems)
+        rid = _read_id(obj, source, number, problems)
+        title = _read_string(obj, "title", source, number, rid, problems, required=False) or ""
+        text = _read_string(obj, "text", source, number, rid, problems, required=True)
+        if len(problems) > before or rid is None or text is None:
+            continue
+        markdown = page_markdown(PageRecord(rid, title, text, rid))
+        try:
+            pages.append(parse_page(markdown, stem=rid, source=source))
+        except InputError as exc:
+            problems.extend(exc.problems)
+    return ChunkedPartition(
+        _chunks_of(pages, key),
+        tuple((p.id, p.source, p.supersedes) for p in pages),
+        tuple(problems),
+        len(lines),
+    )
+
+
+def count_chunks(part: ChunkedPartition, analyzer: str, stem: bool) -> ShardCounts:
+    """Task: a partition's chunks tokenised (``Lab.tokens``' rules) and counted for BM25."""
+    return ShardCounts.from_tokens(
+        [tokenize(c.text, stem=stem, analyzer=analyzer) for c in part.chunks]
+    )
+
+
+def submit_files(
+    client: Any, files: Sequence[Path], key: ChunkingKey, *, partitions: int | None = None
+) -> list[Any]:
+    """Futures of :class:`ChunkedPartition`, one per partition of ``files`` (default: two per
+    worker, so a slow or lost worker holds up less of the work)."""
+    n = (
+        partitions
+        if partitions is not None
+        else 2 * max(1, len(client.scheduler_info()["workers"]))
+    )
+    return [
+        client.submit(chunk_files, group, key, pure=False) for group in file_partitions(files, n)
+    ]
+
+
+def submit_beir(
+    client: Any, corpus_jsonl: str | Path, key: ChunkingKey, *, block_bytes: int = BEIR_BLOCK_BYTES
+) -> list[Any]:
+    """Futures of :class:`ChunkedPartition`, one per block of ``corpus.jsonl``'s lines."""
+    from dask.bag import read_text as dask_read_text
+    from dask.delayed import delayed as dask_delayed
+
+    # Typed as Any: parts of dask are untyped, and mypy runs with or without it.
+    read_lines: Any = dask_read_text
+    delayed: Any = dask_delayed
+
+    path = Path(corpus_jsonl)
+    if not path.is_file():
+        raise InputError([Problem(str(path), "corpus.jsonl does not exist or is not a file")])
+    blocks = read_lines(str(path), blocksize=block_bytes, encoding="utf-8").to_delayed()
+    task = delayed(chunk_jsonl_lines, pure=True)
+    futures: list[Any] = client.compute([task(block, str(path), key) for block in blocks])
+    return futures
+
+
+def _problem_at(problem: Problem, first_line: int) -> Problem:
+    if problem.line is None or first_line == 0:
+        return problem
+    return dataclasses.replace(problem, line=problem.line + first_line)
+
+
+def gather_chunks(client: Any, partitions: Sequence[Any]) -> list[Chunk]:
+    """The chunks of every partition, numbered globally in partition order, as ``chunk_pages``
+    numbers them for the whole corpus. Raises :class:`InputError` listing every problem of
+    every partition, and duplicate page ids or ``supersedes`` naming no page, before any chunk
+    is returned."""
+    parts: list[ChunkedPartition] = client.gather(list(partitions))
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    first_line = 0
+    for part in parts:
+        problems.extend(_problem_at(p, first_line) for p in part.problems)
+        first_line += part.lines
+        for page_id, source, _ in part.pages:
+            if page_id in seen:
+                problems.append(
+                    Problem(
+                        source,
+                        f"duplicate page id, also used by {seen[page_id]}",
+                        None,
+                        "id",
+                        page_id,
+                    )
+                )
+            else:
+                seen[page_id] = source
+    for part in parts:
+        for page_id, source, supersedes in part.pages:
+            if supersedes is not None and supersedes not in seen:
+                problems.append(
+                    Problem(
+                        source,
+                        f"supersedes {supersedes!r}, which is not a page of the corpus",
+                        None,
+                        "supersedes",
+                        page_id,
+                    )
+                )
+    if problems:
+        raise InputError(problems)
+    chunks: list[Chunk] = []
+    for part in parts:
+        offset = len(chunks)
+        chunks.extend(dataclasses.replace(c, index=c.index + offset) for c in part.chunks)
+    return chunks
+
+
+def chunk_folder(
+    client: Any, folder: str | Path, key: ChunkingKey, *, partitions: int | None = None
+) -> list[Chunk]:
+    """A folder of pages chunked on the workers: equal to ``chunk_pages(load_corpus(folder))``
+    under ``key``."""
+    files = folder_files(folder)
+    if not files:
+        raise InputError([Problem(str(folder), "no *.md or *.txt pages in the corpus folder")])
+    return gather_chunks(client, submit_files(client, files, key, partitions=partitions))
+
+
+def chunk_beir(
+    client: Any, corpus_jsonl: str | Path, key: ChunkingKey, *, block_bytes: int = BEIR_BLOCK_BYTES
+) -> list[Chunk]:
+    """A BEIR ``corpus.jsonl`` chunked on the workers, pages in line order. Each page's chunks
+    equal those of the page ``raglab import beir`` writes; the imported folder is read in file
+    name order, so there the same chunks may come in another order."""
+    return gather_chunks(client, submit_beir(client, corpus_jsonl, key, block_bytes=block_bytes))

@@ -1,0 +1,83 @@
+"""Connecting to a Dask cluster: a LocalCluster of N worker processes, or a scheduler's address.
+
+Dask is optional (``pip install 'raglab[dask]'``): it is imported only inside :func:`connect`,
+so importing this module costs nothing, and a missing Dask is one clear line
+(:class:`DaskMissing`), not a traceback. Partitions, scheduling, data movement and retrying a
+task whose worker died are Dask's; RAG lab only says what each task computes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["INSTALL_HINT", "DaskMissing", "connect", "require_dask"]
+
+INSTALL_HINT = "pip install 'raglab[dask]'"
+
+
+class DaskMissing(ValueError):
+    """Raised when a cluster is asked for and Dask is not installed. A ValueError, so the
+    command line prints its one line and exits 2, as for any option it cannot honour."""
+
+
+def require_dask() -> None:
+    """Import dask.distributed, or raise :class:`DaskMissing` naming the extra to install."""
+    try:
+        import dask  # noqa: F401
+
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise DaskMissing(
+            f"--workers and --scheduler need Dask, which is not installed ({exc.name} is "
+            f"missing): {INSTALL_HINT}"
+        ) from None
+
+
+@contextlib.contextmanager
+def connect(
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    echo: Callable[[str], object] | None = None,
+) -> Iterator[Any]:
+    """A ``distributed.Client`` for the duration of the ``with`` block, closed after it.
+
+    ``workers=N``: a LocalCluster of N single-threaded worker processes on this machine (one
+    thread each, so N is the parallelism and numpy's own threads do not oversubscribe it).
+    ``scheduler="tcp://host:8786"``: an existing cluster (any Dask deployment); its workers must
+    see the corpus files at the same paths as this machine. Exactly one of the two. ``echo``
+    receives one line naming the dashboard when the cluster has one.
+    """
+    if (workers is None) == (scheduler is None):
+        raise ValueError("give exactly one of workers and scheduler")
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise ValueError(f"--workers must be a positive integer, got {workers!r}")
+    require_dask()
+    import distributed
+
+    # Typed as Any: parts of distributed are untyped, and mypy runs with or without it.
+    local_cluster: Any = distributed.LocalCluster
+    client_of: Any = distributed.Client
+
+    with contextlib.ExitStack() as stack:
+        if workers is not None:
+            cluster = stack.enter_context(
+                local_cluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                    # Dask's own INFO lines would bury the command's output.
+                    silence_logs=logging.ERROR,
+                )
+            )
+            client = stack.enter_context(client_of(cluster))
+        else:
+            client = stack.enter_context(client_of(scheduler))
+        link = getattr(client, "dashboard_link", None)
+        if echo is not None and link:
+            echo(f"Dask dashboard: {link}")
+        yield client

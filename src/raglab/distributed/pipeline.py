@@ -1,0 +1,91 @@
+"""A :class:`~raglab.pipeline.lab.Lab`'s BM25 rankings computed on a Dask cluster.
+
+:func:`index_lab` has the workers read and chunk the lab's page files and count their tokens
+(:mod:`raglab.distributed.chunking`), then builds the sharded index with global statistics
+(:class:`~raglab.distributed.bm25.DistributedBM25`). :func:`prime_bm25` ranks every labelled
+question on it and stores each ranking where :func:`raglab.pipeline.retrieval.rank` looks for
+it (``lab.per_question`` under ``("rank", settings, question id)``), so every later measure,
+fusion and export of the lab reads the cluster's rankings, which equal the single machine's bit
+for bit, and the lab never builds its own BM25 index for them.
+
+What stays on the client: the lab itself (pages, questions, its chunk list for ids and
+relevance), the LSA embedding, fusion and the measures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from raglab._types import Ranking
+from raglab.distributed.bm25 import DistributedBM25
+from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
+from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.retrieval import RetrievalSettings
+
+__all__ = ["bm25_keys", "index_lab", "prime_bm25"]
+
+
+def _page_ids(part: ChunkedPartition) -> tuple[tuple[str, ...], int]:
+    return tuple(p[0] for p in part.pages), len(part.chunks)
+
+
+def index_lab(
+    client: Any, lab: Lab, chunking: ChunkingKey | None = None, *, partitions: int | None = None
+) -> DistributedBM25:
+    """The lab's chunks under ``chunking`` indexed on the workers, which read the page files
+    themselves. Raises ValueError when the workers' pages or chunks differ from the lab's (a
+    remote cluster that sees other files at these paths)."""
+    key = (chunking or ChunkingKey()).resolved()
+    files = [Path(page.source) for page in lab.corpus]
+    parts = submit_files(client, files, key, partitions=partitions)
+    seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])
+    page_ids = tuple(i for ids, _ in seen for i in ids)
+    n_chunks = sum(n for _, n in seen)
+    expected = tuple(page.id for page in lab.corpus)
+    if page_ids != expected or n_chunks != len(lab.chunk_set(key)):
+        raise ValueError(
+            "the Dask workers read other pages than this machine did: the corpus folder must be "
+            "at the same path, with the same files, on every worker"
+        )
+    counts = [client.submit(count_chunks, p, lab.analyzer, lab.stem, pure=False) for p in parts]
+    return DistributedBM25.from_counts(client, counts)
+
+
+def bm25_keys(settings: RetrievalSettings) -> list[RetrievalSettings]:
+    """The BM25 settings under which :func:`raglab.pipeline.retrieval.rank` caches the BM25
+    lists that ranking under ``settings`` reads: the fusions' component (default fusion depth)
+    and, for BM25 itself, ``settings`` as given. LSA alone reads none."""
+    component = RetrievalSettings(
+        "bm25", settings.k1, settings.b, chunking=settings.chunking, depth=settings.depth
+    )
+    if settings.retriever == "bm25":
+        return [component] if component == settings else [settings, component]
+    return [] if settings.retriever == "lsa" else [component]
+
+
+def prime_bm25(lab: Lab, index: DistributedBM25, settings: RetrievalSettings) -> int:
+    """Rank every labelled question of ``lab`` by BM25 on ``index`` (one batch to every shard)
+    and store the rankings for ``settings``; returns how many were stored.
+
+    Each ranking is what :func:`raglab.pipeline.retrieval.bm25_ranking` gives: the first
+    ``depth`` chunks (all of them for depth 0) in (-score, index) order, chunks scoring 0
+    left out.
+    """
+    keys = bm25_keys(settings)
+    if not keys:
+        return 0
+    cs = lab.chunk_set(settings.chunking)
+    if index.n_docs != len(cs):
+        raise ValueError(f"the index holds {index.n_docs} chunks, the lab's chunking {len(cs)}")
+    depth = len(cs) if settings.depth == 0 else min(settings.depth, len(cs))
+    questions = list(lab.questions)
+    docs, scores = index.search_many(
+        [lab.query_tokens(q) for q in questions], k=depth, k1=settings.k1, b=settings.b
+    )
+    for row, q in enumerate(questions):
+        keep = scores[row] > 0
+        ranking = Ranking(docs[row][keep], scores[row][keep])
+        for key in keys:
+            lab.per_question.setdefault(("rank", key, q.id), ranking)
+    return len(questions)

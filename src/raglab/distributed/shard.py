@@ -1,0 +1,229 @@
+"""One BM25 shard: a contiguous range of the collection's chunks, scored with global statistics.
+
+Pure numpy: this module never imports Dask, so a shard can be built and checked on one machine.
+:mod:`raglab.distributed.bm25` places shards on the workers.
+
+A shard holds documents ``offset .. offset + n - 1`` of the whole collection. Its own counts
+(:class:`ShardCounts`) give three partial statistics, reduced across shards by
+:func:`global_statistics` into :class:`GlobalStatistics`:
+
+- N, the number of documents (sum of the shards' n);
+- L, the total length in tokens (an exact integer sum), so avgdl = L / N;
+- n_t, each term's document frequency (sum of the shards' counts of documents holding t).
+
+Scoring then follows :mod:`raglab.bm25` operation for operation, with the global N, avgdl and
+n_t (never the shard's own: IDFs and length ratios from one shard would make a score depend on
+how the collection was cut)::
+
+    IDF(t)      = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))                      (float64, log1p)
+    ratio(d)    = |d| / avgdl                 (1.0 for every document when avgdl = 0)
+    sat(t, d)   = tf (k1 + 1) / (tf + k1 ((1 - b) + b ratio(d)))
+    score(q, d) = 0.0 + sum over q's distinct terms t in ascending term order of
+                  (IDF(t) * count_q(t)) * sat(t, d)
+
+The same float64 operations in the same order as the single-machine index, so every score is
+equal bit for bit. avgdl is L / N with L summed exactly in integers: numpy's mean of integer
+lengths is that same quotient (its pairwise sum of integers below 2**53 is exact).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from raglab._types import FloatArray, IntArray
+from raglab.bm25 import lucene_idf
+
+__all__ = [
+    "GlobalStatistics",
+    "ScoredShard",
+    "ShardCounts",
+    "global_statistics",
+    "merge_top_k",
+    "shard_top_k",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardCounts:
+    """The term counts of one shard, column (term) by column, as a CSC matrix holds them.
+
+    ``terms`` (V_s,) the shard's distinct terms, sorted as Python sorts strings (the order of the
+    whole collection's vocabulary, of which this is a subset); ``indptr`` (V_s + 1,) int64:
+    term j's postings are ``docs[indptr[j]:indptr[j + 1]]`` (int64, local document numbers,
+    ascending) with frequencies ``tf`` (float64); ``lengths`` (n,) int64 each document's
+    number of tokens.
+    """
+
+    terms: tuple[str, ...]
+    indptr: IntArray
+    docs: IntArray
+    tf: FloatArray
+    lengths: IntArray
+
+    @classmethod
+    def from_tokens(cls, token_lists: Sequence[Sequence[str]]) -> ShardCounts:
+        """Count the tokens of the shard's documents (``token_lists[i]`` is local document i)."""
+        terms = tuple(sorted({t for doc in token_lists for t in doc}))
+        column = {t: j for j, t in enumerate(terms)}
+        lengths = np.fromiter((len(d) for d in token_lists), dtype=np.int64, count=len(token_lists))
+        ids = np.fromiter(
+            (column[t] for doc in token_lists for t in doc),
+            dtype=np.int64,
+            count=int(lengths.sum()),
+        )
+        owner = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
+        n = max(len(token_lists), 1)
+        # One key per (term, document), sorted term-major then by document: CSC order directly.
+        keys, tf = np.unique(ids * n + owner, return_counts=True)
+        cols = keys // n
+        indptr = np.searchsorted(cols, np.arange(len(terms) + 1)).astype(np.int64)
+        return cls(
+            terms=terms,
+            indptr=indptr,
+            docs=(keys - cols * n).astype(np.int64),
+            tf=tf.astype(np.float64),
+            lengths=lengths,
+        )
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.lengths.shape[0])
+
+    def document_frequencies(self) -> dict[str, int]:
+        """n_t within this shard for each of its terms."""
+        return dict(zip(self.terms, np.diff(self.indptr).tolist(), strict=True))
+
+    def summary(self) -> tuple[int, int, dict[str, int]]:
+        """(n, total length, document frequencies): what :func:`global_statistics` reduces."""
+        return self.n_docs, int(self.lengths.sum()), self.document_frequencies()
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalStatistics:
+    """The whole collection's N, total length L (so avgdl = L / N) and n_t per term."""
+
+    n_docs: int
+    total_length: int
+    df: Mapping[str, int]
+
+    @property
+    def avgdl(self) -> float:
+        return self.total_length / self.n_docs if self.n_docs else 0.0
+
+
+def global_statistics(summaries: Iterable[tuple[int, int, Mapping[str, int]]]) -> GlobalStatistics:
+    """Reduce the shards' :meth:`ShardCounts.summary` values: integer sums, so any grouping or
+    order of the shards gives the same statistics."""
+    n_docs = 0
+    total = 0
+    df: Counter[str] = Counter()
+    for n, length, shard_df in summaries:
+        n_docs += int(n)
+        total += int(length)
+        df.update(shard_df)
+    return GlobalStatistics(n_docs, total, dict(df))
+
+
+class ScoredShard:
+    """A shard's counts with the global statistics laid over them: IDFs of its terms (V_s,) and
+    length ratios of its documents (n,), all float64, as the single-machine index has them.
+    ``offset`` is the global index of the shard's first document (shards are contiguous ranges
+    of the collection, in its order)."""
+
+    __slots__ = ("_column", "counts", "idf", "offset", "ratio")
+
+    def __init__(self, counts: ShardCounts, stats: GlobalStatistics, offset: int) -> None:
+        self.counts = counts
+        self.offset = int(offset)
+        self._column = {t: j for j, t in enumerate(counts.terms)}
+        df = np.fromiter(
+            (stats.df[t] for t in counts.terms), dtype=np.int64, count=len(counts.terms)
+        )
+        self.idf: FloatArray = lucene_idf(df, stats.n_docs)
+        lengths = counts.lengths.astype(np.float64)
+        avgdl = stats.avgdl
+        self.ratio: FloatArray = lengths / avgdl if avgdl > 0 else np.ones_like(lengths)
+
+    def scores(self, query: Sequence[str], k1: float, b: float) -> FloatArray:
+        """BM25 score of each of the shard's documents for one query, shape (n,), float64
+        (the module docstring's formula)."""
+        c = self.counts
+        counts = Counter(self._column[t] for t in query if t in self._column)
+        terms = np.array(sorted(counts), dtype=np.int64)
+        if terms.shape[0] == 0:
+            return np.zeros(c.n_docs, dtype=np.float64)
+        weights = self.idf[terms] * np.array([counts[t] for t in terms.tolist()], dtype=np.int64)
+        starts = c.indptr[terms]
+        lengths = c.indptr[terms + 1] - starts
+        ends = np.cumsum(lengths)
+        # Every posting of every query term, laid out term after term (ascending columns), so
+        # bincount adds each document's contributions in term order, from 0.0.
+        pos = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1], dtype=np.int64)
+        docs = c.docs[pos]
+        tf = c.tf[pos]
+        length_factor = (1.0 - b) + b * self.ratio[docs]
+        sat = (tf * (k1 + 1.0)) / (tf + k1 * length_factor)
+        out: FloatArray = np.bincount(
+            docs, weights=np.repeat(weights, lengths) * sat, minlength=c.n_docs
+        ).astype(np.float64, copy=False)
+        return out
+
+    def search_many(
+        self, queries: Sequence[Sequence[str]], *, k: int, k1: float, b: float
+    ) -> tuple[IntArray, FloatArray]:
+        """Each query's exact top ``min(k, n)`` of this shard, best first, ties by ascending
+        index: (global document indices, scores), both (Q, min(k, n))."""
+        k_eff = min(int(k), self.counts.n_docs)
+        out_docs = np.zeros((len(queries), k_eff), dtype=np.int64)
+        out_scores = np.zeros((len(queries), k_eff), dtype=np.float64)
+        for qi, query in enumerate(queries):
+            scores = self.scores(query, k1, b)
+            top = shard_top_k(scores, k_eff)
+            out_docs[qi] = top + self.offset
+            out_scores[qi] = scores[top]
+        return out_docs, out_scores
+
+
+def shard_top_k(scores: FloatArray, k: int) -> IntArray:
+    """Indices of the first ``min(k, n)`` entries of ``scores`` (n,) ordered by (-score, index),
+    without sorting the whole row: everything above the k-th largest value, then the lowest
+    indices holding that value."""
+    n = scores.shape[0]
+    k = min(k, n)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    kth = np.partition(scores, n - k)[n - k]
+    above = np.flatnonzero(scores > kth)
+    above = above[np.argsort(-scores[above], kind="stable")]
+    tied = np.flatnonzero(scores == kth)[: k - above.shape[0]]
+    out: IntArray = np.concatenate((above, tied)).astype(np.int64, copy=False)
+    return out
+
+
+def merge_top_k(
+    parts: Sequence[tuple[IntArray, FloatArray]], k: int
+) -> tuple[IntArray, FloatArray]:
+    """Merge the shards' top-k lists (each (Q, k_s) documents and scores) into the collection's
+    top ``min(k, N)``: (Q, min(k, N)) both, ordered by (-score, global index) as one index
+    orders them.
+
+    Exact: a document among the collection's top k has fewer than k documents before it in that
+    order, so fewer than k in its own shard too, and its shard returned it.
+    """
+    parts = [p for p in parts if p[0].shape[1] > 0]
+    if not parts:
+        raise ValueError("no shard holds a document")
+    docs = np.concatenate([p[0] for p in parts], axis=1)
+    scores = np.concatenate([p[1] for p in parts], axis=1)
+    k_eff = min(int(k), docs.shape[1])
+    out_docs = np.zeros((docs.shape[0], k_eff), dtype=np.int64)
+    out_scores = np.zeros((docs.shape[0], k_eff), dtype=np.float64)
+    for qi in range(docs.shape[0]):
+        order = np.lexsort((docs[qi], -scores[qi]))[:k_eff]
+        out_docs[qi] = docs[qi, order]
+        out_scores[qi] = scores[qi, order]
+    return out_docs, out_scores

@@ -1,0 +1,130 @@
+"""What the reader sees for one question, before any threshold is applied.
+
+One job: take a question through the final ranking (first stage, reranker, MMR), pack the context
+(:func:`raglab.reader.pack`), collect the page sentences lying whole inside the packed chunks and
+let the reader pick its best one (:func:`raglab.reader.read`), by plain coverage or by IDF-weighted
+coverage with the IDF over the run's chunks (:func:`reader_df`; docs/design.md#reader). The
+threshold is laid over a :class:`Reading` afterwards (:meth:`Reading.found`), so that one reading
+serves every threshold: the one chosen on train, the run's, and the sweep of exhibit VI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from raglab import _config as C
+from raglab._types import Ranking
+from raglab.metrics import first_relevant_rank
+from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.reranking import rerank, train_reranker, with_mmr
+from raglab.pipeline.retrieval import rank
+from raglab.questions import Question
+from raglab.reader import (
+    COVERAGE_EPSILON,
+    document_frequencies,
+    idf_weights,
+    pack,
+    quote_relation,
+    read,
+)
+from raglab.text import tokenize
+
+if TYPE_CHECKING:  # end_to_end imports this module; the settings are only read here
+    from raglab.pipeline.end_to_end import RunSettings
+
+__all__ = ["Reading", "final_ranking", "read_question", "reader_df"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the reader saw for one question, before a threshold is applied."""
+
+    q: Question
+    rank: int | None
+    k_budget: int
+    in_retrieved: bool
+    best: tuple[str, int, int] | None  # (page, start, end) of the best sentence
+    best_text: str | None
+    best_chunk: str | None
+    coverage: float
+    relation: str  # the best sentence against the answer (raglab.reader.quote_relation)
+    cut: bool
+
+    def found(self, threshold: float) -> bool:
+        """Whether the reader quotes its best sentence at ``threshold``."""
+        return self.best is not None and self.coverage >= threshold - COVERAGE_EPSILON
+
+    @property
+    def quote_correct(self) -> bool:
+        return self.relation in ("inside", "contains")
+
+
+def final_ranking(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> Ranking:
+    """The list the context is packed from: the first stage, reranked and reordered by MMR as
+    ``s`` asks (``lam`` MMR's lambda, None without MMR)."""
+    if not s.rerank:
+        return rank(lab, q, s.retrieval)
+    reranker = train_reranker(lab, s.retrieval)
+    reranked = rerank(lab, q, reranker)
+    if s.mmr and lam is not None:
+        return with_mmr(lab, reranked, lam=lam, reranker=reranker)
+    return reranked
+
+
+def read_question(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> Reading:
+    """Rank, pack and read one question with the settings ``s`` (threshold not applied: the
+    best sentence is kept whatever its coverage, for any threshold to be laid over it)."""
+    cs = lab.chunk_set(s.chunking)
+    ranking = final_ranking(lab, q, s, lam)
+    rel = cs.relevance(q)
+    first = first_relevant_rank(ranking, rel) if rel else None
+    k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=s.budget)
+    spans: list[tuple[str, int, int]] = []
+    terms: list[set[str]] = []
+    texts: list[str] = []
+    chunk_ids: list[str] = []
+    for i in ranking.indices[:k_budget].tolist():
+        c = cs.chunks[i]
+        page = lab.corpus.page(c.page_id)
+        for a, b, words in lab.sentences(c.page_id):
+            if c.start <= a and b <= c.end:
+                spans.append((c.page_id, a, b))
+                texts.append(page.text[a:b])
+                terms.append(set(words))
+                chunk_ids.append(c.id)
+    q_terms = set(tokenize(q.question, stem=True))
+    weights = None
+    if s.reader_scoring == "idf":
+        n_chunks, df = reader_df(lab, s.chunking)
+        weights = idf_weights(q_terms, df, n_chunks)
+    answer = read(q_terms, terms, threshold=0.0, weights=weights)
+    best = spans[answer.sentence] if answer.sentence is not None else None
+    answer_spans = [(a.page_id, a.start, a.end) for a in q.spans]
+    return Reading(
+        q=q,
+        rank=first,
+        k_budget=k_budget,
+        # Retrieval hands the reranker its first FUSION_DEPTH; a chunk packed into the context
+        # was retrieved too, however generous the budget.
+        in_retrieved=first is not None and first <= max(C.FUSION_DEPTH, k_budget),
+        best=best,
+        best_text=texts[answer.sentence] if answer.sentence is not None else None,
+        best_chunk=chunk_ids[answer.sentence] if answer.sentence is not None else None,
+        coverage=float(answer.coverage) if answer.sentence is not None else 0.0,
+        relation=quote_relation(best, answer_spans),
+        cut=q.answerable and not rel,
+    )
+
+
+def reader_df(lab: Lab, chunking: ChunkingKey) -> tuple[int, dict[str, int]]:
+    """(N, df) of the reader's terms (stemmed, as it reads sentences) over one chunking's chunks:
+    what IDF-weighted coverage weighs the question's terms with."""
+
+    def build() -> tuple[int, dict[str, int]]:
+        chunks = lab.chunk_set(chunking).chunks
+        return document_frequencies(tokenize(c.text, stem=True) for c in chunks)
+
+    value = lab.cache.get(("reader df", chunking), build)
+    assert isinstance(value, tuple)
+    return value

@@ -1,0 +1,92 @@
+"""Pages read and chunked on the workers equal the single machine's chunks.
+
+Oracles: ``Lab.chunk_set`` (``load_corpus`` then ``chunk_pages`` on one machine) for a folder of
+pages, and ``raglab import beir`` followed by ``load_corpus`` for a BEIR ``corpus.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_fixtures import client, cranfield, cranfield_dir, handbook
+
+from raglab.corpus import bundled_handbook_dir, load_corpus
+from raglab.distributed.chunking import chunk_beir, chunk_folder
+from raglab.errors import InputError
+from raglab.formats.beir import import_beir
+from raglab.pipeline.lab import ChunkingKey, Lab
+
+__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
+
+KEYS = [ChunkingKey("heading"), ChunkingKey("fixed", 50, 10), ChunkingKey("sentence", 40)]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=lambda k: k.method)
+def test_handbook_folder_chunks_equal_the_lab_chunks(
+    client: Any, handbook: Lab, key: ChunkingKey
+) -> None:
+    """Oracle: the single machine's chunks of the handbook, field for field and in order."""
+    ours = chunk_folder(client, bundled_handbook_dir(), key, partitions=5)
+    assert ours == list(handbook.chunk_set(key).chunks)
+
+
+def test_cranfield_folder_chunks_equal_the_lab_chunks(
+    client: Any, cranfield: Lab, cranfield_dir: Path
+) -> None:
+    """Oracle: the single machine's 1,400 Cranfield chunks."""
+    key = ChunkingKey("heading", 100_000)
+    assert chunk_folder(client, cranfield_dir / "pages", key) == list(
+        cranfield.chunk_set(key).chunks
+    )
+
+
+def _beir(tmp_path: Path, lines: list[str]) -> Path:
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    first = json.loads(lines[0])["_id"]
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "motor"}\n', encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{first}\t1\n")
+    return folder
+
+
+def test_beir_chunks_on_the_workers(client: Any, tmp_path: Path) -> None:
+    """Oracle: ``import_beir`` then ``load_corpus`` and ``chunk_pages`` on one machine: each
+    page's chunks are the same (index aside), and the pages come in corpus.jsonl's line order."""
+    from raglab.chunking import chunk_pages
+
+    pages = list(load_corpus())
+    lines = [json.dumps({"_id": p.id, "title": p.title, "text": p.text}) for p in pages]
+    folder = _beir(tmp_path, lines)
+    import_beir(folder, tmp_path / "out", quiet=True)
+    single = chunk_pages(load_corpus(tmp_path / "out" / "pages"), method="heading")
+    by_page: dict[str, list[tuple[Any, ...]]] = {}
+    for c in single:
+        by_page.setdefault(c.page_id, []).append((c.id, c.start, c.end, c.heading_path, c.text))
+    # Blocks of 20 kB: the handbook's 58 lines fall into several partitions.
+    ours = chunk_beir(client, folder / "corpus.jsonl", ChunkingKey("heading"), block_bytes=20_000)
+    assert [c.index for c in ours] == list(range(len(single)))
+    assert list(dict.fromkeys(c.page_id for c in ours)) == [p.id for p in pages]
+    got: dict[str, list[tuple[Any, ...]]] = {}
+    for c in ours:
+        got.setdefault(c.page_id, []).append((c.id, c.start, c.end, c.heading_path, c.text))
+    assert got == by_page
+
+
+def test_beir_problems_name_the_lines_the_single_machine_names(client: Any, tmp_path: Path) -> None:
+    """Oracle: the problems ``import_beir`` reports for the same file (file, line, field)."""
+    lines = [json.dumps({"_id": f"d{i}", "text": f"page {i} " * 400}) for i in range(40)]
+    lines[3] = "{not json"
+    lines[31] = json.dumps({"_id": "d31"})  # no text
+    folder = _beir(tmp_path, lines)
+    with pytest.raises(InputError) as single:
+        import_beir(folder, tmp_path / "out", quiet=True)
+    with pytest.raises(InputError) as ours:
+        chunk_beir(client, folder / "corpus.jsonl", ChunkingKey("heading"), block_bytes=8_000)
+    assert [(p.line, p.field) for p in ours.value.problems] == [
+        (p.line, p.field) for p in single.value.problems
+    ]
+    assert [p.line for p in ours.value.problems] == [4, 32]

@@ -1,0 +1,109 @@
+"""Exhibit III's neural panel and exhibit IV's neural rows in a real browser.
+
+Browser tests (marked ``browser``) drive Chromium against the real server, each on a fresh page.
+Oracle: the library on a lab of its own (``first_rank_rows``, ``measure``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from raglab import _config as C
+from raglab.pipeline.exhibits import fitted_reranker, rerank_rows
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, measure
+
+pytestmark = pytest.mark.browser
+expect.set_options(timeout=30_000)
+
+
+@pytest.fixture
+def page(browser: Browser, server: str) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    p.goto(f"{server}/")
+    p.wait_for_selector("body[data-ready=true]")
+    yield p
+    context.close()
+    assert errors == []
+
+
+def _rank(rank: int | None) -> str:
+    return "not ranked" if rank is None else str(rank)
+
+
+def test_the_neural_panel_shows_the_library_ranks(page: Page, lab: Lab) -> None:
+    page.click("#neural-build")
+    expect(page.locator("#neural-questions")).to_be_visible()
+    rankers = {name: RetrievalSettings(name) for name in ("bm25", "lsa", "neural")}
+    want = [
+        r
+        for r in first_rank_rows(lab, "test", rankers)
+        if r["kind"] == "paraphrase" and r["answerable"]
+    ]
+    rows = page.locator("#neural-questions tbody tr")
+    expect(rows).to_have_count(len(want))
+    for i, r in enumerate(want):
+        cells = rows.nth(i).locator("td")
+        assert [cells.nth(j).inner_text() for j in range(3)] == [
+            _rank(r["ranks"][n]) for n in ("bm25", "lsa", "neural")
+        ]
+    found = lambda x: x is not None and x <= 5  # noqa: E731
+    only = sum(found(r["ranks"]["neural"]) and not found(r["ranks"]["lsa"]) for r in want)
+    expect(page.locator("#neural-questions tr.neural-only")).to_have_count(only)
+    expect(page.locator("#neural-summary")).to_contain_text(f"finds {only} within the first 5")
+    expect(page.locator("#neural-costs")).to_contain_text("ms a chunk on this machine")
+    expect(page.locator("#neural-twins")).to_contain_text("E-4107 and E-4170")
+
+
+def test_the_fusion_table_shows_the_neural_rows(page: Page, lab: Lab) -> None:
+    for name in C.NEURAL_RETRIEVERS:
+        row = page.locator(f'#fusion-table tr[data-ranker="{name}"] td')
+        want = measure(lab, "test", RetrievalSettings(name))["recall@5"]
+        expect(row.nth(2)).to_have_text(f"{want:.3f}")
+
+
+def test_controls_take_their_options_and_ranges_from_the_api(
+    page: Page, meta: dict[str, Any]
+) -> None:
+    """The retriever list (neural ones included), the budget slider's span and the chunk-size
+    slider's span equal /api/meta's settings; index.html carries none of its own."""
+    spec = {s["name"]: s for s in meta["settings"]}
+    options = page.eval_on_selector_all(
+        "#run-retriever option", "os => os.map(o => [o.value, o.textContent])"
+    )
+    labels = spec["retriever"]["choice_labels"]
+    assert options == [[c, labels[c]] for c in spec["retriever"]["choices"]]
+    assert {"neural", "neural-rrf", "neural-score"} <= {value for value, _ in options}
+    for selector, name in (("#run-budget", "budget"), ("#bm25-k1", "k1"), ("#bm25-b", "b")):
+        got = page.eval_on_selector(selector, "e => [Number(e.min), Number(e.max), Number(e.step)]")
+        assert got == spec[name]["slider"], name
+    size = meta["defaults"]["size_sliders"]["fixed"]
+    got = page.eval_on_selector(
+        "#chunk-size", "e => [Number(e.min), Number(e.max), Number(e.step)]"
+    )
+    assert got == [size["min"], size["max"], size["step"]]
+    assert (
+        page.eval_on_selector_all("#fusion-k option", "os => os.map(o => Number(o.value))")
+        == meta["defaults"]["recall_ks"]
+    )
+
+
+def test_exhibit_five_reranks_the_neural_first_stage(page: Page, lab: Lab) -> None:
+    """Oracle: rerank_rows of the reranker fitted over the neural first stage."""
+    reranker, chosen = fitted_reranker(lab, RetrievalSettings("neural"))
+    page.click("#rerank-train")
+    expect(page.locator("#rerank-train")).to_be_disabled()
+    page.select_option("#rerank-first", "neural")
+    want = rerank_rows(lab, reranker, chosen)
+    first = page.locator('#rerank-table tr[data-split="test"]').first.locator("td")
+    row = next(r for r in want if r["split"] == "test")
+    expect(first.nth(1)).to_have_text(f"{row['top1']:.3f}")
+    expect(first.nth(3)).to_have_text(f"{row['recall@5']:.3f}")
