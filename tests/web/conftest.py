@@ -9,6 +9,7 @@ asserted) and written to ``test-artifacts/``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -24,11 +25,12 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
 from raglab.web.warm import warm, warm_later
+from web.pages import LAPTOP, Opener, opener
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -169,16 +171,17 @@ def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path, timeout: fl
     pytest.fail(f"the server did not answer {url} within {timeout:.0f} s")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """``python -m raglab.cli.serve`` on a free port; yields its base URL."""
+@contextlib.contextmanager
+def serving(*options: str, log_name: str = "web-server.log") -> Iterator[str]:
+    """``python -m raglab.cli.serve OPTIONS`` on a free port, its output in test-artifacts/;
+    yields its base URL once ``/api/meta`` answers, and stops the server afterwards."""
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     ARTIFACTS.mkdir(exist_ok=True)
-    log = ARTIFACTS / "web-server.log"
+    log = ARTIFACTS / log_name
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "raglab.cli.serve", "--port", str(port)],
+            [sys.executable, "-m", "raglab.cli.serve", "--port", str(port), *options],
             cwd=REPO,
             env=env,
             stdout=sink,
@@ -198,6 +201,13 @@ def server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """The bundled handbook served with the defaults; yields its base URL."""
+    with serving() as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
 def meta(server: str) -> dict[str, Any]:
     """``/api/meta`` of the served lab, as the page reads it."""
     data: dict[str, Any] = httpx.get(f"{server}/api/meta", timeout=30).json()
@@ -211,3 +221,15 @@ def browser(chromium: dict[str, Any]) -> Iterator[Browser]:
         b = p.chromium.launch(**chromium)
         yield b
         b.close()
+
+
+@pytest.fixture
+def open_page(browser: Browser, server: str) -> Iterator[Opener]:
+    """``open_page(viewport)``: the served lab in a fresh page (:func:`web.pages.opener`)."""
+    yield from opener(browser, server)
+
+
+@pytest.fixture
+def page(open_page: Opener) -> Page:
+    """The served lab in a fresh page at 1280 x 900, loaded and ready."""
+    return open_page(LAPTOP)

@@ -9,20 +9,17 @@ defaults must be /api/meta's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from raglab.pipeline.end_to_end import RunResult, RunSettings, run_pipeline, threshold_sweep
 from raglab.pipeline.lab import Lab
+from web.pages import LAPTOP, PHONE, Opener
 
 expect.set_options(timeout=30_000)
 
-LAPTOP: ViewportSize = {"width": 1280, "height": 900}
-PHONE: ViewportSize = {"width": 390, "height": 844}
-Opener = Callable[[ViewportSize], Page]
 # The page's name for each diagnosis (the category names the library and reports use are keys).
 STAGE_NAMES = {
     "cut": "cut by the chunker",
@@ -31,28 +28,6 @@ STAGE_NAMES = {
     "reader": "missed by the reader",
     "false answer": "answered when it should not",
 }
-
-
-@pytest.fixture
-def open_page(browser: Browser, server: str) -> Iterator[Opener]:
-    """``open_page(viewport)``: a fresh page (its own context: empty localStorage), ready."""
-    contexts = []
-    errors: list[str] = []
-
-    def opened(viewport: ViewportSize) -> Page:
-        context = browser.new_context(viewport=viewport)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{server}/")
-        page.wait_for_selector("body[data-ready=true]")
-        return page
-
-    yield opened
-    for context in contexts:
-        context.close()
-    assert errors == []
 
 
 @pytest.fixture(scope="module")

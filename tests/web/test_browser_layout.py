@@ -11,7 +11,6 @@ plain test (no browser) checks the favicon that ``/docs`` and every browser ask 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -20,37 +19,13 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
+from web.pages import LAPTOP, PHONE, Opener
 
 expect.set_options(timeout=15_000)
 
-LAPTOP: ViewportSize = {"width": 1280, "height": 900}
-PHONE: ViewportSize = {"width": 390, "height": 844}
-Opener = Callable[[ViewportSize], Page]
 WIDTHS = pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
 # The smallest text a chart may show, in CSS pixels as rendered.
 MIN_TEXT_PX = 11.0
-
-
-@pytest.fixture
-def open_page(browser: Browser, server: str) -> Iterator[Opener]:
-    """``open_page(viewport)``: a fresh page (its own context: empty localStorage), ready."""
-    contexts = []
-    errors: list[str] = []
-
-    def opened(viewport: ViewportSize) -> Page:
-        context = browser.new_context(viewport=viewport)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{server}/")
-        page.wait_for_selector("body[data-ready=true]")
-        return page
-
-    yield opened
-    for context in contexts:
-        context.close()
-    assert errors == []
 
 
 # --- interactions, one per exhibit ------------------------------------------------------------

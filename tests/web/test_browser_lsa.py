@@ -10,14 +10,7 @@ independent count of the LSA windows holding each word, from the windows' word r
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import cast
 
 import pytest
@@ -33,41 +26,10 @@ from raglab.pipeline.exhibits.lsa import (
 )
 from raglab.pipeline.lab import Lab
 from raglab.text import count_words
+from web.conftest import serving
+from web.pages import LAPTOP, PHONE, Opener, opener
 
 expect.set_options(timeout=30_000)
-
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "test-artifacts"
-
-LAPTOP: ViewportSize = {"width": 1280, "height": 900}
-PHONE: ViewportSize = {"width": 390, "height": 844}
-Opener = Callable[[ViewportSize], Page]
-
-
-def _opener(browser: Browser, base: str) -> Iterator[Opener]:
-    contexts = []
-    errors: list[str] = []
-
-    def opened(viewport: ViewportSize) -> Page:
-        context = browser.new_context(viewport=viewport)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(f"{base}/")
-        page.wait_for_selector("body[data-ready=true]")
-        return page
-
-    yield opened
-    for context in contexts:
-        context.close()
-    assert errors == []
-
-
-@pytest.fixture
-def open_page(browser: Browser, server: str) -> Iterator[Opener]:
-    """``open_page(viewport)``: a fresh page of the handbook's lab (empty localStorage)."""
-    yield from _opener(browser, server)
 
 
 def fit(page: Page) -> None:
@@ -142,51 +104,12 @@ def test_neighbours_seen_in_one_passage_are_marked(open_page: Opener, lab: Lab) 
 # --- exhibit II under Lucene's analyzer ------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def lucene_server() -> Iterator[str]:
-    """The handbook served with ``--analyzer lucene`` (as tests/web/conftest.py's ``server``
-    serves the default lab); yields its base URL."""
-    port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = ARTIFACTS / "web-server-lucene.log"
-    command = [sys.executable, "-m", "raglab.cli.serve", "--port", str(port), "--analyzer"]
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [*command, "lucene"],
-            cwd=REPO,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the server exited early:\n{log.read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(f"{base}/api/meta", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("the Lucene server did not answer within 180 s")
-            time.sleep(0.2)
+    """The handbook served with ``--analyzer lucene`` (as conftest's ``server`` serves the
+    default lab); yields its base URL."""
+    with serving("--analyzer", "lucene", log_name="web-server-lucene.log") as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.browser
@@ -197,9 +120,9 @@ def test_the_stemming_switch_says_it_does_nothing_under_lucene(
     switch on and off, so the page must say the switch changes nothing (and not offer it)."""
     lab = Lab.load(analyzer="lucene")
     assert lab.chunk_set().tokens == lab.with_stem(True).chunk_set().tokens
-    opener = _opener(browser, lucene_server)
-    page = next(opener)(LAPTOP)
+    pages = opener(browser, lucene_server)
+    page = next(pages)(LAPTOP)
     expect(page.locator("#bm25-stem")).to_be_disabled()
     expect(page.locator("#bm25-stem-help")).to_contain_text("so this switch changes nothing here")
     expect(page.locator("#bm25-stem-help")).to_contain_text("Lucene English analyzer")
-    next(opener, None)
+    next(pages, None)

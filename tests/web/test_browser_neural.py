@@ -6,11 +6,10 @@ Oracle: the library on a lab of its own (``first_rank_rows``, ``measure``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from raglab import _config as C
 from raglab.pipeline.exhibits import fitted_reranker, rerank_rows
@@ -19,20 +18,6 @@ from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, measur
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
-
-
-@pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-    p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    p.goto(f"{server}/")
-    p.wait_for_selector("body[data-ready=true]")
-    yield p
-    context.close()
-    assert errors == []
 
 
 def _rank(rank: int | None) -> str:

@@ -9,12 +9,11 @@ test reads the exhibits' JavaScript and proves no default or display-name table 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from raglab.settings import CHUNKER_LABELS, FEATURE_LABELS, RETRIEVER_LABELS
 
@@ -25,21 +24,6 @@ STATIC = Path(__file__).resolve().parents[2] / "src" / "raglab" / "web" / "stati
 # the setting's name and the grid in meta.defaults the pipeline chooses it on.
 TUNED = (("weight", "weight", "fusion_weights"), ("lambda", "mmr_lambda", "mmr_lambdas"))
 TUNED += (("threshold", "threshold", "reader_thresholds"),)
-
-
-@pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    """A fresh page (its own context: empty localStorage), loaded and ready."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-    p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    p.goto(f"{server}/")
-    p.wait_for_selector("body[data-ready=true]")
-    yield p
-    context.close()
-    assert errors == []
 
 
 def spec(meta: dict[str, Any], name: str) -> dict[str, Any]:

@@ -1,0 +1,36 @@
+"""Opening the lab in Chromium for a browser test: a fresh page per call, each in its own context
+(empty localStorage, so no saved progress), loaded and ready; any page error or console error
+fails the test that opened it. The fixtures ``open_page`` and ``page`` (tests/web/conftest.py)
+are built on :func:`opener`; a test module with a server of its own calls it directly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from playwright.sync_api import Browser, Page, ViewportSize
+
+LAPTOP: ViewportSize = {"width": 1280, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+Opener = Callable[[ViewportSize], Page]
+
+
+def opener(browser: Browser, base: str) -> Iterator[Opener]:
+    """Yield ``open(viewport)``, which opens ``base`` in a fresh context; on exit close every
+    context and assert the pages reported no error."""
+    contexts = []
+    errors: list[str] = []
+
+    def opened(viewport: ViewportSize) -> Page:
+        context = browser.new_context(viewport=viewport)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{base}/")
+        page.wait_for_selector("body[data-ready=true]")
+        return page
+
+    yield opened
+    for context in contexts:
+        context.close()
+    assert errors == []
