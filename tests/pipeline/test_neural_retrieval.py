@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from raglab import _config as C
 from raglab.cli.main import main
+from raglab.neural.cache import cache_folder, entry_path
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import candidates, features, train_reranker
@@ -70,6 +72,29 @@ def test_a_question_vector_does_not_depend_on_what_was_encoded_before(lab: Lab) 
         fresh.query_vector(other)  # encode other questions first
     assert np.array_equal(fresh.query_vector(q), lab.query_vector(q))
     assert np.array_equal(fresh.query_vector(q), lab.neural_model.encode([q.question])[0])
+
+
+def test_a_question_vector_is_read_back_from_disk_bit_for_bit(
+    lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the model run on the question alone. The on-disk entry lives in the queries
+    folder (never a chunk's batched vector of the same text), and a new lab reads it back
+    instead of encoding: the entry is replaced by a marked vector, which the new lab returns."""
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path))
+    q = lab.split("test", answerable=True)[1]
+    model = lab.neural_model
+    alone = model.encode([q.question])[0]
+    first = Lab(lab.corpus, lab.questions).query_vector(q)
+    assert np.array_equal(first, alone)
+    folder = cache_folder(model) / dense.QUERY_FOLDER
+    entry = entry_path(model, q.question, folder)
+    assert entry.is_file()
+    assert list(cache_folder(model).glob("*.npy")) == []  # no chunk-folder entry
+    marked = np.zeros(model.dim, dtype=np.float32)
+    marked[0] = 2.0
+    np.save(entry, marked)
+    again = Lab(lab.corpus, lab.questions).query_vector(q)
+    assert again.tolist() == [1.0] + [0.0] * (model.dim - 1)
 
 
 def test_neural_rrf_is_rrf_of_bm25_and_neural(lab: Lab) -> None:

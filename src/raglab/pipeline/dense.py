@@ -18,7 +18,10 @@ if TYPE_CHECKING:
     from raglab.neural import NeuralIndex, NeuralModel
     from raglab.neural.encoder import Float32Array
 
-__all__ = ["chunk_index", "encode_query", "is_neural", "load", "unavailable"]
+__all__ = ["QUERY_FOLDER", "chunk_index", "encode_query", "is_neural", "load", "unavailable"]
+
+# The subfolder of a model's cache holding texts encoded alone (questions).
+QUERY_FOLDER = "queries"
 
 
 def is_neural(retriever: str) -> bool:
@@ -64,6 +67,15 @@ def chunk_index(model: NeuralModel, texts: Sequence[str]) -> NeuralIndex:
 
 def encode_query(model: NeuralModel, text: str) -> Float32Array:
     """One question's unit vector, shape (dim,), encoded alone (a batch of one): batching with
-    other texts would pad it and move its vector by float rounding."""
-    vector: Float32Array = model.encode([text])[0]
+    other texts would pad it and move its vector by float rounding.
+
+    Kept on disk like the chunks' vectors (:mod:`raglab.neural.cache`), in a ``queries``
+    subfolder of its own: an entry there was always encoded alone, so the vector read back is
+    bitwise the one a fresh encoding gives, never a chunk's batched one of the same text. A warm
+    start of the server then reads the questions' vectors instead of running the model on each.
+    """
+    from raglab.neural.cache import cache_folder, encode_cached
+
+    folder = cache_folder(model) / QUERY_FOLDER
+    vector: Float32Array = encode_cached(model, [text], batch_size=1, cache_dir=folder)[0]
     return vector

@@ -64,6 +64,8 @@ class WebState:
     _in_flight: dict[Hashable, Future[Any]] = field(default_factory=dict)
     _waiting: int = 0
     _local: threading.local = field(default_factory=threading.local)
+    #: ``/api/meta``'s JSON body, encoded on first request: nothing in it changes while serving.
+    meta_body: bytes | None = None
 
     def compute(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """``build()``'s result for ``key``: from the cache, from the computation of the same
@@ -125,7 +127,9 @@ class WebState:
                 self._waiting -= 1
 
 
-def get_state(request: Request) -> WebState:
+async def get_state(request: Request) -> WebState:
+    # A coroutine, so FastAPI resolves it on the event loop: a sync dependency costs every
+    # request a hop to the thread pool, which is what waits longest while a computation runs.
     state = request.app.state.raglab
     assert isinstance(state, WebState)
     return state

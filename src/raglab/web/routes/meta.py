@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse, Response
 
 from raglab import _config as C
 from raglab.corpus import bundled_handbook_dir
@@ -19,7 +20,7 @@ from raglab.settings import (
     SETTINGS,
     SIZE_SLIDERS,
 )
-from raglab.web.state import State
+from raglab.web.state import State, WebState
 
 router = APIRouter(tags=["data"])
 
@@ -64,8 +65,22 @@ def _defaults() -> dict[str, Any]:
     }
 
 
-@router.get("/meta", summary="The corpus, the questions, every setting and every default")
-def get_meta(state: State) -> dict[str, Any]:
+@router.get(
+    "/meta",
+    summary="The corpus, the questions, every setting and every default",
+    response_model=dict[str, Any],
+)
+async def get_meta(state: State) -> Response:
+    # Every page load and poll asks for this, so it is answered from bytes encoded once, on the
+    # event loop: no thread-pool hop, no hashing of the corpus files per request (the data
+    # fingerprint reads every page), nothing to wait for while a computation holds the lab.
+    if state.meta_body is None:
+        state.meta_body = JSONResponse(meta(state)).body
+    return Response(state.meta_body, media_type="application/json")
+
+
+def meta(state: WebState) -> dict[str, Any]:
+    """``/api/meta``'s answer: the data's summary, every setting, label and default."""
     lab = state.lab
     qs = list(lab.questions)
     labels = {name: sum(q.labels == name for q in qs) for name in ("passage", "pages", "none")}
