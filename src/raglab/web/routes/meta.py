@@ -75,7 +75,7 @@ async def get_meta(state: State) -> Response:
     # event loop: no thread-pool hop, no hashing of the corpus files per request (the data
     # fingerprint reads every page), nothing to wait for while a computation holds the lab.
     if state.meta_body is None:
-        state.meta_body = JSONResponse(meta(state)).body
+        state.meta_body = bytes(JSONResponse(meta(state)).body)
     return Response(state.meta_body, media_type="application/json")
 
 
