@@ -16,7 +16,7 @@ from raglab import _config as C
 from raglab.cli.main import main
 from raglab.pipeline.exhibits import fitted_reranker, rerank_rows
 from raglab.pipeline.exhibits.lsa import term_cosine
-from raglab.pipeline.exhibits.neural import TWINS
+from raglab.pipeline.exhibits.neural import TIMED_CHUNKS, TWINS
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, first_rank_rows, measure
 
@@ -51,7 +51,7 @@ def test_costs_are_measured_and_counted(api: Any, lab: Lab) -> None:
     n = len(lab.chunk_set())
     assert c["chunks"] == n and c["dim"] == 384 and c["layers"] == 6
     assert c["vector_bytes"] == n * 384 * 4 and c["bytes_per_1000_chunks"] == 1000 * 384 * 4
-    assert c["encode_ms_per_chunk"] > 0 and c["timed_chunks"] == 16
+    assert c["encode_ms_per_chunk"] > 0 and c["timed_chunks"] == TIMED_CHUNKS
     assert 80e6 < c["weights_bytes"] < 100e6 and "billion sentence pairs" in c["training"]
 
 

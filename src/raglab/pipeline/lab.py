@@ -28,7 +28,14 @@ from raglab.pipeline.cache import BoundedCache
 from raglab.questions import Question, QuestionSet, load_questions
 from raglab.rerank import page_age_years
 from raglab.settings import default, setting
-from raglab.text import count_words, identifiers, sentence_spans, tokenize, word_offsets
+from raglab.text import (
+    count_words,
+    identifiers,
+    sentence_spans,
+    tokenize,
+    whitespace_blocks,
+    word_offsets,
+)
 from raglab.vectors import SparseMatrix, tfidf_matrix
 
 if TYPE_CHECKING:  # raglab.neural loads tokenizers and safetensors: only when a model is used
@@ -37,6 +44,16 @@ if TYPE_CHECKING:  # raglab.neural loads tokenizers and safetensors: only when a
 
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
+
+
+def _stemmed_terms(text: str) -> frozenset[str]:
+    """``frozenset(tokenize(text, stem=True))``, tokenised piece by piece: tokens never cross
+    whitespace, so the set is the same, and a sentence of millions of words (a page with no
+    sentence ends) never becomes one list of tokens."""
+    terms: set[str] = set()
+    for piece in whitespace_blocks(text):
+        terms.update(tokenize(piece, stem=True))
+    return frozenset(terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +301,7 @@ class Lab:
                 line_start = text.rfind("\n", 0, a) + 1
                 if text[line_start:a].lstrip().startswith("#"):
                     continue
-                found.append((a, b, frozenset(tokenize(text[a:b], stem=True))))
+                found.append((a, b, _stemmed_terms(text[a:b])))
             self._sentences[page_id] = found
         return self._sentences[page_id]
 

@@ -81,17 +81,14 @@ def read_question(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> R
     first = first_relevant_rank(ranking, rel) if rel else None
     k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=s.budget)
     spans: list[tuple[str, int, int]] = []
-    terms: list[set[str]] = []
-    texts: list[str] = []
+    terms: list[frozenset[str]] = []
     chunk_ids: list[str] = []
     for i in ranking.indices[:k_budget].tolist():
         c = cs.chunks[i]
-        page = lab.corpus.page(c.page_id)
         for a, b, words in lab.sentences(c.page_id):
             if c.start <= a and b <= c.end:
                 spans.append((c.page_id, a, b))
-                texts.append(page.text[a:b])
-                terms.append(set(words))
+                terms.append(words)
                 chunk_ids.append(c.id)
     q_terms = set(tokenize(q.question, stem=True))
     weights = None
@@ -100,6 +97,8 @@ def read_question(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> R
         weights = idf_weights(q_terms, df, n_chunks)
     answer = read(q_terms, terms, threshold=0.0, weights=weights)
     best = spans[answer.sentence] if answer.sentence is not None else None
+    # Only the quoted sentence's text is cut from its page: a sentence can be a page long.
+    best_text = None if best is None else lab.corpus.page(best[0]).text[best[1] : best[2]]
     answer_spans = [(a.page_id, a.start, a.end) for a in q.spans]
     return Reading(
         q=q,
@@ -109,7 +108,7 @@ def read_question(lab: Lab, q: Question, s: RunSettings, lam: float | None) -> R
         # was retrieved too, however generous the budget.
         in_retrieved=first is not None and first <= max(C.FUSION_DEPTH, k_budget),
         best=best,
-        best_text=texts[answer.sentence] if answer.sentence is not None else None,
+        best_text=best_text,
         best_chunk=chunk_ids[answer.sentence] if answer.sentence is not None else None,
         coverage=float(answer.coverage) if answer.sentence is not None else 0.0,
         relation=quote_relation(best, answer_spans),
