@@ -3,7 +3,7 @@
 Data (seeded): for each of 10,000 queries, a ranking of 100 distinct documents (of 100,000) and
 one to three relevant documents, each placed in the ranking with probability 0.7 (at a random
 rank) and otherwise outside it. Binary relevance, as in the product. Fusion: two rankers' first
-20 results per query, overlapping in part.
+20 results per query (the product's depth), then their first 100, overlapping in part.
 
 Ours take the rankings as int64 arrays and the labels as sets of document indices; ranx takes its
 own Qrels and Run objects, built once beforehand from the same data (document ids as strings,
@@ -49,15 +49,15 @@ SEED = 11
 N_DOCS = 100_000
 DEPTH = 100
 HIT_K = 5
+#: The fusion depths timed: the product's (FUSION_DEPTH = 20) and a deep one.
+FUSION_DEPTHS = (FUSION_DEPTH, 100)
 EXACT = 1e-12
 
 
-def _data(n_queries: int) -> tuple[list[IntArray], list[set[int]], list[IntArray], list[IntArray]]:
+def _data(n_queries: int) -> tuple[list[IntArray], list[set[int]]]:
     rng = np.random.default_rng(SEED)
     rankings: list[IntArray] = []
     relevant: list[set[int]] = []
-    run_a: list[IntArray] = []
-    run_b: list[IntArray] = []
     for _ in range(n_queries):
         ranking = rng.choice(N_DOCS, size=DEPTH, replace=False).astype(np.int64)
         labels: set[int] = set()
@@ -68,12 +68,22 @@ def _data(n_queries: int) -> tuple[list[IntArray], list[set[int]], list[IntArray
                 labels.add(int(rng.integers(N_DOCS)))
         rankings.append(ranking)
         relevant.append(labels)
-        run_a.append(ranking[:FUSION_DEPTH])
-        # The second ranker shares about half of its list with the first, in another order.
-        shared = rng.permutation(ranking[: 2 * FUSION_DEPTH])[: FUSION_DEPTH // 2]
-        fresh = ranking[2 * FUSION_DEPTH : 2 * FUSION_DEPTH + FUSION_DEPTH - shared.size]
+    return rankings, relevant
+
+
+def _fusion_runs(n_queries: int, depth: int) -> tuple[list[IntArray], list[IntArray]]:
+    """Two rankers' first ``depth`` per query; the second shares about half of its list with
+    the first's first 2 x depth, in another order."""
+    rng = np.random.default_rng(SEED + depth)
+    run_a: list[IntArray] = []
+    run_b: list[IntArray] = []
+    for _ in range(n_queries):
+        pool = rng.choice(N_DOCS, size=3 * depth, replace=False).astype(np.int64)
+        run_a.append(pool[:depth])
+        shared = rng.permutation(pool[: 2 * depth])[: depth // 2]
+        fresh = pool[2 * depth : 2 * depth + depth - shared.size]
         run_b.append(rng.permutation(np.concatenate([shared, fresh])).astype(np.int64))
-    return rankings, relevant, run_a, run_b
+    return run_a, run_b
 
 
 def _qid(q: int) -> str:
@@ -85,6 +95,52 @@ def _run_dict(lists: list[IntArray]) -> dict[str, dict[str, float]]:
         _qid(q): {f"d{d}": float(len(lst) - i) for i, d in enumerate(lst.tolist())}
         for q, lst in enumerate(lists)
     }
+
+
+def _rrf_row(cfg: Config, section: Section, depth: int, Run: Any, rx_fuse: Any) -> None:
+    run_a, run_b = _fusion_runs(cfg.metric_queries, depth)
+    n = len(run_a)
+    rx_a, rx_b = Run.from_dict(_run_dict(run_a)), Run.from_dict(_run_dict(run_b))
+
+    def ours_rrf() -> object:
+        return rrf_all([run_a, run_b], k=RRF_K, depth=depth)
+
+    def rx_rrf() -> Any:
+        return rx_fuse([rx_a, rx_b], norm=None, method="rrf", params={"k": RRF_K})
+
+    fused = rrf_all([run_a, run_b], k=RRF_K, depth=depth)
+    theirs_fused = rx_rrf().to_dict()
+    for q, ranking in enumerate(fused):
+        theirs_q = theirs_fused.get(_qid(q), {})
+        ours_q = {
+            f"d{d}": s
+            for d, s in zip(ranking.indices.tolist(), ranking.scores.tolist(), strict=True)
+        }
+        if ours_q.keys() != theirs_q.keys():
+            raise Disagreement(f"RRF at depth {depth}, query {q}: fused documents differ")
+        docs = sorted(ours_q)
+        check_close(
+            f"RRF at depth {depth}, query {q}",
+            np.array([ours_q[d] for d in docs]),
+            np.array([theirs_q[d] for d in docs]),
+            rtol=EXACT,
+        )
+    t_ours = time_repeats(ours_rrf, repeats=cfg.repeats)
+    t_rx = time_repeats(rx_rrf, repeats=cfg.repeats)
+    section.rows.append(
+        Row(
+            f"{n:,} queries",
+            f"RRF of 2 rankers x {depth}, k = {RRF_K} (median of {cfg.repeats})",
+            "s",
+            t_ours.median,
+            "ranx",
+            t_rx.median,
+            f"equal fused scores on {n:,} queries",
+            target=True,
+            ours_range=spread(t_ours.samples),
+            peer_range=spread(t_rx.samples),
+        )
+    )
 
 
 def run(cfg: Config) -> Section:
@@ -99,7 +155,7 @@ def run(cfg: Config) -> Section:
         "value is compared per query before timing (equal to within 1e-12); ranx is timed "
         "warm (after one untimed call, which also compiles its numba kernels).",
     )
-    rankings, relevant, run_a, run_b = _data(cfg.metric_queries)
+    rankings, relevant = _data(cfg.metric_queries)
     n = len(rankings)
     qrels = Qrels.from_dict(
         {_qid(q): {f"d{d}": 1 for d in sorted(labels)} for q, labels in enumerate(relevant)}
@@ -189,48 +245,9 @@ def run(cfg: Config) -> Section:
         )
     )
 
-    # RRF over two rankers' first 20.
-    rx_a, rx_b = Run.from_dict(_run_dict(run_a)), Run.from_dict(_run_dict(run_b))
-
-    def ours_rrf() -> object:
-        return rrf_all([run_a, run_b], k=RRF_K, depth=FUSION_DEPTH)
-
-    def rx_rrf() -> Any:
-        return rx_fuse([rx_a, rx_b], norm=None, method="rrf", params={"k": RRF_K})
-
-    fused = rrf_all([run_a, run_b], k=RRF_K, depth=FUSION_DEPTH)
-    theirs_fused = rx_rrf().to_dict()
-    for q, ranking in enumerate(fused):
-        theirs_q = theirs_fused.get(_qid(q), {})
-        ours_q = {
-            f"d{d}": s
-            for d, s in zip(ranking.indices.tolist(), ranking.scores.tolist(), strict=True)
-        }
-        if ours_q.keys() != theirs_q.keys():
-            raise Disagreement(f"RRF, query {q}: fused documents differ")
-        docs = sorted(ours_q)
-        check_close(
-            f"RRF, query {q}",
-            np.array([ours_q[d] for d in docs]),
-            np.array([theirs_q[d] for d in docs]),
-            rtol=EXACT,
-        )
-    t_ours = time_repeats(ours_rrf, repeats=cfg.repeats)
-    t_rx = time_repeats(rx_rrf, repeats=cfg.repeats)
-    section.rows.append(
-        Row(
-            f"{n:,} queries",
-            f"RRF of 2 rankers x {FUSION_DEPTH}, k = {RRF_K} (median of {cfg.repeats})",
-            "s",
-            t_ours.median,
-            "ranx",
-            t_rx.median,
-            f"equal fused scores on {n:,} queries",
-            target=True,
-            ours_range=spread(t_ours.samples),
-            peer_range=spread(t_rx.samples),
-        )
-    )
+    # RRF over two rankers' first 20 (the product's depth) and first 100.
+    for depth in FUSION_DEPTHS:
+        _rrf_row(cfg, section, depth, Run, rx_fuse)
     # What ranx needs before any of that: its Qrels and Run, built from Python dicts.
     qrels_dict = {_qid(q): {f"d{d}": 1 for d in sorted(lab)} for q, lab in enumerate(relevant)}
     t_build = time_repeats(

@@ -151,6 +151,20 @@ def test_whitespace_blocks_rejoin_and_never_split_a_word_or_a_run(size: int) -> 
         assert not before[-1].isspace() and block[0].isspace()
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64])
+@pytest.mark.parametrize(("start", "stop"), [(0, None), (2, 30), (9, 13), (14, 14), (5, 52)])
+def test_whitespace_blocks_of_a_range_are_the_blocks_of_its_slice(
+    size: int, start: int, stop: int | None
+) -> None:
+    """Oracle: the slice itself. Joined, the blocks of text[start:stop] are that slice, and they
+    are cut where the slice's own blocks are cut (no piece reaches past ``stop``)."""
+    text = "  alpha beta\n\n gamma\tdelta  epsilon zeta \r\n eta  "
+    piece = text[start:stop]
+    blocks = list(whitespace_blocks(text, size, start=start, stop=stop))
+    assert "".join(blocks) == piece
+    assert blocks == list(whitespace_blocks(piece, size))
+
+
 def test_front_matter_of_a_page_longer_than_the_head_it_reads() -> None:
     body = "# Big\n\n" + "word " * 40_000 + "\n"
     page = parse_page("---\nid: big\ntitle: Big one\n---\n" + body, stem="x")

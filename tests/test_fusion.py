@@ -327,3 +327,19 @@ def test_large_batch_fuses_every_question() -> None:
     for q in (0, 4_321, 9_999):
         assert set(fused[q].indices.tolist()) == set(docs_a[q].tolist()) | set(docs_b[q].tolist())
         assert_ordered(fused[q])
+
+
+def test_huge_chunk_indices_fuse_as_their_order_preserving_relabelling() -> None:
+    """Oracle: the same lists with the chunk indices replaced by their ranks among the indices
+    used (an order-preserving relabelling), fused on the fast one-key path. Indices near 2**62
+    make the one-key sort overflow, so the column sort runs; both must agree exactly."""
+    rng = np.random.default_rng(3)
+    small = [[rng.choice(40, size=15, replace=False) for _ in range(6)] for _ in range(3)]
+    used = np.unique(np.concatenate([x for run in small for x in run]))
+    huge_of = {int(d): 2**62 + 7 * int(d) for d in used}
+    huge = [[np.array([huge_of[int(d)] for d in x], dtype=np.int64) for x in run] for run in small]
+    for a, b in zip(rrf_all(small, depth=10), rrf_all(huge, depth=10), strict=True):
+        assert [huge_of[int(d)] for d in a.indices] == b.indices.tolist()
+        assert a.scores.tolist() == b.scores.tolist()
+    with pytest.raises(ValueError, match="more than once"):
+        rrf_all([[np.array([2**62, 5, 2**62])]])

@@ -219,16 +219,20 @@ BLOCK = 1 << 20
 _RUN_START = re.compile(r"(?<!\s)\s")
 
 
-def whitespace_blocks(text: str, size: int = BLOCK) -> Iterator[str]:
-    """``text`` in consecutive pieces of about ``size`` characters, each cut where a run of
-    whitespace starts, so no word and no run of whitespace is split between two pieces: what lets
-    a long page be counted, collapsed or tokenised piece by piece."""
-    pos, n = 0, len(text)
+def whitespace_blocks(
+    text: str, size: int = BLOCK, *, start: int = 0, stop: int | None = None
+) -> Iterator[str]:
+    """``text[start:stop]`` in consecutive pieces of about ``size`` characters, each cut where a
+    run of whitespace starts, so no word and no run of whitespace is split between two pieces:
+    what lets a long page be counted, collapsed or tokenised piece by piece, without a copy."""
+    pos, n = start, len(text) if stop is None else stop
     while pos < n:
         end = pos + size
         if end < n:
-            m = _RUN_START.search(text, end)
+            m = _RUN_START.search(text, end, n)
             end = m.start() if m is not None else n
+        else:
+            end = n
         yield text[pos:end]
         pos = end
 

@@ -46,12 +46,12 @@ if TYPE_CHECKING:  # raglab.neural loads tokenizers and safetensors: only when a
 Relevance = Mapping[int, float]
 
 
-def _stemmed_terms(text: str) -> frozenset[str]:
-    """``frozenset(tokenize(text, stem=True))``, tokenised piece by piece: tokens never cross
-    whitespace, so the set is the same, and a sentence of millions of words (a page with no
-    sentence ends) never becomes one list of tokens."""
+def _stemmed_terms(text: str, start: int, end: int) -> frozenset[str]:
+    """``frozenset(tokenize(text[start:end], stem=True))``, tokenised piece by piece: tokens
+    never cross whitespace, so the set is the same, and a sentence of millions of words (a page
+    with no sentence ends) is neither copied out of its page nor made one list of tokens."""
     terms: set[str] = set()
-    for piece in whitespace_blocks(text):
+    for piece in whitespace_blocks(text, start=start, stop=end):
         terms.update(tokenize(piece, stem=True))
     return frozenset(terms)
 
@@ -301,7 +301,7 @@ class Lab:
                 line_start = text.rfind("\n", 0, a) + 1
                 if text[line_start:a].lstrip().startswith("#"):
                     continue
-                found.append((a, b, _stemmed_terms(text[a:b])))
+                found.append((a, b, _stemmed_terms(text, a, b)))
             self._sentences[page_id] = found
         return self._sentences[page_id]
 
