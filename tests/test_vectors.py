@@ -175,6 +175,21 @@ def test_tfidf_matches_scikit_learn_without_its_plus_one(random_docs: list[list[
     np.testing.assert_allclose(X.toarray(), expected, rtol=1e-12, atol=1e-12)
 
 
+def test_tfidf_scaled_block_by_block_is_tf_times_idf_entry_by_entry(
+    random_docs: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: every stored count times its column's idf, computed here entry by entry; with
+    blocks of 7 entries the matrix is scaled in many blocks, and the counts are not shared."""
+    import raglab.vectors as vectors
+
+    monkeypatch.setattr(vectors, "_SCALE_BLOCK", 7)
+    counts = count_matrix(random_docs)
+    X, idf = tfidf_matrix(random_docs)
+    assert counts.nnz > 7 * 3
+    assert X.indices.tolist() == counts.indices.tolist()
+    assert X.data.tolist() == [c * idf[j] for c, j in zip(counts.data, counts.indices)]
+
+
 def test_tfidf_with_a_fitted_idf_weights_new_documents_the_same_way() -> None:
     """oracle: hand-worked; a new document ['mount', 'mount', 'stand'] under HAND_DOCS' idf is
     2 ln 1.5 in the mount column and nothing else."""

@@ -185,6 +185,10 @@ class TfIdf(NamedTuple):
     idf: FloatArray
 
 
+#: Stored entries scaled at once by :func:`tfidf_matrix` (8 MB of float64 weights a block).
+_SCALE_BLOCK = 1 << 20
+
+
 def tfidf_matrix(
     docs: Sequence[Sequence[str]],
     *,
@@ -211,10 +215,15 @@ def tfidf_matrix(
             raise ValueError(
                 f"idf has shape {weights.shape}, expected ({len(vocab)},) to match the vocabulary"
             )
-    # Scaling columns of a CSR matrix: multiply each stored value by its column's weight.
-    matrix = counts.copy()
-    matrix.data = matrix.data * weights[matrix.indices]
-    return TfIdf(matrix, weights)
+    # Scaling columns of a CSR matrix: multiply each stored value by its column's weight, in
+    # place (the counts are this call's own) and a block at a time, so that neither a copy of
+    # the matrix nor an array of every entry's weight is ever held: the same products, bit for
+    # bit, at a peak of one block.
+    data, columns = counts.data, counts.indices
+    for start in range(0, data.size, _SCALE_BLOCK):
+        stop = start + _SCALE_BLOCK
+        data[start:stop] *= weights[columns[start:stop]]
+    return TfIdf(counts, weights)
 
 
 def _dense(X: Any) -> FloatArray:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["INSTALL_HINT", "DaskMissing", "connect", "require_dask"]
+__all__ = ["INSTALL_HINT", "DaskMissing", "connect", "dashboard_line", "require_dask"]
 
 INSTALL_HINT = "pip install 'raglab[dask]'"
 
@@ -49,7 +49,7 @@ def connect(
     thread each, so N is the parallelism and numpy's own threads do not oversubscribe it).
     ``scheduler="tcp://host:8786"``: an existing cluster (any Dask deployment); its workers must
     see the corpus files at the same paths as this machine. Exactly one of the two. ``echo``
-    receives one line naming the dashboard when the cluster has one.
+    receives one line naming the dashboard (:func:`dashboard_line`).
     """
     if (workers is None) == (scheduler is None):
         raise ValueError("give exactly one of workers and scheduler")
@@ -77,7 +77,31 @@ def connect(
             client = stack.enter_context(client_of(cluster))
         else:
             client = stack.enter_context(client_of(scheduler))
-        link = getattr(client, "dashboard_link", None)
-        if echo is not None and link:
-            echo(f"Dask dashboard: {link}")
+        if echo is not None:
+            line = dashboard_line(client)
+            if line:
+                echo(line)
         yield client
+
+
+def _serves_dashboard() -> bool:
+    """Run on the scheduler: whether it can draw its dashboard (Dask's pages need bokeh)."""
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
+
+
+def dashboard_line(client: Any) -> str | None:
+    """``Dask dashboard: URL`` when the cluster's scheduler serves one; a line saying there is
+    none when it runs the HTTP service without bokeh (its pages would only say bokeh is
+    missing); None when the scheduler has no dashboard service at all."""
+    link = getattr(client, "dashboard_link", None)
+    if not link:
+        return None
+    try:
+        served = bool(client.run_on_scheduler(_serves_dashboard))
+    except Exception:  # noqa: BLE001 (a scheduler that refuses run_on_scheduler: trust its link)
+        served = True
+    if served:
+        return f"Dask dashboard: {link}"
+    return "Dask dashboard: none (the scheduler lacks bokeh: pip install bokeh for one)"

@@ -14,6 +14,8 @@ relevance), the LSA embedding, fusion and the measures.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,17 @@ from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_f
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings
 
-__all__ = ["bm25_keys", "index_lab", "prime_bm25"]
+__all__ = ["Stage", "bm25_keys", "index_lab", "no_stage", "prime_bm25"]
+
+#: A stage of the work: ``with stage("what runs"):`` around it (the command line times and
+#: prints each one; :func:`no_stage` says nothing).
+Stage = Callable[[str], contextlib.AbstractContextManager[object]]
+
+
+@contextlib.contextmanager
+def no_stage(what: str) -> Iterator[None]:
+    """The silent :data:`Stage`."""
+    yield
 
 
 def _page_ids(part: ChunkedPartition) -> tuple[tuple[str, ...], int]:
@@ -31,15 +43,22 @@ def _page_ids(part: ChunkedPartition) -> tuple[tuple[str, ...], int]:
 
 
 def index_lab(
-    client: Any, lab: Lab, chunking: ChunkingKey | None = None, *, partitions: int | None = None
+    client: Any,
+    lab: Lab,
+    chunking: ChunkingKey | None = None,
+    *,
+    partitions: int | None = None,
+    stage: Stage = no_stage,
 ) -> DistributedBM25:
     """The lab's chunks under ``chunking`` indexed on the workers, which read the page files
     themselves. Raises ValueError when the workers' pages or chunks differ from the lab's (a
-    remote cluster that sees other files at these paths)."""
+    remote cluster that sees other files at these paths). ``stage`` wraps each of the two
+    stages: reading and chunking, then counting and the statistics' reduction."""
     key = (chunking or ChunkingKey()).resolved()
     files = [Path(page.source) for page in lab.corpus]
-    parts = submit_files(client, files, key, partitions=partitions)
-    seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])
+    with stage(f"read and chunk {len(files)} page files on the workers"):
+        parts = submit_files(client, files, key, partitions=partitions)
+        seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])
     page_ids = tuple(i for ids, _ in seen for i in ids)
     n_chunks = sum(n for _, n in seen)
     expected = tuple(page.id for page in lab.corpus)
@@ -48,8 +67,11 @@ def index_lab(
             "the Dask workers read other pages than this machine did: the corpus folder must be "
             "at the same path, with the same files, on every worker"
         )
-    counts = [client.submit(count_chunks, p, lab.analyzer, lab.stem, pure=False) for p in parts]
-    return DistributedBM25.from_counts(client, counts)
+    with stage(f"count the terms of {n_chunks} chunks in {len(parts)} shards; reduce N, avgdl, n_t"):
+        counts = [
+            client.submit(count_chunks, p, lab.analyzer, lab.stem, pure=False) for p in parts
+        ]
+        return DistributedBM25.from_counts(client, counts)
 
 
 def bm25_keys(settings: RetrievalSettings) -> list[RetrievalSettings]:
