@@ -187,7 +187,7 @@ def test_tfidf_scaled_block_by_block_is_tf_times_idf_entry_by_entry(
     X, idf = tfidf_matrix(random_docs)
     assert counts.nnz > 7 * 3
     assert X.indices.tolist() == counts.indices.tolist()
-    assert X.data.tolist() == [c * idf[j] for c, j in zip(counts.data, counts.indices)]
+    assert X.data.tolist() == [c * idf[j] for c, j in zip(counts.data, counts.indices, strict=True)]
 
 
 def test_tfidf_with_a_fitted_idf_weights_new_documents_the_same_way() -> None:

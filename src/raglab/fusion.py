@@ -68,6 +68,11 @@ def _mixed_key(columns: Sequence[tuple[IntArray, int]]) -> IntArray | None:
     return key
 
 
+def _stable_order(key: IntArray) -> IntArray:
+    out: IntArray = np.argsort(key, kind="stable")
+    return out
+
+
 def _check_batch(question: IntArray, ranker: IntArray, doc: IntArray) -> None:
     """Chunk indices non-negative and no chunk twice in one ranker's list for one question."""
     if doc.size == 0:
@@ -146,10 +151,7 @@ def _fuse(
     dense[by_total] = np.cumsum(fresh) - 1
     n_totals = int(dense.max()) + 1 if dense.size else 1
     key = _mixed_key([(question, n_questions), (n_totals - 1 - dense, n_totals)])
-    if key is None:
-        order = np.lexsort((doc, -total, question))
-    else:
-        order = np.argsort(key, kind="stable")
+    order = np.lexsort((doc, -total, question)) if key is None else _stable_order(key)
     question, doc, total = question[order], doc[order], total[order]
     bounds = np.searchsorted(question, np.arange(n_questions + 1))
     return [

@@ -48,6 +48,12 @@ def test_fuse_and_export_without_options_import_no_dask(tmp_path: object) -> Non
     assert fuse[:2] == [0, []] and export[:2] == [0, []]
 
 
+def test_run_without_options_imports_no_dask() -> None:
+    """Oracle: sys.modules holds no dask or distributed module after ``raglab run --json``
+    (``report`` goes through the same ``cluster_lab``)."""
+    assert _run(["run", "--json"])[:2] == [0, []]
+
+
 def test_a_cluster_without_dask_is_one_clear_line() -> None:
     """Oracle: exit 2 and a single stderr line naming pip install 'raglab[dask]'."""
     code, loaded, message = _run(["fuse", "--workers", "2"], block=BLOCK)

@@ -10,13 +10,15 @@ command's output is byte for byte what it prints without it.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from raglab.cli._common import DATA_SETTINGS, console, load_data, load_lab
 from raglab.cli.options import given_settings
 from raglab.formats.progress import progress
-from raglab.pipeline.lab import Lab
+from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings
 
 __all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
@@ -34,24 +36,27 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def add_cluster_options(parser: argparse.ArgumentParser) -> None:
-    """Add the mutually exclusive ``--workers`` and ``--scheduler`` to ``parser``."""
+def add_cluster_options(
+    parser: argparse.ArgumentParser, what: str = "index and rank BM25", where: str = "BM25"
+) -> None:
+    """Add the mutually exclusive ``--workers`` and ``--scheduler`` to ``parser``; ``what`` says
+    what the cluster does for the command, ``where`` names it in the group's title."""
     group = parser.add_argument_group(
-        "execution (where BM25 runs; not a pipeline setting: the output is the same either way)"
+        f"execution (where {where} runs; not a pipeline setting: the output is the same either way)"
     )
-    where = group.add_mutually_exclusive_group()
-    where.add_argument(
+    where_group = group.add_mutually_exclusive_group()
+    where_group.add_argument(
         "--workers",
         type=_positive_int,
         metavar="N",
-        help="index and rank BM25 on a Dask LocalCluster of N worker processes on this machine "
+        help=f"{what} on a Dask LocalCluster of N worker processes on this machine "
         "(needs pip install 'raglab[dask]')",
     )
-    where.add_argument(
+    where_group.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="index and rank BM25 on an existing Dask cluster, by its scheduler's address "
-        "(tcp://host:8786); every worker must see the corpus folder at the same path "
+        help=f"{what} on an existing Dask cluster, by its scheduler's address "
+        "(tcp://host:8786); every worker must see the input files at the same paths "
         "(needs pip install 'raglab[dask]')",
     )
 
@@ -77,26 +82,54 @@ def _lab_without_bm25(args: argparse.Namespace, quiet: bool) -> Lab:
     return lab
 
 
-def cluster_lab(args: argparse.Namespace, settings: RetrievalSettings) -> Lab:
-    """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under
+def _stages(echo: Callable[[str], object] | None) -> Callable[[str], Any]:
+    """A stage factory that prints ``cluster: WHAT (x.xx s)`` on stderr as each stage ends."""
+
+    @contextlib.contextmanager
+    def stage(what: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        if echo is not None:
+            echo(f"cluster: {what} ({time.perf_counter() - start:.2f} s)")
+
+    return stage
+
+
+def cluster_lab(
+    args: argparse.Namespace, settings: RetrievalSettings | Sequence[RetrievalSettings]
+) -> Lab:
+    """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under each of
     ``settings`` (for every labelled question) are computed on the cluster and stored in the
-    lab before the cluster is closed; without either, :func:`raglab.cli._common.load_lab`."""
+    lab before the cluster is closed; without either, :func:`raglab.cli._common.load_lab`.
+
+    Each stage on the cluster prints one line on stderr when it ends, with its time, and the
+    dashboard's address comes first; ``--quiet`` and ``--json`` print none of them."""
     if not uses_cluster(args):
         return load_lab(args)
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
     from raglab.distributed.cluster import connect, require_dask
-    from raglab.distributed.pipeline import index_lab, prime_bm25
+    from raglab.distributed.pipeline import bm25_keys, index_lab, prime_bm25
 
     require_dask()  # before any data is read: a missing extra is said at once
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
     lab = _lab_without_bm25(args, quiet)
     err = console(stderr=True)
-    echo: Any = None if args.quiet else err.print
+    echo: Callable[[str], object] | None = (
+        None if quiet else lambda line: err.print(line, markup=False)
+    )
+    stage = _stages(echo)
+    wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
     with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
-        steps: list[Callable[[], object]] = []
-        index: list[Any] = []
-        steps.append(lambda: index.append(index_lab(client, lab, settings.chunking)))
-        steps.append(lambda: prime_bm25(lab, index[0], settings))
-        for step in progress(steps, description="BM25 on the cluster", quiet=quiet):
-            step()
+        indexes: dict[ChunkingKey, Any] = {}
+        for one in dict.fromkeys(wanted):
+            if not bm25_keys(one):
+                continue
+            if one.chunking not in indexes:
+                indexes[one.chunking] = index_lab(client, lab, one.chunking, stage=stage)
+            what = (
+                f"rank {len(lab.questions)} questions by BM25 (k1 {one.k1:g}, b {one.b:g}, "
+                f"depth {one.depth}) on the shards"
+            )
+            with stage(what):
+                prime_bm25(lab, indexes[one.chunking], one)
     return lab

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import time
 from typing import Any
 
 from rich.markup import escape
 
 from raglab._config import SEED
+from raglab.cli._cluster import add_cluster_options, uses_cluster
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -103,6 +105,7 @@ def register(sub: Any) -> None:
     beir.add_argument(
         "--qrels", metavar="FILE", help="read only this qrels file (a path or a name in qrels/)"
     )
+    add_cluster_options(beir, "read and check corpus.jsonl", "reading corpus.jsonl")
     beir.set_defaults(handler=run)
 
     glasgow = formats.add_parser(
@@ -181,9 +184,35 @@ def _print_summary(summary: ImportSummary) -> None:
     )
 
 
+def _beir_on_cluster(args: argparse.Namespace) -> ImportSummary:
+    """``import beir`` with corpus.jsonl read and checked on the cluster's workers
+    (:mod:`raglab.distributed.importing`): the same files, summary and problems."""
+    # Imported here: without the options, no Dask module loads.
+    from raglab.distributed.cluster import connect, require_dask
+    from raglab.distributed.importing import import_beir_on_cluster
+
+    require_dask()
+    quiet = bool(args.quiet or args.json)
+    err = console(stderr=True)
+    echo = None if quiet else lambda line: err.print(line, markup=False)
+    with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
+        start = time.perf_counter()
+        summary = import_beir_on_cluster(
+            client, args.folder, args.out, split=args.split, qrels_file=args.qrels, **_options(args)
+        )
+        if echo is not None:
+            echo(
+                f"cluster: read and check corpus.jsonl on the workers, write {summary.pages} "
+                f"pages here ({time.perf_counter() - start:.2f} s)"
+            )
+    return summary
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.format == "beir":
+        if args.format == "beir" and uses_cluster(args):
+            summary = _beir_on_cluster(args)
+        elif args.format == "beir":
             summary = import_beir(
                 args.folder, args.out, split=args.split, qrels_file=args.qrels, **_options(args)
             )

@@ -16,19 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from raglab._io import atomic_write_text
+from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     EXIT_USAGE,
     add_lab_options,
     console,
-    load_lab,
     print_json,
     report_problems,
 )
 from raglab.cli.run import add_run_options, settings_from, split_from
 from raglab.errors import InputError
 from raglab.pipeline.report import RECALL_K, build_report, headline
+from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.report.html import render_html
 from raglab.report.markdown import render_markdown
 from raglab.report.sections import RANKER_NAMES
@@ -56,6 +57,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     add_run_options(parser)
     add_lab_options(parser)
+    add_cluster_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -91,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{out} already exists and was left untouched; add --force to replace it")
     try:
         settings = settings_from(args)
-        lab = load_lab(args)
+        # With --workers or --scheduler, the BM25 rankings of the run and of the rankers'
+        # table come from the cluster.
+        table = RetrievalSettings(chunking=settings.chunking)
+        lab = cluster_lab(args, [settings.retrieval, table])
         report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")

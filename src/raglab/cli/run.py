@@ -8,7 +8,8 @@ from typing import Any
 from rich.table import Table
 
 from raglab import _config as C
-from raglab.cli._common import EXIT_OK, add_lab_options, console, load_lab, print_json
+from raglab.cli._cluster import add_cluster_options, cluster_lab
+from raglab.cli._common import EXIT_OK, add_lab_options, console, print_json
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.pipeline.end_to_end import (
     OUTCOMES,
@@ -43,6 +44,7 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("run", help="run the whole pipeline and diagnose every lost answer")
     add_run_options(parser)
     add_lab_options(parser)
+    add_cluster_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -67,7 +69,8 @@ def used_line(result: RunResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)  # a setting the pipeline refuses fails before any loading
-    lab = load_lab(args)
+    # With --workers or --scheduler, the first stage's BM25 rankings come from the cluster.
+    lab = cluster_lab(args, settings.retrieval)
     result = run_pipeline(lab, settings, split=split_from(args))
     if args.json:
         print_json(result.to_dict())

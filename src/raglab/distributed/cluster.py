@@ -100,7 +100,7 @@ def dashboard_line(client: Any) -> str | None:
         return None
     try:
         served = bool(client.run_on_scheduler(_serves_dashboard))
-    except Exception:  # noqa: BLE001 (a scheduler that refuses run_on_scheduler: trust its link)
+    except Exception:  # a scheduler that refuses run_on_scheduler: trust its link
         served = True
     if served:
         return f"Dask dashboard: {link}"

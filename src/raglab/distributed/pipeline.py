@@ -67,10 +67,10 @@ def index_lab(
             "the Dask workers read other pages than this machine did: the corpus folder must be "
             "at the same path, with the same files, on every worker"
         )
-    with stage(f"count the terms of {n_chunks} chunks in {len(parts)} shards; reduce N, avgdl, n_t"):
-        counts = [
-            client.submit(count_chunks, p, lab.analyzer, lab.stem, pure=False) for p in parts
-        ]
+    with stage(
+        f"count the terms of {n_chunks} chunks in {len(parts)} shards; reduce N, avgdl, n_t"
+    ):
+        counts = [client.submit(count_chunks, p, lab.analyzer, lab.stem, pure=False) for p in parts]
         return DistributedBM25.from_counts(client, counts)
 
 

@@ -1,0 +1,135 @@
+"""``raglab run`` and ``raglab report`` print and write the same bytes with ``--scheduler`` (the
+module's 2-process LocalCluster) as without it; each stage on the cluster prints one line on
+stderr, and the dashboard's line comes first, except under ``--json`` and ``--quiet``.
+
+Oracle: the same command without the option (the single machine), on the handbook and on
+Cranfield; for the dashboard, the client's own ``dashboard_link`` and whether bokeh (which
+Dask's dashboard pages need) can be imported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from cluster_fixtures import client, cranfield_dir
+
+from raglab.cli.main import main
+from raglab.distributed.cluster import dashboard_line
+
+__all__ = ["client", "cranfield_dir"]  # fixtures, used by name
+
+
+def _cli(capsys: pytest.CaptureFixture[str], argv: list[str], status: int = 0) -> tuple[str, str]:
+    assert main(argv) == status
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def _address(client: Any) -> list[str]:
+    return ["--scheduler", str(client.scheduler.address)]
+
+
+def _cranfield_options(folder: Path) -> list[str]:
+    return [
+        "--corpus", str(folder / "pages"), "--questions", str(folder / "questions.jsonl"),
+        "--stem", "--chunker", "heading", "--size", "100000",
+    ]  # fmt: skip
+
+
+def test_handbook_run_is_byte_identical_and_prints_its_stages(
+    capsys: pytest.CaptureFixture[str], client: Any
+) -> None:
+    """Oracle: ``raglab run --json`` and ``raglab run`` (its table) on one machine. Under
+    ``--json`` stderr stays empty; without it the dashboard line comes first, then one line per
+    stage: reading and chunking, counting and the reduction, ranking every question."""
+    single_json, _ = _cli(capsys, ["run", "--json"])
+    assert '"outcomes"' in single_json
+    cluster_json, err = _cli(capsys, ["run", "--json", *_address(client)])
+    assert cluster_json == single_json
+    assert err == ""
+    single_table, _ = _cli(capsys, ["run"])
+    cluster_table, err = _cli(capsys, ["run", *_address(client)])
+    assert cluster_table == single_table
+    lines = err.splitlines()
+    assert lines[0].startswith("Dask dashboard: ")
+    stages = [line for line in lines if line.startswith("cluster: ")]
+    assert len(stages) == 3, err
+    assert "read and chunk 58 page files" in stages[0]
+    assert "reduce N, avgdl, n_t" in stages[1]
+    assert "rank 80 questions by BM25" in stages[2] and stages[2].endswith(" s)")
+    _, quiet_err = _cli(capsys, ["run", "--quiet", *_address(client)])
+    assert "cluster: " not in quiet_err and "Dask dashboard" not in quiet_err
+
+
+@pytest.mark.parametrize("fmt", ["json", "md"])
+def test_handbook_report_is_byte_identical(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+) -> None:
+    """Oracle: the report file ``raglab report`` writes on one machine (SOURCE_DATE_EPOCH set,
+    so its ``created`` time is fixed), JSON and Markdown, and its ``--json`` summary."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    files, printed = [], []
+    for extra in ([], _address(client)):
+        out = tmp_path / f"{len(extra)}.{fmt}"
+        text, _ = _cli(capsys, ["report", "--out", str(out), "--json", *extra])
+        files.append(out.read_bytes())
+        printed.append(text.replace(str(out), "OUT"))
+    assert len(files[0]) > 10_000
+    assert files[1] == files[0]
+    assert printed[1] == printed[0]
+
+
+def test_cranfield_report_json_is_byte_identical(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    cranfield_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Oracle: ``raglab report --format json`` on one machine, Cranfield (1,400 abstracts, 225
+    queries, stemmed, one chunk per abstract). Its questions are labelled by pages, so the
+    report holds every ranker's measures and no end-to-end run."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    data = _cranfield_options(cranfield_dir)
+    files = []
+    for extra in ([], _address(client)):
+        out = tmp_path / f"cran{len(extra)}.json"
+        _cli(capsys, ["report", "--out", str(out), "--quiet", *data, *extra])
+        files.append(out.read_bytes())
+    assert b'"rankers"' in files[0]
+    assert files[1] == files[0]
+
+
+def test_cranfield_run_refusal_is_byte_identical(
+    capsys: pytest.CaptureFixture[str], client: Any, cranfield_dir: Path
+) -> None:
+    """Oracle: ``raglab run --json`` on one machine, Cranfield: exit 2 and the JSON error saying
+    that an end-to-end run needs answer passages (Cranfield's qrels name pages only), on
+    stdout, and the same line on stderr."""
+    data = _cranfield_options(cranfield_dir)
+    single = _cli(capsys, ["run", "--json", *data], status=2)
+    assert "answer passages" in single[0]
+    assert _cli(capsys, ["run", "--json", *data, *_address(client)], status=2) == single
+
+
+def test_dashboard_line_names_a_dashboard_only_when_one_is_served(client: Any) -> None:
+    """Oracle: the client's ``dashboard_link``, and bokeh's importability (without bokeh the
+    scheduler's HTTP service answers, but its pages only say bokeh is missing)."""
+    want = (
+        f"Dask dashboard: {client.dashboard_link}"
+        if importlib.util.find_spec("bokeh") is not None
+        else "Dask dashboard: none (the scheduler lacks bokeh: pip install bokeh for one)"
+    )
+    assert dashboard_line(client) == want
+    link = "http://10.0.0.5:8787/status"
+    served = SimpleNamespace(dashboard_link=link, run_on_scheduler=lambda f: True)
+    assert dashboard_line(served) == f"Dask dashboard: {link}"
+    assert dashboard_line(SimpleNamespace(dashboard_link=None)) is None
