@@ -20,7 +20,7 @@ from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, SEED
 from raglab._types import FloatArray
 from raglab.vectors import SparseMatrix
 
-__all__ = ["randomized_svd"]
+__all__ = ["randomized_svd", "small_problem"]
 
 
 def check_positive_int(name: str, value: int, *, minimum: int = 1) -> None:
@@ -135,6 +135,18 @@ def randomized_svd(
     Q = _orthonormal(Y)
     del Y
     B = np.asarray(matrix_t @ Q).T  # (l, n) = Q^T A
+    return small_problem(Q, B, rank)
+
+
+def small_problem(
+    Q: FloatArray, B: FloatArray, rank: int
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The randomised SVD's last step, given Q (m, l) orthonormal and B = Q^T A (l, n): the
+    first ``rank`` singular triplets of B from the eigenproblem of B B^T (l x l), lifted by Q.
+
+    U = Q W, s = sqrt of the eigenvalues (clipped at 0), Vt = W^T B / s (rows of s = 0 left 0);
+    each pair (U column, Vt row) is signed so that U's largest entry in magnitude is positive,
+    which makes the result independent of LAPACK's sign choices."""
     eigenvalues, W = np.linalg.eigh(B @ B.T)
     order = np.argsort(eigenvalues)[::-1][:rank]
     s = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
@@ -145,6 +157,4 @@ def randomized_svd(
     Vt[s == 0] = 0.0
     pivot = np.argmax(np.abs(U), axis=0)
     signs = np.where(U[pivot, np.arange(U.shape[1])] < 0, -1.0, 1.0)
-    U = U * signs[None, :]
-    Vt = Vt * signs[:, None]
-    return U, s, Vt
+    return U * signs[None, :], s, Vt * signs[:, None]

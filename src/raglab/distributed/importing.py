@@ -26,36 +26,22 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from raglab._config import SEED
-from raglab.errors import InputError, Problem
+from raglab.errors import Problem
 from raglab.formats.beir import (
-    BEIR_KIND,
-    QRELS_SPLITS,
     _json_object,
-    _Labels,
-    _qrels_paths,
     _read_id,
     _read_jsonl,
-    _read_qrels_tsv,
     _read_string,
+    import_beir,
 )
 from raglab.formats.collection import (
     TEST_FRACTION,
     ImportSummary,
-    PageRecord,
-    check_fraction,
-    check_output_dir,
-    one_line,
-    safe_file_stems,
-    seeded_split,
-    write_collection,
 )
-from raglab.formats.trec import cap_problems
-from raglab.questions import SPLITS
 
 __all__ = ["check_corpus_lines", "import_beir_on_cluster", "line_ranges", "read_corpus"]
 
@@ -184,87 +170,16 @@ def import_beir_on_cluster(
     ranges: int | None = None,
 ) -> ImportSummary:
     """:func:`raglab.formats.beir.import_beir` with ``corpus.jsonl`` read on the workers of
-    ``client``: the same arguments, files, summary and problems. (Its steps after reading the
-    corpus are the same as there, line for line.)"""
-    if split is not None and split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS} or None, not {split!r}")
-    check_fraction(test_fraction)
-    root = Path(folder)
-    check_output_dir(out_dir, overwrite=overwrite)
-    if not root.is_dir():
-        raise InputError([Problem(str(root), "BEIR folder does not exist or is not a folder")])
-    problems: list[Problem] = []
-    docs = read_corpus(client, root / "corpus.jsonl", problems, ranges=ranges)
-    queries = _read_jsonl(root / "queries.jsonl", "queries", problems, quiet=quiet)
-    paths = _qrels_paths(root, qrels_file, problems)
-    random_split = split is None and len(paths) == 1
-    file_splits: dict[Path, str | None] = {}
-    for path in paths:
-        if split is not None:
-            file_splits[path] = split
-        elif random_split:
-            file_splits[path] = None
-        elif path.stem.lower() in QRELS_SPLITS:
-            file_splits[path] = QRELS_SPLITS[path.stem.lower()]
-        else:
-            problems.append(
-                Problem(
-                    str(path),
-                    "cannot tell the split from the file name (expected train.tsv, dev.tsv or "
-                    "test.tsv): choose one qrels file (--qrels) or give --split",
-                )
-            )
-    labels = _Labels()
-    check_ids = not problems
-    query_ids = {qid: None for qid, _, _ in queries}
-    doc_ids = {pid: None for pid, _, _ in docs}
-    for path, path_split in file_splits.items():
-        _read_qrels_tsv(path, path_split, query_ids, doc_ids, labels, problems, check_ids=check_ids)
-    if problems:
-        raise InputError(cap_problems(problems, str(root)))
-    kept = [(qid, text) for qid, _, text in queries if labels.grades.get(qid)]
-    if split is not None:
-        splits = {qid: split for qid, _ in kept}
-    elif random_split:
-        splits = seeded_split([qid for qid, _ in kept], test_fraction=test_fraction, seed=seed)
-    else:
-        splits = {qid: labels.split_of[qid][0] or "train" for qid, _ in kept}
-    questions = [
-        {
-            "id": qid,
-            "split": splits[qid],
-            "kind": BEIR_KIND,
-            "question": one_line(text),
-            "pages": labels.grades[qid],
-        }
-        for qid, text in kept
-    ]
-    return _write(out_dir, docs, questions, queries, labels, overwrite=overwrite, quiet=quiet)
-
-
-def _write(
-    out_dir: str | Path,
-    docs: Sequence[tuple[str, str, str]],
-    questions: list[dict[str, Any]],
-    queries: Sequence[tuple[str, str, str]],
-    labels: _Labels,
-    *,
-    overwrite: bool,
-    quiet: bool,
-) -> ImportSummary:
-    stems = safe_file_stems([pid for pid, _, _ in docs])
-    pages = [
-        PageRecord(pid, title, text, stem)
-        for (pid, title, text), stem in zip(docs, stems, strict=True)
-    ]
-    write_collection(out_dir, pages, questions, overwrite=overwrite, quiet=quiet)
-    return ImportSummary(
-        out_dir=str(out_dir),
-        pages=len(pages),
-        empty_pages=sum(not p.body.strip() for p in pages),
-        renamed_pages=sum(p.file_stem != p.id for p in pages),
-        questions={s: sum(q["split"] == s for q in questions) for s in SPLITS},
-        skipped_questions=len(queries) - len(questions),
-        labels=sum(len(g) for g in labels.grades.values()),
-        dropped_labels=labels.dropped,
+    ``client``: the same arguments, files, summary and problems (the steps after reading the
+    corpus are that function's own)."""
+    return import_beir(
+        folder,
+        out_dir,
+        split=split,
+        test_fraction=test_fraction,
+        seed=seed,
+        qrels_file=qrels_file,
+        overwrite=overwrite,
+        quiet=quiet,
+        read_corpus=lambda path, problems: read_corpus(client, path, problems, ranges=ranges),
     )

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from raglab._config import LSA_OVERSAMPLE, LSA_RANK, SEED
-from raglab._svd import _lu_basis, _orthonormal, check_positive_int
+from raglab._svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab._types import FloatArray
 from raglab.lsa import LSAModel, power_iterations_for
 from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
@@ -168,22 +168,5 @@ def fit_lsa_on_cluster(
         Y = A.times(_lu_basis(A.transpose_times(_lu_basis(Y))))
     Q = _orthonormal(Y)
     B = A.transpose_times(Q).T  # (l, n) = Q^T A
-    U, s, Vt = _small_problem(Q, B, rank)
+    U, s, Vt = small_problem(Q, B, rank)
     return LSAModel(A.vocabulary, A.idf(), U, s, Vt, A.frobenius_sq())
-
-
-def _small_problem(
-    Q: FloatArray, B: FloatArray, rank: int
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Step 3's end and step 4 of :func:`raglab._svd.randomized_svd`, on the client."""
-    eigenvalues, W = np.linalg.eigh(B @ B.T)
-    order = np.argsort(eigenvalues)[::-1][:rank]
-    s = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
-    W = W[:, order]
-    U = Q @ W
-    safe = np.where(s > 0, s, 1.0)
-    Vt = (W.T @ B) / safe[:, None]
-    Vt[s == 0] = 0.0
-    pivot = np.argmax(np.abs(U), axis=0)
-    signs = np.where(U[pivot, np.arange(U.shape[1])] < 0, -1.0, 1.0)
-    return U * signs[None, :], s, Vt * signs[:, None]

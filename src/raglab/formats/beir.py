@@ -35,7 +35,7 @@ The writing itself (pages, questions file, seeded split, output-folder checks) l
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,6 +275,10 @@ def _read_qrels_tsv(
             labels.dropped += 1
 
 
+#: Reads ``corpus.jsonl`` into (id, title, text) records, adding what is wrong to ``problems``.
+CorpusReader = Callable[[Path, list[Problem]], list[tuple[str, str, str]]]
+
+
 def import_beir(
     folder: str | Path,
     out_dir: str | Path,
@@ -285,6 +289,7 @@ def import_beir(
     qrels_file: str | Path | None = None,
     overwrite: bool = False,
     quiet: bool = False,
+    read_corpus: CorpusReader | None = None,
 ) -> ImportSummary:
     """Import the BEIR collection in ``folder`` into ``out_dir`` (see the module docstring).
 
@@ -292,7 +297,10 @@ def import_beir(
     or a seeded random split with ``test_fraction`` and ``seed`` when there is one qrels file).
     ``qrels_file``: read only this qrels file (a path, or a name inside ``folder/qrels``).
     ``overwrite``: replace ``pages/`` and ``questions.jsonl`` in a non-empty ``out_dir``.
-    ``quiet``: no progress bars. Raises :class:`InputError` listing every problem in the input
+    ``quiet``: no progress bars. ``read_corpus``: how ``corpus.jsonl`` is read, as
+    ``read_corpus(path, problems)`` giving its (id, title, text) records and adding its problems
+    (default: line by line here; :mod:`raglab.distributed.importing` reads it on Dask workers,
+    to the same records and problems). Raises :class:`InputError` listing every problem in the input
     (file, line, field) before anything is written; ``ValueError`` on bad arguments.
     """
     if split is not None and split not in SPLITS:
@@ -303,7 +311,10 @@ def import_beir(
     if not root.is_dir():
         raise InputError([Problem(str(root), "BEIR folder does not exist or is not a folder")])
     problems: list[Problem] = []
-    docs = _read_jsonl(root / "corpus.jsonl", "corpus", problems, quiet=quiet)
+    if read_corpus is None:
+        docs = _read_jsonl(root / "corpus.jsonl", "corpus", problems, quiet=quiet)
+    else:
+        docs = read_corpus(root / "corpus.jsonl", problems)
     queries = _read_jsonl(root / "queries.jsonl", "queries", problems, quiet=quiet)
     paths = _qrels_paths(root, qrels_file, problems)
     random_split = split is None and len(paths) == 1
