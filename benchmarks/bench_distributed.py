@@ -1,0 +1,414 @@
+"""BM25 and LSA on one machine against a 2-worker Dask LocalCluster on the same machine.
+
+Data: the BM25 sweep's generated chunks (``bench_sweep.make_data``: 100 to 200 tokens a chunk,
+about 150, Zipf s = 1 over 200,000 terms) and 1,000 queries, 500 of each of its mixes (zipf and
+chunk). One machine is :class:`raglab.bm25.BM25Index` and :func:`raglab.lsa.fit_lsa`; the
+cluster is :class:`raglab.distributed.bm25.DistributedBM25` (one contiguous shard per worker,
+sent from the client) and :func:`raglab.distributed.lsa.fit_lsa_on_cluster` (A in two row
+blocks per worker), on ``connect(workers=2)``: single-threaded worker processes, BLAS on one
+thread everywhere. The LSA windows are the first 20,000 fixed windows of 256 consecutive tokens
+of the chunks in order (fewer below 40,000 chunks), the same at every size from 40,000 chunks.
+
+Each of four steps runs in its own fresh process (``--worker KIND CHUNKS``): one machine's BM25
+and LSA, the cluster's BM25 and LSA (the client process starts its own LocalCluster, whose
+scheduler runs inside it). Peak RSS is the high-water mark of ``/proc/<pid>/status`` (VmHWM),
+reset through ``/proc/self/clear_refs`` before each step, in the one-machine process, the
+client process and, by ``client.run``, in every worker process; the token lists are resident
+and counted. Checks before anything is reported: the cluster's BM25 top 10 (documents and
+scores, compared as bytes) equal the single index's, and our numpy and numba backends equal
+each other; the singular values agree within 1e-6 relative. BM25 is checked untimed and then
+timed (median of 3 batches of all 1,000 queries); each LSA fit is timed once and checked after.
+
+    python benchmarks/bench_distributed.py                         # 100,000 chunks, ~5 minutes
+    python benchmarks/bench_distributed.py --sizes 1000000,3000000
+
+1,000,000 chunks need about 3 GB on one machine (token lists included) and 3,000,000 about 8 GB,
+and the cluster side as much again (the client holds the token lists, the workers the shards).
+Scaling the 100,000-chunk run linearly, 1,000,000 takes about 20 minutes and 3,000,000 about an
+hour on 2 cores; neither has been run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # before numpy is imported (inherited by the workers)
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(1, str(Path(__file__).resolve().parent))
+
+import bench_sweep  # noqa: E402
+from bench_sweep import _reset_peak, _status_kb, _timed  # noqa: E402
+from common import Config, Disagreement, Section  # noqa: E402
+
+from raglab._config import LSA_OVERSAMPLE, LSA_RANK  # noqa: E402
+
+SIZES = (100_000,)
+QUICK_SIZES = (10_000,)
+LARGE_SIZES = (1_000_000,)
+WORKERS = 2
+TOP_K = 10
+PER_MIX = 500  # queries of each of make_data's two mixes: 1,000 in all
+WINDOW = 256  # tokens a window
+MAX_WINDOWS = 20_000
+LSA_CHUNKS = 40_000  # a multiple of make_data's block: the same first chunks at every size
+LSA_RTOL = 1e-6
+WIDTH = LSA_RANK + LSA_OVERSAMPLE  # l, the sketches' columns (74)
+
+
+# --- data and process memory --------------------------------------------------------------------
+
+
+def _data(n_docs: int) -> tuple[list[list[str]], list[list[str]]]:
+    # make_data draws 300 queries a mix from 1,000,000 chunks on (bm25s is slow there); this
+    # benchmark has no bm25s, so 1,000 at every size. Set in the fresh worker process only.
+    bench_sweep.LARGE_QUERIES = bench_sweep.N_QUERIES
+    docs, mixes = bench_sweep.make_data(n_docs)
+    return docs, mixes["zipf"][:PER_MIX] + mixes["chunk"][:PER_MIX]
+
+
+def _windows(n_docs: int) -> list[list[str]]:
+    """Consecutive 256-token windows of the first chunks, in order (at most 20,000)."""
+    docs, _ = bench_sweep.make_data(min(n_docs, LSA_CHUNKS))
+    stream = [t for d in docs for t in d]
+    count = min(len(stream) // WINDOW, MAX_WINDOWS)
+    return [stream[i * WINDOW : (i + 1) * WINDOW] for i in range(count)]
+
+
+def _rss_mb() -> float:
+    return _status_kb("VmRSS") / 1024
+
+
+def _peak_mb() -> float:
+    return _status_kb("VmHWM") / 1024
+
+
+class _Peaks:
+    """Reset and read the peak RSS of the client process and of every worker process."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.ok = True
+
+    def reset(self) -> None:
+        self.ok = _reset_peak() and all(self.client.run(_reset_peak).values()) and self.ok
+
+    def read(self) -> dict[str, Any]:
+        workers = self.client.run(_peak_mb)
+        return {"client": _peak_mb(), "workers": [workers[w] for w in sorted(workers)]}
+
+
+def _shard_info(shard: Any) -> dict[str, Any]:
+    """Task: one shard's documents, postings, terms and array bytes (on its worker)."""
+    c = shard.counts
+    arrays = (c.indptr, c.docs, c.tf, c.lengths, shard.idf, shard.ratio)
+    return {
+        "docs": c.n_docs,
+        "postings": int(c.docs.size),
+        "terms": len(c.terms),
+        "nbytes": sum(int(a.nbytes) for a in arrays),
+    }
+
+
+# --- fresh-process workers ----------------------------------------------------------------------
+
+
+def single_bm25(n_docs: int, ref: Path) -> dict[str, Any]:
+    from raglab.bm25 import BM25Index
+
+    base_mb = _rss_mb()  # the interpreter, numpy and raglab, before any data
+    docs, queries = _data(n_docs)
+    reset = _reset_peak()
+    t0 = time.perf_counter()
+    index = BM25Index(docs, k1=bench_sweep.K1, b=bench_sweep.B)
+    index_s = time.perf_counter() - t0
+    index_peak = _peak_mb()
+    postings = sum(len(set(d)) for d in docs)
+    answers = {be: index.search_many(queries, k=TOP_K, backend=be) for be in ("numpy", "numba")}
+    for a, b in zip(answers["numpy"], answers["numba"], strict=True):
+        if a.tobytes() != b.tobytes():
+            raise Disagreement("our numpy and numba backends differ")
+    np.savez(ref, docs=answers["numba"][0], scores=answers["numba"][1])
+    _reset_peak()
+    query_s = {
+        be: [_timed(partial(index.search_many, queries, k=TOP_K, backend=be)) for _ in range(3)]
+        for be in ("numpy", "numba")
+    }
+    return {
+        "base_mb": base_mb,
+        "index_s": index_s,
+        "index_peak_mb": index_peak,
+        "query_s": query_s,
+        "query_peak_mb": _peak_mb(),
+        "nbytes": int(index.nbytes),
+        "postings": postings,
+        "terms": len(index.vocabulary),
+        "peak_reset": reset,
+    }
+
+
+def single_lsa(n_docs: int, ref: Path) -> dict[str, Any]:
+    from raglab.lsa import fit_lsa, power_iterations_for
+
+    windows = _windows(n_docs)
+    reset = _reset_peak()
+    t0 = time.perf_counter()
+    model = fit_lsa(windows)
+    lsa_s = time.perf_counter() - t0
+    np.save(ref, model.s)
+    return {
+        "lsa_s": lsa_s,
+        "lsa_peak_mb": _peak_mb(),
+        "windows": len(windows),
+        "nnz": sum(len(set(w)) for w in windows),  # non-zeros of A
+        "terms": len(model.vocabulary),
+        "passes": power_iterations_for(len(windows)),
+        "peak_reset": reset,
+    }
+
+
+def cluster_bm25(n_docs: int, ref: Path) -> dict[str, Any]:
+    import distributed
+    from raglab.distributed.bm25 import DistributedBM25
+    from raglab.distributed.cluster import connect
+
+    docs, queries = _data(n_docs)
+    t0 = time.perf_counter()
+    with connect(workers=WORKERS) as client:
+        start_s = time.perf_counter() - t0
+        peaks = _Peaks(client)
+        addresses = sorted(client.scheduler_info()["workers"])
+        idle = client.run(_rss_mb)
+        baseline = {"client": _rss_mb(), "workers": [idle[w] for w in addresses]}
+        parts = [docs[i * n_docs // WORKERS : (i + 1) * n_docs // WORKERS] for i in range(WORKERS)]
+        peaks.reset()
+        t0 = time.perf_counter()
+        index = DistributedBM25.from_partitions(client, parts)
+        shards = index._shards  # the shard futures: built when they are done, not when submitted
+        wait: Any = distributed.wait  # untyped
+        wait(shards)
+        index_s = time.perf_counter() - t0
+        index_peak = peaks.read()
+        info = client.gather([client.submit(_shard_info, s, pure=False) for s in shards])
+        placed = client.who_has(shards)
+        for rec, s in zip(info, shards, strict=True):
+            rec["worker"] = addresses.index(next(iter(placed[s.key])))
+        found, scores = index.search_many(queries, k=TOP_K)
+        want = np.load(ref)
+        if found.tobytes() != want["docs"].tobytes():
+            q = int(np.flatnonzero((found != want["docs"]).any(axis=1))[0])
+            raise Disagreement(f"query {q}: the cluster's top {TOP_K} differ from one machine's")
+        if scores.tobytes() != want["scores"].tobytes():
+            raise Disagreement("the cluster's BM25 scores differ from one machine's in some bit")
+        peaks.reset()
+        query_s = [_timed(partial(index.search_many, queries, k=TOP_K)) for _ in range(3)]
+        query_peak = peaks.read()
+    return {
+        "start_s": start_s,
+        "baseline_mb": baseline,
+        "index_s": index_s,
+        "index_peak_mb": index_peak,
+        "query_s": query_s,
+        "query_peak_mb": query_peak,
+        "shards": info,
+        "check": f"top {TOP_K} of {len(queries):,} queries, documents and scores bit for bit",
+        "peak_reset": peaks.ok,
+    }
+
+
+def cluster_lsa(n_docs: int, ref: Path) -> dict[str, Any]:
+    from raglab.distributed.cluster import connect
+    from raglab.distributed.lsa import fit_lsa_on_cluster
+
+    windows = _windows(n_docs)
+    with connect(workers=WORKERS) as client:
+        peaks = _Peaks(client)
+        peaks.reset()
+        t0 = time.perf_counter()
+        model = fit_lsa_on_cluster(client, windows)
+        lsa_s = time.perf_counter() - t0
+        lsa_peak = peaks.read()
+    want = np.load(ref)
+    rel = float(np.max(np.abs(model.s - want) / np.abs(want)))
+    if not rel <= LSA_RTOL:
+        raise Disagreement(f"singular values differ by {rel:.3g} relative (limit {LSA_RTOL:g})")
+    return {
+        "lsa_s": lsa_s,
+        "lsa_peak_mb": lsa_peak,
+        "check": f"{model.s.size} singular values within {rel:.1e} relative",
+        "peak_reset": peaks.ok,
+    }
+
+
+WORKER_KINDS = {
+    "single-bm25": single_bm25,
+    "cluster-bm25": cluster_bm25,
+    "single-lsa": single_lsa,
+    "cluster-lsa": cluster_lsa,
+}
+
+
+def _spawn(kind: str, n_docs: int, ref: Path, timeout: float) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", kind, str(n_docs), str(ref)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        if "Disagreement" in proc.stderr:
+            raise Disagreement(f"{kind}: " + proc.stderr.strip().splitlines()[-1])
+        raise RuntimeError(f"worker {kind} {n_docs} failed: {proc.stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+def _med(samples: Sequence[float]) -> float:
+    return float(np.median(samples))
+
+
+def _row(n: int, step: str, t1: float, m1: float | None, tc: float, mc: Any, check: str) -> str:
+    """One line: times, then peak RSS of one machine, of the client and of each worker."""
+    mem = "| - | - | - | - | - "
+    if m1 is not None and mc is not None:
+        w = mc["workers"]
+        mem = (
+            f"| {m1:,.0f} | {mc['client']:,.0f} | {mc['client'] / m1:.2f} | "
+            f"{', '.join(f'{x:,.0f}' for x in w)} | {', '.join(f'{x / m1:.2f}' for x in w)} "
+        )
+    return f"| {n:,} | {step} | {t1:.2f} | {tc:.2f} | {tc / t1:.2f} {mem}| {check} |"
+
+
+def report(sizes: Sequence[int], *, timeout: float = 7200) -> tuple[list[str], list[str]]:
+    """Run every worker for every size; returns (markdown lines of the tables, notes)."""
+    results: dict[int, dict[str, dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-distributed-") as tmp:
+        for n in sizes:
+            results[n] = {}
+            for kind, suffix in (("bm25", ".npz"), ("lsa", ".npy")):
+                ref = Path(tmp) / f"{kind}-{n}{suffix}"
+                for side in ("single", "cluster"):
+                    print(f"  {side} {kind} at {n:,} chunks ...", file=sys.stderr, flush=True)
+                    results[n][f"{side}-{kind}"] = _spawn(f"{side}-{kind}", n, ref, timeout)
+    lines = [
+        f"| Chunks | Step | One machine (s) | Cluster, {WORKERS} workers (s) | Cluster / one "
+        "machine | Peak RSS, one machine (MB) | Peak RSS, client (MB) | Client / one machine | "
+        "Peak RSS, each worker (MB) | Each worker / one machine | Agreement |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    shard_lines = [
+        "| Chunks | Shard | Worker | Chunks in shard | Postings | Terms | Shard arrays (MB) | "
+        "Bytes / posting |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes = []
+    for n in sizes:
+        sb, cb = results[n]["single-bm25"], results[n]["cluster-bm25"]
+        sl, cl = results[n]["single-lsa"], results[n]["cluster-lsa"]
+        steps = [
+            ("indexing", sb["index_s"], sb["index_peak_mb"], cb["index_s"], cb["index_peak_mb"],
+             f"{sb['postings']:,} postings"),
+            ("1,000 queries, top 10 (one machine: numba)", _med(sb["query_s"]["numba"]),
+             sb["query_peak_mb"], _med(cb["query_s"]), cb["query_peak_mb"], cb["check"]),
+            ("1,000 queries, top 10 (one machine: numpy)", _med(sb["query_s"]["numpy"]), None,
+             _med(cb["query_s"]), None, "numpy and numba bit for bit"),
+            (f"LSA SVD, {sl['windows']:,} windows x {sl['terms']:,} terms, {sl['passes']} "
+             "power passes", sl["lsa_s"], sl["lsa_peak_mb"], cl["lsa_s"], cl["lsa_peak_mb"],
+             cl["check"]),
+        ]  # fmt: skip
+        lines += [_row(n, *step) for step in steps]
+        if sum(s["postings"] for s in cb["shards"]) != sb["postings"]:
+            raise Disagreement(f"{n:,}: the shards' postings do not add up to the index's")
+        for i, s in enumerate(cb["shards"]):
+            shard_lines.append(
+                f"| {n:,} | {i} | {s['worker']} | {s['docs']:,} | {s['postings']:,} | "
+                f"{s['terms']:,} | {s['nbytes'] / 2**20:,.1f} | {s['nbytes'] / s['postings']:.2f} |"
+            )
+        base, m1 = cb["baseline_mb"], sb["index_peak_mb"]
+        net = ", ".join(
+            f"{(x - b) / (m1 - sb['base_mb']):.2f}"
+            for x, b in zip(cb["index_peak_mb"]["workers"], base["workers"], strict=True)
+        )
+        notes += [
+            f"{n:,} chunks: one machine's BM25Index holds {sb['nbytes'] / 2**20:,.1f} MB of arrays "
+            f"for {sb['postings']:,} postings, {sb['nbytes'] / sb['postings']:.2f} bytes a "
+            f"posting ({sb['terms']:,} terms).",
+            f"{n:,} chunks: starting the LocalCluster took {cb['start_s']:.1f} s (not in the "
+            f"times); an idle worker process holds {', '.join(f'{x:,.0f}' for x in base['workers'])}"
+            f" MB and the client {base['client']:,.0f} MB before any data, one machine's process "
+            f"{sb['base_mb']:,.0f} MB; net of these, each worker's indexing peak is {net} of one "
+            "machine's.",
+            f"{n:,} chunks, range of the 3 query batches: one machine (numba) "
+            f"{min(sb['query_s']['numba']):.2f} to {max(sb['query_s']['numba']):.2f} s, (numpy) "
+            f"{min(sb['query_s']['numpy']):.2f} to {max(sb['query_s']['numpy']):.2f} s; cluster "
+            f"{min(cb['query_s']):.2f} to {max(cb['query_s']):.2f} s.",
+            f"{n:,} chunks: A has {sl['nnz']:,} non-zeros; the sketches are {sl['terms']:,} x "
+            f"{WIDTH} and {sl['windows']:,} x {WIDTH} float64 "
+            f"({sl['terms'] * WIDTH * 8 / 2**20:,.1f} MB and "
+            f"{sl['windows'] * WIDTH * 8 / 2**20:,.1f} MB).",
+        ]
+        if not all(r["peak_reset"] for r in results[n].values()):
+            notes.append(f"{n:,} chunks: a peak could not be reset; it is the process's own.")
+    notes.append(
+        "The client's peak includes the scheduler (a LocalCluster's scheduler runs in the client "
+        "process) and the token lists it sends; LSA sends every window to every worker."
+    )
+    return [*lines, "", *shard_lines], notes
+
+
+def run(cfg: Config) -> Section:
+    sizes = QUICK_SIZES if cfg.quick else SIZES + (LARGE_SIZES if cfg.large else ())
+    section = Section(
+        "distributed",
+        f"7. One machine against a {WORKERS}-worker Dask LocalCluster at "
+        + ", ".join(f"{n:,}" for n in sizes)
+        + " chunks",
+        " ".join(__doc__.split("\n\n")[1].split())
+        + " Ratios are cluster / one machine (below 1: the cluster is faster or smaller).",
+    )
+    section.extra, section.notes = report(sizes)
+    return section
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--worker", nargs=3, metavar=("KIND", "CHUNKS", "REF"), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--sizes", default="", help="comma-separated chunk counts")
+    parser.add_argument("--timeout", type=float, default=7200, help="seconds a worker may take")
+    args = parser.parse_args(argv)
+    if args.worker:
+        kind, n, ref = args.worker
+        print(json.dumps(WORKER_KINDS[kind](int(n), Path(ref))))
+        return 0
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
+    load = os.getloadavg()
+    lines, notes = report(sizes, timeout=args.timeout)
+    notes.append(
+        f"Load average {' / '.join(f'{x:.2f}' for x in load)} at the start, "
+        f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())} at the end (1/5/15 min)."
+    )
+    print("\n".join([*lines, "", *(f"- {n}" for n in notes)]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
