@@ -45,7 +45,8 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
 ) -> None:
     """Oracle: ``raglab run --json`` and ``raglab run`` (its table) on one machine. Under
     ``--json`` stderr stays empty; without it the dashboard line comes first, then one line per
-    stage: reading and chunking, counting and the reduction, ranking every question."""
+    stage: reading and chunking, counting and the reduction, ranking every question, and the
+    neural vectors the cache lacks."""
     single_json, _ = _cli(capsys, ["run", "--json"])
     assert '"outcomes"' in single_json
     cluster_json, err = _cli(capsys, ["run", "--json", *_address(client)])
@@ -57,10 +58,11 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     lines = err.splitlines()
     assert lines[0].startswith("Dask dashboard: ")
     stages = [line for line in lines if line.startswith("cluster: ")]
-    assert len(stages) == 3, err
+    assert len(stages) == 4, err
     assert "read and chunk 58 page files" in stages[0]
     assert "reduce N, avgdl, n_t" in stages[1]
     assert "rank 80 questions by BM25" in stages[2] and stages[2].endswith(" s)")
+    assert "(neural) on the workers" in stages[3]
     _, quiet_err = _cli(capsys, ["run", "--quiet", *_address(client)])
     assert "cluster: " not in quiet_err and "Dask dashboard" not in quiet_err
 

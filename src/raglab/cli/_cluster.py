@@ -1,4 +1,5 @@
-"""``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work runs.
+"""``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work (and the encoding of
+chunks the neural vector cache lacks) runs.
 
 Execution options, not pipeline settings: they change where the numbers are computed, never
 the numbers, so they are not in :data:`raglab.settings.SETTINGS` and no report or baseline
@@ -18,6 +19,7 @@ from typing import Any
 from raglab.cli._common import DATA_SETTINGS, console, load_data, load_lab
 from raglab.cli.options import given_settings
 from raglab.formats.progress import progress
+from raglab.pipeline import dense
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings
 
@@ -132,4 +134,12 @@ def cluster_lab(
             )
             with stage(what):
                 prime_bm25(lab, indexes[one.chunking], one)
+        if dense.unavailable(lab.model) is None:
+            # The neural rows read the chunks' vectors from the on-disk cache: the workers fill
+            # it with the batches this machine would run, so the vectors are its own.
+            from raglab.distributed.neural import prime_neural_cache
+
+            for chunking in dict.fromkeys(one.chunking for one in wanted):
+                with stage("encode the chunks the vector cache lacks (neural) on the workers"):
+                    prime_neural_cache(client, lab, chunking)
     return lab

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +91,7 @@ def encode_cached(
     batch_size: int = 32,
     cache_dir: str | Path | None = None,
     progress: Progress | None = None,
+    encoder: Callable[[list[str]], Float32Array] | None = None,
 ) -> Float32Array:
     """``model.encode(texts, ...)`` (n, dim) float32, encoding only the texts not yet cached.
 
@@ -98,6 +99,9 @@ def encode_cached(
     rows by their norms after reading, exactly as :meth:`NeuralModel.encode` does. A vector read
     back is bitwise the one written; vectors encoded in another batch differ by float rounding
     only (about 1e-7). ``progress`` wraps the batches of the texts that are encoded.
+    ``encoder`` encodes the missing texts instead of ``model.encode(..., normalize=False)``: the
+    pooled vectors (n, dim) of exactly those batches (a Dask cluster's, in
+    :mod:`raglab.distributed.neural`).
     """
     check_texts(texts)
     folder = cache_folder(model, cache_dir)
@@ -114,7 +118,10 @@ def encode_cached(
         else:
             out[rows] = vector
     if missing:
-        fresh = model.encode(missing, batch_size=batch_size, normalize=False, progress=progress)
+        if encoder is None:
+            fresh = model.encode(missing, batch_size=batch_size, normalize=False, progress=progress)
+        else:
+            fresh = encoder(missing)
         for text, vector in zip(missing, fresh, strict=True):
             out[where[text]] = vector
         _store(folder, [(paths[t], v) for t, v in zip(missing, fresh, strict=True)])

@@ -47,7 +47,9 @@ __all__ = [
     "forward",
     "gelu",
     "layer_norm",
+    "plan_batches",
     "pool",
+    "pooled_batch",
     "token_states",
     "unit_rows32",
 ]
@@ -233,29 +235,48 @@ def check_texts(texts: Sequence[str]) -> None:
             raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
 
 
-def _batches(
-    model: NeuralModel, texts: Sequence[str], batch_size: int, progress: Progress | None
-) -> Iterator[tuple[IntArray, Float32Array, BoolArray]]:
-    """(positions in ``texts``, states (b, t, h), mask (b, t)) of each padded batch.
-
-    Texts are sorted by word-piece count (longest first, ties in input order) before they are cut
-    into batches, so a batch pads to a length close to its texts' own; the positions say where
-    each row belongs.
-    """
+def plan_batches(
+    model: NeuralModel, texts: Sequence[str], batch_size: int
+) -> tuple[list[list[int]], list[IntArray]]:
+    """The word-piece ids of each text, and the batches :func:`encode` runs: positions in
+    ``texts``, sorted by word-piece count (longest first, ties in input order) and cut every
+    ``batch_size``, so a batch pads to a length close to its texts' own. A batch's vectors depend
+    on the batch (padding moves them by float rounding), so whoever runs these batches, here or
+    on a cluster's workers, gets the same vectors."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     check_texts(texts)
     ids = model.token_ids(texts)
     lengths = np.fromiter((len(row) for row in ids), np.int64, len(ids))
     order = np.argsort(-lengths, kind="stable")
-    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    return ids, [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _padded(model: NeuralModel, rows: Sequence[Sequence[int]]) -> tuple[IntArray, BoolArray]:
+    """A batch of word-piece rows padded to the longest: ids (b, t) and mask (b, t)."""
+    width = max(len(row) for row in rows)
+    padded = np.full((len(rows), width), model.config.pad_token_id, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.bool_)
+    for i, row in enumerate(rows):
+        padded[i, : len(row)] = row
+        mask[i, : len(row)] = True
+    return padded, mask
+
+
+def pooled_batch(model: NeuralModel, rows: Sequence[Sequence[int]]) -> Float32Array:
+    """One batch of :func:`plan_batches` through the network, pooled, not normalised: (b, h)."""
+    padded, mask = _padded(model, rows)
+    return pool(forward(model.weights, padded, mask), mask, model.pooling)
+
+
+def _batches(
+    model: NeuralModel, texts: Sequence[str], batch_size: int, progress: Progress | None
+) -> Iterator[tuple[IntArray, Float32Array, BoolArray]]:
+    """(positions in ``texts``, states (b, t, h), mask (b, t)) of each batch of
+    :func:`plan_batches`."""
+    ids, batches = plan_batches(model, texts, batch_size)
     for batch in batches if progress is None else progress(batches):
-        width = int(lengths[batch].max())
-        padded = np.full((batch.size, width), model.config.pad_token_id, dtype=np.int64)
-        mask = np.zeros((batch.size, width), dtype=np.bool_)
-        for row, i in enumerate(batch.tolist()):
-            padded[row, : lengths[i]] = ids[i]
-            mask[row, : lengths[i]] = True
+        padded, mask = _padded(model, [ids[i] for i in batch.tolist()])
         yield batch, forward(model.weights, padded, mask), mask
 
 

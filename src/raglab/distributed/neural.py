@@ -1,0 +1,84 @@
+"""Neural chunk vectors encoded on Dask workers, batch by batch, into the on-disk cache.
+
+What runs where:
+
+1. **Client**: the texts' word pieces, and the batches the single machine would run
+   (:func:`raglab.neural.encoder.plan_batches`: sorted by length, cut every 32). Only the texts
+   the on-disk cache lacks are planned (:func:`raglab.neural.cache.encode_cached`).
+2. **Workers, one task per batch** (:func:`encode_rows`): load the model once per worker process
+   (:func:`raglab.pipeline.dense.load`; the installed package, or the folder the lab names, which
+   must exist on every worker) and run the batch through the network
+   (:func:`raglab.neural.encoder.pooled_batch`). Only word-piece ids go out and (b, 384) float32
+   vectors come back.
+3. **Client**: the vectors are written to the cache, where the lab then reads them as if it had
+   encoded them itself.
+
+A vector depends on its batch (padding moves it by float rounding), so running the single
+machine's batches makes the vectors, and so every neural score, ranking and output, the single
+machine's bit for bit on workers with the same CPU and BLAS (a LocalCluster; tested). Workers on
+other hardware may differ by float rounding (about 1e-7), as the single machine's own vectors do
+between batch compositions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from raglab.neural.encoder import Float32Array
+    from raglab.neural.model import NeuralModel
+    from raglab.pipeline.lab import ChunkingKey, Lab
+
+__all__ = ["encode_on_cluster", "encode_rows", "prime_neural_cache"]
+
+
+def encode_rows(model_path: str | None, rows: Sequence[Sequence[int]]) -> Float32Array:
+    """Task: one batch of word-piece rows through the model at ``model_path`` (None: the
+    installed package), pooled, not normalised: (len(rows), dim) float32."""
+    from raglab.neural.encoder import pooled_batch
+    from raglab.pipeline import dense
+
+    return pooled_batch(dense.load(model_path), rows)
+
+
+def encode_on_cluster(
+    client: Any,
+    model: NeuralModel,
+    model_path: str | None,
+    texts: Sequence[str],
+    *,
+    batch_size: int = 32,
+) -> Float32Array:
+    """``model.encode(texts, batch_size=batch_size, normalize=False)``, each batch a task on the
+    workers: (len(texts), dim) float32, rows in the order of ``texts``."""
+    from raglab.neural.encoder import plan_batches
+
+    ids, batches = plan_batches(model, texts, batch_size)
+    futures = [
+        client.submit(encode_rows, model_path, [ids[i] for i in batch.tolist()], pure=False)
+        for batch in batches
+    ]
+    out = np.zeros((len(texts), model.dim), dtype=np.float32)
+    for batch, vectors in zip(batches, client.gather(futures), strict=True):
+        out[batch] = vectors
+    return out
+
+
+def prime_neural_cache(client: Any, lab: Lab, chunking: ChunkingKey | None = None) -> int:
+    """Encode on the workers the chunks under ``chunking`` whose vectors the on-disk cache lacks,
+    and write them there; returns how many texts the cluster encoded (0 when all were cached)."""
+    from raglab.neural.cache import encode_cached
+
+    model = lab.neural_model
+    texts = [c.text for c in lab.chunk_set(chunking).chunks]
+    encoded = [0]
+
+    def on_cluster(missing: list[str]) -> Float32Array:
+        encoded[0] = len(missing)
+        return encode_on_cluster(client, model, lab.model, missing)
+
+    encode_cached(model, texts, encoder=on_cluster)
+    return encoded[0]

@@ -1,0 +1,70 @@
+"""Neural chunk vectors encoded on the workers, batch by batch, equal the single machine's.
+
+Oracles: ``NeuralModel.encode`` on this machine, on the same texts (bit for bit: the workers run
+the same batches through the same numpy code), and ``raglab fuse --json`` without ``--workers``
+(byte for byte, every neural row included), each side with an empty vector cache of its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from cluster_fixtures import WHOLE_PAGES, client, handbook
+
+from raglab.cli.main import main
+from raglab.distributed.neural import encode_on_cluster, prime_neural_cache
+from raglab.neural.cache import encode_cached
+from raglab.pipeline.lab import Lab
+
+__all__ = ["client", "handbook"]  # fixtures, used by name
+
+
+def test_batches_encoded_on_the_workers_are_the_single_machines(
+    client: Any, handbook: Lab
+) -> None:
+    """Oracle: model.encode(texts, normalize=False) here; 70 texts of mixed lengths make three
+    batches of 32, 32 and 6 after the sort by length."""
+    model = handbook.neural_model
+    texts = [c.text for c in handbook.chunk_set().chunks[:70]]
+    here = model.encode(texts, normalize=False)
+    there = encode_on_cluster(client, model, None, texts)
+    assert there.dtype == np.float32 and there.shape == (70, model.dim)
+    assert np.array_equal(there, here)
+
+
+def test_the_cluster_fills_the_vector_cache_with_the_single_machines_vectors(
+    client: Any, handbook: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: encode_cached on this machine into an empty cache of its own. The cluster fills
+    another empty cache; read back, both hold the same vectors, and a second priming encodes
+    nothing."""
+    model = handbook.neural_model
+    texts = [c.text for c in handbook.chunk_set(WHOLE_PAGES).chunks]
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "single"))
+    single = encode_cached(model, texts)
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cluster"))
+    assert prime_neural_cache(client, handbook, WHOLE_PAGES) == len(set(texts))
+    assert prime_neural_cache(client, handbook, WHOLE_PAGES) == 0
+
+    def refuse(missing: list[str]) -> Any:
+        raise AssertionError(f"{len(missing)} vectors were not in the cache")
+
+    assert np.array_equal(encode_cached(model, texts, encoder=refuse), single)
+
+
+def test_handbook_fuse_with_its_neural_rows_is_byte_identical(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: ``raglab fuse --json`` on one machine, with an empty vector cache; the cluster's
+    run starts from another empty cache, so its neural rows rest on the workers' vectors."""
+    outputs = []
+    for name, extra in (("single", []), ("cluster", ["--workers", "2"])):
+        monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / name))
+        assert main(["fuse", "--json", *extra]) == 0
+        outputs.append(capsys.readouterr().out)
+        assert any((tmp_path / name).rglob("*.npy"))
+    assert '"neural-rrf"' in outputs[0]
+    assert outputs[1] == outputs[0]
