@@ -22,9 +22,7 @@ from raglab.pipeline.lab import Lab
 __all__ = ["client", "handbook"]  # fixtures, used by name
 
 
-def test_batches_encoded_on_the_workers_are_the_single_machines(
-    client: Any, handbook: Lab
-) -> None:
+def test_batches_encoded_on_the_workers_are_the_single_machines(client: Any, handbook: Lab) -> None:
     """Oracle: model.encode(texts, normalize=False) here; 70 texts of mixed lengths make three
     batches of 32, 32 and 6 after the sort by length."""
     model = handbook.neural_model
