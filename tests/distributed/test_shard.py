@@ -108,3 +108,26 @@ def test_a_shard_without_documents_or_terms_is_harmless() -> None:
         == BM25Index(docs).scores(["c", "zzz"]).tobytes()
     )
     assert shard.scores([], 1.2, 0.75).tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(("k1", "b"), PARAMS)
+def test_compiled_and_numpy_shard_search_agree_with_the_index(
+    handbook: Lab, k1: float, b: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: BM25Index.search_many over the whole collection. Each shard's top 10 comes from
+    the single index's compiled kernel when numba imports, and from numpy scoring when it does
+    not; both paths, merged, give the index's lists bit for bit. Postings are stored as the
+    index stores them (int32 documents, uint8 frequencies)."""
+    from raglab import _bm25_compiled
+
+    docs = handbook.chunk_set().tokens
+    queries = [handbook.tokens(q.question) for q in handbook.questions]
+    want = BM25Index(docs, k1=k1, b=b).search_many(queries, k=10, backend="numpy")
+    shards = shards_of(docs, [41, 150])
+    assert shards[0].counts.docs.dtype == np.int32 and shards[0].counts.tf.dtype == np.uint8
+    assert _bm25_compiled.available()  # the test extra installs numba
+    for compiled in (True, False):
+        monkeypatch.setattr(_bm25_compiled, "available", lambda on=compiled: on)
+        got = merge_top_k([s.search_many(queries, k=10, k1=k1, b=b) for s in shards], 10)
+        assert got[0].tolist() == want[0].tolist()
+        assert got[1].tobytes() == want[1].tobytes()

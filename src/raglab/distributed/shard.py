@@ -1,6 +1,7 @@
 """One BM25 shard: a contiguous range of the collection's chunks, scored with global statistics.
 
-Pure numpy: this module never imports Dask, so a shard can be built and checked on one machine.
+numpy, and the single index's compiled kernel when numba imports: this module never imports
+Dask, so a shard can be built and checked on one machine.
 :mod:`raglab.distributed.bm25` places shards on the workers.
 
 A shard holds documents ``offset .. offset + n - 1`` of the whole collection. Its own counts
@@ -34,6 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from raglab import _bm25_compiled
+from raglab._bm25_scoring import per_term_reduce
+from raglab._bm25_topk import impacts
 from raglab._types import FloatArray, IntArray
 from raglab.bm25 import lucene_idf
 
@@ -53,15 +57,16 @@ class ShardCounts:
 
     ``terms`` (V_s,) the shard's distinct terms, sorted as Python sorts strings (the order of the
     whole collection's vocabulary, of which this is a subset); ``indptr`` (V_s + 1,) int64:
-    term j's postings are ``docs[indptr[j]:indptr[j + 1]]`` (int64, local document numbers,
-    ascending) with frequencies ``tf`` (float64); ``lengths`` (n,) int64 each document's
-    number of tokens.
+    term j's postings are ``docs[indptr[j]:indptr[j + 1]]`` (int32, local document numbers,
+    ascending) with frequencies ``tf`` (the smallest unsigned integer type holding them, as
+    :class:`raglab.bm25.BM25Index` stores them); ``lengths`` (n,) int64 each document's number
+    of tokens.
     """
 
     terms: tuple[str, ...]
     indptr: IntArray
-    docs: IntArray
-    tf: FloatArray
+    docs: np.ndarray
+    tf: np.ndarray
     lengths: IntArray
 
     @classmethod
@@ -81,11 +86,14 @@ class ShardCounts:
         keys, tf = np.unique(ids * n + owner, return_counts=True)
         cols = keys // n
         indptr = np.searchsorted(cols, np.arange(len(terms) + 1)).astype(np.int64)
+        # Stored as the single index stores them (int32 documents, the smallest unsigned type
+        # that holds every frequency): about 5 bytes a posting instead of 16. Every use turns
+        # them into float64 first, so the scores are unchanged.
         return cls(
             terms=terms,
             indptr=indptr,
-            docs=(keys - cols * n).astype(np.int64),
-            tf=tf.astype(np.float64),
+            docs=(keys - cols * n).astype(np.int32 if n < 2**31 else np.int64),
+            tf=tf.astype(np.min_scalar_type(int(tf.max()) if tf.size else 0)),
             lengths=lengths,
         )
 
@@ -134,11 +142,14 @@ class ScoredShard:
     ``offset`` is the global index of the shard's first document (shards are contiguous ranges
     of the collection, in its order)."""
 
-    __slots__ = ("_column", "counts", "idf", "offset", "ratio")
+    __slots__ = ("_bounds", "_column", "counts", "idf", "offset", "ratio")
 
     def __init__(self, counts: ShardCounts, stats: GlobalStatistics, offset: int) -> None:
         self.counts = counts
         self.offset = int(offset)
+        # (k1, b), each document's k1 * length factor, each term's largest saturation: what
+        # the compiled kernel needs at one (k1, b), kept for the next batch.
+        self._bounds: tuple[tuple[float, float], FloatArray, FloatArray] | None = None
         self._column = {t: j for j, t in enumerate(counts.terms)}
         df = np.fromiter(
             (stats.df[t] for t in counts.terms), dtype=np.int64, count=len(counts.terms)
@@ -177,6 +188,8 @@ class ScoredShard:
     ) -> tuple[IntArray, FloatArray]:
         """Each query's exact top ``min(k, n)`` of this shard, best first, ties by ascending
         index: (global document indices, scores), both (Q, min(k, n))."""
+        if _bm25_compiled.available():
+            return self._search_many_compiled(queries, int(k), float(k1), float(b))
         k_eff = min(int(k), self.counts.n_docs)
         out_docs = np.zeros((len(queries), k_eff), dtype=np.int64)
         out_scores = np.zeros((len(queries), k_eff), dtype=np.float64)
@@ -186,6 +199,33 @@ class ScoredShard:
             out_docs[qi] = top + self.offset
             out_scores[qi] = scores[top]
         return out_docs, out_scores
+
+    def _search_many_compiled(
+        self, queries: Sequence[Sequence[str]], k: int, k1: float, b: float
+    ) -> tuple[IntArray, FloatArray]:
+        """:meth:`search_many` by the single index's compiled kernel (MaxScore, term at a
+        time; :mod:`raglab._bm25_compiled`) over this shard's postings, IDFs and ratios: the
+        kernel adds the same products in the same order as :meth:`scores`, so the lists are
+        equal bit for bit, and most postings of frequent terms are skipped."""
+        c = self.counts
+        key = (k1, b)
+        if self._bounds is None or self._bounds[0] != key:
+            klf = k1 * ((1.0 - b) + b * self.ratio)
+            bound = per_term_reduce(
+                c.indptr, lambda a, z: impacts(c.tf[a:z], klf[c.docs[a:z]], k1), np.maximum
+            )
+            self._bounds = (key, klf, bound)
+        _, klf, bound = self._bounds
+        ptr = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum([len(q) for q in queries], out=ptr[1:])
+        column = self._column.get
+        ids = np.fromiter(
+            (column(t, -1) for q in queries for t in q), dtype=np.int64, count=int(ptr[-1])
+        )
+        docs, scores = _bm25_compiled.search_many(
+            c.indptr, c.docs, c.tf, klf, k1, bound, self.idf, c.n_docs, ptr, ids, k
+        )
+        return docs + self.offset, scores
 
 
 def shard_top_k(scores: FloatArray, k: int) -> IntArray:
