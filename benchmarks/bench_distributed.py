@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -57,7 +56,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import bench_sweep  # noqa: E402
 from bench_sweep import _reset_peak, _status_kb, _timed  # noqa: E402
-from common import Config, Disagreement, Section  # noqa: E402
+from common import Config, Disagreement, Section, run_json_worker  # noqa: E402
 
 from raglab._config import LSA_OVERSAMPLE, LSA_RANK  # noqa: E402
 
@@ -267,19 +266,8 @@ WORKER_KINDS = {
 
 
 def _spawn(kind: str, n_docs: int, ref: Path, timeout: float) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--worker", kind, str(n_docs), str(ref)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if proc.returncode != 0:
-        if "Disagreement" in proc.stderr:
-            raise Disagreement(f"{kind}: " + proc.stderr.strip().splitlines()[-1])
-        raise RuntimeError(f"worker {kind} {n_docs} failed: {proc.stderr.strip()[-2000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+    args = ["--worker", kind, str(n_docs), str(ref)]
+    return run_json_worker(Path(__file__).resolve(), args, timeout, label=f"{kind}: ")
 
 
 # --- the table ----------------------------------------------------------------------------------

@@ -33,7 +33,6 @@ import itertools
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -48,7 +47,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-from common import Config, Disagreement, Section, check_rankings  # noqa: E402
+from common import Config, Disagreement, Section, check_rankings, run_json_worker  # noqa: E402
 
 SIZES = (10_000, 100_000)
 LARGE_SIZES = (1_000_000,)
@@ -254,18 +253,7 @@ def _spawn(args: Sequence[str], timeout: float, cache: Path | None = None) -> di
     if saved and saved.is_file():
         cached: dict[str, Any] = json.loads(saved.read_text())
         return cached
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if proc.returncode != 0:
-        if "Disagreement" in proc.stderr:
-            raise Disagreement(proc.stderr.strip().splitlines()[-1])
-        raise RuntimeError(f"worker {' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = run_json_worker(Path(__file__).resolve(), args, timeout)
     if saved:
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(result))

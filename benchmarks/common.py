@@ -17,12 +17,14 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import itertools
+import json
 import math
 import os
 import platform
 import re
 import resource
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -56,6 +58,27 @@ IntArray = npt.NDArray[np.int64]
 
 class Disagreement(AssertionError):
     """Both sides of a comparison were run on the same data and gave different answers."""
+
+
+def run_json_worker(
+    script: Path, args: Sequence[str], timeout: float, *, label: str = ""
+) -> dict[str, Any]:
+    """``python script *args`` in a fresh process, whose last line of output is a JSON object:
+    that object. A worker that failed its check of equal answers raises :class:`Disagreement`
+    (with ``label`` before its last line of errors), any other failure RuntimeError."""
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        if "Disagreement" in proc.stderr:
+            raise Disagreement(label + proc.stderr.strip().splitlines()[-1])
+        raise RuntimeError(f"worker {' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 # --- configuration ------------------------------------------------------------------------------
