@@ -140,3 +140,25 @@ def test_the_kernel_compiles_without_a_writable_cache(
         compiled._kernel.cache_clear()
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("k", [1, 10, 33, 64, 65, 200])
+def test_dense_selection_breaks_ties_across_blocks_by_document(
+    monkeypatch: pytest.MonkeyPatch, k: int
+) -> None:
+    """oracle: exhaustive scoring. Identical documents every third position, so equal top
+    scores straddle the selection's blocks of ``SELECT_BLOCK`` documents and the k-th best is
+    one of many ties: the lowest-indexed of the tied documents must win, as everywhere else."""
+    monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", 10**12)
+    monkeypatch.setattr(compiled, "DENSE_FACTOR", 10**12)
+    docs = [
+        ["motor", "stall"] if i % 3 == 0 else ["motor", "belt", "belt", "cable"][: 2 + i % 3]
+        for i in range(3 * compiled.SELECT_BLOCK + 7)
+    ]
+    index = BM25Index(docs)
+    queries = [["motor", "stall"], ["stall"], ["belt", "cable"], ["absent"]]
+    found, scores = index.search_many(queries, k=k, backend="numba")
+    for q, query in enumerate(queries):
+        want_docs, want_scores = exhaustive(index, query, k)
+        np.testing.assert_array_equal(found[q], want_docs)
+        np.testing.assert_array_equal(scores[q].view(np.int64), want_scores.view(np.int64))

@@ -8,7 +8,10 @@ query the kernel counts its known terms (weight = ``idf * count``, the same floa
 forms) and then either
 
 - adds ``weight * impact`` term by term, in ascending column order, into one reused accumulator
-  and keeps the best k of the documents it touched (short posting lists), or
+  and keeps the best k of the documents it touched (short posting lists); when the lists touch
+  a good share of the collection, the best k come from a block-max selection over the whole
+  accumulator (the largest sum of every block of 32 documents, then only the blocks whose
+  largest sum reaches the k-th largest block maximum), or
 - walks the posting lists document at a time with MaxScore (Turtle and Flood 1995): the terms
   whose bounds (``weight * largest impact``) sum to no more than the current k-th score cannot
   lift a document into the top k on their own, so only the documents of the other lists are
@@ -39,6 +42,8 @@ MAXSCORE_MIN_POSTINGS = 8192
 # Below MaxScore's size, a query touching at least N / this postings is selected from the dense
 # accumulator; one touching fewer keeps a list of the documents it touched.
 DENSE_FACTOR = 8
+# Dense selection reads the largest sum of each block of this many documents first.
+SELECT_BLOCK = 32
 # MaxScore first scores up to this many documents of the shortest list (a k-th score to start).
 PROBE_DOCS = 128
 # MaxScore skips a document only when its bound, raised by this relative margin, is at most the
@@ -99,10 +104,79 @@ def _impact_source(tf: Any, length_term: Any, k1p1: float, p: int, d: int) -> fl
     return (tf[p] * k1p1) / (tf[p] + length_term[d])  # type: ignore[no-any-return]
 
 
+def _dense_top_k_source(
+    acc: Any,
+    indptr: Any,
+    docs: Any,
+    tf: Any,
+    length_term: Any,
+    k1p1: float,
+    terms: Any,
+    weights: Any,
+    m: int,
+    block_max: Any,
+    k: int,
+    top_d: Any,
+    top_s: Any,
+) -> int:
+    """Term at a time into the dense accumulator ``acc`` (N,), then :func:`_select_dense`: the
+    query's m terms ``terms[:m]`` (ascending) with their weights. Each saturation is computed
+    where it is added (one loop beats a vectorised loop of divisions and then the scattered
+    adds), and this is a function of its own so that the compiler treats its loops alone.
+    """  # pragma: no cover - compiled
+    for j in range(m):
+        w = weights[j]
+        for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
+            d = docs[p]
+            acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
+    return _select_dense(acc, acc.shape[0], block_max, k, top_d, top_s)
+
+
+def _select_dense_source(
+    acc: Any, n_docs: int, block_max: Any, k: int, top_d: Any, top_s: Any
+) -> int:
+    """The best k positive sums of ``acc`` into ``top_d``/``top_s`` (by -score, then document),
+    clearing ``acc``; returns how many were held (fewer than k when fewer are positive).
+
+    Block-max selection: the largest sum of every block of ``SELECT_BLOCK`` documents first (one
+    tight pass), then the k-th largest of those maxima, theta, which no k-th best sum can be below
+    (k blocks hold a sum of at least theta each). Only blocks whose maximum reaches theta are
+    read again, and only their sums of at least theta are offered: about k blocks, not N sums
+    each behind a branch.
+    """  # pragma: no cover - compiled
+    n_blocks = block_max.shape[0]
+    for b in range(n_blocks):
+        a = b * SELECT_BLOCK
+        best = 0.0
+        for d in range(a, min(a + SELECT_BLOCK, n_docs)):
+            v = acc[d]
+            best = v if v > best else best
+        block_max[b] = best
+    filled = 0
+    for b in range(n_blocks):
+        v = block_max[b]
+        if v > 0.0 and (filled < k or v > top_s[k - 1]):
+            filled = _hold(top_d, top_s, filled, k, b, v)
+    theta = top_s[k - 1] if filled == k else 0.0
+    filled = 0
+    for b in range(n_blocks):
+        v = block_max[b]
+        if v > 0.0 and v >= theta:
+            a = b * SELECT_BLOCK
+            for d in range(a, min(a + SELECT_BLOCK, n_docs)):
+                s = acc[d]
+                if s > 0.0 and s >= theta and (filled < k or s >= top_s[k - 1]):
+                    filled = _hold(top_d, top_s, filled, k, d, s)
+    acc[:] = 0.0
+    return filled
+
+
 _impact: Callable[..., float] = _impact_source
 _seek: Callable[..., int] = _seek_source
-# The kernel calls this name: the Python function until _kernel() publishes its compiled twin.
+# The kernel calls these names: the Python functions until _kernel() publishes compiled twins.
 _hold: Callable[..., int] = _hold_source
+_select_dense: Callable[..., int] = _select_dense_source
+_dense_top_k: Callable[..., int] = _dense_top_k_source
 
 
 def _kernel_source(
@@ -127,7 +201,7 @@ def _kernel_source(
     # Every contribution is positive, so a document's sum is 0.0 exactly until it is touched.
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.empty(n_docs, dtype=np.int64)
-    impact = np.empty(n_docs, dtype=np.float64)  # one list's saturations (a list holds <= N)
+    block_max = np.empty((n_docs + SELECT_BLOCK - 1) // SELECT_BLOCK, dtype=np.float64)
     top_d = np.empty(k, dtype=np.int64)
     top_s = np.empty(k, dtype=np.float64)
     max_terms = 1
@@ -177,30 +251,20 @@ def _kernel_source(
         if postings < maxscore_min_postings or m < 2:
             # Term at a time into the accumulator (MaxScore has nothing to skip with one term).
             dense = n_docs <= dense_factor * postings
-            for j in range(m):
-                w = weights[j]
-                start, end = indptr[terms[j]], indptr[terms[j] + 1]
-                # The list's saturations first, in a loop of its own that the compiler
-                # vectorises (the divisions dominate otherwise), then the scattered adds.
-                for p in range(start, end):
-                    impact[p - start] = (tf[p] * k1p1) / (tf[p] + length_term[docs[p]])
-                for p in range(start, end):
-                    d = docs[p]
-                    if not dense:
+            if dense:
+                filled = _dense_top_k(
+                    acc, indptr, docs, tf, length_term, k1p1, terms, weights, m, block_max, k,
+                    top_d, top_s,
+                )  # fmt: skip
+            else:
+                for j in range(m):
+                    w = weights[j]
+                    for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
+                        d = docs[p]
                         # Remember first touches without a branch (a sum is 0.0 until touched).
                         touched[n_touched] = d
                         n_touched += acc[d] == 0.0
-                    acc[d] += w * impact[p - start]
-            if dense:
-                # One pass that reads, offers and clears every sum: once k are held, a sum below
-                # the k-th is turned away by one comparison (documents arrive ascending, so a
-                # tie with the k-th loses too), and only about k ln(N / k) sums are inserted.
-                for d in range(n_docs):
-                    s = acc[d]
-                    if s > 0.0 and (filled < k or s > top_s[k - 1]):
-                        filled = _hold(top_d, top_s, filled, k, d, s)
-                    acc[d] = 0.0
-            else:
+                        acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
                 for i in range(n_touched):
                     d = touched[i]
                     filled = _hold(top_d, top_s, filled, k, d, acc[d])
@@ -326,7 +390,7 @@ def _kernel_source(
 def _kernel() -> Callable[..., None]:
     import numba
 
-    global _hold, _impact, _seek
+    global _hold, _impact, _seek, _select_dense, _dense_top_k
     sources = (_hold_source, _impact_source, _seek_source)
     try:
         jit = partial(numba.njit, cache=True, nogil=True)
@@ -338,6 +402,14 @@ def _kernel() -> Callable[..., None]:
         helpers = [jit(inline="always")(f) for f in sources]
         kernel = jit()(_kernel_source)
     _hold, _impact, _seek = helpers
+    # Compiled after _hold is published, so that they call its compiled twin; not inlined, so
+    # that the compiler optimises each loop on its own.
+    try:
+        _select_dense = numba.njit(cache=True, nogil=True)(_select_dense_source)
+        _dense_top_k = numba.njit(cache=True, nogil=True)(_dense_top_k_source)
+    except RuntimeError:
+        _select_dense = numba.njit(nogil=True)(_select_dense_source)
+        _dense_top_k = numba.njit(nogil=True)(_dense_top_k_source)
     compiled: Callable[..., None] = kernel
     return compiled
 
