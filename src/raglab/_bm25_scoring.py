@@ -44,6 +44,11 @@ class Postings:
 # many documents (so a block-local document number fits in uint16).
 _BUILD_BLOCK_TOKENS = 1 << 22
 _BUILD_BLOCK_DOCS = (1 << 16) - 1
+# A collection of fewer tokens is still read in about this many blocks (of at least
+# _BUILD_MIN_BLOCK_TOKENS), so that a block's temporaries (about 40 bytes a token) stay below
+# the postings kept: one block of a small collection would outweigh its index.
+_BUILD_BLOCKS = 8
+_BUILD_MIN_BLOCK_TOKENS = 1 << 15
 # Reductions over every posting (a term's largest saturation) work on this many at a time, so
 # no temporary the size of all the postings is made.
 _REDUCE_BLOCK = 1 << 22
@@ -75,13 +80,15 @@ def build_postings(
     n_docs = len(docs)
     lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n_docs)
     ends = np.cumsum(lengths)
+    total = int(ends[-1]) if n_docs else 0
+    block_tokens = min(_BUILD_BLOCK_TOKENS, max(_BUILD_MIN_BLOCK_TOKENS, total // _BUILD_BLOCKS))
     mapping: dict[str, int] = {}
     df = np.zeros(0, dtype=np.int64)
     blocks: list[tuple[int, IntArray, IntArray, np.ndarray, np.ndarray]] = []
     start, largest_tf = 0, 0
     while start < n_docs:
         before = int(ends[start - 1]) if start else 0
-        stop = int(np.searchsorted(ends, before + _BUILD_BLOCK_TOKENS, side="right"))
+        stop = int(np.searchsorted(ends, before + block_tokens, side="right"))
         stop = min(max(stop, start + 1), start + _BUILD_BLOCK_DOCS, n_docs)
         block = docs[start:stop]
         n_tokens = int(ends[stop - 1]) - before
