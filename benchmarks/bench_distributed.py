@@ -4,7 +4,7 @@ Data: the BM25 sweep's generated chunks (``bench_sweep.make_data``: 100 to 200 t
 about 150, Zipf s = 1 over 200,000 terms) and 1,000 queries, 500 of each of its mixes (zipf and
 chunk). One machine is :class:`raglab.bm25.BM25Index` and :func:`raglab.lsa.fit_lsa`; the
 cluster is :class:`raglab.distributed.bm25.DistributedBM25` (one contiguous shard per worker,
-sent from the client) and :func:`raglab.distributed.lsa.fit_lsa_on_cluster` (A in two row
+which reads its chunks from a file the client wrote, a line a chunk, and counts them there) and :func:`raglab.distributed.lsa.fit_lsa_on_cluster` (A in two row
 blocks per worker), on ``connect(workers=2)``: single-threaded worker processes, BLAS on one
 thread everywhere. The LSA windows are the first 20,000 fixed windows of 256 consecutive tokens
 of the chunks in order (fewer below 40,000 chunks), the same at every size from 40,000 chunks.
@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -184,12 +185,33 @@ def single_lsa(n_docs: int, ref: Path) -> dict[str, Any]:
     }
 
 
+def _count_file(path: str) -> Any:
+    """Worker task: read one partition's chunks (a line each, tokens between spaces) and count
+    them, freeing the token lists before the counts go back."""
+    from raglab.distributed.bm25 import count_partition
+
+    with open(path, encoding="utf-8") as f:
+        token_lists = [line.split() for line in f]
+    return count_partition(token_lists)
+
+
 def cluster_bm25(n_docs: int, ref: Path) -> dict[str, Any]:
+    docs, queries = _data(n_docs)
+    folder = Path(tempfile.mkdtemp(prefix="raglab-bench-"))
+    try:
+        return _cluster_bm25(docs, queries, folder, ref)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _cluster_bm25(
+    docs: list[list[str]], queries: list[list[str]], folder: Path, ref: Path
+) -> dict[str, Any]:
     import distributed
     from raglab.distributed.bm25 import DistributedBM25
     from raglab.distributed.cluster import connect
 
-    docs, queries = _data(n_docs)
+    n_docs = len(docs)
     t0 = time.perf_counter()
     with connect(workers=WORKERS) as client:
         start_s = time.perf_counter() - t0
@@ -197,10 +219,22 @@ def cluster_bm25(n_docs: int, ref: Path) -> dict[str, Any]:
         addresses = sorted(client.scheduler_info()["workers"])
         idle = client.run(_rss_mb)
         baseline = {"client": _rss_mb(), "workers": [idle[w] for w in addresses]}
-        parts = [docs[i * n_docs // WORKERS : (i + 1) * n_docs // WORKERS] for i in range(WORKERS)]
+        # Each partition is written to a file here, as a collection on shared storage would be,
+        # and read by its own worker: no worker receives token lists from the client.
+        paths = []
+        for i in range(WORKERS):
+            path = folder / f"part-{i}.txt"
+            part = docs[i * n_docs // WORKERS : (i + 1) * n_docs // WORKERS]
+            with path.open("w", encoding="utf-8") as f:
+                f.writelines(" ".join(d) + "\n" for d in part)
+            paths.append(str(path))
         peaks.reset()
         t0 = time.perf_counter()
-        index = DistributedBM25.from_partitions(client, parts)
+        counts = [
+            client.submit(_count_file, path, workers=[address], pure=False)
+            for path, address in zip(paths, addresses, strict=True)
+        ]
+        index = DistributedBM25.from_counts(client, counts)
         shards = index._shards  # the shard futures: built when they are done, not when submitted
         wait: Any = distributed.wait  # untyped
         wait(shards)

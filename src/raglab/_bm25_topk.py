@@ -129,7 +129,8 @@ def top_k_rows(
     easy = bound > 0
     rows = np.flatnonzero(easy)
     if rows.size:
-        sub = scores[rows]
+        # Every row is easy but for rare queries: then the block is read in place, not copied.
+        sub = scores if rows.size == n_rows else scores[rows]
         r, c = np.nonzero(sub >= bound[rows, None])
         v = sub[r, c]
         order = np.lexsort((c, -v, r))

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from raglab import _bm25_compiled
-from raglab._bm25_scoring import per_term_reduce
+from raglab._bm25_scoring import build_postings, per_term_reduce
 from raglab._bm25_topk import impacts
 from raglab._types import FloatArray, IntArray
 from raglab.bm25 import lucene_idf
@@ -71,31 +71,13 @@ class ShardCounts:
 
     @classmethod
     def from_tokens(cls, token_lists: Sequence[Sequence[str]]) -> ShardCounts:
-        """Count the tokens of the shard's documents (``token_lists[i]`` is local document i)."""
-        terms = tuple(sorted({t for doc in token_lists for t in doc}))
-        column = {t: j for j, t in enumerate(terms)}
-        lengths = np.fromiter((len(d) for d in token_lists), dtype=np.int64, count=len(token_lists))
-        ids = np.fromiter(
-            (column[t] for doc in token_lists for t in doc),
-            dtype=np.int64,
-            count=int(lengths.sum()),
-        )
-        owner = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-        n = max(len(token_lists), 1)
-        # One key per (term, document), sorted term-major then by document: CSC order directly.
-        keys, tf = np.unique(ids * n + owner, return_counts=True)
-        cols = keys // n
-        indptr = np.searchsorted(cols, np.arange(len(terms) + 1)).astype(np.int64)
-        # Stored as the single index stores them (int32 documents, the smallest unsigned type
-        # that holds every frequency): about 5 bytes a posting instead of 16. Every use turns
-        # them into float64 first, so the scores are unchanged.
-        return cls(
-            terms=terms,
-            indptr=indptr,
-            docs=(keys - cols * n).astype(np.int32 if n < 2**31 else np.int64),
-            tf=tf.astype(np.min_scalar_type(int(tf.max()) if tf.size else 0)),
-            lengths=lengths,
-        )
+        """Count the tokens of the shard's documents (``token_lists[i]`` is local document i)
+        with the single index's own streamed build (:func:`raglab._bm25_scoring.build_postings`:
+        a block of documents at a time, about 5 bytes a posting kept), so a shard's counts are
+        the index's postings for its documents and cost a worker what they cost one machine."""
+        terms, indptr, docs, tf, _ = build_postings(token_lists)
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        return cls(terms=terms, indptr=indptr, docs=docs, tf=tf, lengths=lengths)
 
     @property
     def n_docs(self) -> int:
