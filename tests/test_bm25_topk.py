@@ -140,6 +140,33 @@ def test_search_many_numpy_mixes_batched_and_pruned_queries(
         assert_same((found[q], scores[q]), exhaustive(index, query, 10))
 
 
+@pytest.mark.parametrize(
+    ("per_term", "block"),
+    [(0, 1 << 18), (10**12, 1 << 18), (10**12, 50)],
+    ids=["term", "bincount", "bincount-small-blocks"],
+)
+def test_both_dense_batch_sums_equal_exhaustive_scoring(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    per_term: int,
+    block: int,
+) -> None:
+    """oracle: exhaustive scoring per query, bit for bit. The dense batch sums either term by
+    term or every posting at once by bincount (which adds in input order), in one block of rows
+    or in blocks of about 50 postings (each query then a block of its own); unknown and empty
+    queries included, so some rows have no pair."""
+    docs, queries = zipf_corpus
+    queries = [*queries[:20], ["no-such-term"], [], *queries[20:40]]
+    monkeypatch.setattr(topk_module, "_BINCOUNT_POSTINGS_PER_TERM", per_term)
+    monkeypatch.setattr(topk_module, "_BINCOUNT_BLOCK", block)
+    base = BM25Index(docs)
+    for k1, b in PARAMS:
+        index = base.with_params(k1=k1, b=b)
+        found, scores = index.search_many(queries, k=10, backend="numpy")
+        for q, query in enumerate(queries):
+            assert_same((found[q], scores[q]), exhaustive(index, query, 10))
+
+
 def test_dense_row_selection_equals_lexsort() -> None:
     """oracle: numpy.lexsort by (-score, column) on rows with runs of ties and of zeros, rows of
     fewer matches than k and all-zero rows."""

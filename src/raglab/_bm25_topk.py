@@ -50,6 +50,11 @@ _BOUND_MARGIN = 1e-9
 _PROBE_DOCS = 256
 # Up to this k, top_k_rows finds each row's top k by repeated argmax instead of block bounds.
 _ARGMAX_TOP_K = 8
+# batch_top_k sums every posting of a batch at once (bincount) when its distinct terms hold fewer
+# postings than this on average: the term-by-term path's Python step per term would dominate.
+# The bincount path takes at most _BINCOUNT_BLOCK postings at a time.
+_BINCOUNT_POSTINGS_PER_TERM = 2048
+_BINCOUNT_BLOCK = 1 << 18
 # Partial sums go through a dense vector of all N documents when the postings number at least
 # N / this, and through a sort of the postings otherwise.
 _DENSE_PARTIAL_RATIO = 16
@@ -169,6 +174,11 @@ def batch_top_k(
     """
     row, term, weight = pairs
     n = cols.n_docs
+    lengths = cols.indptr[term + 1] - cols.indptr[term]
+    distinct = np.unique(term).shape[0]
+    if int(lengths.sum()) < _BINCOUNT_POSTINGS_PER_TERM * distinct:
+        dense = _bincount_scores(cols, length_term, k1, pairs, lengths, n_rows)
+        return top_k_rows(dense, k, overwrite=True)
     dense = np.zeros((n_rows, n), dtype=np.float64)
     order = np.argsort(term, kind="stable")
     row, term, weight = row[order], term[order], weight[order]
@@ -191,6 +201,46 @@ def batch_top_k(
         else:
             dense[rows[:, None], docs[None, :]] += w[:, None] * sat
     return top_k_rows(dense, k, overwrite=True)
+
+
+def _bincount_scores(
+    cols: Columns,
+    length_term: FloatArray,
+    k1: float,
+    pairs: tuple[IntArray, IntArray, FloatArray],
+    lengths: IntArray,
+    n_rows: int,
+) -> FloatArray:
+    """The (n_rows, N) scores of :func:`batch_top_k`'s pairs, every posting of every pair at once:
+    ``weight * saturation`` summed per (row, document) by ``numpy.bincount``, which adds its
+    weights in the order given, from 0.0. The pairs come row by row, each row's terms ascending,
+    so each score adds its terms' contributions in ascending column order from 0.0: the sums of
+    the term-by-term path, bit for bit, with no Python step per term. Rows go a slice at a time,
+    at most ``_BINCOUNT_BLOCK`` postings each (about 60 bytes of temporaries a posting)."""
+    row, term, weight = pairs
+    n = cols.n_docs
+    dense = np.empty((n_rows, n), dtype=np.float64)
+    # The first pair of each row (a row without a known term has none), and the postings held
+    # by the pairs before it.
+    row_first = np.searchsorted(row, np.arange(n_rows + 1))
+    held = np.concatenate(([0], np.cumsum(lengths)))[row_first]
+    at = 0
+    while at < n_rows:
+        stop = int(np.searchsorted(held[1:], held[at] + _BINCOUNT_BLOCK, "right"))
+        stop = min(max(stop, at + 1), n_rows)
+        a, z = int(row_first[at]), int(row_first[stop])
+        span = lengths[a:z]
+        total = int(span.sum())
+        first = np.cumsum(span) - span
+        pos = np.repeat(cols.indptr[term[a:z]] - first, span) + np.arange(total)
+        docs = cols.docs[pos]
+        contribution = impacts(cols.tf[pos], length_term[docs], k1)
+        contribution *= np.repeat(weight[a:z], span)
+        flat = np.repeat((row[a:z] - at) * n, span) + docs
+        sums = np.bincount(flat, weights=contribution, minlength=(stop - at) * n)
+        dense[at:stop] = sums.reshape(stop - at, n)
+        at = stop
+    return dense
 
 
 def exact_scores(

@@ -3,6 +3,10 @@
 Oracles: ``NeuralModel.encode`` on this machine, on the same texts (bit for bit: the workers run
 the same batches through the same numpy code), and ``raglab fuse --json`` without ``--workers``
 (byte for byte, every neural row included), each side with an empty vector cache of its own.
+
+The reference vectors are computed here with BLAS on one thread, as Dask starts its workers
+(``OPENBLAS_NUM_THREADS=1``): OpenBLAS may split a product differently on two threads, and on
+some processors that moves a float32 vector by rounding (about 5e-7).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from cluster_fixtures import WHOLE_PAGES, client, handbook
+from threadpoolctl import threadpool_limits
 
 from raglab.cli.main import main
 from raglab.distributed.neural import encode_on_cluster, prime_neural_cache
@@ -27,7 +32,8 @@ def test_batches_encoded_on_the_workers_are_the_single_machines(client: Any, han
     batches of 32, 32 and 6 after the sort by length."""
     model = handbook.neural_model
     texts = [c.text for c in handbook.chunk_set().chunks[:70]]
-    here = model.encode(texts, normalize=False)
+    with threadpool_limits(1, user_api="blas"):
+        here = model.encode(texts, normalize=False)
     there = encode_on_cluster(client, model, None, texts)
     assert there.dtype == np.float32 and there.shape == (70, model.dim)
     assert np.array_equal(there, here)
@@ -42,7 +48,8 @@ def test_the_cluster_fills_the_vector_cache_with_the_single_machines_vectors(
     model = handbook.neural_model
     texts = [c.text for c in handbook.chunk_set(WHOLE_PAGES).chunks]
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "single"))
-    single = encode_cached(model, texts)
+    with threadpool_limits(1, user_api="blas"):
+        single = encode_cached(model, texts)
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cluster"))
     assert prime_neural_cache(client, handbook, WHOLE_PAGES) == len(set(texts))
     assert prime_neural_cache(client, handbook, WHOLE_PAGES) == 0

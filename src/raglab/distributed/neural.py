@@ -15,9 +15,11 @@ What runs where:
 
 A vector depends on its batch (padding moves it by float rounding), so running the single
 machine's batches makes the vectors, and so every neural score, ranking and output, the single
-machine's bit for bit on workers with the same CPU and BLAS (a LocalCluster; tested). Workers on
-other hardware may differ by float rounding (about 1e-7), as the single machine's own vectors do
-between batch compositions.
+machine's bit for bit on workers with the same CPU, BLAS and BLAS thread count (a LocalCluster
+against a machine whose BLAS runs one thread, as Dask starts its workers; tested). OpenBLAS may
+split a product differently over more threads, and workers on other hardware may differ too,
+by float rounding (about 5e-7), as the single machine's own vectors do between batch
+compositions.
 """
 
 from __future__ import annotations
