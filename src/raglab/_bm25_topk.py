@@ -170,7 +170,10 @@ def batch_top_k(
     ascending column from 0.0, the exhaustive path's sums bit for bit, and a term shared by many
     queries (the frequent ones, which hold most postings) costs one saturation pass. A term
     held by a quarter of the documents or more is spread over all N columns (0.0 elsewhere,
-    which changes no sum) so that its rows are added as contiguous vectors.
+    which changes no sum) so that its rows are added as contiguous vectors. When the batch's
+    distinct terms hold fewer than ``_BINCOUNT_POSTINGS_PER_TERM`` postings each on average
+    (short lists, where a Python step per term would cost more than its arithmetic), every
+    posting of every pair is summed at once instead (:func:`_bincount_scores`): the same sums.
     """
     row, term, weight = pairs
     n = cols.n_docs
