@@ -187,11 +187,13 @@ def single_lsa(n_docs: int, ref: Path) -> dict[str, Any]:
 
 def _count_file(path: str) -> Any:
     """Worker task: read one partition's chunks (a line each, tokens between spaces) and count
-    them, freeing the token lists before the counts go back."""
+    them, freeing the token lists before the counts go back. Tokens are interned, as RAG lab's
+    tokeniser interns them (and as the generator's lists share one string a term): a pointer a
+    token, not a string object a token."""
     from raglab.distributed.bm25 import count_partition
 
     with open(path, encoding="utf-8") as f:
-        token_lists = [line.split() for line in f]
+        token_lists = [list(map(sys.intern, line.split())) for line in f]
     return count_partition(token_lists)
 
 
