@@ -167,9 +167,14 @@ def test_both_dense_batch_sums_equal_exhaustive_scoring(
             assert_same((found[q], scores[q]), exhaustive(index, query, 10))
 
 
-def test_dense_row_selection_equals_lexsort() -> None:
+@pytest.mark.parametrize("argmax_elements", [1 << 19, 0], ids=["argmax-up-to-8", "block-bounds"])
+def test_dense_row_selection_equals_lexsort(
+    monkeypatch: pytest.MonkeyPatch, argmax_elements: int
+) -> None:
     """oracle: numpy.lexsort by (-score, column) on rows with runs of ties and of zeros, rows of
-    fewer matches than k and all-zero rows."""
+    fewer matches than k and all-zero rows; for k from 2 to 8 both by repeated argmax and by
+    block bounds (the way a block too large for the cache goes)."""
+    monkeypatch.setattr(topk_module, "_ARGMAX_MAX_ELEMENTS", argmax_elements)
     rng = np.random.default_rng(3)
     for trial in range(200):
         n = int(rng.integers(1, 80))

@@ -48,8 +48,11 @@ _BOUND_MARGIN = 1e-9
 # theta comes from the exact scores of at most this many documents of the shortest lists (those
 # with the best sums over the shortest lists' terms).
 _PROBE_DOCS = 256
-# Up to this k, top_k_rows finds each row's top k by repeated argmax instead of block bounds.
+# Up to this k, top_k_rows finds each row's top k by repeated argmax instead of block bounds,
+# on blocks of at most this many scores (k passes over a block that outgrows the cache cost
+# more than the block bounds' three: 6.2 against 2.5 ms at k = 8 on 136 x 10,000).
 _ARGMAX_TOP_K = 8
+_ARGMAX_MAX_ELEMENTS = 1 << 19
 # batch_top_k sums every posting of a batch at once (bincount) when its distinct terms hold fewer
 # postings than this on average: the term-by-term path's Python step per term would dominate.
 # The bincount path takes at most _BINCOUNT_BLOCK postings at a time.
@@ -104,9 +107,10 @@ def top_k_rows(
     column; returns (columns, values), both (R, k). Scores must not be NaN. Row by row this is
     :func:`raglab._topk.top_k` (the same order), done for all rows at once.
 
-    For k up to ``_ARGMAX_TOP_K``, k passes of argmax (which returns the first, lowest, column of
-    a tie) over all rows at once; with ``overwrite`` they may scribble on ``scores`` instead of a
-    copy. For larger k, per row the k-th largest of the maxima of 4k blocks is a lower bound t of
+    For k up to ``_ARGMAX_TOP_K`` on a block small enough to stay in cache (or k = 1), k passes
+    of argmax (which returns the first, lowest, column of a tie) over all rows at once; with
+    ``overwrite`` they may scribble on ``scores`` instead of a copy. Otherwise, per row the
+    k-th largest of the maxima of 4k blocks is a lower bound t of
     the row's k-th largest score (k distinct blocks reach it), so the top k are among the entries
     >= t: only those few are sorted, all rows at once, by (row, -score, column). A row whose
     bound is not positive (fewer than k blocks hold a match) goes through :func:`top_k` on its
@@ -118,7 +122,7 @@ def top_k_rows(
     vals = np.zeros((n_rows, k), dtype=np.float64)
     if k == 0 or n_rows == 0:
         return cols, vals
-    if k <= _ARGMAX_TOP_K:
+    if k <= _ARGMAX_TOP_K and (k == 1 or scores.size <= _ARGMAX_MAX_ELEMENTS):
         work = scores if overwrite else scores.copy()
         every_row = np.arange(n_rows)
         for j in range(k):
@@ -136,7 +140,9 @@ def top_k_rows(
     if rows.size:
         # Every row is easy but for rare queries: then the block is read in place, not copied.
         sub = scores if rows.size == n_rows else scores[rows]
-        r, c = np.nonzero(sub >= bound[rows, None])
+        # flatnonzero of the raveled mask, not nonzero of the 2-d one: the same positions in
+        # the same (row-major) order, at a quarter of the time (6 -> 1.4 ms on 136 x 10,000).
+        r, c = np.divmod(np.flatnonzero(sub >= bound[rows, None]), n)
         v = sub[r, c]
         order = np.lexsort((c, -v, r))
         r, c, v = r[order], c[order], v[order]
