@@ -189,6 +189,7 @@ def batch_top_k(
         dense = _bincount_scores(cols, length_term, k1, pairs, lengths, n_rows)
         return top_k_rows(dense, k, overwrite=True)
     dense = np.zeros((n_rows, n), dtype=np.float64)
+    scratch = np.empty(n, dtype=np.float64)
     order = np.argsort(term, kind="stable")
     row, term, weight = row[order], term[order], weight[order]
     edges = np.append(np.flatnonzero(np.diff(term, prepend=-1)), term.shape[0]).tolist()
@@ -201,10 +202,11 @@ def batch_top_k(
         if (end - start) * 4 >= n:
             spread = np.zeros(n, dtype=np.float64)
             spread[docs] = sat
-            if z - a == 1:
-                dense[int(rows[0])] += float(w[0]) * spread
-            else:
-                dense[rows] += w[:, None] * spread
+            # Row by row, in place: a fancy-indexed ``dense[rows] += w[:, None] * spread`` would
+            # copy the rows out, form the product block and copy them back (five passes).
+            for r, wr in zip(rows.tolist(), w.tolist(), strict=True):
+                np.multiply(spread, wr, out=scratch)
+                np.add(dense[r], scratch, out=dense[r])
         elif z - a == 1:
             dense[int(rows[0]), docs] += float(w[0]) * sat
         else:
