@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from cluster_fixtures import client, cranfield_dir
 
+import raglab.pipeline.lab as lab_module
 from raglab.cli.main import main
 from raglab.distributed.cluster import dashboard_line
 
@@ -45,8 +46,8 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
 ) -> None:
     """Oracle: ``raglab run --json`` and ``raglab run`` (its table) on one machine. Under
     ``--json`` stderr stays empty; without it the dashboard line comes first, then one line per
-    stage: reading and chunking, counting and the reduction, ranking every question, and the
-    neural vectors the cache lacks."""
+    stage: reading and chunking, counting and the reduction, ranking every question, the
+    neural vectors the cache lacks, and the reranker's candidates scored by BM25."""
     single_json, _ = _cli(capsys, ["run", "--json"])
     assert '"outcomes"' in single_json
     cluster_json, err = _cli(capsys, ["run", "--json", *_address(client)])
@@ -58,13 +59,32 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     lines = err.splitlines()
     assert lines[0].startswith("Dask dashboard: ")
     stages = [line for line in lines if line.startswith("cluster: ")]
-    assert len(stages) == 4, err
+    assert len(stages) == 5, err
     assert "read and chunk 58 page files" in stages[0]
     assert "reduce N, avgdl, n_t" in stages[1]
     assert "rank 80 questions by BM25" in stages[2] and stages[2].endswith(" s)")
     assert "(neural) on the workers" in stages[3]
+    assert "score the reranker's candidates of 80 questions by BM25" in stages[4]
     _, quiet_err = _cli(capsys, ["run", "--quiet", *_address(client)])
     assert "cluster: " not in quiet_err and "Dask dashboard" not in quiet_err
+
+
+def test_a_clustered_run_builds_no_bm25_index_on_the_client(
+    capsys: pytest.CaptureFixture[str], client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: ``raglab run --json`` on one machine. With the cluster, the first stage's
+    rankings and the reranker's BM25 feature (every candidate's score) come from the shards:
+    the same bytes, with the client's BM25 index made impossible to build."""
+    single_json, _ = _cli(capsys, ["run", "--json"])
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the client built a BM25 index")
+
+    monkeypatch.setattr(lab_module, "BM25Index", refuse)
+    cluster_json, _ = _cli(capsys, ["run", "--json", *_address(client)])
+    assert cluster_json == single_json
+    with pytest.raises(AssertionError, match="built a BM25 index"):
+        _cli(capsys, ["run", "--json"])
 
 
 @pytest.mark.parametrize("fmt", ["json", "md"])

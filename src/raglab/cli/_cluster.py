@@ -98,11 +98,16 @@ def _stages(echo: Callable[[str], object] | None) -> Callable[[str], Any]:
 
 
 def cluster_lab(
-    args: argparse.Namespace, settings: RetrievalSettings | Sequence[RetrievalSettings]
+    args: argparse.Namespace,
+    settings: RetrievalSettings | Sequence[RetrievalSettings],
+    *,
+    rerank: RetrievalSettings | None = None,
 ) -> Lab:
     """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under each of
     ``settings`` (for every labelled question) are computed on the cluster and stored in the
     lab before the cluster is closed; without either, :func:`raglab.cli._common.load_lab`.
+    ``rerank``, the reranker's first stage when the command reranks: its candidates' BM25
+    scores (the reranker's BM25 feature) are computed on the cluster too.
 
     Each stage on the cluster prints one line on stderr when it ends, with its time, and the
     dashboard's address comes first; ``--quiet`` and ``--json`` print none of them."""
@@ -110,7 +115,12 @@ def cluster_lab(
         return load_lab(args)
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
     from raglab.distributed.cluster import connect, require_dask
-    from raglab.distributed.pipeline import bm25_keys, index_lab, prime_bm25
+    from raglab.distributed.pipeline import (
+        bm25_keys,
+        index_lab,
+        prime_bm25,
+        prime_candidate_bm25,
+    )
 
     require_dask()  # before any data is read: a missing extra is said at once
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
@@ -142,4 +152,14 @@ def cluster_lab(
             for chunking in dict.fromkeys(one.chunking for one in wanted):
                 with stage("encode the chunks the vector cache lacks (neural) on the workers"):
                     prime_neural_cache(client, lab, chunking)
+        if rerank is not None:
+            # After the rankings and the vectors: the candidates are ranked from them, here.
+            if rerank.chunking not in indexes:
+                indexes[rerank.chunking] = index_lab(client, lab, rerank.chunking, stage=stage)
+            what = (
+                f"score the reranker's candidates of {len(lab.questions)} questions by BM25 "
+                "on the shards"
+            )
+            with stage(what):
+                prime_candidate_bm25(lab, indexes[rerank.chunking], rerank)
     return lab

@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         # With --workers or --scheduler, the BM25 rankings of the run and of the rankers'
         # table come from the cluster.
         table = RetrievalSettings(chunking=settings.chunking)
-        lab = cluster_lab(args, [settings.retrieval, table])
+        first = settings.retrieval
+        lab = cluster_lab(args, [first, table], rerank=first if settings.rerank else None)
         report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")

@@ -69,8 +69,10 @@ def used_line(result: RunResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)  # a setting the pipeline refuses fails before any loading
-    # With --workers or --scheduler, the first stage's BM25 rankings come from the cluster.
-    lab = cluster_lab(args, settings.retrieval)
+    # With --workers or --scheduler, the first stage's BM25 rankings, and the reranker's BM25
+    # feature, come from the cluster.
+    first = settings.retrieval
+    lab = cluster_lab(args, first, rerank=first if settings.rerank else None)
     result = run_pipeline(lab, settings, split=split_from(args))
     if args.json:
         print_json(result.to_dict())

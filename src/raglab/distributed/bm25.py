@@ -40,7 +40,13 @@ from raglab.distributed.shard import (
     merge_top_k,
 )
 
-__all__ = ["DistributedBM25", "count_partition", "search_shard", "shard_scores"]
+__all__ = [
+    "DistributedBM25",
+    "count_partition",
+    "search_shard",
+    "shard_scores",
+    "shard_scores_of",
+]
 
 
 def count_partition(token_lists: Sequence[Sequence[str]]) -> ShardCounts:
@@ -66,6 +72,35 @@ def search_shard(
 def shard_scores(shard: ScoredShard, query: Sequence[str], k1: float, b: float) -> FloatArray:
     """Task: one shard's score of each of its documents for one query, shape (n_s,)."""
     return shard.scores(query, k1, b)
+
+
+def shard_scores_of(
+    shard: ScoredShard,
+    queries: Sequence[Sequence[str]],
+    chunk_lists: Sequence[IntArray],
+    k1: float,
+    b: float,
+) -> list[tuple[IntArray, FloatArray]]:
+    """Task: for each query, the scores of those of its chunks (global indices) that this shard
+    holds: (positions in the query's list, scores)."""
+    lo, hi = shard.offset, shard.offset + shard.counts.n_docs
+    out: list[tuple[IntArray, FloatArray]] = []
+    for query, chunks in zip(queries, chunk_lists, strict=True):
+        here = np.flatnonzero((chunks >= lo) & (chunks < hi))
+        if here.size == 0:
+            out.append((here, np.zeros(0, dtype=np.float64)))
+            continue
+        out.append((here, shard.scores(query, k1, b)[chunks[here] - lo]))
+    return out
+
+
+def _scores_of_task(
+    shard: ScoredShard,
+    sent: tuple[Sequence[Sequence[str]], Sequence[IntArray]],
+    k1: float,
+    b: float,
+) -> list[tuple[IntArray, FloatArray]]:
+    return shard_scores_of(shard, sent[0], sent[1], k1, b)
 
 
 class DistributedBM25:
@@ -148,6 +183,39 @@ class DistributedBM25:
             ]
         )
         return merge_top_k(parts, int(k))
+
+    def scores_of(
+        self,
+        queries: Sequence[Sequence[str]],
+        chunk_lists: Sequence[IntArray],
+        *,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
+    ) -> list[FloatArray]:
+        """The BM25 scores of chosen chunks per query: ``out[q][i]`` is query q's score of chunk
+        ``chunk_lists[q][i]`` (a global index), equal to ``BM25Index.scores(queries[q])`` there
+        bit for bit. Each shard scores the chunks it holds (one batch to every shard), so a
+        reranker's features need no index on the client."""
+        if len(queries) != len(chunk_lists):
+            raise ValueError(f"{len(queries)} queries but {len(chunk_lists)} chunk lists")
+        lists = [np.asarray(c, dtype=np.int64) for c in chunk_lists]
+        for c in lists:
+            if c.size and (c.min() < 0 or c.max() >= self.n_docs):
+                raise ValueError(f"chunk indices must lie in 0..{self.n_docs - 1}")
+        if not lists:
+            return []
+        (sent,) = self._client.scatter([([list(q) for q in queries], lists)], broadcast=True)
+        parts = self._client.gather(
+            [
+                self._client.submit(_scores_of_task, s, sent, float(k1), float(b), pure=False)
+                for s in self._shards
+            ]
+        )
+        out = [np.zeros(c.shape[0], dtype=np.float64) for c in lists]
+        for part in parts:
+            for row, (positions, values) in zip(out, part, strict=True):
+                row[positions] = values
+        return out
 
     def scores(self, query: Sequence[str], *, k1: float = BM25_K1, b: float = BM25_B) -> FloatArray:
         """Every document's score for one query, shape (N,), gathered from the shards (for

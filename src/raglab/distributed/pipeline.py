@@ -8,8 +8,13 @@ it (``lab.per_question`` under ``("rank", settings, question id)``), so every la
 fusion and export of the lab reads the cluster's rankings, which equal the single machine's bit
 for bit, and the lab never builds its own BM25 index for them.
 
+With the reranker on, :func:`prime_candidate_bm25` also scores every labelled question's
+reranking candidates by BM25 on the shards and stores the scores where the reranker's BM25
+feature looks for them (:func:`raglab.pipeline.reranking.candidate_bm25`), so that the client
+builds no BM25 index for the features either.
+
 What stays on the client: the lab itself (pages, questions, its chunk list for ids and
-relevance), the LSA embedding, fusion and the measures.
+relevance), the LSA embedding, fusion, the reranker's other features and the measures.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from raglab._types import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
 from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.reranking import candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RetrievalSettings
 
-__all__ = ["Stage", "bm25_keys", "index_lab", "no_stage", "prime_bm25"]
+__all__ = ["Stage", "bm25_keys", "index_lab", "no_stage", "prime_bm25", "prime_candidate_bm25"]
 
 #: A stage of the work: ``with stage("what runs"):`` around it (the command line times and
 #: prints each one; :func:`no_stage` says nothing).
@@ -110,4 +116,27 @@ def prime_bm25(lab: Lab, index: DistributedBM25, settings: RetrievalSettings) ->
         ranking = Ranking(docs[row][keep], scores[row][keep])
         for key in keys:
             lab.per_question.setdefault(("rank", key, q.id), ranking)
+    return len(questions)
+
+
+def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: RetrievalSettings) -> int:
+    """Score every labelled question's reranking candidates (the first stage's top 20,
+    :func:`raglab.pipeline.reranking.candidates`) by BM25 at the first stage's k1 and b on
+    ``index``, and store them for the reranker's BM25 feature; returns how many questions.
+
+    The candidates are ranked here on the client, from the rankings :func:`prime_bm25` stored
+    (and the embedding), so call it after them. Each score equals the single index's bit for bit.
+    """
+    cs = lab.chunk_set(first_stage.chunking)
+    if index.n_docs != len(cs):
+        raise ValueError(f"the index holds {index.n_docs} chunks, the lab's chunking {len(cs)}")
+    questions = list(lab.questions)
+    chunk_lists = [candidates(lab, q, first_stage).indices for q in questions]
+    scores = index.scores_of(
+        [lab.query_tokens(q) for q in questions], chunk_lists, k1=first_stage.k1, b=first_stage.b
+    )
+    for q, chunks, values in zip(questions, chunk_lists, scores, strict=True):
+        table = lab.per_question.setdefault(candidate_bm25_key(lab, first_stage, q.id), {})
+        assert isinstance(table, dict)
+        table.update(zip(chunks.tolist(), values.tolist(), strict=True))
     return len(questions)

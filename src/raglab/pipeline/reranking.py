@@ -10,6 +10,7 @@ recall@5 of the reranked order).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +68,30 @@ def candidates(lab: Lab, q: Question | str, first_stage: RetrievalSettings) -> R
     return rank(lab, q, first_stage).top(C.RERANK_DEPTH)
 
 
+def candidate_bm25_key(lab: Lab, first_stage: RetrievalSettings, question_id: str) -> Hashable:
+    """Where a labelled question's BM25 scores of chosen chunks at the first stage's chunking,
+    k1 and b are kept (``lab.per_question``; a dict chunk index -> score), if anything put them
+    there (:func:`raglab.distributed.pipeline.prime_candidate_bm25`)."""
+    chunking = (first_stage.chunking or ChunkingKey()).resolved()
+    return ("bm25 of chunks", chunking, float(first_stage.k1), float(first_stage.b), question_id)
+
+
+def candidate_bm25(
+    lab: Lab, q: Question | str, idx: IntArray, first_stage: RetrievalSettings
+) -> FloatArray:
+    """BM25 scores (first stage's k1 and b) of chunks ``idx`` for a question: those kept under
+    :func:`candidate_bm25_key` when every one of them is there (scored elsewhere, the same
+    floats), else from the lab's own index."""
+    if not isinstance(q, str):
+        kept = lab.per_question.find(candidate_bm25_key(lab, first_stage, q.id))
+        if isinstance(kept, dict) and all(i in kept for i in idx.tolist()):
+            return np.array([kept[i] for i in idx.tolist()], dtype=np.float64)
+    cs = lab.chunk_set(first_stage.chunking)
+    index = cs.bm25.with_params(k1=first_stage.k1, b=first_stage.b)
+    scores: FloatArray = index.scores(lab.query_tokens(q))[idx]
+    return scores
+
+
 def features(
     lab: Lab, q: Question | str, cand: Ranking, first_stage: RetrievalSettings
 ) -> FloatArray:
@@ -74,7 +99,7 @@ def features(
     cs = lab.chunk_set(first_stage.chunking)
     idx = cand.indices
     text = q if isinstance(q, str) else q.question
-    bm25 = cs.bm25.with_params(k1=first_stage.k1, b=first_stage.b).scores(lab.query_tokens(q))[idx]
+    bm25 = candidate_bm25(lab, q, idx, first_stage)
     return candidate_features(
         bm25=bm25,
         cosine=_cosines(lab, cs, q, idx, first_stage),
