@@ -131,3 +131,27 @@ def test_compiled_and_numpy_shard_search_agree_with_the_index(
         got = merge_top_k([s.search_many(queries, k=10, k1=k1, b=b) for s in shards], 10)
         assert got[0].tolist() == want[0].tolist()
         assert got[1].tobytes() == want[1].tobytes()
+
+
+def test_a_shard_needs_only_its_own_terms_frequencies(handbook: Lab) -> None:
+    """Oracle: BM25Index over the whole collection. A shard given N, L and the n_t of its own
+    terms only (the table cut by term, as DistributedBM25 sends it) has the single index's IDFs
+    and answers bit for bit; each part is a strict subset of the whole table here."""
+    docs = handbook.chunk_set().tokens
+    index = BM25Index(docs)
+    bounds = [0, 60, 150, len(docs)]
+    counts = [ShardCounts.from_tokens(docs[a:z]) for a, z in itertools.pairwise(bounds)]
+    stats = global_statistics(c.summary() for c in counts)
+    idf = dict(zip(index.vocabulary.terms, index.idf.tolist(), strict=True))
+    for c, offset in zip(counts, bounds, strict=False):
+        part = stats.for_terms(c.terms)
+        assert set(part.df) == set(c.terms) and len(part.df) < len(stats.df)
+        assert (part.n_docs, part.total_length) == (stats.n_docs, stats.total_length)
+        shard = ScoredShard(c, part, offset)
+        assert shard.idf.tolist() == [idf[t] for t in c.terms]
+        for q in list(handbook.questions)[:20]:
+            tokens = handbook.query_tokens(q)
+            np.testing.assert_array_equal(
+                shard.scores(tokens, 1.2, 0.75).view(np.int64),
+                index.scores(tokens)[offset : offset + c.n_docs].view(np.int64),
+            )

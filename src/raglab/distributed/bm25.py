@@ -7,8 +7,9 @@ What runs where:
 2. **Client, the reduction**: each shard sends only (n, total length, its terms' document
    frequencies); :func:`~raglab.distributed.shard.global_statistics` sums them into N, avgdl
    and n_t. Shard s starts at global index ``offset_s = n_0 + ... + n_{s-1}``.
-3. **Workers**: the global statistics are broadcast to every worker, and each shard turns its
-   counts into IDFs and length ratios from them
+3. **Workers**: each shard receives N, L and the document frequencies of its own terms (the
+   global table cut by term, :meth:`~raglab.distributed.shard.GlobalStatistics.for_terms`),
+   and turns its counts into IDFs and length ratios from them
    (:class:`~raglab.distributed.shard.ScoredShard`), never from its own N, avgdl or n_t:
    per-shard IDF would make a score depend on how the collection was split.
 4. **Queries**: every batch goes to every shard, each returns its exact top k
@@ -131,11 +132,13 @@ class DistributedBM25:
             raise ValueError("BM25 needs at least one document")
         sizes = [int(n) for n, _, _ in summaries]
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).tolist()
-        # One copy of the statistics per worker, not one per task.
-        shared = client.scatter(stats, broadcast=True)
+        # Each shard receives N, L and the n_t of its own terms only (the table cut by term),
+        # not a copy of the whole table on every worker: with millions of terms that copy
+        # would cost every worker hundreds of MB. The part travels in the shard's task, so the
+        # scheduler can run the task again, part and all, when its worker is lost.
         shards = [
-            client.submit(_score_shard, c, shared, int(offset), pure=False)
-            for c, n, offset in zip(counts, sizes, offsets, strict=True)
+            client.submit(_score_shard, c, stats.for_terms(df), int(offset), pure=False)
+            for c, (n, _, df), offset in zip(counts, summaries, offsets, strict=True)
             if n > 0
         ]
         return cls(client, shards, stats, [n for n in sizes if n > 0])

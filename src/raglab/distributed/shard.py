@@ -104,6 +104,12 @@ class GlobalStatistics:
     def avgdl(self) -> float:
         return self.total_length / self.n_docs if self.n_docs else 0.0
 
+    def for_terms(self, terms: Iterable[str]) -> GlobalStatistics:
+        """N and L with the document frequencies of ``terms`` only: all a shard holding just
+        those terms needs (its scores use no other term's n_t), so the table sent to each shard
+        is cut by term instead of copied whole to every worker."""
+        return GlobalStatistics(self.n_docs, self.total_length, {t: self.df[t] for t in terms})
+
 
 def global_statistics(summaries: Iterable[tuple[int, int, Mapping[str, int]]]) -> GlobalStatistics:
     """Reduce the shards' :meth:`ShardCounts.summary` values: integer sums, so any grouping or
