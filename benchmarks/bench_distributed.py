@@ -23,14 +23,10 @@ checked after (a disagreement raises, and no time is reported).
     python benchmarks/bench_distributed.py          # 100,000 chunks: 3 min 20 s on 2 idle cores
     python benchmarks/bench_distributed.py --sizes 1000000,3000000
 
-Large sizes (not run; extrapolated from the 100,000-chunk run and the sweep's 1,000,000-chunk
-one): one machine needs about 3 GB at 1,000,000 chunks (the sweep measured 2.7 GB, token lists
-included) and about 8 GB at 3,000,000. The cluster side needs more: at 100,000 chunks each
-worker peaked at 1.7 times one machine's peak and the client at 1.15 times, so 1,000,000 chunks
-want some 12 GB (up to 21 GB if the workers' memory grows linearly from 100,000) and 3,000,000
-some 35 to 60 GB, more than the 23 GB of the machine these numbers come from. Times grow about
-linearly with the chunks (LSA's windows stay at 20,000): about 15 minutes for 1,000,000 and 40
-for 3,000,000, where memory allows.
+Large sizes: `--sizes 1000000` ran on 2026-12-04 (11 minutes on 2 cores; RESULTS.md
+section 8): one machine peaked at 2.7 GB, each worker at 1.45 GB (0.54 of one machine's) and
+the client at 1.6 GB (it generates the token lists and writes the partitions' files). 3,000,000
+chunks would want about 8 GB for one machine and some 4.4 GB for each worker, linearly; not run.
 """
 
 from __future__ import annotations
@@ -397,7 +393,8 @@ def report(sizes: Sequence[int], *, timeout: float = 7200) -> tuple[list[str], l
             notes.append(f"{n:,} chunks: a peak could not be reset; it is the process's own.")
     notes.append(
         "The client's peak includes the scheduler (a LocalCluster's scheduler runs in the client "
-        "process) and the token lists it sends; LSA sends every window to every worker."
+        "process) and the token lists it generated and wrote to the partitions' files (the workers read "
+        "those); LSA sends every window to every worker."
     )
     return [*lines, "", *shard_lines], notes
 
