@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import raglab._bm25_compiled as compiled
+import raglab._bm25_dense as dense
 from bm25_cases import PARAMS, exhaustive
 from bm25_cases import zipf_corpus as zipf_corpus_of
 from raglab.bm25 import BM25Index
@@ -133,11 +134,13 @@ def test_the_kernel_compiles_without_a_writable_cache(
     want = index.search_many(queries, k=10, backend="numba")
     monkeypatch.setattr(numba, "njit", no_cache_njit)
     compiled._kernel.cache_clear()
+    dense.compiled.cache_clear()
     try:
         got = index.search_many(queries, k=10, backend="numba")
     finally:
         monkeypatch.undo()
         compiled._kernel.cache_clear()
+        dense.compiled.cache_clear()
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
 

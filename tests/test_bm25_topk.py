@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import raglab._bm25_batch as batch_module
 import raglab._bm25_topk as topk_module
 import raglab.bm25 as bm25_module
 from bm25_cases import PARAMS, assert_same, exhaustive
@@ -157,8 +158,8 @@ def test_both_dense_batch_sums_equal_exhaustive_scoring(
     queries included, so some rows have no pair."""
     docs, queries = zipf_corpus
     queries = [*queries[:20], ["no-such-term"], [], *queries[20:40]]
-    monkeypatch.setattr(topk_module, "_BINCOUNT_POSTINGS_PER_TERM", per_term)
-    monkeypatch.setattr(topk_module, "_BINCOUNT_BLOCK", block)
+    monkeypatch.setattr(batch_module, "_BINCOUNT_POSTINGS_PER_TERM", per_term)
+    monkeypatch.setattr(batch_module, "_BINCOUNT_BLOCK", block)
     base = BM25Index(docs)
     for k1, b in PARAMS:
         index = base.with_params(k1=k1, b=b)
@@ -174,7 +175,7 @@ def test_dense_row_selection_equals_lexsort(
     """oracle: numpy.lexsort by (-score, column) on rows with runs of ties and of zeros, rows of
     fewer matches than k and all-zero rows; for k from 2 to 8 both by repeated argmax and by
     block bounds (the way a block too large for the cache goes)."""
-    monkeypatch.setattr(topk_module, "_ARGMAX_MAX_ELEMENTS", argmax_elements)
+    monkeypatch.setattr(batch_module, "_ARGMAX_MAX_ELEMENTS", argmax_elements)
     rng = np.random.default_rng(3)
     for trial in range(200):
         n = int(rng.integers(1, 80))
@@ -186,7 +187,7 @@ def test_dense_row_selection_equals_lexsort(
         else:
             scores = rng.random((rows, n))
         for k in (1, 2, 5, 10, n, n + 4):
-            cols, vals = topk_module.top_k_rows(scores, k)
+            cols, vals = batch_module.top_k_rows(scores, k)
             for r in range(rows):
                 want = np.lexsort((np.arange(n), -scores[r]))[: min(k, n)]
                 np.testing.assert_array_equal(cols[r], want)

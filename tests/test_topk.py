@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import raglab._bm25_batch as bm25_batch
 import raglab._bm25_topk as bm25_topk
 import raglab.lsa as lsa_module
 import raglab.mmr as mmr_module
@@ -72,6 +73,6 @@ def test_bm25_rows_follow_the_same_order() -> None:
     rng = np.random.default_rng(14)
     scores = rng.integers(0, 3, size=(6, 200)).astype(np.float64)
     for k in (3, 8, 9, 50):
-        cols, _ = bm25_topk.top_k_rows(scores, k)
+        cols, _ = bm25_batch.top_k_rows(scores, k)
         for row in range(scores.shape[0]):
             assert cols[row].tolist() == top_k(scores[row], k).tolist()

@@ -10,8 +10,7 @@ forms) and then either
 - adds ``weight * impact`` term by term, in ascending column order, into one reused accumulator
   and keeps the best k of the documents it touched (short posting lists); when the lists touch
   a good share of the collection, the best k come from a block-max selection over the whole
-  accumulator (the largest sum of every block of 32 documents, then only the blocks whose
-  largest sum reaches the k-th largest block maximum), or
+  accumulator (:mod:`raglab._bm25_dense`), or
 - walks the posting lists document at a time with MaxScore (Turtle and Flood 1995): the terms
   whose bounds (``weight * largest impact``) sum to no more than the current k-th score cannot
   lift a document into the top k on their own, so only the documents of the other lists are
@@ -35,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from raglab import _bm25_dense
+from raglab._bm25_dense import SELECT_BLOCK, _dense_top_k_source, _hold_source
 from raglab._types import FloatArray, IntArray
 
 # From this many postings a query is evaluated document at a time (MaxScore), below term at a time.
@@ -42,8 +43,6 @@ MAXSCORE_MIN_POSTINGS = 8192
 # Below MaxScore's size, a query touching at least N / this postings is selected from the dense
 # accumulator; one touching fewer keeps a list of the documents it touched.
 DENSE_FACTOR = 8
-# Dense selection reads the largest sum of each block of this many documents first.
-SELECT_BLOCK = 32
 # MaxScore first scores up to this many documents of the shortest list (a k-th score to start).
 PROBE_DOCS = 128
 # MaxScore skips a document only when its bound, raised by this relative margin, is at most the
@@ -59,25 +58,6 @@ def available() -> bool:
     except ImportError:
         return False
     return True
-
-
-def _hold_source(top_d: Any, top_s: Any, filled: int, k: int, d: int, s: float) -> int:
-    """Offer document d with score s to the buffer of the best ``filled`` (at most k) documents,
-    sorted by (-score, document); returns the new count."""  # pragma: no cover - compiled
-    if filled == k:
-        if s < top_s[k - 1] or (s == top_s[k - 1] and d > top_d[k - 1]):
-            return filled
-        at = k - 1
-    else:
-        at = filled
-        filled += 1
-    while at > 0 and (s > top_s[at - 1] or (s == top_s[at - 1] and d < top_d[at - 1])):
-        top_s[at] = top_s[at - 1]
-        top_d[at] = top_d[at - 1]
-        at -= 1
-    top_s[at] = s
-    top_d[at] = d
-    return filled
 
 
 def _seek_source(docs: Any, lo: int, end: int, d: int) -> int:
@@ -104,85 +84,10 @@ def _impact_source(tf: Any, length_term: Any, k1p1: float, p: int, d: int) -> fl
     return (tf[p] * k1p1) / (tf[p] + length_term[d])  # type: ignore[no-any-return]
 
 
-def _dense_top_k_source(
-    acc: Any,
-    indptr: Any,
-    docs: Any,
-    tf: Any,
-    length_term: Any,
-    k1p1: float,
-    terms: Any,
-    weights: Any,
-    m: int,
-    block_max: Any,
-    k: int,
-    top_d: Any,
-    top_s: Any,
-) -> int:
-    """Term at a time into the dense accumulator ``acc`` (N,), then :func:`_select_dense`: the
-    query's m terms ``terms[:m]`` (ascending) with their weights. Each saturation is computed
-    where it is added (one loop beats a vectorised loop of divisions and then the scattered
-    adds), and this is a function of its own so that the compiler treats its loops alone.
-    """  # pragma: no cover - compiled
-    for j in range(m):
-        w = weights[j]
-        for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
-            d = docs[p]
-            acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
-    return _select_dense(acc, acc.shape[0], block_max, k, top_d, top_s)
-
-
-def _select_dense_source(
-    acc: Any, n_docs: int, block_max: Any, k: int, top_d: Any, top_s: Any
-) -> int:
-    """The best k positive sums of ``acc`` into ``top_d``/``top_s`` (by -score, then document),
-    clearing ``acc``; returns how many were held (fewer than k when fewer are positive).
-
-    Block-max selection: the largest sum of every block of ``SELECT_BLOCK`` documents first (one
-    tight pass), then the k-th largest of those maxima, theta, which no k-th best sum can be below
-    (k blocks hold a sum of at least theta each). Only blocks whose maximum reaches theta are
-    read again, and only their sums of at least theta are offered: about k blocks, not N sums
-    each behind a branch.
-    """  # pragma: no cover - compiled
-    n_blocks = block_max.shape[0]
-    whole = n_docs // SELECT_BLOCK
-    for b in range(whole):
-        # A fixed trip count, which the compiler vectorises (2.8 against 7.8 us over 10,000).
-        best = 0.0
-        for d in range(b * SELECT_BLOCK, b * SELECT_BLOCK + SELECT_BLOCK):
-            v = acc[d]
-            best = v if v > best else best
-        block_max[b] = best
-    if whole < n_blocks:
-        best = 0.0
-        for d in range(whole * SELECT_BLOCK, n_docs):
-            v = acc[d]
-            best = v if v > best else best
-        block_max[whole] = best
-    filled = 0
-    for b in range(n_blocks):
-        v = block_max[b]
-        if v > 0.0 and (filled < k or v > top_s[k - 1]):
-            filled = _hold(top_d, top_s, filled, k, b, v)
-    theta = top_s[k - 1] if filled == k else 0.0
-    filled = 0
-    for b in range(n_blocks):
-        v = block_max[b]
-        if v > 0.0 and v >= theta:
-            a = b * SELECT_BLOCK
-            for d in range(a, min(a + SELECT_BLOCK, n_docs)):
-                s = acc[d]
-                if s > 0.0 and s >= theta and (filled < k or s >= top_s[k - 1]):
-                    filled = _hold(top_d, top_s, filled, k, d, s)
-    acc[:] = 0.0
-    return filled
-
-
 _impact: Callable[..., float] = _impact_source
 _seek: Callable[..., int] = _seek_source
 # The kernel calls these names: the Python functions until _kernel() publishes compiled twins.
 _hold: Callable[..., int] = _hold_source
-_select_dense: Callable[..., int] = _select_dense_source
 _dense_top_k: Callable[..., int] = _dense_top_k_source
 
 
@@ -397,8 +302,8 @@ def _kernel_source(
 def _kernel() -> Callable[..., None]:
     import numba
 
-    global _hold, _impact, _seek, _select_dense, _dense_top_k
-    sources = (_hold_source, _impact_source, _seek_source)
+    global _hold, _impact, _seek, _dense_top_k
+    sources = (_impact_source, _seek_source)
     try:
         jit = partial(numba.njit, cache=True, nogil=True)
         helpers: list[Any] = [jit(inline="always")(f) for f in sources]
@@ -408,15 +313,8 @@ def _kernel() -> Callable[..., None]:
         jit = partial(numba.njit, nogil=True)
         helpers = [jit(inline="always")(f) for f in sources]
         kernel = jit()(_kernel_source)
-    _hold, _impact, _seek = helpers
-    # Compiled after _hold is published, so that they call its compiled twin; not inlined, so
-    # that the compiler optimises each loop on its own.
-    try:
-        _select_dense = numba.njit(cache=True, nogil=True)(_select_dense_source)
-        _dense_top_k = numba.njit(cache=True, nogil=True)(_dense_top_k_source)
-    except RuntimeError:
-        _select_dense = numba.njit(nogil=True)(_select_dense_source)
-        _dense_top_k = numba.njit(nogil=True)(_dense_top_k_source)
+    _impact, _seek = helpers
+    _hold, _dense_top_k = _bm25_dense.compiled()
     compiled: Callable[..., None] = kernel
     return compiled
 

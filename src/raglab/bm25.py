@@ -32,6 +32,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from raglab import _bm25_compiled
+from raglab._bm25_batch import batch_top_k, top_k_rows
 from raglab._bm25_index import BM25Statistics, TermContribution
 from raglab._bm25_scoring import cell_scores as _cell_scores
 from raglab._bm25_scoring import check_k as _check_k
@@ -39,7 +40,7 @@ from raglab._bm25_scoring import check_params as _check_params
 from raglab._bm25_scoring import check_query as _check_query
 from raglab._bm25_scoring import lucene_idf
 from raglab._bm25_scoring import query_scores as _query_scores
-from raglab._bm25_topk import batch_top_k, maxscore_top_k, top_k_rows
+from raglab._bm25_topk import maxscore_top_k
 from raglab._bm25_topk import top_k as _top_k
 from raglab._config import GRID_B, GRID_K1, GRID_RECALL_K
 from raglab._types import FloatArray, IntArray, Ranking
