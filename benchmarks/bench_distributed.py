@@ -23,10 +23,10 @@ checked after (a disagreement raises, and no time is reported).
     python benchmarks/bench_distributed.py          # 100,000 chunks: 3 min 20 s on 2 idle cores
     python benchmarks/bench_distributed.py --sizes 1000000,3000000
 
-Large sizes: `--sizes 1000000` ran on 2026-12-04 (11 minutes on 2 cores; RESULTS.md
-section 8): one machine peaked at 2.7 GB, each worker at 1.45 GB (0.54 of one machine's) and
-the client at 1.6 GB (it generates the token lists and writes the partitions' files). 3,000,000
-chunks would want about 8 GB for one machine and some 4.4 GB for each worker, linearly; not run.
+Large sizes ran on 2026-12-04 (RESULTS.md section 8): `--sizes 1000000` in 11 minutes and
+`--sizes 3000000` in 23 minutes on 2 cores. One machine peaked at 2.7 and 7.3 GB, each worker at
+1.45 and 3.85 GB (0.54 and 0.53 of one machine's), the client at 1.6 and 4.3 GB (it generates
+the token lists and writes the partitions' files).
 """
 
 from __future__ import annotations
