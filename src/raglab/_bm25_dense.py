@@ -65,12 +65,10 @@ def _dense_top_k_source(
         for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
             d = docs[p]
             acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
-    return _select_dense(acc, acc.shape[0], block_max, k, top_d, top_s)
+    return _select_dense(acc, block_max, k, top_d, top_s)
 
 
-def _select_dense_source(
-    acc: Any, n_docs: int, block_max: Any, k: int, top_d: Any, top_s: Any
-) -> int:
+def _select_dense_source(acc: Any, block_max: Any, k: int, top_d: Any, top_s: Any) -> int:
     """The best k positive sums of ``acc`` into ``top_d``/``top_s`` (by -score, then document),
     clearing ``acc``; returns how many were held (fewer than k when fewer are positive).
 
@@ -80,6 +78,7 @@ def _select_dense_source(
     read again, and only their sums of at least theta are offered: about k blocks, not N sums
     each behind a branch.
     """  # pragma: no cover - compiled
+    n_docs = acc.shape[0]
     n_blocks = block_max.shape[0]
     whole = n_docs // SELECT_BLOCK
     for b in range(whole):

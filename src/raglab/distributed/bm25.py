@@ -95,15 +95,6 @@ def shard_scores_of(
     return out
 
 
-def _scores_of_task(
-    shard: ScoredShard,
-    sent: tuple[Sequence[Sequence[str]], Sequence[IntArray]],
-    k1: float,
-    b: float,
-) -> list[tuple[IntArray, FloatArray]]:
-    return shard_scores_of(shard, sent[0], sent[1], k1, b)
-
-
 class DistributedBM25:
     """A BM25 index whose shards live on a Dask cluster's workers.
 
@@ -207,10 +198,14 @@ class DistributedBM25:
                 raise ValueError(f"chunk indices must lie in 0..{self.n_docs - 1}")
         if not lists:
             return []
-        (sent,) = self._client.scatter([([list(q) for q in queries], lists)], broadcast=True)
+        sent_queries, sent_lists = self._client.scatter(
+            [[list(q) for q in queries], lists], broadcast=True
+        )
         parts = self._client.gather(
             [
-                self._client.submit(_scores_of_task, s, sent, float(k1), float(b), pure=False)
+                self._client.submit(
+                    shard_scores_of, s, sent_queries, sent_lists, float(k1), float(b), pure=False
+                )
                 for s in self._shards
             ]
         )

@@ -136,7 +136,7 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
         [lab.query_tokens(q) for q in questions], chunk_lists, k1=first_stage.k1, b=first_stage.b
     )
     for q, chunks, values in zip(questions, chunk_lists, scores, strict=True):
-        table = lab.per_question.setdefault(candidate_bm25_key(lab, first_stage, q.id), {})
+        table = lab.per_question.setdefault(candidate_bm25_key(first_stage, q.id), {})
         assert isinstance(table, dict)
         table.update(zip(chunks.tolist(), values.tolist(), strict=True))
     return len(questions)

@@ -68,7 +68,7 @@ def candidates(lab: Lab, q: Question | str, first_stage: RetrievalSettings) -> R
     return rank(lab, q, first_stage).top(C.RERANK_DEPTH)
 
 
-def candidate_bm25_key(lab: Lab, first_stage: RetrievalSettings, question_id: str) -> Hashable:
+def candidate_bm25_key(first_stage: RetrievalSettings, question_id: str) -> Hashable:
     """Where a labelled question's BM25 scores of chosen chunks at the first stage's chunking,
     k1 and b are kept (``lab.per_question``; a dict chunk index -> score), if anything put them
     there (:func:`raglab.distributed.pipeline.prime_candidate_bm25`)."""
@@ -83,9 +83,10 @@ def candidate_bm25(
     :func:`candidate_bm25_key` when every one of them is there (scored elsewhere, the same
     floats), else from the lab's own index."""
     if not isinstance(q, str):
-        kept = lab.per_question.find(candidate_bm25_key(lab, first_stage, q.id))
-        if isinstance(kept, dict) and all(i in kept for i in idx.tolist()):
-            return np.array([kept[i] for i in idx.tolist()], dtype=np.float64)
+        kept = lab.per_question.find(candidate_bm25_key(first_stage, q.id))
+        chunks = idx.tolist()
+        if isinstance(kept, dict) and all(i in kept for i in chunks):
+            return np.array([kept[i] for i in chunks], dtype=np.float64)
     cs = lab.chunk_set(first_stage.chunking)
     index = cs.bm25.with_params(k1=first_stage.k1, b=first_stage.b)
     scores: FloatArray = index.scores(lab.query_tokens(q))[idx]
