@@ -40,6 +40,7 @@ from raglab._config import (
     LSA_WINDOWS,
     SEED,
 )
+from raglab._exact import exact_sum_of_squares
 from raglab._svd import check_positive_int, randomized_svd
 from raglab._topk import top_k
 from raglab._types import FloatArray, Ranking
@@ -175,7 +176,7 @@ class LSAModel:
     ``vocabulary`` and ``idf`` (n_terms,) weight new text exactly as the windows were weighted;
     ``U`` (n_terms, k) holds the term directions, ``s`` (k,) the singular values in descending
     order, ``Vt`` (k, n_windows) the windows' right singular vectors and ``frobenius_sq`` the total
-    ||A||_F^2 of the term x window matrix.
+    ||A||_F^2 of the term x window matrix (its squares added exactly, :mod:`raglab._exact`).
     """
 
     vocabulary: Vocabulary
@@ -335,5 +336,6 @@ def fit_lsa(
     U, s, Vt = randomized_svd(
         A, rank=rank, oversample=oversample, power_iterations=power_iterations, seed=seed
     )
-    frobenius_sq = float(np.dot(A.data, A.data))
+    # Added exactly (raglab._exact): the same total whether A is held whole or in row blocks.
+    frobenius_sq = exact_sum_of_squares(A.data)
     return LSAModel(vocabulary, idf, U, s, Vt, frobenius_sq)

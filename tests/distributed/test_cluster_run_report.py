@@ -59,31 +59,37 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     lines = err.splitlines()
     assert lines[0].startswith("Dask dashboard: ")
     stages = [line for line in lines if line.startswith("cluster: ")]
-    assert len(stages) == 5, err
-    assert "read and chunk 58 page files" in stages[0]
-    assert "reduce N, avgdl, n_t" in stages[1]
-    assert "rank 80 questions by BM25" in stages[2] and stages[2].endswith(" s)")
-    assert "(neural) on the workers" in stages[3]
-    assert "score the reranker's candidates of 80 questions by BM25" in stages[4]
+    assert len(stages) == 6, err
+    assert "fit LSA on" in stages[0] and "in row blocks" in stages[0]
+    assert "read and chunk 58 page files" in stages[1]
+    assert "reduce N, avgdl, n_t" in stages[2]
+    assert "rank 80 questions by BM25" in stages[3] and stages[3].endswith(" s)")
+    assert "(neural) on the workers" in stages[4]
+    assert "score the reranker's candidates of 80 questions by BM25" in stages[5]
     _, quiet_err = _cli(capsys, ["run", "--quiet", *_address(client)])
     assert "cluster: " not in quiet_err and "Dask dashboard" not in quiet_err
 
 
-def test_a_clustered_run_builds_no_bm25_index_on_the_client(
+def test_a_clustered_run_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
     capsys: pytest.CaptureFixture[str], client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Oracle: ``raglab run --json`` on one machine. With the cluster, the first stage's
-    rankings and the reranker's BM25 feature (every candidate's score) come from the shards:
-    the same bytes, with the client's BM25 index made impossible to build."""
+    rankings, the reranker's BM25 feature (every candidate's score) and the LSA model (its
+    cosine feature, the fusion's LSA list) come from the workers: the same bytes, with the
+    client's BM25 index and LSA fit made impossible."""
     single_json, _ = _cli(capsys, ["run", "--json"])
 
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the client built a BM25 index")
+    def refuse(what: str) -> Any:
+        def refused(*args: object, **kwargs: object) -> None:
+            raise AssertionError(f"the client {what}")
 
-    monkeypatch.setattr(lab_module, "BM25Index", refuse)
+        return refused
+
+    monkeypatch.setattr(lab_module, "BM25Index", refuse("built a BM25 index"))
+    monkeypatch.setattr(lab_module, "fit_lsa", refuse("fitted LSA"))
     cluster_json, _ = _cli(capsys, ["run", "--json", *_address(client)])
     assert cluster_json == single_json
-    with pytest.raises(AssertionError, match="built a BM25 index"):
+    with pytest.raises(AssertionError, match=r"the client (built a BM25 index|fitted LSA)"):
         _cli(capsys, ["run", "--json"])
 
 

@@ -1,10 +1,10 @@
-"""``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work (and the encoding of
-chunks the neural vector cache lacks) runs.
+"""``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work, its LSA fit (and the
+encoding of chunks the neural vector cache lacks) run.
 
 Execution options, not pipeline settings: they change where the numbers are computed, never
 the numbers, so they are not in :data:`raglab.settings.SETTINGS` and no report or baseline
 records them. With neither option nothing changes and Dask is never imported; with one, the
-lab's BM25 rankings are computed on a Dask cluster (:mod:`raglab.distributed`) and the
+lab's BM25 rankings and LSA model are computed on a Dask cluster (:mod:`raglab.distributed`) and the
 command's output is byte for byte what it prints without it.
 """
 
@@ -71,15 +71,10 @@ def uses_cluster(args: argparse.Namespace) -> bool:
 
 
 def _lab_without_bm25(args: argparse.Namespace, quiet: bool) -> Lab:
-    """``load_lab`` without the local BM25 index: the cluster builds that one."""
+    """``load_lab`` without the local BM25 index and LSA fit: the cluster computes both."""
     data = load_data(args)
     lab = Lab(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
-    steps: list[Callable[[], object]] = [
-        lambda: lab.chunk_set(),
-        lambda: lab.lsa,
-        lambda: lab.chunk_set().lsa_unit_projections,
-    ]
-    for step in progress(steps, description="Chunking and the embedding", quiet=quiet):
+    for step in progress([lab.chunk_set], description="Chunking", quiet=quiet):
         step()
     return lab
 
@@ -120,6 +115,7 @@ def cluster_lab(
         index_lab,
         prime_bm25,
         prime_candidate_bm25,
+        prime_lsa,
     )
 
     require_dask()  # before any data is read: a missing extra is said at once
@@ -132,6 +128,9 @@ def cluster_lab(
     stage = _stages(echo)
     wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
     with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
+        n_windows = len(lab.lsa_windows)
+        with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
+            prime_lsa(client, lab)
         indexes: dict[ChunkingKey, Any] = {}
         for one in dict.fromkeys(wanted):
             if not bm25_keys(one):

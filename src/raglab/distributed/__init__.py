@@ -11,10 +11,9 @@
 - :mod:`.pipeline`: a lab's BM25 rankings computed on the cluster.
 - :mod:`.importing`: ``raglab import beir`` with ``corpus.jsonl`` read and checked on the
   workers, by ranges of lines.
-- :mod:`.lsa`: LSA with the TF-IDF term x window matrix in row blocks on the workers (equal to
-  the single machine's fit to rounding, not bit for bit; the command line does not use it).
+- :mod:`.lsa`: LSA with the TF-IDF term x window matrix in row blocks on the workers.
 
-Every result but :mod:`.lsa`'s equals the single-machine one bit for bit; docs/distributed.md says what runs
+Every result equals the single-machine one bit for bit; docs/distributed.md says what runs
 where. Importing this package imports no Dask module: the functions take a
 ``distributed.Client`` and call its methods.
 """

@@ -11,20 +11,27 @@ vocabulary), each built and held by a worker:
    statistics: its rows are the single-machine A's rows, bit for bit.
 2. **Client**: Omega ~ N(0, 1), (n, l), from ``numpy.random.default_rng(seed)``, as there.
 3. **Products per block**: Y = A X is the blocks' A_b X stacked (each row's sum is the single
-   product's, bit for bit); Z = A^T Y is the sum over blocks of A_b^T Y_b.
+   product's, bit for bit). Z = A^T Y adds, for each window, its terms' a_tk y_t in ascending
+   term order; the single product (scipy's ``csr_matvecs``) adds them one by one into the
+   output row. So block b's task continues block b - 1's output with its own terms, through the
+   same kernel (:func:`chain_transpose_times`): the blocks' additions run in the single
+   product's order, and Z is its value bit for bit. The chain is sequential over the blocks;
+   the l columns are cut into as many slices as there are blocks, each slice its own chain, so
+   that while block b works on slice j, block b - 1 already works on slice j + 1 (a pipeline).
 4. **Client, the small dense problems**: the LU normaliser between power passes
    (:func:`raglab._svd._lu_basis` on the thin m x l and n x l sketches), the Householder QR at
    the end (:func:`raglab._svd._orthonormal`), the l x l eigenproblem of B B^T, the signs.
+5. ||A||_F^2: each block's squares added exactly (:func:`raglab._exact.scaled_sum_of_squares`),
+   integers summed on the client, rounded once, as :func:`raglab.lsa.fit_lsa` does.
 
-The only difference from the single machine is the order in which A^T Y's sum over terms is
-added (block by block, then across blocks), so the result agrees to rounding, not bit for bit:
-the tests hold the singular values to 1e-6 relative (they agree far closer) and the rankings
-equal wherever two scores are not within that of each other. That is why the command line does
-not use it: ``--workers`` promises the single machine's output byte for byte.
+Every step is the single machine's, in the same order, so the model (U, s, Vt, idf and
+||A||_F^2) equals :func:`raglab.lsa.fit_lsa`'s bit for bit (``tests/distributed``), and the
+command line's ``--workers`` fits LSA here.
 
-What moves: the windows' tokens once to each worker; per product, the thin sketch's rows of a
-block to its worker and back (m x l in all, and r copies of the n x l one). The client holds A's
-vocabulary and the thin sketches, never A.
+What moves: the windows' tokens once to each worker; per product A X, the (n, l) sketch to every
+worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it and
+the (n, l) running sums from block to block, once. The client holds A's vocabulary and the thin
+sketches, never A.
 """
 
 from __future__ import annotations
@@ -36,12 +43,19 @@ from typing import Any
 import numpy as np
 
 from raglab._config import LSA_OVERSAMPLE, LSA_RANK, SEED
+from raglab._exact import rounded, scaled_sum_of_squares
 from raglab._svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab._types import FloatArray
 from raglab.lsa import LSAModel, power_iterations_for
 from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
 
-__all__ = ["BlockedTermMatrix", "fit_lsa_on_cluster", "term_block", "term_ranges"]
+__all__ = [
+    "BlockedTermMatrix",
+    "chain_transpose_times",
+    "fit_lsa_on_cluster",
+    "term_block",
+    "term_ranges",
+]
 
 
 def term_ranges(n_terms: int, n_blocks: int) -> list[tuple[int, int]]:
@@ -66,9 +80,38 @@ def _times(block: tuple[SparseMatrix, FloatArray], X: FloatArray) -> FloatArray:
     return out
 
 
-def _transpose_times(block: tuple[SparseMatrix, FloatArray], Y: FloatArray) -> FloatArray:
-    """Task: A_b^T Y_b, (n, l)."""
-    out: FloatArray = np.asarray(block[0].T @ Y)
+def chain_transpose_times(
+    block: tuple[SparseMatrix, FloatArray], Y: FloatArray, running: FloatArray | None
+) -> FloatArray:
+    """Task: ``running + A_b^T Y_b`` added as the single product adds it, (n, l).
+
+    A_b^T is CSR (n windows x m_b terms, columns in ascending term order); scipy's
+    ``csr_matvecs`` adds each stored a_tk y_t into output row k, one after the other, which is
+    how ``A.T @ Y`` computes every row from zeros. Started from the previous blocks' sums
+    (``running``; None: zeros, the first block) instead of zeros, each row's additions are
+    those of the single product, in its order. ``running`` is copied, never changed: the
+    scheduler may run a task again from the same inputs."""
+    from scipy.sparse import _sparsetools  # type: ignore[import-untyped]
+
+    transposed = block[0].T.tocsr()  # a view of the CSC block's arrays: no copy
+    n, m_b = transposed.shape
+    right = np.ascontiguousarray(Y, dtype=np.float64)
+    if right.shape[0] != m_b:
+        raise ValueError(f"Y has {right.shape[0]} rows, the block {m_b} terms")
+    width = right.shape[1]
+    out: FloatArray = (
+        np.zeros((n, width), dtype=np.float64) if running is None else np.array(running)
+    )
+    _sparsetools.csr_matvecs(
+        n,
+        m_b,
+        width,
+        transposed.indptr,
+        transposed.indices,
+        transposed.data,
+        right.ravel(),
+        out.ravel(),
+    )
     return out
 
 
@@ -76,9 +119,8 @@ def _idf(block: tuple[SparseMatrix, FloatArray]) -> FloatArray:
     return block[1]
 
 
-def _frobenius_sq(block: tuple[SparseMatrix, FloatArray]) -> float:
-    data = block[0].data
-    return float(np.dot(data, data))
+def _scaled_frobenius_sq(block: tuple[SparseMatrix, FloatArray]) -> int:
+    return scaled_sum_of_squares(block[0].data)
 
 
 class BlockedTermMatrix:
@@ -106,17 +148,23 @@ class BlockedTermMatrix:
         return out
 
     def transpose_times(self, Y: FloatArray) -> FloatArray:
-        """A^T Y for Y (m, l): the sum of the blocks' A_b^T Y_b, in block order, (n, l)."""
-        pieces = self._client.scatter([Y[a:b] for a, b in self.ranges])
-        parts = self._client.gather(
-            [
-                self._client.submit(_transpose_times, blk, piece, pure=False)
-                for blk, piece in zip(self._blocks, pieces, strict=True)
-            ]
+        """A^T Y for Y (m, l), (n, l): every window's sum in the single product's order, block
+        after block (:func:`chain_transpose_times`), pipelined over slices of the columns."""
+        width = Y.shape[1]
+        cuts = term_ranges(width, len(self._blocks))
+        pieces = self._client.scatter(
+            [np.ascontiguousarray(Y[a:b, c:d]) for a, b in self.ranges for c, d in cuts]
         )
-        out: FloatArray = parts[0].copy()
-        for part in parts[1:]:
-            out += part
+        ends = []
+        for j in range(len(cuts)):
+            running = None
+            for i, blk in enumerate(self._blocks):
+                running = self._client.submit(
+                    chain_transpose_times, blk, pieces[i * len(cuts) + j], running, pure=False
+                )
+            ends.append(running)
+        parts = self._client.gather(ends)
+        out: FloatArray = np.concatenate(parts, axis=1)
         return out
 
     def idf(self) -> FloatArray:
@@ -127,10 +175,11 @@ class BlockedTermMatrix:
         return out
 
     def frobenius_sq(self) -> float:
+        """||A||_F^2, the blocks' squares added exactly: :func:`raglab.lsa.fit_lsa`'s value."""
         parts = self._client.gather(
-            [self._client.submit(_frobenius_sq, b, pure=False) for b in self._blocks]
+            [self._client.submit(_scaled_frobenius_sq, b, pure=False) for b in self._blocks]
         )
-        return float(sum(parts))
+        return rounded(sum(parts))
 
 
 def fit_lsa_on_cluster(
@@ -144,7 +193,7 @@ def fit_lsa_on_cluster(
     blocks: int | None = None,
 ) -> LSAModel:
     """:func:`raglab.lsa.fit_lsa` with A in ``blocks`` row blocks on the workers (default: two
-    per worker): the same model to rounding (see the module docstring)."""
+    per worker): the same model, bit for bit (see the module docstring)."""
     if len(windows) == 0:
         raise ValueError("fit_lsa needs at least one window")
     if power_iterations is None:

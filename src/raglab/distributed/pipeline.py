@@ -13,25 +13,42 @@ reranking candidates by BM25 on the shards and stores the scores where the reran
 feature looks for them (:func:`raglab.pipeline.reranking.candidate_bm25`), so that the client
 builds no BM25 index for the features either.
 
+:func:`prime_lsa` fits the lab's LSA model with the term x window matrix in row blocks on the
+workers (:func:`raglab.distributed.lsa.fit_lsa_on_cluster`, the single machine's model bit for
+bit) and stores it where :meth:`~raglab.pipeline.lab.Lab.lsa_model` looks for it.
+
 What stays on the client: the lab itself (pages, questions, its chunk list for ids and
-relevance), the LSA embedding, fusion, the reranker's other features and the measures.
+relevance), the chunks' fold-in to the LSA space, fusion, the reranker's other features and the
+measures.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from raglab import _config as C
 from raglab._types import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
+from raglab.distributed.lsa import fit_lsa_on_cluster
+from raglab.lsa import LSAModel
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RetrievalSettings
 
-__all__ = ["Stage", "bm25_keys", "index_lab", "no_stage", "prime_bm25", "prime_candidate_bm25"]
+__all__ = [
+    "Stage",
+    "bm25_keys",
+    "index_lab",
+    "no_stage",
+    "prime_bm25",
+    "prime_candidate_bm25",
+    "prime_lsa",
+]
 
 #: A stage of the work: ``with stage("what runs"):`` around it (the command line times and
 #: prints each one; :func:`no_stage` says nothing).
@@ -140,3 +157,11 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
         assert isinstance(table, dict)
         table.update(zip(chunks.tolist(), values.tolist(), strict=True))
     return len(questions)
+
+
+def prime_lsa(client: Any, lab: Lab, rank: int = C.LSA_RANK) -> LSAModel:
+    """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.lab.Lab.lsa_model`), fitted on
+    the workers with A in row blocks (two per worker) unless the lab has it already, and kept
+    in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the
+    exhibit) reads it. It equals the lab's own fit bit for bit."""
+    return lab.lsa_model(rank, fit=partial(fit_lsa_on_cluster, client))

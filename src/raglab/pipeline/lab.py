@@ -8,7 +8,7 @@ an exhibit shows; the sibling modules do that from these pieces.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -374,11 +374,15 @@ class Lab:
         """LSA fitted on the windows with the default rank and seed."""
         return self.lsa_model(C.LSA_RANK)
 
-    def lsa_model(self, rank: int) -> LSAModel:
-        """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has."""
+    def lsa_model(self, rank: int, *, fit: Callable[..., LSAModel] | None = None) -> LSAModel:
+        """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has.
+
+        ``fit(windows, rank=k, seed=seed)`` fits it when it is not cached yet: None for
+        :func:`fit_lsa`, or the same model fitted elsewhere (a Dask cluster's, bit for bit)."""
+        fitter = fit_lsa if fit is None else fit
         n_terms = len({t for w in self.lsa_windows for t in w})
         k = max(1, min(rank, len(self.lsa_windows), n_terms))
         key = ("lsa", k)
-        model = self.cache.get(key, lambda: fit_lsa(self.lsa_windows, rank=k, seed=C.SEED))
+        model = self.cache.get(key, lambda: fitter(self.lsa_windows, rank=k, seed=C.SEED))
         assert isinstance(model, LSAModel)
         return model
