@@ -1,22 +1,27 @@
 """BM25 and evaluation on a 2-process LocalCluster equal the single machine's, bit for bit.
 
-Oracles: ``raglab.bm25.BM25Index`` over the lab's chunks (the single-machine index), and
+Oracles: ``raglab.bm25.BM25Index`` over the lab's chunks (the single-machine index, and its
+``grid_top_k`` over exhibit II's k1 x b grid), and
 ``raglab.metrics.evaluate`` / ``raglab.pipeline.retrieval.measure`` (the single-machine
 measures), on the bundled handbook and on Cranfield.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+import numpy as np
 import pytest
 from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
-from raglab.bm25 import BM25Index
-from raglab.distributed.bm25 import DistributedBM25
+from raglab import _config as C
+from raglab.bm25 import BM25Index, grid_top_k
+from raglab.distributed.bm25 import TREE_ARITY, DistributedBM25, count_partition, reduce_tree
 from raglab.distributed.evaluation import evaluate_on_cluster, measure_on_cluster
-from raglab.distributed.pipeline import index_lab, prime_bm25
+from raglab.distributed.pipeline import index_lab, prime_bm25, prime_grid
 from raglab.metrics import evaluate
+from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split, relevance_of
 
@@ -68,6 +73,32 @@ def test_tokens_sent_from_the_client_index_the_same(client: Any, cranfield: Lab)
     _check_index(cranfield, index, BM25Index(tokens), k=10)
 
 
+@pytest.mark.parametrize("arity", [2, 3, TREE_ARITY])
+def test_frequencies_reduced_in_a_tree_on_the_workers(
+    client: Any, cranfield: Lab, arity: int
+) -> None:
+    """Oracle: BM25Index's own document frequencies over the same tokens (7 uneven partitions,
+    an empty one among them, so a tree of 2 or 3 tables a task has three or two levels). The
+    client holds N and L only; the table comes from the worker that reduced it."""
+    tokens = cranfield.chunk_set(WHOLE_PAGES).tokens
+    cuts = [0, 1, 1, 200, 450, 451, 1000, len(tokens)]
+    parts = [tokens[a:z] for a, z in itertools.pairwise(cuts)]
+    futures = client.scatter(parts, hash=False)
+    counts = [client.submit(count_partition, f, pure=False) for f in futures]
+    index = DistributedBM25.from_counts(client, counts, arity=arity)
+    local = BM25Index(tokens)
+    assert index.stats.df == {}
+    indptr = local._columns.indptr
+    want = dict(zip(local.vocabulary.terms, np.diff(indptr).tolist(), strict=True))
+    assert index.document_frequencies() == want
+    _check_index(cranfield, index, local, k=10)
+
+
+def test_a_tree_needs_two_tables_a_task(client: Any) -> None:
+    with pytest.raises(ValueError, match="arity must be at least 2"):
+        reduce_tree(client, [], arity=1)
+
+
 @pytest.mark.parametrize("retriever", ["bm25", "rrf", "score"])
 def test_primed_rankings_are_the_single_machine_rankings(
     client: Any, handbook: Lab, retriever: str
@@ -112,3 +143,35 @@ def test_cranfield_metrics_on_the_workers(client: Any, cranfield: Lab) -> None:
     rankings = rank_split(cranfield, "test", settings)
     relevant = relevance_of(cranfield, "test", WHOLE_PAGES)
     assert evaluate_on_cluster(client, rankings, relevant) == evaluate(rankings, relevant)
+
+
+def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) -> None:
+    """Oracle: :func:`raglab.bm25.grid_top_k` on the single index, every one of the 176 cells
+    of exhibit II's grid, Cranfield's training questions; and the whole :class:`Grid` (recall,
+    hits, best cell, ties) of :func:`bm25_grid` from the lab's own index."""
+    index = index_lab(client, cranfield, WHOLE_PAGES)
+    queries = [cranfield.query_tokens(q) for q in cranfield.split("train")]
+    local = cranfield.chunk_set(WHOLE_PAGES).bm25
+    docs, scores = index.search_grid(queries, k=5, k1s=C.GRID_K1, bs=C.GRID_B)
+    want = grid_top_k(local, queries, k=5)
+    assert docs.shape == want.shape == (16, 11, len(queries), 5)
+    assert docs.tobytes() == want.tobytes()
+    for i, k1 in enumerate(C.GRID_K1[::5]):
+        for j, b in enumerate(C.GRID_B[::5]):
+            tops = local.with_params(k1=k1, b=b).search_many(queries, k=5)[1]
+            assert scores[5 * i, 5 * j].tobytes() == tops.tobytes()
+
+    fresh = Lab(cranfield.corpus, cranfield.questions, stem=True)
+    clustered = prime_grid(fresh, index, WHOLE_PAGES)
+    single = bm25_grid(cranfield, chunking=WHOLE_PAGES)
+    assert clustered is not None
+    assert clustered.hits.tobytes() == single.hits.tobytes()
+    assert (clustered.best_k1, clustered.best_b, clustered.tied) == (
+        single.best_k1,
+        single.best_b,
+        single.tied,
+    )
+    best = RetrievalSettings("bm25", k1=single.best_k1, b=single.best_b, chunking=WHOLE_PAGES)
+    for q in list(cranfield.questions)[:40]:
+        got, ref = rank(fresh, q, best), rank(cranfield, q, best)
+        assert got.indices.tolist() == ref.indices.tolist()

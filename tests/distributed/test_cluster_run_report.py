@@ -115,6 +115,34 @@ def test_handbook_report_is_byte_identical(
     assert printed[1] == printed[0]
 
 
+def test_a_clustered_report_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Oracle: ``raglab report --format json`` on one machine. With the cluster, every BM25
+    ranking (the run, the rankers' table, exhibit II's k1 x b grid and its best and default
+    cells, the reranker's BM25 feature) and the LSA model come from the workers: the same
+    bytes, with the client's BM25 index and LSA fit made impossible."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    single = tmp_path / "single.json"
+    _cli(capsys, ["report", "--out", str(single), "--quiet"])
+
+    def refuse(what: str) -> Any:
+        def refused(*args: object, **kwargs: object) -> None:
+            raise AssertionError(f"the client {what}")
+
+        return refused
+
+    monkeypatch.setattr(lab_module, "BM25Index", refuse("built a BM25 index"))
+    monkeypatch.setattr(lab_module, "fit_lsa", refuse("fitted LSA"))
+    clustered = tmp_path / "cluster.json"
+    _, err = _cli(capsys, ["report", "--out", str(clustered), *_address(client)])
+    assert clustered.read_bytes() == single.read_bytes()
+    assert "search the k1 x b grid (exhibit II)" in err
+
+
 def test_cranfield_report_json_is_byte_identical(
     capsys: pytest.CaptureFixture[str],
     client: Any,

@@ -97,12 +97,15 @@ def cluster_lab(
     settings: RetrievalSettings | Sequence[RetrievalSettings],
     *,
     rerank: RetrievalSettings | None = None,
+    grid: ChunkingKey | None = None,
 ) -> Lab:
     """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under each of
     ``settings`` (for every labelled question) are computed on the cluster and stored in the
     lab before the cluster is closed; without either, :func:`raglab.cli._common.load_lab`.
     ``rerank``, the reranker's first stage when the command reranks: its candidates' BM25
-    scores (the reranker's BM25 feature) are computed on the cluster too.
+    scores (the reranker's BM25 feature) are computed on the cluster too. ``grid``, a chunking
+    whose exhibit II k1 x b grid the command shows (``report``): the grid's cells, and the
+    rankings at its best cell and at the defaults, are computed on the cluster too.
 
     Each stage on the cluster prints one line on stderr when it ends, with its time, and the
     dashboard's address comes first; ``--quiet`` and ``--json`` print none of them."""
@@ -115,6 +118,7 @@ def cluster_lab(
         index_lab,
         prime_bm25,
         prime_candidate_bm25,
+        prime_grid,
         prime_lsa,
     )
 
@@ -132,17 +136,25 @@ def cluster_lab(
         with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
             prime_lsa(client, lab)
         indexes: dict[ChunkingKey, Any] = {}
+
+        def index_of(chunking: ChunkingKey) -> Any:
+            # One index per chunker, however the command names it (the default heading chunker
+            # may come as ChunkingKey() or resolved).
+            key = chunking.resolved()
+            if key not in indexes:
+                indexes[key] = index_lab(client, lab, chunking, stage=stage)
+            return indexes[key]
+
         for one in dict.fromkeys(wanted):
             if not bm25_keys(one):
                 continue
-            if one.chunking not in indexes:
-                indexes[one.chunking] = index_lab(client, lab, one.chunking, stage=stage)
+            index = index_of(one.chunking)
             what = (
                 f"rank {len(lab.questions)} questions by BM25 (k1 {one.k1:g}, b {one.b:g}, "
                 f"depth {one.depth}) on the shards"
             )
             with stage(what):
-                prime_bm25(lab, indexes[one.chunking], one)
+                prime_bm25(lab, index, one)
         if dense.unavailable(lab.model) is None:
             # The neural rows read the chunks' vectors from the on-disk cache: the workers fill
             # it with the batches this machine would run, so the vectors are its own.
@@ -153,12 +165,17 @@ def cluster_lab(
                     prime_neural_cache(client, lab, chunking)
         if rerank is not None:
             # After the rankings and the vectors: the candidates are ranked from them, here.
-            if rerank.chunking not in indexes:
-                indexes[rerank.chunking] = index_lab(client, lab, rerank.chunking, stage=stage)
+            index = index_of(rerank.chunking)
             what = (
                 f"score the reranker's candidates of {len(lab.questions)} questions by BM25 "
                 "on the shards"
             )
             with stage(what):
-                prime_candidate_bm25(lab, indexes[rerank.chunking], rerank)
+                prime_candidate_bm25(lab, index, rerank)
+        if grid is not None:
+            index = index_of(grid)
+            with stage(
+                "search the k1 x b grid (exhibit II) for the training questions on the shards"
+            ):
+                prime_grid(lab, index, grid)
     return lab

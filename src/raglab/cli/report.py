@@ -29,6 +29,7 @@ from raglab.cli._common import (
 from raglab.cli.run import add_run_options, settings_from, split_from
 from raglab.errors import InputError
 from raglab.pipeline.report import RECALL_K, build_report, headline
+from raglab.pipeline.report_sections import lab_key
 from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.report.html import render_html
 from raglab.report.markdown import render_markdown
@@ -94,10 +95,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = settings_from(args)
         # With --workers or --scheduler, the BM25 rankings of the run and of the rankers'
-        # table come from the cluster.
+        # table, and exhibit II's grid, come from the cluster.
         table = RetrievalSettings(chunking=settings.chunking)
         first = settings.retrieval
-        lab = cluster_lab(args, [first, table], rerank=first if settings.rerank else None)
+        lab = cluster_lab(
+            args,
+            [first, table],
+            rerank=first if settings.rerank else None,
+            grid=lab_key(settings.chunking),
+        )
         report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")

@@ -4,14 +4,17 @@ What runs where:
 
 1. **Workers, one task per partition**: count the partition's tokens
    (:meth:`~raglab.distributed.shard.ShardCounts.from_tokens`); the counts stay on the worker.
-2. **Client, the reduction**: each shard sends only (n, total length, its terms' document
-   frequencies); :func:`~raglab.distributed.shard.global_statistics` sums them into N, avgdl
-   and n_t. Shard s starts at global index ``offset_s = n_0 + ... + n_{s-1}``.
+2. **Workers, the reduction**: N and the total length L are summed on the client from each
+   shard's two integers; the document frequencies n_t are summed on the workers, in a tree of
+   :func:`~raglab.distributed.shard.add_frequencies` tasks (:data:`TREE_ARITY` tables a task),
+   so the whole table is built on one worker and never travels to the client.
+   Shard s starts at global index ``offset_s = n_0 + ... + n_{s-1}``.
 3. **Workers**: each shard receives N, L and the document frequencies of its own terms (the
-   global table cut by term, :meth:`~raglab.distributed.shard.GlobalStatistics.for_terms`),
-   and turns its counts into IDFs and length ratios from them
-   (:class:`~raglab.distributed.shard.ScoredShard`), never from its own N, avgdl or n_t:
-   per-shard IDF would make a score depend on how the collection was split.
+   tree's table cut by term on the worker holding it,
+   :meth:`~raglab.distributed.shard.GlobalStatistics.for_terms`), and turns its counts into
+   IDFs and length ratios from them (:class:`~raglab.distributed.shard.ScoredShard`), never
+   from its own N, avgdl or n_t: per-shard IDF would make a score depend on how the
+   collection was split.
 4. **Queries**: every batch goes to every shard, each returns its exact top k
    ((Q, min(k, n_s)) documents and scores), and the client merges them by (-score, global
    index) (:func:`~raglab.distributed.shard.merge_top_k`), the order of
@@ -37,17 +40,24 @@ from raglab.distributed.shard import (
     GlobalStatistics,
     ScoredShard,
     ShardCounts,
-    global_statistics,
+    add_frequencies,
     merge_top_k,
 )
 
 __all__ = [
+    "TREE_ARITY",
     "DistributedBM25",
     "count_partition",
     "search_shard",
+    "search_shard_grid",
     "shard_scores",
     "shard_scores_of",
 ]
+
+
+#: How many n_t tables one task of the reduction tree adds: log_8 of the shards levels, so 400
+#: shards reduce in three levels, and no task holds more than eight tables at once.
+TREE_ARITY = 8
 
 
 def count_partition(token_lists: Sequence[Sequence[str]]) -> ShardCounts:
@@ -55,12 +65,37 @@ def count_partition(token_lists: Sequence[Sequence[str]]) -> ShardCounts:
     return ShardCounts.from_tokens(token_lists)
 
 
-def _summary(counts: ShardCounts) -> tuple[int, int, dict[str, int]]:
-    return counts.summary()
+def _size(counts: ShardCounts) -> tuple[int, int]:
+    return counts.n_docs, int(counts.lengths.sum())
+
+
+def _frequencies(counts: ShardCounts) -> dict[str, int]:
+    return counts.document_frequencies()
+
+
+def _cut(table: dict[str, int], own: dict[str, int], n_docs: int, total: int) -> GlobalStatistics:
+    # Runs where the reduced table is: only the shard's own terms' part leaves that worker.
+    return GlobalStatistics(n_docs, total, table).for_terms(own)
 
 
 def _score_shard(counts: ShardCounts, stats: GlobalStatistics, offset: int) -> ScoredShard:
     return ScoredShard(counts, stats, offset)
+
+
+def reduce_tree(client: Any, tables: Sequence[Any], arity: int = TREE_ARITY) -> Any:
+    """A future of the sum of the n_t tables ``tables`` (futures), added on the workers in a
+    tree: each task adds up to ``arity`` tables of the level below."""
+    if arity < 2:
+        raise ValueError(f"arity must be at least 2, got {arity}")
+    level = list(tables)
+    if not level:
+        raise ValueError("no tables to reduce")
+    while len(level) > 1:
+        level = [
+            client.submit(add_frequencies, *level[i : i + arity], pure=False)
+            for i in range(0, len(level), arity)
+        ]
+    return level[0]
 
 
 def search_shard(
@@ -68,6 +103,18 @@ def search_shard(
 ) -> tuple[IntArray, FloatArray]:
     """Task: one shard's exact top k of every query (global indices, scores)."""
     return shard.search_many(queries, k=k, k1=k1, b=b)
+
+
+def search_shard_grid(
+    shard: ScoredShard,
+    queries: Sequence[Sequence[str]],
+    k: int,
+    k1s: Sequence[float],
+    bs: Sequence[float],
+) -> list[tuple[IntArray, FloatArray]]:
+    """Task: the shard's exact top k of every query at every (k1, b) of a grid, the cells in
+    row order (k1 by k1, b by b within each)."""
+    return [shard.search_many(queries, k=k, k1=k1, b=b) for k1 in k1s for b in bs]
 
 
 def shard_scores(shard: ScoredShard, query: Sequence[str], k1: float, b: float) -> FloatArray:
@@ -106,33 +153,61 @@ class DistributedBM25:
     """
 
     def __init__(
-        self, client: Any, shards: Sequence[Any], stats: GlobalStatistics, sizes: Sequence[int]
+        self,
+        client: Any,
+        shards: Sequence[Any],
+        stats: GlobalStatistics,
+        sizes: Sequence[int],
+        frequencies: Any = None,
     ) -> None:
         self._client = client
         self._shards = list(shards)
+        #: N and L (its ``df`` is empty: the n_t table stays on a worker, ``frequencies``).
         self.stats = stats
         self.sizes = tuple(int(n) for n in sizes)
+        self._frequencies = frequencies
 
     @classmethod
-    def from_counts(cls, client: Any, counts: Sequence[Any]) -> DistributedBM25:
+    def from_counts(
+        cls, client: Any, counts: Sequence[Any], *, arity: int = TREE_ARITY
+    ) -> DistributedBM25:
         """Reduce the global statistics of ``counts`` (futures of :class:`ShardCounts`, one per
-        partition, in collection order) and lay them over every shard, on the workers."""
-        summaries = client.gather([client.submit(_summary, c, pure=False) for c in counts])
-        stats = global_statistics(summaries)
-        if stats.n_docs == 0:
+        partition, in collection order) and lay them over every shard, on the workers: N and L
+        summed here from two integers a shard, n_t in a tree of ``arity`` tables a task
+        (:func:`reduce_tree`) on the workers."""
+        sizes_lengths = client.gather([client.submit(_size, c, pure=False) for c in counts])
+        sizes = [int(n) for n, _ in sizes_lengths]
+        n_docs, total = sum(sizes), sum(int(length) for _, length in sizes_lengths)
+        if n_docs == 0:
             raise ValueError("BM25 needs at least one document")
-        sizes = [int(n) for n, _, _ in summaries]
+        own = [client.submit(_frequencies, c, pure=False) for c in counts]
+        table = reduce_tree(client, own, arity)
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).tolist()
-        # Each shard receives N, L and the n_t of its own terms only (the table cut by term),
-        # not a copy of the whole table on every worker: with millions of terms that copy
-        # would cost every worker hundreds of MB. The part travels in the shard's task, so the
-        # scheduler can run the task again, part and all, when its worker is lost.
+        # Each shard receives N, L and the n_t of its own terms only (the table cut by term
+        # where it was reduced), not a copy of the whole table on every worker: with millions
+        # of terms that copy would cost every worker hundreds of MB. The cut is a task, so
+        # the scheduler can run it again, with the tree below it, when a worker is lost.
         shards = [
-            client.submit(_score_shard, c, stats.for_terms(df), int(offset), pure=False)
-            for c, (n, _, df), offset in zip(counts, summaries, offsets, strict=True)
+            client.submit(
+                _score_shard,
+                c,
+                client.submit(_cut, table, part, n_docs, total, pure=False),
+                int(offset),
+                pure=False,
+            )
+            for c, part, n, offset in zip(counts, own, sizes, offsets, strict=True)
             if n > 0
         ]
-        return cls(client, shards, stats, [n for n in sizes if n > 0])
+        stats = GlobalStatistics(n_docs, total, {})
+        return cls(client, shards, stats, [n for n in sizes if n > 0], table)
+
+    def document_frequencies(self) -> dict[str, int]:
+        """The whole n_t table, fetched from the worker that reduced it (for checking: a
+        large collection's table is what the tree keeps off the client)."""
+        if self._frequencies is None:
+            raise ValueError("this index holds no reduced table")
+        table: dict[str, int] = self._client.gather(self._frequencies)
+        return table
 
     @classmethod
     def from_partitions(
@@ -140,7 +215,7 @@ class DistributedBM25:
     ) -> DistributedBM25:
         """Shards from token lists held here: ``partitions[s]`` holds shard s's documents, in
         collection order. Each partition is sent to a worker and counted there."""
-        futures = client.scatter([list(p) for p in partitions])
+        futures = client.scatter([list(p) for p in partitions], hash=False)
         return cls.from_counts(client, [client.submit(count_partition, f) for f in futures])
 
     @property
@@ -169,7 +244,10 @@ class DistributedBM25:
             k_eff = min(int(k), self.n_docs)
             return np.zeros((0, k_eff), dtype=np.int64), np.zeros((0, k_eff), dtype=np.float64)
         # Wrapped in a list: scatter sends each element of a list as its own piece of data.
-        (sent,) = self._client.scatter([batch], broadcast=True)
+        # hash=False gives each scatter a key of its own: with keys hashed from the content, the
+        # same questions sent again (the next k1 and b) reuse the key of a future being
+        # released, and the workers may drop the data the new tasks need.
+        (sent,) = self._client.scatter([batch], broadcast=True, hash=False)
         parts = self._client.gather(
             [
                 self._client.submit(search_shard, s, sent, int(k), float(k1), float(b), pure=False)
@@ -177,6 +255,42 @@ class DistributedBM25:
             ]
         )
         return merge_top_k(parts, int(k))
+
+    def search_grid(
+        self,
+        queries: Sequence[Sequence[str]],
+        *,
+        k: int,
+        k1s: Sequence[float],
+        bs: Sequence[float],
+    ) -> tuple[IntArray, FloatArray]:
+        """:meth:`search_many` at every (k1, b) of a grid, one task per shard for all cells:
+        documents and scores, both (len(k1s), len(bs), Q, min(k, N)), each cell equal to
+        ``search_many(queries, k=k, k1=k1s[i], b=bs[j])`` (and so to
+        :func:`raglab.bm25.grid_top_k`'s cell) bit for bit."""
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        k1_list, b_list = [float(v) for v in k1s], [float(v) for v in bs]
+        if not k1_list or not b_list:
+            raise ValueError("k1s and bs must not be empty")
+        batch = [list(q) for q in queries]
+        k_eff = min(int(k), self.n_docs)
+        shape = (len(k1_list), len(b_list), len(batch), k_eff)
+        docs = np.zeros(shape, dtype=np.int64)
+        scores = np.zeros(shape, dtype=np.float64)
+        if not batch:
+            return docs, scores
+        (sent,) = self._client.scatter([batch], broadcast=True, hash=False)
+        parts = self._client.gather(
+            [
+                self._client.submit(search_shard_grid, s, sent, int(k), k1_list, b_list, pure=False)
+                for s in self._shards
+            ]
+        )
+        for cell in range(len(k1_list) * len(b_list)):
+            i, j = divmod(cell, len(b_list))
+            docs[i, j], scores[i, j] = merge_top_k([part[cell] for part in parts], int(k))
+        return docs, scores
 
     def scores_of(
         self,
@@ -199,7 +313,7 @@ class DistributedBM25:
         if not lists:
             return []
         sent_queries, sent_lists = self._client.scatter(
-            [[list(q) for q in queries], lists], broadcast=True
+            [[list(q) for q in queries], lists], broadcast=True, hash=False
         )
         parts = self._client.gather(
             [

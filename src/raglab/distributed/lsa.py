@@ -132,7 +132,7 @@ class BlockedTermMatrix:
         self.vocabulary = Vocabulary.from_docs(windows)
         self.shape = (len(self.vocabulary), len(windows))
         self.ranges = term_ranges(self.shape[0], blocks)
-        (sent,) = client.scatter([[list(w) for w in windows]], broadcast=True)
+        (sent,) = client.scatter([[list(w) for w in windows]], broadcast=True, hash=False)
         terms = self.vocabulary.terms
         self._blocks = [
             client.submit(term_block, sent, terms[a:b], pure=False) for a, b in self.ranges
@@ -140,7 +140,7 @@ class BlockedTermMatrix:
 
     def times(self, X: FloatArray) -> FloatArray:
         """A X for X (n, l): the blocks' products stacked, (m, l)."""
-        (sent,) = self._client.scatter([X], broadcast=True)
+        (sent,) = self._client.scatter([X], broadcast=True, hash=False)
         parts = self._client.gather(
             [self._client.submit(_times, b, sent, pure=False) for b in self._blocks]
         )
@@ -153,7 +153,8 @@ class BlockedTermMatrix:
         width = Y.shape[1]
         cuts = term_ranges(width, len(self._blocks))
         pieces = self._client.scatter(
-            [np.ascontiguousarray(Y[a:b, c:d]) for a, b in self.ranges for c, d in cuts]
+            [np.ascontiguousarray(Y[a:b, c:d]) for a, b in self.ranges for c, d in cuts],
+            hash=False,
         )
         ends = []
         for j in range(len(cuts)):

@@ -13,6 +13,10 @@ reranking candidates by BM25 on the shards and stores the scores where the reran
 feature looks for them (:func:`raglab.pipeline.reranking.candidate_bm25`), so that the client
 builds no BM25 index for the features either.
 
+:func:`prime_grid` computes exhibit II's k1 x b grid on the shards (every cell's top k of every
+training question, one task per shard for all cells) and primes the rankings the exhibit then
+measures at the best cell and the defaults.
+
 :func:`prime_lsa` fits the lab's LSA model with the term x window matrix in row blocks on the
 workers (:func:`raglab.distributed.lsa.fit_lsa_on_cluster`, the single machine's model bit for
 bit) and stores it where :meth:`~raglab.pipeline.lab.Lab.lsa_model` looks for it.
@@ -30,12 +34,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from raglab import _config as C
 from raglab._types import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
 from raglab.distributed.lsa import fit_lsa_on_cluster
 from raglab.lsa import LSAModel
+from raglab.pipeline.grid import Grid, bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RetrievalSettings
@@ -47,6 +54,7 @@ __all__ = [
     "no_stage",
     "prime_bm25",
     "prime_candidate_bm25",
+    "prime_grid",
     "prime_lsa",
 ]
 
@@ -165,3 +173,26 @@ def prime_lsa(client: Any, lab: Lab, rank: int = C.LSA_RANK) -> LSAModel:
     in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the
     exhibit) reads it. It equals the lab's own fit bit for bit."""
     return lab.lsa_model(rank, fit=partial(fit_lsa_on_cluster, client))
+
+
+def _grid_cells(index: DistributedBM25) -> Any:
+    def cells(queries: list[list[str]], k1s: Any, bs: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        docs, scores = index.search_grid(queries, k=k, k1s=k1s, bs=bs)
+        return docs, scores > 0
+
+    return cells
+
+
+def prime_grid(lab: Lab, index: DistributedBM25, chunking: ChunkingKey) -> Grid | None:
+    """Exhibit II's grid (:func:`raglab.pipeline.grid.bm25_grid`, training recall over k1 x b)
+    for ``chunking`` with every cell searched on the shards, kept in the lab; then the BM25
+    rankings the exhibit measures at its best cell and at the defaults, primed like
+    :func:`prime_bm25`. Each cell's top k equals the lab's own index's bit for bit, so the grid
+    is the one the lab would compute. None (and nothing primed) without answerable training
+    questions: the exhibit then says so itself."""
+    if not lab.split("train", answerable=True):
+        return None
+    grid = bm25_grid(lab, chunking=chunking, cells=_grid_cells(index))
+    for k1, b in dict.fromkeys(((grid.best_k1, grid.best_b), (C.BM25_K1, C.BM25_B))):
+        prime_bm25(lab, index, RetrievalSettings("bm25", k1=k1, b=b, chunking=chunking))
+    return grid

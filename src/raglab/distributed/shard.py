@@ -45,6 +45,7 @@ __all__ = [
     "GlobalStatistics",
     "ScoredShard",
     "ShardCounts",
+    "add_frequencies",
     "global_statistics",
     "merge_top_k",
     "shard_top_k",
@@ -116,12 +117,21 @@ def global_statistics(summaries: Iterable[tuple[int, int, Mapping[str, int]]]) -
     order of the shards gives the same statistics."""
     n_docs = 0
     total = 0
-    df: Counter[str] = Counter()
+    tables = []
     for n, length, shard_df in summaries:
         n_docs += int(n)
         total += int(length)
-        df.update(shard_df)
-    return GlobalStatistics(n_docs, total, dict(df))
+        tables.append(shard_df)
+    return GlobalStatistics(n_docs, total, add_frequencies(*tables))
+
+
+def add_frequencies(*tables: Mapping[str, int]) -> dict[str, int]:
+    """The sum of several n_t tables, term by term: integer sums, so any grouping of the shards
+    (a tree of these sums on the workers) gives the same table."""
+    total: Counter[str] = Counter()
+    for table in tables:
+        total.update(table)
+    return dict(total)
 
 
 class ScoredShard:

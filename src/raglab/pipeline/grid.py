@@ -7,16 +7,34 @@ words every face shows.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from raglab import _config as C
 from raglab._types import FloatArray, IntArray
 from raglab.bm25 import grid_top_k
 from raglab.pipeline.lab import ChunkingKey, Lab
 
-__all__ = ["GRID_B_STEP", "GRID_K1_STEP", "Grid", "bm25_grid", "grid_rule"]
+__all__ = [
+    "GRID_B_STEP",
+    "GRID_K1_STEP",
+    "Grid",
+    "GridCells",
+    "bm25_grid",
+    "grid_rule",
+    "local_cells",
+]
+
+#: ``cells(queries, k1s, bs, k)``: every grid cell's top k and whether each of those chunks
+#: shares a term with its query (scores above 0), ``(tops, positive)``, both shaped
+#: (len(k1s), len(bs), len(queries), min(k, N)), ties by ascending chunk index.
+GridCells = Callable[
+    [list[list[str]], Sequence[float], Sequence[float], int],
+    tuple[IntArray, npt.NDArray[np.bool_]],
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,31 +75,53 @@ def grid_rule(k: int = C.GRID_RECALL_K, split: str = "train") -> str:
     )
 
 
+def local_cells(lab: Lab, chunking: ChunkingKey | None = None) -> GridCells:
+    """:data:`GridCells` from the lab's own BM25 index (:func:`raglab.bm25.grid_top_k`)."""
+    index = lab.chunk_set(chunking).bm25
+
+    def cells(
+        queries: list[list[str]], k1s: Sequence[float], bs: Sequence[float], k: int
+    ) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+        tops = grid_top_k(index, queries, k1s=k1s, bs=bs, k=k)
+        # Whether a chunk shares a term with the query does not depend on k1 or b.
+        shares = np.stack([index.scores(q) > 0 for q in queries]) if queries else None
+        if shares is None:
+            return tops, np.zeros(tops.shape, dtype=bool)
+        rows = np.arange(len(queries))[None, None, :, None]
+        return tops, shares[rows, tops]
+
+    return cells
+
+
 def bm25_grid(
-    lab: Lab, *, split: str = "train", k: int = C.GRID_RECALL_K, chunking: ChunkingKey | None = None
+    lab: Lab,
+    *,
+    split: str = "train",
+    k: int = C.GRID_RECALL_K,
+    chunking: ChunkingKey | None = None,
+    cells: GridCells | None = None,
 ) -> Grid:
     """recall@k for k1 in GRID_K1 and b in GRID_B, on ``split`` (tune on train only).
 
     The best cell maximises recall@k; ties go to the cell nearest the defaults (k1 = 1.2,
     b = 0.75) in units of the grid steps, so a flat region does not move the parameters for
-    nothing (:func:`grid_rule` says so in words).
+    nothing (:func:`grid_rule` says so in words). ``cells`` searches every cell (None: the
+    lab's own index, :func:`local_cells`; a Dask cluster's shards give the same, bit for bit).
     """
     key = ("grid", split, k, chunking)
 
     def build() -> Grid:
         cs = lab.chunk_set(chunking)
         qs = lab.require(split, "the BM25 grid")
-        tops = grid_top_k(
-            cs.bm25, [lab.query_tokens(q) for q in qs], k1s=C.GRID_K1, bs=C.GRID_B, k=k
-        )
-        # hit[q, d]: chunk d holds q's answer and shares a term with q (a chunk scoring 0 is
-        # not retrieved, as in bm25_ranking); then any hit among each cell's top k.
-        hit = np.zeros((len(qs), len(cs)), dtype=bool)
+        search = local_cells(lab, chunking) if cells is None else cells
+        tops, positive = search([lab.query_tokens(q) for q in qs], C.GRID_K1, C.GRID_B, k)
+        # A cell finds a question when one of its top k holds the answer and shares a term with
+        # the question (a chunk scoring 0 is not retrieved, as in bm25_ranking).
+        relevant = np.zeros((len(qs), len(cs)), dtype=bool)
         for i, q in enumerate(qs):
-            hit[i, list(cs.relevance(q))] = True
-            hit[i] &= cs.bm25.scores(lab.query_tokens(q)) > 0
+            relevant[i, list(cs.relevance(q))] = True
         rows = np.arange(len(qs))[None, None, :, None]
-        found = hit[rows, tops].any(axis=3)
+        found = (relevant[rows, tops] & positive).any(axis=3)
         shape = (len(C.GRID_K1), len(C.GRID_B))
         recall = found.mean(axis=2) if qs else np.zeros(shape)
         hits = found.sum(axis=2).astype(np.int64) if qs else np.zeros(shape, dtype=np.int64)
