@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from raglab.corpus import Corpus, Page, parse_page
 from raglab.errors import InputError
-from raglab.questions import AnswerSpan, _PassageFinder, load_questions, parse_questions
+from raglab.passages import WholeCorpusFinder
+from raglab.questions import AnswerSpan, load_questions, parse_questions
 
 
 @pytest.fixture
@@ -164,5 +165,5 @@ def test_the_passage_locator_equals_a_character_by_character_search(
     text: str, passage: str
 ) -> None:
     corpus = Corpus((Page(id="p", title="P", text=text),), "<memory>")
-    found = [(s.start, s.end) for s in _PassageFinder(corpus).find(passage)]
+    found = [(s.start, s.end) for s in WholeCorpusFinder(corpus).find(passage)]
     assert found == _spans_by_hand(text, passage)

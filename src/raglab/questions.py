@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from raglab._io import read_text
-from raglab._types import IntArray
 from raglab.corpus import Corpus, bundled_handbook_dir, load_corpus
 from raglab.errors import InputError, Problem
-from raglab.text import whitespace_blocks
+from raglab.passages import AnswerSpan as AnswerSpan  # re-exported: questions hold them
+from raglab.passages import PassageFinder, WholeCorpusFinder
 
 SPLITS = ("train", "test")
 BUNDLED_KINDS = (
@@ -37,17 +35,6 @@ BUNDLED_KINDS = (
 )
 QUESTION_FIELDS = ("id", "split", "kind", "question", "answer", "page", "start", "pages")
 _REQUIRED = ("id", "split", "kind", "question")
-_SPACE = re.compile(r"\s+")
-_LONG_SPACE = re.compile(r"\s\s+")
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerSpan:
-    """Where an answer passage lies: ``corpus.page(page_id).text[start:end]``."""
-
-    page_id: str
-    start: int
-    end: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,64 +105,6 @@ def bundled_questions_path() -> Path:
     return bundled_handbook_dir() / "questions.jsonl"
 
 
-class _PassageFinder:
-    """Finds a passage in every page with runs of whitespace collapsed to one space.
-
-    For each page it keeps the collapsed text and, for each run of whitespace that collapsing
-    shortened, where the shortened run ends in the collapsed text and how many characters were
-    removed up to there. A collapsed offset maps back to the original one by adding the removed
-    count of the last such run before it, so a match maps back to an exact span of the original
-    text. Memory stays near one copy of the corpus (a 50 MB page costs about 50 MB more, not
-    a Python object per character).
-    """
-
-    def __init__(self, corpus: Corpus) -> None:
-        self._pages: list[tuple[str, str, IntArray, IntArray]] = []
-        for page in corpus:
-            text = page.text
-            # Block by block: re.sub over a whole 50 MB page holds millions of pieces at once.
-            collapsed = "".join(_SPACE.sub(" ", block) for block in whitespace_blocks(text))
-            at: list[int] = []
-            removed: list[int] = []
-            shift = 0
-            lead = _SPACE.match(text)
-            if lead is not None:  # leading whitespace is dropped whole
-                collapsed = collapsed[1:]
-                shift = lead.end()
-                at.append(0)
-                removed.append(shift)
-            # Only runs of two or more characters shorten the text (one "\n" becomes one " ").
-            for m in _LONG_SPACE.finditer(text, lead.end() if lead is not None else 0):
-                a, b = m.span()
-                shift += b - a - 1
-                at.append(a - (shift - (b - a - 1)) + 1)
-                removed.append(shift)
-            self._pages.append(
-                (page.id, collapsed, np.asarray(at, dtype=np.int64), np.asarray(removed, np.int64))
-            )
-
-    @staticmethod
-    def _original(offset: int, at: IntArray, removed: IntArray) -> int:
-        k = int(np.searchsorted(at, offset, side="right")) - 1
-        return offset + (int(removed[k]) if k >= 0 else 0)
-
-    def find(self, passage: str, page_id: str | None = None) -> list[AnswerSpan]:
-        needle = _SPACE.sub(" ", passage).strip()
-        found: list[AnswerSpan] = []
-        if not needle:
-            return found
-        for pid, text, at, removed in self._pages:
-            if page_id is not None and pid != page_id:
-                continue
-            hit = text.find(needle)
-            while hit != -1:
-                start = self._original(hit, at, removed)
-                end = self._original(hit + len(needle) - 1, at, removed) + 1
-                found.append(AnswerSpan(pid, start, end))
-                hit = text.find(needle, hit + 1)
-        return found
-
-
 def _parse_pages(value: Any) -> dict[str, int] | None:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return {v: 1 for v in value}
@@ -187,8 +116,18 @@ def _parse_pages(value: Any) -> dict[str, int] | None:
     return None
 
 
-def parse_questions(lines: list[str], *, corpus: Corpus, source: str = "<string>") -> QuestionSet:
-    """Parse question lines against ``corpus``; raises :class:`InputError` with every problem."""
+def parse_questions(
+    lines: list[str],
+    *,
+    corpus: Corpus,
+    source: str = "<string>",
+    finder: PassageFinder | None = None,
+) -> QuestionSet:
+    """Parse question lines against ``corpus``; raises :class:`InputError` with every problem.
+
+    ``finder`` locates the answer passages (None: :class:`~raglab.passages.WholeCorpusFinder`
+    over ``corpus``; a Dask cluster's workers locate them in the pages they read,
+    :mod:`raglab.distributed.locating`)."""
     first = next(((n, line) for n, line in enumerate(lines, start=1) if line.strip()), None)
     if first is not None and first[1].lstrip().startswith("["):
         # One message, not one per line of a pretty-printed array.
@@ -202,7 +141,8 @@ def parse_questions(lines: list[str], *, corpus: Corpus, source: str = "<string>
                 )
             ]
         )
-    finder = _PassageFinder(corpus)
+    if finder is None:
+        finder = WholeCorpusFinder(corpus)
     problems: list[Problem] = []
     warnings: list[Problem] = []
     questions: list[Question] = []
@@ -381,7 +321,12 @@ def _fold(kind: str) -> str:
     return re.sub(r"[\W_]+", "", kind.casefold())
 
 
-def load_questions(path: str | Path | None = None, *, corpus: Corpus | None = None) -> QuestionSet:
+def load_questions(
+    path: str | Path | None = None,
+    *,
+    corpus: Corpus | None = None,
+    finder: PassageFinder | None = None,
+) -> QuestionSet:
     """Load and validate questions; ``path=None`` loads the bundled handbook's questions.
 
     ``corpus=None`` uses the bundled handbook. Raises :class:`InputError` listing every problem
@@ -391,4 +336,4 @@ def load_questions(path: str | Path | None = None, *, corpus: Corpus | None = No
     if corpus is None:
         corpus = load_corpus()
     text = read_text(file)
-    return parse_questions(text.splitlines(), corpus=corpus, source=str(file))
+    return parse_questions(text.splitlines(), corpus=corpus, source=str(file), finder=finder)

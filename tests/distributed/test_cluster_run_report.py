@@ -17,7 +17,10 @@ from typing import Any
 import pytest
 from cluster_fixtures import client, cranfield_dir
 
+import raglab.cli._cluster as cluster_module
+import raglab.pipeline.end_to_end as end_to_end_module
 import raglab.pipeline.lab as lab_module
+import raglab.questions as questions_module
 from raglab.cli.main import main
 from raglab.distributed.cluster import dashboard_line
 
@@ -59,24 +62,28 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     lines = err.splitlines()
     assert lines[0].startswith("Dask dashboard: ")
     stages = [line for line in lines if line.startswith("cluster: ")]
-    assert len(stages) == 6, err
-    assert "fit LSA on" in stages[0] and "in row blocks" in stages[0]
-    assert "read and chunk 58 page files" in stages[1]
-    assert "reduce N, avgdl, n_t" in stages[2]
-    assert "rank 80 questions by BM25" in stages[3] and stages[3].endswith(" s)")
-    assert "(neural) on the workers" in stages[4]
-    assert "score the reranker's candidates of 80 questions by BM25" in stages[5]
+    assert len(stages) == 8, err
+    assert "answer passages in 58 page files on the workers" in stages[0]
+    assert "fit LSA on" in stages[1] and "in row blocks" in stages[1]
+    assert "read and chunk 58 page files" in stages[2]
+    assert "reduce N, avgdl, n_t" in stages[3]
+    assert "rank 80 questions by BM25" in stages[4] and stages[4].endswith(" s)")
+    assert "(neural) on the workers" in stages[5]
+    assert "score the reranker's candidates of 80 questions by BM25" in stages[6]
+    assert "read and diagnose the end-to-end run's questions on the workers" in stages[7]
     _, quiet_err = _cli(capsys, ["run", "--quiet", *_address(client)])
     assert "cluster: " not in quiet_err and "Dask dashboard" not in quiet_err
 
 
-def test_a_clustered_run_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
+def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     capsys: pytest.CaptureFixture[str], client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Oracle: ``raglab run --json`` on one machine. With the cluster, the first stage's
-    rankings, the reranker's BM25 feature (every candidate's score) and the LSA model (its
-    cosine feature, the fusion's LSA list) come from the workers: the same bytes, with the
-    client's BM25 index and LSA fit made impossible."""
+    """Oracle: ``raglab run --json`` on one machine. With the cluster, the answer passages'
+    places in the pages, the first stage's rankings, the reranker's BM25 feature (every
+    candidate's score), the LSA model (its cosine feature, the fusion's LSA list) and the
+    reading and diagnosis of every question (train and test) come from the workers: the same
+    bytes, with the client's passage finder, BM25 index, LSA fit and reading of a question
+    made impossible."""
     single_json, _ = _cli(capsys, ["run", "--json"])
 
     def refuse(what: str) -> Any:
@@ -87,9 +94,12 @@ def test_a_clustered_run_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
 
     monkeypatch.setattr(lab_module, "BM25Index", refuse("built a BM25 index"))
     monkeypatch.setattr(lab_module, "fit_lsa", refuse("fitted LSA"))
+    monkeypatch.setattr(end_to_end_module, "read_question", refuse("read a question"))
+    monkeypatch.setattr(questions_module, "WholeCorpusFinder", refuse("located a passage"))
+    monkeypatch.setattr(cluster_module, "WholeCorpusFinder", refuse("located a passage"))
     cluster_json, _ = _cli(capsys, ["run", "--json", *_address(client)])
     assert cluster_json == single_json
-    with pytest.raises(AssertionError, match=r"the client (built a BM25 index|fitted LSA)"):
+    with pytest.raises(AssertionError, match=r"the client (located|built|fitted|read) "):
         _cli(capsys, ["run", "--json"])
 
 

@@ -14,14 +14,19 @@ import argparse
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from raglab.cli._common import DATA_SETTINGS, console, load_data, load_lab
+from raglab._io import read_text
+from raglab.cli._common import DATA_SETTINGS, console, load_data_corpus, load_lab
 from raglab.cli.options import given_settings
 from raglab.formats.progress import progress
+from raglab.passages import WholeCorpusFinder, answer_needles
 from raglab.pipeline import dense
+from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.questions import bundled_questions_path, load_questions
 
 __all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
 
@@ -70,10 +75,19 @@ def uses_cluster(args: argparse.Namespace) -> bool:
     )
 
 
-def _lab_without_bm25(args: argparse.Namespace, quiet: bool) -> Lab:
-    """``load_lab`` without the local BM25 index and LSA fit: the cluster computes both."""
-    data = load_data(args)
-    lab = Lab(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
+def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any) -> Lab:
+    """``load_lab`` with the answer passages located on the workers, and without the local
+    BM25 index and LSA fit: the cluster computes those."""
+    from raglab.distributed.locating import locate_on_cluster
+
+    corpus = load_data_corpus(args)
+    file = Path(args.questions) if args.questions else bundled_questions_path()
+    needles = answer_needles(read_text(file).splitlines())
+    files = [Path(page.source) for page in corpus]
+    with stage(f"locate {len(needles)} answer passages in {len(files)} page files on the workers"):
+        finder = locate_on_cluster(client, files, needles, lambda: WholeCorpusFinder(corpus))
+    questions = load_questions(args.questions, corpus=corpus, finder=finder)
+    lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
     for step in progress([lab.chunk_set], description="Chunking", quiet=quiet):
         step()
     return lab
@@ -98,6 +112,7 @@ def cluster_lab(
     *,
     rerank: RetrievalSettings | None = None,
     grid: ChunkingKey | None = None,
+    run: tuple[RunSettings, str] | None = None,
 ) -> Lab:
     """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under each of
     ``settings`` (for every labelled question) are computed on the cluster and stored in the
@@ -105,7 +120,9 @@ def cluster_lab(
     ``rerank``, the reranker's first stage when the command reranks: its candidates' BM25
     scores (the reranker's BM25 feature) are computed on the cluster too. ``grid``, a chunking
     whose exhibit II k1 x b grid the command shows (``report``): the grid's cells, and the
-    rankings at its best cell and at the defaults, are computed on the cluster too.
+    rankings at its best cell and at the defaults, are computed on the cluster too. ``run``,
+    the end-to-end run's settings and split when the command runs it: its questions (and the
+    training questions its threshold is chosen on) are read and diagnosed on the workers.
 
     Each stage on the cluster prints one line on stderr when it ends, with its time, and the
     dashboard's address comes first; ``--quiet`` and ``--json`` print none of them."""
@@ -124,7 +141,6 @@ def cluster_lab(
 
     require_dask()  # before any data is read: a missing extra is said at once
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
-    lab = _lab_without_bm25(args, quiet)
     err = console(stderr=True)
     echo: Callable[[str], object] | None = (
         None if quiet else lambda line: err.print(line, markup=False)
@@ -132,6 +148,7 @@ def cluster_lab(
     stage = _stages(echo)
     wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
     with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
+        lab = _located_lab(args, client, quiet, stage)
         n_windows = len(lab.lsa_windows)
         with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
             prime_lsa(client, lab)
@@ -172,6 +189,11 @@ def cluster_lab(
             )
             with stage(what):
                 prime_candidate_bm25(lab, index, rerank)
+        if run is not None:
+            from raglab.distributed.end_to_end import prime_readings
+
+            with stage("read and diagnose the end-to-end run's questions on the workers"):
+                prime_readings(client, lab, *run)
         if grid is not None:
             index = index_of(grid)
             with stage(

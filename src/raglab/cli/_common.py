@@ -94,6 +94,12 @@ def report_problems(problems: tuple[Problem, ...], *, title: str) -> None:
 
 def load_data(args: argparse.Namespace) -> Data:
     """Load corpus and questions, or raise InputError with every problem found."""
+    corpus = load_data_corpus(args)
+    return Data(corpus, load_questions(args.questions, corpus=corpus))
+
+
+def load_data_corpus(args: argparse.Namespace) -> Corpus:
+    """:func:`load_data`'s corpus (its options checked first), or InputError."""
     if args.questions and not args.corpus:
         # Questions without their corpus would be checked against the bundled handbook.
         raise InputError(
@@ -113,11 +119,10 @@ def load_data(args: argparse.Namespace) -> Data:
             ]
         )
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
-    corpus = load_corpus(
+    return load_corpus(
         args.corpus,
         progress=lambda files: progress(files, description="Reading pages", quiet=quiet),
     )
-    return Data(corpus, load_questions(args.questions, corpus=corpus))
 
 
 def print_json(value: Any) -> None:

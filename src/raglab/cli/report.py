@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
             [first, table],
             rerank=first if settings.rerank else None,
             grid=lab_key(settings.chunking),
+            run=(settings, split_from(args)),
         )
         report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:

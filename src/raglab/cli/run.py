@@ -69,11 +69,12 @@ def used_line(result: RunResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)  # a setting the pipeline refuses fails before any loading
-    # With --workers or --scheduler, the first stage's BM25 rankings, and the reranker's BM25
-    # feature, come from the cluster.
+    # With --workers or --scheduler, the first stage's BM25 rankings, the reranker's BM25
+    # feature, the LSA model and the reading of every question come from the cluster.
     first = settings.retrieval
-    lab = cluster_lab(args, first, rerank=first if settings.rerank else None)
-    result = run_pipeline(lab, settings, split=split_from(args))
+    split = split_from(args)
+    lab = cluster_lab(args, first, rerank=first if settings.rerank else None, run=(settings, split))
+    result = run_pipeline(lab, settings, split=split)
     if args.json:
         print_json(result.to_dict())
         return EXIT_OK

@@ -45,10 +45,13 @@ __all__ = [
     "final_ranking",
     "outcomes_vector",
     "plain_settings",
+    "readings_key",
     "resolve_lambda",
     "resolve_run",
     "run",
+    "run_lambda",
     "run_pipeline",
+    "threshold_lambda",
     "threshold_sweep",
 ]
 
@@ -212,12 +215,28 @@ def _outcome(r: Reading, threshold: float) -> str:
     return "reader"
 
 
+def readings_key(split: str, s: RunSettings, lam: float | None) -> tuple[object, ...]:
+    """Where a lab keeps the readings of ``split`` under ``s`` and MMR's ``lam``. The threshold
+    is applied after reading, so it is not part of what was read."""
+    return ("readings", split, s.replace(threshold=TUNED), lam)
+
+
 def _readings(lab: Lab, split: str, s: RunSettings, lam: float | None) -> list[Reading]:
-    # The threshold is applied after reading, so it is not part of what was read.
-    key = ("readings", split, s.replace(threshold=TUNED), lam)
+    key = readings_key(split, s, lam)
     value = lab.cache.get(key, lambda: [read_question(lab, q, s, lam) for q in lab.split(split)])
     assert isinstance(value, list)
     return value
+
+
+def threshold_lambda(s: RunSettings) -> float | None:
+    """The lambda the training readings that choose the threshold are read with (``s``
+    resolved up to MMR's lambda)."""
+    return None if s.mmr_lambda is TUNED else float(s.mmr_lambda)
+
+
+def run_lambda(resolved: RunSettings) -> float | None:
+    """The lambda a run reads its split with (``resolved``: every value chosen)."""
+    return None if resolved.mmr_lambda is TUNED or not resolved.mmr else float(resolved.mmr_lambda)
 
 
 def resolve_lambda(lab: Lab, s: RunSettings) -> float | None:
@@ -235,7 +254,7 @@ def choose_threshold(lab: Lab, s: RunSettings) -> float:
         "train", "choosing the reader's threshold (or give one: --threshold)", answerable=False
     )
     s = resolve_run(lab, s, upto="mmr_lambda")
-    readings = _readings(lab, "train", s, s.mmr_lambda if s.mmr_lambda is not TUNED else None)
+    readings = _readings(lab, "train", s, threshold_lambda(s))
     best = max(
         C.READER_THRESHOLDS,
         key=lambda t: (sum(_outcome(r, t) == "correct" for r in readings), -t),
@@ -275,7 +294,7 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
     # Before any tuning, so a file without test questions stops at once, not after the work.
     lab.require(split, "the end-to-end run", answerable=False)
     resolved = resolve_run(lab, s)
-    lam = None if resolved.mmr_lambda is TUNED or not resolved.mmr else float(resolved.mmr_lambda)
+    lam = run_lambda(resolved)
     threshold = float(resolved.threshold)
     chosen = tuple(
         name

@@ -1,0 +1,70 @@
+"""The end-to-end run's questions read and diagnosed on the workers: the single machine's
+readings, outcomes, accuracy and interval.
+
+Oracle: :func:`raglab.pipeline.end_to_end.run_pipeline` on a fresh lab on one machine, under
+several settings (the defaults, no reranker, IDF-weighted reading, MMR at a given lambda, a
+given threshold), compared reading by reading and as the whole result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cluster_fixtures import client, cranfield, cranfield_dir, handbook
+
+from raglab._sentinels import TUNED
+from raglab.distributed.end_to_end import prime_readings, read_on_cluster
+from raglab.pipeline.end_to_end import (
+    RunSettings,
+    readings_key,
+    resolve_run,
+    run_lambda,
+    run_pipeline,
+)
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.reading import prepare_reading, read_question
+
+__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
+
+SETTINGS = [
+    RunSettings(),
+    RunSettings(rerank=False, mmr=False),
+    RunSettings(reader_scoring="idf"),
+    RunSettings(mmr_lambda=0.5, threshold=0.3),
+]
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["defaults", "no-rerank", "idf", "given"])
+def test_readings_on_the_workers_equal_one_machine(
+    client: Any, handbook: Lab, settings: RunSettings
+) -> None:
+    primed = Lab(handbook.corpus, handbook.questions)
+    read = prime_readings(client, primed, settings, "test")
+    resolved = resolve_run(handbook, settings)
+    tests = handbook.split("test")
+    trains = handbook.split("train") if settings.threshold is TUNED else ()
+    assert read == len(tests) + len(trains)
+    stored = primed.cache.find(readings_key("test", resolved, run_lambda(resolved)))
+    assert isinstance(stored, list)
+    lam = run_lambda(resolved)
+    assert stored == [read_question(handbook, q, resolved, lam) for q in tests]
+    assert run_pipeline(primed, settings) == run_pipeline(handbook, settings)
+
+
+def test_slices_come_back_in_question_order(client: Any, handbook: Lab) -> None:
+    s = resolve_run(handbook, RunSettings())
+    lam = run_lambda(s)
+    inputs = [prepare_reading(handbook, q, s, lam) for q in handbook.questions]
+    want = [read_question(handbook, q, s, lam) for q in handbook.questions]
+    for partitions in (1, 3, 7, 200):
+        assert read_on_cluster(client, inputs, partitions=partitions) == want
+    assert read_on_cluster(client, []) == []
+
+
+def test_pages_labelled_questions_are_left_to_the_run(client: Any, cranfield: Lab) -> None:
+    """Cranfield's questions are labelled by pages: nothing is read on the workers, and the
+    run itself refuses, as on one machine."""
+    assert prime_readings(client, cranfield, RunSettings(), "test") == 0
+    with pytest.raises(ValueError, match="answer passages"):
+        run_pipeline(cranfield, RunSettings())
