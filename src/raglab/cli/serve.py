@@ -31,7 +31,7 @@ from raglab.cli._common import (
     load_lab,
     report_problems,
 )
-from raglab.cli.options import add_setting_options
+from raglab.cli.options import add_setting_options, given_settings
 from raglab.errors import InputError
 from raglab.web.guard import host_name
 
@@ -103,6 +103,11 @@ def run(args: argparse.Namespace) -> int:
     # Bound before the lab is built: a busy port is reported at once, not after the warm start,
     # and the address printed is the one really listened on (the real port for --port 0).
     sock = bind(args.host, args.port)
+    # The neural rows need the model: read and hashed on another core while the web stack is
+    # imported and the lab is built (raglab.pipeline.dense.preload).
+    from raglab.pipeline import dense
+
+    dense.preload(given_settings(args, ("model",)).get("model"))
     try:
         with _collector_paused():
             import uvicorn

@@ -7,7 +7,9 @@ every face says that the neural rows need the model, instead of failing.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -18,7 +20,15 @@ if TYPE_CHECKING:
     from raglab.neural import NeuralIndex, NeuralModel
     from raglab.neural.encoder import Float32Array
 
-__all__ = ["QUERY_FOLDER", "chunk_index", "encode_query", "is_neural", "load", "unavailable"]
+__all__ = [
+    "QUERY_FOLDER",
+    "chunk_index",
+    "encode_query",
+    "is_neural",
+    "load",
+    "preload",
+    "unavailable",
+]
 
 # The subfolder of a model's cache holding texts encoded alone (questions).
 QUERY_FOLDER = "queries"
@@ -29,13 +39,44 @@ def is_neural(retriever: str) -> bool:
     return retriever in C.NEURAL_RETRIEVERS
 
 
-@lru_cache(maxsize=2)
+# One load at a time: a second caller (the warm start, while preload's thread is still
+# reading) waits for the first and then finds the model in the cache, instead of reading 86 MB
+# again.
+_LOADING = threading.Lock()
+
+
 def load(path: str | None) -> NeuralModel:
     """The model at ``path`` (None: the installed package), loaded once per process: its weights
     take 86 MB, so every lab (the stemmed sibling, each corpus served) shares one copy."""
+    with _LOADING:
+        return _load(path)
+
+
+@lru_cache(maxsize=2)
+def _load(path: str | None) -> NeuralModel:
     from raglab.neural import load_model
 
     return load_model(path)
+
+
+def preload(path: str | None) -> threading.Thread | None:
+    """Start loading the model at ``path`` (:func:`load`) and hashing its files (the vector
+    cache's keys) in a background thread, or None when the model is not installed.
+
+    For a server's start: the weights' read and the sha256 of 86 MB run outside Python's
+    global lock, so they proceed on another core while the main thread imports the web stack
+    and builds the lab; the lab's first use of the model then waits for this load. A model that
+    cannot be loaded is left for that use to report."""
+    if unavailable(path) is not None:
+        return None
+
+    def work() -> None:
+        with suppress(Exception):  # reported where the model is used, with its context
+            _ = load(path).cache_key
+
+    thread = threading.Thread(target=work, name="raglab-model-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def unavailable(model: str | None) -> str | None:
