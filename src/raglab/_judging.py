@@ -303,10 +303,21 @@ def count_hits(judged: Judged, k: int) -> FloatArray:
     return hits
 
 
+def _discounted_sums(gains: FloatArray, discount: FloatArray) -> FloatArray:
+    # Each row's sum of gain / log2(rank + 1), added rank after rank, left to right: a row's
+    # value then depends on that row alone. A matrix product (BLAS gemv) may group a row's
+    # additions by where the row falls in the matrix, so a question's nDCG would change in its
+    # last bit with the other questions measured beside it (a Dask worker's slice, say).
+    out = np.zeros(gains.shape[0], dtype=np.float64)
+    for j in range(min(gains.shape[1], discount.shape[0])):
+        out += gains[:, j] * discount[j]
+    return out
+
+
 def ndcg_scores(judged: Judged, k: int) -> FloatArray:
     discount = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
-    dcg = judged.gains[:, :k] @ discount
-    idcg = judged.ideal[:, :k] @ discount
+    dcg = _discounted_sums(judged.gains[:, :k], discount)
+    idcg = _discounted_sums(judged.ideal[:, :k], discount)
     out = np.zeros_like(dcg)
     np.divide(dcg, idcg, out=out, where=idcg > 0)
     return out

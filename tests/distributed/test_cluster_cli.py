@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cluster_fixtures import cranfield_dir
 
+import raglab.pipeline.retrieval as retrieval_module
 from raglab.cli.main import main
 
 __all__ = ["cranfield_dir"]  # a fixture, used by name
@@ -29,11 +30,20 @@ def _cranfield_options(folder: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def test_handbook_fuse_json_is_byte_identical(capsys: pytest.CaptureFixture[str]) -> None:
-    """Oracle: ``raglab fuse --json`` on one machine."""
+def test_handbook_fuse_json_is_byte_identical(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: ``raglab fuse --json`` on one machine. With the cluster every measure of the
+    table (and of the weights chosen on train) is taken on the workers: the same bytes with
+    the client's measuring made impossible."""
     argv = ["fuse", "--json", "--depth", "50"]
     single = _stdout(capsys, argv)
     assert '"rankers"' in single
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the client measured rankings")
+
+    monkeypatch.setattr(retrieval_module, "evaluate", refused)
     assert _stdout(capsys, [*argv, "--workers", "2"]) == single
 
 

@@ -20,6 +20,7 @@ from cluster_fixtures import client, cranfield_dir
 import raglab.cli._cluster as cluster_module
 import raglab.pipeline.end_to_end as end_to_end_module
 import raglab.pipeline.lab as lab_module
+import raglab.pipeline.retrieval as retrieval_module
 import raglab.questions as questions_module
 from raglab.cli.main import main
 from raglab.distributed.cluster import dashboard_line
@@ -81,8 +82,9 @@ def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     """Oracle: ``raglab run --json`` on one machine. With the cluster, the answer passages'
     places in the pages, the first stage's rankings, the reranker's BM25 feature (every
     candidate's score), the LSA model (its cosine feature, the fusion's LSA list) and the
-    reading and diagnosis of every question (train and test) come from the workers: the same
-    bytes, with the client's passage finder, BM25 index, LSA fit and reading of a question
+    reading and diagnosis of every question (train and test) and every measure of the
+    rankings (the weights and lambdas chosen on train) come from the workers: the same bytes,
+    with the client's passage finder, BM25 index, LSA fit, reading of a question and measuring
     made impossible."""
     single_json, _ = _cli(capsys, ["run", "--json"])
 
@@ -97,9 +99,10 @@ def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     monkeypatch.setattr(end_to_end_module, "read_question", refuse("read a question"))
     monkeypatch.setattr(questions_module, "WholeCorpusFinder", refuse("located a passage"))
     monkeypatch.setattr(cluster_module, "WholeCorpusFinder", refuse("located a passage"))
+    monkeypatch.setattr(retrieval_module, "evaluate", refuse("measured rankings"))
     cluster_json, _ = _cli(capsys, ["run", "--json", *_address(client)])
     assert cluster_json == single_json
-    with pytest.raises(AssertionError, match=r"the client (located|built|fitted|read) "):
+    with pytest.raises(AssertionError, match=r"the client (located|built|fitted|read|measured) "):
         _cli(capsys, ["run", "--json"])
 
 
@@ -133,8 +136,9 @@ def test_a_clustered_report_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
 ) -> None:
     """Oracle: ``raglab report --format json`` on one machine. With the cluster, every BM25
     ranking (the run, the rankers' table, exhibit II's k1 x b grid and its best and default
-    cells, the reranker's BM25 feature) and the LSA model come from the workers: the same
-    bytes, with the client's BM25 index and LSA fit made impossible."""
+    cells, the reranker's BM25 feature), the LSA model and every measure of the rankers come
+    from the workers: the same bytes, with the client's BM25 index, LSA fit and measuring made
+    impossible."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     single = tmp_path / "single.json"
     _cli(capsys, ["report", "--out", str(single), "--quiet"])
@@ -147,6 +151,7 @@ def test_a_clustered_report_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
 
     monkeypatch.setattr(lab_module, "BM25Index", refuse("built a BM25 index"))
     monkeypatch.setattr(lab_module, "fit_lsa", refuse("fitted LSA"))
+    monkeypatch.setattr(retrieval_module, "evaluate", refuse("measured rankings"))
     clustered = tmp_path / "cluster.json"
     _, err = _cli(capsys, ["report", "--out", str(clustered), *_address(client)])
     assert clustered.read_bytes() == single.read_bytes()

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,7 @@ def _stages(echo: Callable[[str], object] | None) -> Callable[[str], Any]:
     return stage
 
 
+@contextlib.contextmanager
 def cluster_lab(
     args: argparse.Namespace,
     settings: RetrievalSettings | Sequence[RetrievalSettings],
@@ -113,7 +115,7 @@ def cluster_lab(
     rerank: RetrievalSettings | None = None,
     grid: ChunkingKey | None = None,
     run: tuple[RunSettings, str] | None = None,
-) -> Lab:
+) -> Iterator[Lab]:
     """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under each of
     ``settings`` (for every labelled question) are computed on the cluster and stored in the
     lab before the cluster is closed; without either, :func:`raglab.cli._common.load_lab`.
@@ -124,12 +126,19 @@ def cluster_lab(
     the end-to-end run's settings and split when the command runs it: its questions (and the
     training questions its threshold is chosen on) are read and diagnosed on the workers.
 
+    A context manager: the cluster stays open while the command works with the lab, and
+    every measure of the rankings (:func:`raglab.pipeline.retrieval.measure`) is taken on the
+    workers meanwhile, the questions cut into slices
+    (:func:`raglab.distributed.evaluation.evaluate_on_cluster`).
+
     Each stage on the cluster prints one line on stderr when it ends, with its time, and the
     dashboard's address comes first; ``--quiet`` and ``--json`` print none of them."""
     if not uses_cluster(args):
-        return load_lab(args)
+        yield load_lab(args)
+        return
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
     from raglab.distributed.cluster import connect, require_dask
+    from raglab.distributed.evaluation import evaluate_on_cluster
     from raglab.distributed.pipeline import (
         bm25_keys,
         index_lab,
@@ -149,6 +158,7 @@ def cluster_lab(
     wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
     with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
         lab = _located_lab(args, client, quiet, stage)
+        lab.evaluator = partial(evaluate_on_cluster, client)
         n_windows = len(lab.lsa_windows)
         with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
             prime_lsa(client, lab)
@@ -200,4 +210,7 @@ def cluster_lab(
                 "search the k1 x b grid (exhibit II) for the training questions on the shards"
             ):
                 prime_grid(lab, index, grid)
-    return lab
+        try:
+            yield lab
+        finally:
+            lab.evaluator = None

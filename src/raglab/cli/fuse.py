@@ -61,11 +61,15 @@ def fuse_settings(args: argparse.Namespace) -> RetrievalSettings:
 
 def run(args: argparse.Namespace) -> int:
     base = fuse_settings(args)
-    lab = cluster_lab(args, base)
-    chosen = choose_weight(lab, base)
-    table_data = ranker_table(lab, split=args.split, settings=base)
-    missing = neural_unavailable(lab)
-    neural_weight = None if missing else choose_weight(lab, base.replace(retriever="neural-score"))
+    with cluster_lab(args, base) as lab:
+        chosen = choose_weight(lab, base)
+        table_data = ranker_table(lab, split=args.split, settings=base)
+        missing = neural_unavailable(lab)
+        neural_weight = (
+            None if missing else choose_weight(lab, base.replace(retriever="neural-score"))
+        )
+        resolved = resolve(lab, base)
+        n = len(lab.split(args.split, answerable=True))
     weight = chosen if base.weight is TUNED else float(base.weight)
     if args.json:
         print_json(
@@ -75,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 "train_chosen_weight": chosen,
                 "settings": {
                     k: v
-                    for k, v in plain_settings(retrieval_values(resolve(lab, base))).items()
+                    for k, v in plain_settings(retrieval_values(resolved)).items()
                     if k != "retriever"
                 },
                 "rankers": table_data,
@@ -84,7 +88,6 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
-    n = len(lab.split(args.split, answerable=True))
     table = Table(
         "Ranker",
         *(label for _, label in METRICS),

@@ -98,14 +98,14 @@ def run(args: argparse.Namespace) -> int:
         # table, and exhibit II's grid, come from the cluster.
         table = RetrievalSettings(chunking=settings.chunking)
         first = settings.retrieval
-        lab = cluster_lab(
+        with cluster_lab(
             args,
             [first, table],
             rerank=first if settings.rerank else None,
             grid=lab_key(settings.chunking),
             run=(settings, split_from(args)),
-        )
-        report = build_report(lab, settings, split=split_from(args))
+        ) as lab:
+            report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")
         return EXIT_BAD_INPUT

@@ -73,8 +73,10 @@ def run(args: argparse.Namespace) -> int:
     # feature, the LSA model and the reading of every question come from the cluster.
     first = settings.retrieval
     split = split_from(args)
-    lab = cluster_lab(args, first, rerank=first if settings.rerank else None, run=(settings, split))
-    result = run_pipeline(lab, settings, split=split)
+    with cluster_lab(
+        args, first, rerank=first if settings.rerank else None, run=(settings, split)
+    ) as lab:
+        result = run_pipeline(lab, settings, split=split)
     if args.json:
         print_json(result.to_dict())
         return EXIT_OK

@@ -105,26 +105,26 @@ def export_settings(args: argparse.Namespace) -> RetrievalSettings:
 
 def run_export(args: argparse.Namespace) -> int:
     settings = export_settings(args)
-    lab = cluster_lab(args, settings)
-    chunking = settings.chunking
-    questions = [q for q in lab.questions if args.split == "all" or q.split == args.split]
-    rankings = {q.id: rank(lab, q, settings) for q in questions}
-    if args.level == "chunk":
-        entries = chunk_run(lab, rankings, chunking=chunking)
-    else:
-        entries = page_run(lab, rankings, chunking=chunking)
-    for path in (args.run_file, args.qrels):
-        if path and Path(path).exists() and not args.force:
-            raise InputError([Problem(path, "already exists; pass --force to replace it")])
-    _write(args.run_file, run_text(entries, tag=f"raglab-{settings.retriever}"), args.force)
-    judged = {
-        qid: j
-        for qid, j in qrels(lab, level=args.level, chunking=chunking).items()
-        if qid in rankings
-    }
-    if args.qrels:
-        _write(args.qrels, qrels_text(judged), args.force)
-    resolved = resolve(lab, settings)
+    with cluster_lab(args, settings) as lab:
+        chunking = settings.chunking
+        questions = [q for q in lab.questions if args.split == "all" or q.split == args.split]
+        rankings = {q.id: rank(lab, q, settings) for q in questions}
+        if args.level == "chunk":
+            entries = chunk_run(lab, rankings, chunking=chunking)
+        else:
+            entries = page_run(lab, rankings, chunking=chunking)
+        for path in (args.run_file, args.qrels):
+            if path and Path(path).exists() and not args.force:
+                raise InputError([Problem(path, "already exists; pass --force to replace it")])
+        _write(args.run_file, run_text(entries, tag=f"raglab-{settings.retriever}"), args.force)
+        judged = {
+            qid: j
+            for qid, j in qrels(lab, level=args.level, chunking=chunking).items()
+            if qid in rankings
+        }
+        if args.qrels:
+            _write(args.qrels, qrels_text(judged), args.force)
+        resolved = resolve(lab, settings)
     summary = {
         "run": args.run_file,
         "qrels": args.qrels,

@@ -8,7 +8,7 @@ an exhibit shows; the sibling modules do that from these pieces.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from raglab import _config as C
-from raglab._types import FloatArray, IntArray
+from raglab._types import FloatArray, IntArray, Ranking
 from raglab.bm25 import BM25Index
 from raglab.chunking import ChunkIndex, chunk_pages
 from raglab.corpus import Corpus, load_corpus
@@ -210,6 +210,12 @@ class Lab:
         self.per_question: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 512)
         # This lab's data under the other stemming (with_stem), built on first use.
         self._siblings: dict[bool, Lab] = {}
+        #: What measures a split's rankings (raglab.pipeline.retrieval.measure): None for
+        #: raglab.metrics.evaluate here; a Dask cluster's workers while one is open
+        #: (raglab.distributed.evaluation.evaluate_on_cluster, the same values bit for bit).
+        self.evaluator: (
+            Callable[[Sequence[Ranking], Sequence[Relevance]], dict[str, float]] | None
+        ) = None
 
     @classmethod
     def load(

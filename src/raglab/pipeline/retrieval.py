@@ -233,10 +233,12 @@ def relevance_of(
 def measure(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> dict[str, float]:
-    """R@1, R@3, R@5, R@10, MRR, nDCG@10, P@3 and top-1 over the answerable questions of a split."""
+    """R@1, R@3, R@5, R@10, MRR, nDCG@10, P@3 and top-1 over the answerable questions of a split
+    (:func:`raglab.metrics.evaluate`, or ``lab.evaluator`` when the lab has one)."""
     lab.require(split, "measuring the rankings")
     settings = resolve(lab, settings)
-    return evaluate(rank_split(lab, split, settings), relevance_of(lab, split, settings.chunking))
+    measured = evaluate if lab.evaluator is None else lab.evaluator
+    return measured(rank_split(lab, split, settings), relevance_of(lab, split, settings.chunking))
 
 
 def first_ranks(
