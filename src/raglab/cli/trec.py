@@ -113,18 +113,19 @@ def run_export(args: argparse.Namespace) -> int:
             entries = chunk_run(lab, rankings, chunking=chunking)
         else:
             entries = page_run(lab, rankings, chunking=chunking)
-        for path in (args.run_file, args.qrels):
-            if path and Path(path).exists() and not args.force:
-                raise InputError([Problem(path, "already exists; pass --force to replace it")])
-        _write(args.run_file, run_text(entries, tag=f"raglab-{settings.retriever}"), args.force)
         judged = {
             qid: j
             for qid, j in qrels(lab, level=args.level, chunking=chunking).items()
             if qid in rankings
         }
-        if args.qrels:
-            _write(args.qrels, qrels_text(judged), args.force)
         resolved = resolve(lab, settings)
+    # Written once every number is computed (and a cluster closed): a failure leaves no file.
+    for path in (args.run_file, args.qrels):
+        if path and Path(path).exists() and not args.force:
+            raise InputError([Problem(path, "already exists; pass --force to replace it")])
+    _write(args.run_file, run_text(entries, tag=f"raglab-{settings.retriever}"), args.force)
+    if args.qrels:
+        _write(args.qrels, qrels_text(judged), args.force)
     summary = {
         "run": args.run_file,
         "qrels": args.qrels,

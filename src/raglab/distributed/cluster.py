@@ -3,7 +3,8 @@
 Dask is optional (``pip install 'raglab[dask]'``): it is imported only inside :func:`connect`,
 so importing this module costs nothing, and a missing Dask is one clear line
 (:class:`DaskMissing`), not a traceback. Partitions, scheduling, data movement and retrying a
-task whose worker died are Dask's; RAG lab only says what each task computes.
+task whose worker died are Dask's; RAG lab only says what each task computes, and turns a
+failure Dask gives up on into one line (:class:`ClusterFailed`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["INSTALL_HINT", "DaskMissing", "connect", "dashboard_line", "require_dask"]
+__all__ = [
+    "INSTALL_HINT",
+    "ClusterFailed",
+    "DaskMissing",
+    "connect",
+    "dashboard_line",
+    "require_dask",
+]
 
 INSTALL_HINT = "pip install 'raglab[dask]'"
 
@@ -21,6 +29,24 @@ INSTALL_HINT = "pip install 'raglab[dask]'"
 class DaskMissing(ValueError):
     """Raised when a cluster is asked for and Dask is not installed. A ValueError, so the
     command line prints its one line and exits 2, as for any option it cannot honour."""
+
+
+class ClusterFailed(ValueError):
+    """Raised when the cluster cannot finish the work after Dask's own retries: a task whose
+    workers kept dying (Dask gives up after ``distributed.scheduler.allowed-failures``), a
+    scheduler that cannot be reached or is lost. A ValueError, so the command line prints one
+    line and exits 2; the commands write their files only once the work is done, so nothing is
+    written."""
+
+
+def _failures() -> tuple[type[BaseException], ...]:
+    """What Dask raises on the client when the cluster, not a task's own code, failed."""
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+
+    from distributed import KilledWorker
+
+    return (KilledWorker, FutureCancelledError, CommClosedError, TimeoutError)
 
 
 def require_dask() -> None:
@@ -62,6 +88,7 @@ def connect(
     local_cluster: Any = distributed.LocalCluster
     client_of: Any = distributed.Client
 
+    failures = _failures()
     with contextlib.ExitStack() as stack:
         if workers is not None:
             cluster = stack.enter_context(
@@ -76,12 +103,25 @@ def connect(
             )
             client = stack.enter_context(client_of(cluster))
         else:
-            client = stack.enter_context(client_of(scheduler))
+            try:
+                client = stack.enter_context(client_of(scheduler))
+            except OSError as exc:  # refused, timed out, no such host
+                raise ClusterFailed(
+                    f"cannot reach the Dask scheduler at {scheduler}: {exc}"
+                ) from None
         if echo is not None:
             line = dashboard_line(client)
             if line:
                 echo(line)
-        yield client
+        try:
+            yield client
+        except failures as exc:
+            # A task's own error (a ValueError of RAG lab's, say) comes back as itself; these
+            # are the cluster's: say so in one line instead of Dask's traceback.
+            raise ClusterFailed(
+                f"the Dask cluster could not finish the work ({type(exc).__name__}: {exc}); "
+                "nothing was written"
+            ) from exc
 
 
 def _serves_dashboard() -> bool:

@@ -1,0 +1,78 @@
+"""A failure Dask gives up on is one line and leaves no output.
+
+Oracles: the exit status and stderr of the command line (one line naming the failure, no
+traceback), the files on disk (none written), and Dask's own exception kinds under a cluster
+that allows no retry (``distributed.scheduler.allowed-failures`` 0, so the first death of a
+task's worker is final).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import dask
+import pytest
+
+import distributed  # noqa: F401  (loads its defaults into dask.config before they are set)
+import raglab.distributed.evaluation as evaluation_module
+from raglab.cli.main import main
+from raglab.distributed.cluster import ClusterFailed, connect
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _die() -> None:
+    os._exit(1)
+
+
+def test_an_unreachable_scheduler_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        with (
+            pytest.raises(ClusterFailed, match="cannot reach the Dask scheduler at"),
+            connect(scheduler=address),
+        ):
+            pass
+        assert main(["fuse", "--json", "--scheduler", address]) == 2
+    captured = capsys.readouterr()
+    assert "cannot reach the Dask scheduler" in captured.err
+    assert "Traceback" not in captured.err
+    assert "cannot reach the Dask scheduler" in json.loads(captured.out)["error"]["message"]
+
+
+def test_a_worker_that_keeps_dying_is_one_line() -> None:
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        pytest.raises(ClusterFailed, match=r"KilledWorker.*nothing was written"),
+        connect(workers=1) as client,
+    ):
+        client.submit(_die, pure=False).result()
+
+
+def test_a_failed_export_writes_no_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers die while the export measures its fusion weight on train: the command says
+    so in one line and neither the run nor the qrels file exists afterwards."""
+
+    def dying(client: Any, *args: object, **kwargs: object) -> None:
+        client.submit(_die, pure=False).result()
+
+    monkeypatch.setattr(evaluation_module, "evaluate_on_cluster", dying)
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    argv = ["trec", "export", "--retriever", "score", "--run", str(run), "--qrels", str(qrels)]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        assert main([*argv, "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "the Dask cluster could not finish the work (KilledWorker" in err
+    assert "Traceback" not in err
+    assert not run.exists() and not qrels.exists()
