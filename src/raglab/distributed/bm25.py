@@ -6,7 +6,7 @@ What runs where:
    (:meth:`~raglab.distributed.shard.ShardCounts.from_tokens`); the counts stay on the worker.
 2. **Workers, the reduction**: N and the total length L are summed on the client from each
    shard's two integers; the document frequencies n_t are summed on the workers, in a tree of
-   :func:`~raglab.distributed.shard.add_frequencies` tasks (:data:`TREE_ARITY` tables a task),
+   :func:`~raglab.distributed.shard.add_statistics` tasks (:data:`TREE_ARITY` tables a task),
    so the whole table is built on one worker and never travels to the client.
    Shard s starts at global index ``offset_s = n_0 + ... + n_{s-1}``.
 3. **Workers**: each shard receives N, L and the document frequencies of its own terms (the
@@ -40,7 +40,7 @@ from raglab.distributed.shard import (
     GlobalStatistics,
     ScoredShard,
     ShardCounts,
-    add_frequencies,
+    add_statistics,
     merge_top_k,
 )
 
@@ -69,30 +69,31 @@ def _size(counts: ShardCounts) -> tuple[int, int]:
     return counts.n_docs, int(counts.lengths.sum())
 
 
-def _frequencies(counts: ShardCounts) -> dict[str, int]:
-    return counts.document_frequencies()
+def _statistics(counts: ShardCounts) -> GlobalStatistics:
+    return counts.statistics()
 
 
-def _cut(table: dict[str, int], own: dict[str, int], n_docs: int, total: int) -> GlobalStatistics:
+def _cut(total: GlobalStatistics, own: GlobalStatistics) -> GlobalStatistics:
     # Runs where the reduced table is: only the shard's own terms' part leaves that worker.
-    return GlobalStatistics(n_docs, total, table).for_terms(own)
+    return total.for_terms(own.df)
 
 
 def _score_shard(counts: ShardCounts, stats: GlobalStatistics, offset: int) -> ScoredShard:
     return ScoredShard(counts, stats, offset)
 
 
-def reduce_tree(client: Any, tables: Sequence[Any], arity: int = TREE_ARITY) -> Any:
-    """A future of the sum of the n_t tables ``tables`` (futures), added on the workers in a
-    tree: each task adds up to ``arity`` tables of the level below."""
+def reduce_tree(client: Any, parts: Sequence[Any], arity: int = TREE_ARITY) -> Any:
+    """A future of the sum of the statistics ``parts`` (futures of
+    :class:`~raglab.distributed.shard.GlobalStatistics`), added on the workers in a tree: each
+    task adds up to ``arity`` of the level below (:func:`add_statistics`)."""
     if arity < 2:
         raise ValueError(f"arity must be at least 2, got {arity}")
-    level = list(tables)
+    level = list(parts)
     if not level:
-        raise ValueError("no tables to reduce")
+        raise ValueError("no statistics to reduce")
     while len(level) > 1:
         level = [
-            client.submit(add_frequencies, *level[i : i + arity], pure=False)
+            client.submit(add_statistics, *level[i : i + arity], pure=False)
             for i in range(0, len(level), arity)
         ]
     return level[0]
@@ -180,7 +181,7 @@ class DistributedBM25:
         n_docs, total = sum(sizes), sum(int(length) for _, length in sizes_lengths)
         if n_docs == 0:
             raise ValueError("BM25 needs at least one document")
-        own = [client.submit(_frequencies, c, pure=False) for c in counts]
+        own = [client.submit(_statistics, c, pure=False) for c in counts]
         table = reduce_tree(client, own, arity)
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).tolist()
         # Each shard receives N, L and the n_t of its own terms only (the table cut by term
@@ -191,7 +192,7 @@ class DistributedBM25:
             client.submit(
                 _score_shard,
                 c,
-                client.submit(_cut, table, part, n_docs, total, pure=False),
+                client.submit(_cut, table, part, pure=False),
                 int(offset),
                 pure=False,
             )
@@ -206,8 +207,8 @@ class DistributedBM25:
         large collection's table is what the tree keeps off the client)."""
         if self._frequencies is None:
             raise ValueError("this index holds no reduced table")
-        table: dict[str, int] = self._client.gather(self._frequencies)
-        return table
+        reduced: GlobalStatistics = self._client.gather(self._frequencies)
+        return dict(reduced.df)
 
     @classmethod
     def from_partitions(
