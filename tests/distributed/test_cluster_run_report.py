@@ -38,6 +38,15 @@ def _address(client: Any) -> list[str]:
     return ["--scheduler", str(client.scheduler.address)]
 
 
+def _refuse(what: str) -> Any:
+    """A stand-in that fails the test, naming what the client should not have done."""
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"the client {what}")
+
+    return refused
+
+
 def _cranfield_options(folder: Path) -> list[str]:
     return [
         "--corpus", str(folder / "pages"), "--questions", str(folder / "questions.jsonl"),
@@ -88,18 +97,12 @@ def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     made impossible."""
     single_json, _ = _cli(capsys, ["run", "--json"])
 
-    def refuse(what: str) -> Any:
-        def refused(*args: object, **kwargs: object) -> None:
-            raise AssertionError(f"the client {what}")
-
-        return refused
-
-    monkeypatch.setattr(lab_module, "BM25Index", refuse("built a BM25 index"))
-    monkeypatch.setattr(lab_module, "fit_lsa", refuse("fitted LSA"))
-    monkeypatch.setattr(end_to_end_module, "read_question", refuse("read a question"))
-    monkeypatch.setattr(questions_module, "WholeCorpusFinder", refuse("located a passage"))
-    monkeypatch.setattr(cluster_module, "WholeCorpusFinder", refuse("located a passage"))
-    monkeypatch.setattr(retrieval_module, "evaluate", refuse("measured rankings"))
+    monkeypatch.setattr(lab_module, "BM25Index", _refuse("built a BM25 index"))
+    monkeypatch.setattr(lab_module, "fit_lsa", _refuse("fitted LSA"))
+    monkeypatch.setattr(end_to_end_module, "read_question", _refuse("read a question"))
+    monkeypatch.setattr(questions_module, "WholeCorpusFinder", _refuse("located a passage"))
+    monkeypatch.setattr(cluster_module, "WholeCorpusFinder", _refuse("located a passage"))
+    monkeypatch.setattr(retrieval_module, "evaluate", _refuse("measured rankings"))
     cluster_json, _ = _cli(capsys, ["run", "--json", *_address(client)])
     assert cluster_json == single_json
     with pytest.raises(AssertionError, match=r"the client (located|built|fitted|read|measured) "):
@@ -143,15 +146,9 @@ def test_a_clustered_report_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
     single = tmp_path / "single.json"
     _cli(capsys, ["report", "--out", str(single), "--quiet"])
 
-    def refuse(what: str) -> Any:
-        def refused(*args: object, **kwargs: object) -> None:
-            raise AssertionError(f"the client {what}")
-
-        return refused
-
-    monkeypatch.setattr(lab_module, "BM25Index", refuse("built a BM25 index"))
-    monkeypatch.setattr(lab_module, "fit_lsa", refuse("fitted LSA"))
-    monkeypatch.setattr(retrieval_module, "evaluate", refuse("measured rankings"))
+    monkeypatch.setattr(lab_module, "BM25Index", _refuse("built a BM25 index"))
+    monkeypatch.setattr(lab_module, "fit_lsa", _refuse("fitted LSA"))
+    monkeypatch.setattr(retrieval_module, "evaluate", _refuse("measured rankings"))
     clustered = tmp_path / "cluster.json"
     _, err = _cli(capsys, ["report", "--out", str(clustered), *_address(client)])
     assert clustered.read_bytes() == single.read_bytes()
