@@ -80,8 +80,12 @@ class Standardiser:
 
 
 def _sigmoid(z: FloatArray) -> FloatArray:
-    # σ(z) = exp(−log(1 + e^(−z))): never overflows and keeps full precision for large |z|.
-    p: FloatArray = np.exp(-np.logaddexp(0.0, -z))
+    # σ(z) = 1 / (1 + e^(−z)) for z ≥ 0 and e^z / (1 + e^z) below: e^(−|z|) never overflows,
+    # each branch keeps full precision for large |z|, and one exp a row (not logaddexp's exp
+    # and log1p) halves the cost of the thousands of gradient steps.
+    e = np.exp(-np.abs(z))
+    p: FloatArray = np.where(z >= 0, 1.0, e)
+    p /= 1.0 + e
     return p
 
 

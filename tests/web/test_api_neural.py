@@ -14,6 +14,7 @@ import pytest
 
 from raglab import _config as C
 from raglab.cli.main import main
+from raglab.neural.timing import encode_timing
 from raglab.pipeline.exhibits import fitted_reranker, rerank_rows
 from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.exhibits.neural import TIMED_CHUNKS, TWINS
@@ -53,6 +54,14 @@ def test_costs_are_measured_and_counted(api: Any, lab: Lab) -> None:
     assert c["vector_bytes"] == n * 384 * 4 and c["bytes_per_1000_chunks"] == 1000 * 384 * 4
     assert c["encode_ms_per_chunk"] > 0 and c["timed_chunks"] == TIMED_CHUNKS
     assert 80e6 < c["weights_bytes"] < 100e6 and "billion sentence pairs" in c["training"]
+    # The figure is the one kept on disk for this machine, model and sample: a later process
+    # reads it back instead of timing again.
+    sample = [chunk.text for chunk in lab.chunk_set().chunks[:TIMED_CHUNKS]]
+    kept = encode_timing(lab.neural_model, sample)
+    assert kept.cached and (kept.ms_per_text, kept.measured_at) == (
+        c["encode_ms_per_chunk"],
+        c["timed_at"],
+    )
 
 
 def test_the_fusion_table_has_the_neural_rows(api: Any, lab: Lab) -> None:

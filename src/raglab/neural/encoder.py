@@ -23,14 +23,14 @@ rounding (other matrix shapes can take other BLAS blocking: about 1e-7).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import erf  # type: ignore[import-untyped]
 
 from raglab._types import IntArray
 
@@ -47,6 +47,7 @@ __all__ = [
     "forward",
     "gelu",
     "layer_norm",
+    "load_kernels",
     "plan_batches",
     "pool",
     "pooled_batch",
@@ -129,13 +130,25 @@ def layer_norm(
     return centred
 
 
+@functools.cache
+def load_kernels() -> Any:
+    """scipy's ``erf`` ufunc, imported on the first encoding rather than with this module.
+
+    Importing ``scipy.special`` takes about 0.1 s of one core; a process that reads every vector
+    from the cache (a server's start, most runs) never needs it. Call it before timing an
+    encoding so the import is not counted."""
+    from scipy.special import erf  # type: ignore[import-untyped]
+
+    return erf
+
+
 def gelu(x: Float32Array) -> Float32Array:
     """GELU(x) = x/2 (1 + erf(x / sqrt 2)) (Hendrycks and Gimpel 2016), exact, in place."""
     half = x * np.float32(0.5)
     x *= _INV_SQRT2
     # scipy evaluates erf in float64 and rounds to float32: the exact form, and the most costly
     # step of the whole pass (about a third of the time, one value per feed-forward unit).
-    out: Float32Array = erf(x, out=x)
+    out: Float32Array = load_kernels()(x, out=x)
     out += np.float32(1.0)
     out *= half
     return out

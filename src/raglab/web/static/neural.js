@@ -16,7 +16,7 @@ function renderCosts(c) {
   return el(
     "p",
     { id: "neural-costs" },
-    `What it costs: encoding took ${num(c.encode_ms_per_chunk, 1)} ms a chunk on this machine (timed on ${c.timed_chunks} chunks), so the ${c.chunks} chunks here take about ${num((c.encode_ms_per_chunk * c.chunks) / 1000, 1)} s once; their vectors are then read from a cache on disk. The vectors take ${mb(c.vector_bytes)} (${c.dim} float32 numbers a chunk, ${mb(c.bytes_per_1000_chunks)} per 1,000 chunks) and the model's weights ${mb(c.weights_bytes)}, ${c.layers} layers. ${c.training}.`,
+    `What it costs: encoding took ${num(c.encode_ms_per_chunk, 1)} ms a chunk on this machine (timed on ${c.timed_chunks} chunks, ${c.timed_at.replace("T", " ").replace("+00:00", " UTC")}), so the ${c.chunks} chunks here take about ${num((c.encode_ms_per_chunk * c.chunks) / 1000, 1)} s once; their vectors are then read from a cache on disk. The vectors take ${mb(c.vector_bytes)} (${c.dim} float32 numbers a chunk, ${mb(c.bytes_per_1000_chunks)} per 1,000 chunks) and the model's weights ${mb(c.weights_bytes)}, ${c.layers} layers. ${c.training}.`,
   );
 }
 
