@@ -11,12 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fastapi.responses import JSONResponse
 
 from raglab import _config as C
 from raglab.pipeline.exhibits import bm25_search
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_ranks, measure
+from raglab.web.state import plain
 
 K = C.GRID_RECALL_K
 
@@ -143,3 +145,27 @@ def test_each_terms_share_is_its_part_of_the_score(api: Any) -> None:
         for t in row["terms"]:
             assert t["share"] == pytest.approx(t["contribution"] / row["score"])
         assert sum(t["share"] for t in row["terms"]) == pytest.approx(1.0)
+
+
+def test_a_cached_search_is_answered_from_the_event_loop(
+    api: Any, lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first search computes in the thread pool; the same search again is sent from the
+    event loop, the bytes cached, with no thread-pool hop (made impossible here). Oracle: the
+    bytes FastAPI's JSONResponse gives for bm25_search on the independent lab."""
+    import raglab.web.state as web_state
+
+    params = {"q": "tripod head wobble", "k1": 1.1, "b": 0.6, "top": 4}
+    first = api.get("/api/bm25/search", **params)
+    want = JSONResponse(plain(bm25_search(lab, "tripod head wobble", k1=1.1, b=0.6, top=4)))
+    assert first.status_code == 200 and first.content == bytes(want.body)
+    assert first.headers["content-type"] == "application/json"
+
+    async def no_thread(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a cached answer went to the thread pool")
+
+    monkeypatch.setattr(web_state, "run_in_threadpool", no_thread)
+    again = api.get("/api/bm25/search", **params)
+    assert again.status_code == 200 and again.content == first.content
+    # Another setting is a miss: it needs the thread pool, which this test took away.
+    assert api.get("/api/bm25/search", **{**params, "top": 3}).status_code == 500

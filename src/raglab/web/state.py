@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import Depends, HTTPException, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from raglab import _config as C
 from raglab.pipeline.cache import BoundedCache
@@ -104,6 +106,23 @@ class WebState:
         finally:
             with self._cache_lock:
                 self._in_flight.pop(key, None)
+
+    async def json(self, key: Hashable, build: Callable[[], Any]) -> Response:
+        """``build()``'s JSON answer for ``key``, its bytes encoded once and cached.
+
+        For a route asked again and again while computations run: a cached answer is found and
+        sent from the event loop, with no hop to the thread pool and no encoding, so it needs
+        Python's global lock a few times instead of a dozen (each wait may last a whole switch
+        interval while a computation holds it). A miss computes in the thread pool as
+        :meth:`compute` does. The bytes are those FastAPI sends for the value itself.
+        """
+        with self._cache_lock:
+            body = self.cache.find(key, _MISS)
+        if body is _MISS:
+            body = await run_in_threadpool(
+                self.compute, key, lambda: bytes(JSONResponse(build()).body)
+            )
+        return Response(body, media_type="application/json")
 
     def call(self, work: Callable[[], Any]) -> Any:
         """``work()`` under the lab's lock, not cached (:class:`Busy` when too many wait)."""

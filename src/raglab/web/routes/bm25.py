@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.responses import Response
 
 from raglab import _config as C
 from raglab.pipeline.exhibits import (
@@ -51,22 +52,26 @@ def _query(q: str) -> str:
     return text
 
 
-@router.get("/search", summary="Rank the heading chunks by BM25 and explain every score")
-def get_search(
+@router.get(
+    "/search",
+    summary="Rank the heading chunks by BM25 and explain every score",
+    response_model=dict[str, Any],
+)
+async def get_search(
     state: State,
     q: Annotated[str, Query(min_length=1, max_length=500, pattern=r"\S", description="the query")],
     k1: K1 = C.BM25_K1,
     b: B = C.BM25_B,
     top: Top = 5,
     stem: Stem = None,
-) -> dict[str, Any]:
+) -> Response:
+    # Asked at every keystroke: answered from the event loop once cached (WebState.json).
     query = _query(q)
     on = _stem(state, stem)
-    result: dict[str, Any] = state.compute(
+    return await state.json(
         ("bm25", query, k1, b, top, on),
         lambda: plain(bm25_search(_lab(state, on), query, k1=k1, b=b, top=top)),
     )
-    return result
 
 
 @router.get("/examples", summary="Example queries: one training question of each kind")
