@@ -41,8 +41,9 @@ from raglab._types import FloatArray, IntArray
 # From this many postings a query is evaluated document at a time (MaxScore), below term at a time.
 MAXSCORE_MIN_POSTINGS = 8192
 # Below MaxScore's size, a query touching at least N / this postings is selected from the dense
-# accumulator; one touching fewer keeps a list of the documents it touched.
-DENSE_FACTOR = 8
+# accumulator; one touching fewer keeps a list of the documents it touched. (16, not 8: 7 % less
+# time a query at 10,000 and 100,000 generated chunks, Cranfield and 200,000 chunks unchanged.)
+DENSE_FACTOR = 16
 # MaxScore first scores up to this many documents of the shortest list (a k-th score to start).
 PROBE_DOCS = 128
 # MaxScore skips a document only when its bound, raised by this relative margin, is at most the
