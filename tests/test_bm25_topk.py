@@ -142,30 +142,54 @@ def test_search_many_numpy_mixes_batched_and_pruned_queries(
 
 
 @pytest.mark.parametrize(
-    ("per_term", "block"),
-    [(0, 1 << 18), (10**12, 1 << 18), (10**12, 50)],
-    ids=["term", "bincount", "bincount-small-blocks"],
+    ("wide_ratio", "block"),
+    [(4, 1 << 18), (10**9, 1 << 18), (1, 50), (4, 1)],
+    ids=["wide-and-narrow", "every-term-wide", "every-term-narrow-small-blocks", "one-pair-blocks"],
 )
-def test_both_dense_batch_sums_equal_exhaustive_scoring(
+def test_dense_batch_sums_equal_exhaustive_scoring(
     zipf_corpus: tuple[list[list[str]], list[list[str]]],
     monkeypatch: pytest.MonkeyPatch,
-    per_term: int,
+    wide_ratio: int,
     block: int,
 ) -> None:
-    """oracle: exhaustive scoring per query, bit for bit. The dense batch sums either term by
-    term or every posting at once by bincount (which adds in input order), in one block of rows
-    or in blocks of about 50 postings (each query then a block of its own); unknown and empty
-    queries included, so some rows have no pair."""
+    """oracle: exhaustive scoring per query, bit for bit. The dense batch adds wide terms as
+    dense vectors and scatters the others' postings (by add.at, which adds in input order) in
+    segments between them: with the default split, with every term wide, with every term narrow
+    in chunks of about 50 postings, and in chunks of one pair; unknown and empty queries
+    included, so some rows have no pair."""
     docs, queries = zipf_corpus
     queries = [*queries[:20], ["no-such-term"], [], *queries[20:40]]
-    monkeypatch.setattr(batch_module, "_BINCOUNT_POSTINGS_PER_TERM", per_term)
-    monkeypatch.setattr(batch_module, "_BINCOUNT_BLOCK", block)
+    monkeypatch.setattr(batch_module, "_WIDE_RATIO", wide_ratio)
+    monkeypatch.setattr(batch_module, "_SCATTER_BLOCK", block)
     base = BM25Index(docs)
     for k1, b in PARAMS:
         index = base.with_params(k1=k1, b=b)
         found, scores = index.search_many(queries, k=10, backend="numpy")
         for q, query in enumerate(queries):
             assert_same((found[q], scores[q]), exhaustive(index, query, 10))
+
+
+def test_dense_batch_interleaves_wide_and_narrow_terms_in_column_order() -> None:
+    """oracle: exhaustive scoring, bit for bit, on a collection built so that a row's terms
+    alternate between wide and narrow columns (c0 wide, r1 narrow, c2 wide, r3 narrow ...):
+    each narrow segment must land between the wide terms around it. Weights of very different
+    sizes make a wrong order of addition visible in the last bits."""
+    rng = np.random.default_rng(11)
+    docs = []
+    for d in range(400):
+        doc = [f"w{j}" for j in range(0, 8, 2) if rng.random() < 0.9]
+        doc += [f"w{j}" for j in range(1, 8, 2) if d % 37 == j]
+        doc += [f"f{int(x)}" for x in rng.integers(0, 50, size=int(rng.integers(1, 30)))]
+        docs.append(doc or ["f0"])
+    index = BM25Index(docs)
+    cols = [index.vocabulary.mapping[f"w{j}"] for j in range(8)]
+    queries = [[f"w{j}" for j in range(8)] for _ in range(3)] + [["w1", "w2", "w3", "f7"]]
+    # The interleaving only tests something if the columns alternate as the names do.
+    wide = [index._columns.indptr[c + 1] - index._columns.indptr[c] >= 100 for c in cols]
+    assert wide == [True, False] * 4
+    found, scores = index.search_many(queries, k=15, backend="numpy")
+    for q, query in enumerate(queries):
+        assert_same((found[q], scores[q]), exhaustive(index, query, 15))
 
 
 @pytest.mark.parametrize("argmax_elements", [1 << 19, 0], ids=["argmax-up-to-8", "block-bounds"])

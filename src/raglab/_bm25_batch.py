@@ -24,11 +24,12 @@ __all__ = ["batch_top_k", "top_k_rows"]
 # more than the block bounds' three: 6.2 against 2.5 ms at k = 8 on 136 x 10,000).
 _ARGMAX_TOP_K = 8
 _ARGMAX_MAX_ELEMENTS = 1 << 19
-# batch_top_k sums every posting of a batch at once (bincount) when its distinct terms hold fewer
-# postings than this on average: the term-by-term path's Python step per term would dominate.
-# The bincount path takes at most _BINCOUNT_BLOCK postings at a time.
-_BINCOUNT_POSTINGS_PER_TERM = 2048
-_BINCOUNT_BLOCK = 1 << 18
+# batch_top_k adds a term held by at least N / _WIDE_RATIO documents to each of its rows as one
+# dense vector (two passes over N, against about 10 ns a posting scattered one by one).
+_WIDE_RATIO = 4
+# The other postings are scattered at most this many at a time (about 40 bytes of temporaries a
+# posting).
+_SCATTER_BLOCK = 1 << 18
 
 
 def top_k_rows(
@@ -69,16 +70,15 @@ def top_k_rows(
     easy = bound > 0
     rows = np.flatnonzero(easy)
     if rows.size:
-        # Every row is easy but for rare queries: then the block is read in place, not copied.
-        sub = scores if rows.size == n_rows else scores[rows]
-        # flatnonzero of the raveled mask, not nonzero of the 2-d one: the same positions in
-        # the same (row-major) order, at a quarter of the time (6 -> 1.4 ms on 136 x 10,000).
-        r, c = np.divmod(np.flatnonzero(sub >= bound[rows, None]), n)
-        v = sub[r, c]
+        # A hard row's bound is raised above every score, so that it selects nothing and the
+        # block is read in place, never copied. flatnonzero of the raveled mask, not nonzero of
+        # the 2-d one: the same positions in the same (row-major) order, at a quarter of the
+        # time (6 -> 1.4 ms on 136 x 10,000).
+        r, c = np.divmod(np.flatnonzero(scores >= np.where(easy, bound, np.inf)[:, None]), n)
+        v = scores[r, c]
         order = np.lexsort((c, -v, r))
         r, c, v = r[order], c[order], v[order]
-        first = np.searchsorted(r, np.arange(rows.size))
-        take = first[:, None] + np.arange(k)
+        take = np.searchsorted(r, rows)[:, None] + np.arange(k)
         cols[rows] = c[take]
         vals[rows] = v[take]
     for row in np.flatnonzero(~easy):
@@ -100,86 +100,103 @@ def batch_top_k(
     (n_rows, min(k, N)).
 
     ``pairs`` = (row, term, weight), each (T,): every (query, distinct term) of the batch with
-    its weight ``idf * query count``; ``length_term`` (N,) is ``k1 * length_factor`` (see
-    :func:`impacts`). The scores live in one dense (n_rows, N) block. The batch's distinct terms
-    are taken in ascending column order, each term's saturations computed once and added, times
-    each weight, into every row that holds the term: so every row receives its terms in
-    ascending column from 0.0, the exhaustive path's sums bit for bit, and a term shared by many
-    queries (the frequent ones, which hold most postings) costs one saturation pass. A term
-    held by a quarter of the documents or more is spread over all N columns (0.0 elsewhere,
-    which changes no sum) so that its rows are added as contiguous vectors. When the batch's
-    distinct terms hold fewer than ``_BINCOUNT_POSTINGS_PER_TERM`` postings each on average
-    (short lists, where a Python step per term would cost more than its arithmetic), every
-    posting of every pair is summed at once instead (:func:`_bincount_scores`): the same sums.
+    its weight ``idf * query count``, row by row, each row's terms ascending; ``length_term``
+    (N,) is ``k1 * length_factor`` (see :func:`impacts`). The scores live in one dense
+    (n_rows, N) block, starting at 0.0. A *wide* term (held by N / ``_WIDE_RATIO`` documents or
+    more) has its saturations spread over all N columns once (0.0 elsewhere, which changes no
+    sum) and added, times each weight, to every row that holds it as a contiguous vector. The
+    postings of the other, *narrow*, pairs are scattered by ``numpy.add.at`` (which adds in the
+    order given), all rows at once, in segments cut at the batch's wide terms: segment j holds
+    the narrow pairs whose term lies between the (j-1)-th and j-th wide term, in row order, and
+    is added before the j-th wide term. So every row receives its terms in ascending column from
+    0.0, the exhaustive path's sums bit for bit, with one Python step per wide term and per
+    segment rather than per pair.
     """
     row, term, weight = pairs
     n = cols.n_docs
-    lengths = cols.indptr[term + 1] - cols.indptr[term]
-    distinct = np.unique(term).shape[0]
-    if int(lengths.sum()) < _BINCOUNT_POSTINGS_PER_TERM * distinct:
-        dense = _bincount_scores(cols, length_term, k1, pairs, lengths, n_rows)
-        return top_k_rows(dense, k, overwrite=True)
+    starts = cols.indptr[term]
+    lengths = cols.indptr[term + 1] - starts
+    wide = lengths * _WIDE_RATIO >= n
     dense = np.zeros((n_rows, n), dtype=np.float64)
+    by_term = np.flatnonzero(wide)
+    by_term = by_term[np.argsort(term[by_term], kind="stable")]
+    firsts = np.flatnonzero(np.diff(term[by_term], prepend=-1))
+    wide_terms = term[by_term[firsts]]
+    narrow = np.flatnonzero(~wide)
+    segment = np.searchsorted(wide_terms, term[narrow])
+    order = np.argsort(segment, kind="stable")
+    scatter = _Scatter(cols, length_term, k1, pairs, narrow[order], lengths, dense)
+    ends = np.searchsorted(segment[order], np.arange(wide_terms.shape[0] + 1), "right")
+    edges = np.append(firsts, by_term.shape[0]).tolist()
+    spread = np.zeros(n, dtype=np.float64)
     scratch = np.empty(n, dtype=np.float64)
-    order = np.argsort(term, kind="stable")
-    row, term, weight = row[order], term[order], weight[order]
-    edges = np.append(np.flatnonzero(np.diff(term, prepend=-1)), term.shape[0]).tolist()
-    for a, z in itertools.pairwise(edges):
-        t = int(term[a])
+    for j, (a, z) in enumerate(itertools.pairwise(edges)):
+        scatter.add_pairs(int(ends[j]))
+        t = int(wide_terms[j])
         start, end = int(cols.indptr[t]), int(cols.indptr[t + 1])
         docs = cols.docs[start:end]
-        sat = impacts(cols.tf[start:end], length_term[docs], k1)
-        rows, w = row[a:z], weight[a:z]
-        if (end - start) * 4 >= n:
-            spread = np.zeros(n, dtype=np.float64)
-            spread[docs] = sat
-            # Row by row, in place: a fancy-indexed ``dense[rows] += w[:, None] * spread`` would
-            # copy the rows out, form the product block and copy them back (five passes).
-            for r, wr in zip(rows.tolist(), w.tolist(), strict=True):
-                np.multiply(spread, wr, out=scratch)
-                np.add(dense[r], scratch, out=dense[r])
-        elif z - a == 1:
-            dense[int(rows[0]), docs] += float(w[0]) * sat
-        else:
-            dense[rows[:, None], docs[None, :]] += w[:, None] * sat
+        spread[docs] = impacts(cols.tf[start:end], length_term[docs], k1)
+        # Row by row, in place: a fancy-indexed ``dense[rows] += w[:, None] * spread`` would
+        # copy the rows out, form the product block and copy them back (five passes).
+        for r, w in zip(row[by_term[a:z]].tolist(), weight[by_term[a:z]].tolist(), strict=True):
+            np.multiply(spread, w, out=scratch)
+            np.add(dense[r], scratch, out=dense[r])
+        spread[docs] = 0.0
+    scatter.add_pairs(narrow.shape[0])
     return top_k_rows(dense, k, overwrite=True)
 
 
-def _bincount_scores(
-    cols: Columns,
-    length_term: FloatArray,
-    k1: float,
-    pairs: tuple[IntArray, IntArray, FloatArray],
-    lengths: IntArray,
-    n_rows: int,
-) -> FloatArray:
-    """The (n_rows, N) scores of :func:`batch_top_k`'s pairs, every posting of every pair at once:
-    ``weight * saturation`` summed per (row, document) by ``numpy.bincount``, which adds its
-    weights in the order given, from 0.0. The pairs come row by row, each row's terms ascending,
-    so each score adds its terms' contributions in ascending column order from 0.0: the sums of
-    the term-by-term path, bit for bit, with no Python step per term. Rows go a slice at a time,
-    at most ``_BINCOUNT_BLOCK`` postings each (about 60 bytes of temporaries a posting)."""
-    row, term, weight = pairs
-    n = cols.n_docs
-    dense = np.empty((n_rows, n), dtype=np.float64)
-    # The first pair of each row (a row without a known term has none), and the postings held
-    # by the pairs before it.
-    row_first = np.searchsorted(row, np.arange(n_rows + 1))
-    held = np.concatenate(([0], np.cumsum(lengths)))[row_first]
-    at = 0
-    while at < n_rows:
-        stop = int(np.searchsorted(held[1:], held[at] + _BINCOUNT_BLOCK, "right"))
-        stop = min(max(stop, at + 1), n_rows)
-        a, z = int(row_first[at]), int(row_first[stop])
-        span = lengths[a:z]
-        total = int(span.sum())
-        first = np.cumsum(span) - span
-        pos = np.repeat(cols.indptr[term[a:z]] - first, span) + np.arange(total)
+class _Scatter:
+    """The postings of chosen (row, term, weight) pairs, added to a dense (rows, N) block in the
+    pairs' order by ``numpy.add.at``: :meth:`add_pairs` adds those of the pairs not yet added up
+    to a count. Positions, saturations and products are formed for at most ``_SCATTER_BLOCK``
+    postings at a time (at least one pair)."""
+
+    __slots__ = ("_chunk", "_cols", "_done", "_flat", "_held", "_k1", "_length_term", "_pairs")
+
+    def __init__(
+        self,
+        cols: Columns,
+        length_term: FloatArray,
+        k1: float,
+        pairs: tuple[IntArray, IntArray, FloatArray],
+        chosen: IntArray,
+        lengths: IntArray,
+        dense: FloatArray,
+    ) -> None:
+        self._cols, self._length_term, self._k1 = cols, length_term, k1
+        row, term, weight = pairs
+        self._pairs = (row[chosen], term[chosen], weight[chosen])
+        # Postings held by the first p chosen pairs, p = 0 .. P.
+        self._held = np.concatenate(([0], np.cumsum(lengths[chosen])))
+        self._flat = dense.reshape(-1)
+        self._done = 0  # postings added so far
+        self._chunk: tuple[int, int, IntArray, FloatArray] = (0, 0, self._held[:0], dense[0, :0])
+
+    def add_pairs(self, count: int) -> None:
+        """Add the postings of the first ``count`` pairs that are not yet added."""
+        until = int(self._held[count])
+        while self._done < until:
+            lo, hi, where, what = self._chunk
+            if self._done >= hi:
+                self._chunk = lo, hi, where, what = self._form(self._done)
+            stop = min(until, hi)
+            np.add.at(
+                self._flat, where[self._done - lo : stop - lo], what[self._done - lo : stop - lo]
+            )
+            self._done = stop
+
+    def _form(self, at: int) -> tuple[int, int, IntArray, FloatArray]:
+        """Flat positions and products of the postings from ``at`` (a pair's first) on."""
+        row, term, weight = self._pairs
+        held, cols, n = self._held, self._cols, self._cols.n_docs
+        a = int(np.searchsorted(held, at, "right")) - 1
+        z = max(int(np.searchsorted(held, at + _SCATTER_BLOCK, "right")) - 1, a + 1)
+        span = held[a + 1 : z + 1] - held[a:z]
+        pos = np.repeat(cols.indptr[term[a:z]] - (held[a:z] - at), span) + np.arange(
+            int(held[z]) - at
+        )
         docs = cols.docs[pos]
-        contribution = impacts(cols.tf[pos], length_term[docs], k1)
-        contribution *= np.repeat(weight[a:z], span)
-        flat = np.repeat((row[a:z] - at) * n, span) + docs
-        sums = np.bincount(flat, weights=contribution, minlength=(stop - at) * n)
-        dense[at:stop] = sums.reshape(stop - at, n)
-        at = stop
-    return dense
+        products = impacts(cols.tf[pos], self._length_term[docs], self._k1)
+        products *= np.repeat(weight[a:z], span)
+        return at, int(held[z]), np.repeat(row[a:z] * n, span) + docs, products

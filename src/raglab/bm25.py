@@ -53,10 +53,9 @@ _GRID_BLOCK_ELEMENTS = 1 << 23
 # A query whose postings plus documents number at least this goes through MaxScore: below it,
 # scoring everything costs less than the pruning's own bookkeeping.
 _PRUNE_MIN_WORK = 16_384
-# search_many scores at most this many (query, document) pairs of a dense batch at a time, and
-# at most this many postings.
+# search_many scores at most this many (query, document) pairs of a dense batch at a time (the
+# batch's own temporaries are bounded per posting, see raglab._bm25_batch).
 _BATCH_BLOCK_ELEMENTS = 1 << 21
-_BATCH_BLOCK_POSTINGS = 1 << 21
 # With numpy, search_many scores every query of a collection smaller than this in dense batches
 # (vectorised over the whole batch, no per-query Python); from this size on, queries with
 # enough work go through MaxScore one by one, which skips most postings of frequent terms.
@@ -173,12 +172,8 @@ class BM25Index(BM25Statistics):
             out_docs[qi], out_scores[qi] = ranking.indices, ranking.scores
         batched = np.flatnonzero(~pruned)
         max_rows = max(1, _BATCH_BLOCK_ELEMENTS // n)
-        start = 0
-        while start < batched.shape[0]:
-            # As many queries as the block allows (at least one).
-            held = np.cumsum(postings[batched[start : start + max_rows]])
-            stop = start + max(1, int(np.searchsorted(held, _BATCH_BLOCK_POSTINGS, "right")))
-            rows = batched[start:stop]
+        for start in range(0, batched.shape[0], max_rows):
+            rows = batched[start : start + max_rows]
             lengths = n_terms[rows]
             local = np.zeros(rows.shape[0] + 1, dtype=np.int64)
             np.cumsum(lengths, out=local[1:])
@@ -188,7 +183,6 @@ class BM25Index(BM25Statistics):
             out_docs[rows], out_scores[rows] = batch_top_k(
                 self._columns, self._length_term(), self._k1, pairs, rows.shape[0], k
             )
-            start = stop
         return out_docs, out_scores
 
 
