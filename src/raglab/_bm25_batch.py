@@ -65,7 +65,14 @@ def top_k_rows(
         return cols, vals
     n_blocks = min(n, 4 * k)
     block = n // n_blocks
-    maxima = scores[:, : n_blocks * block].reshape(n_rows, n_blocks, block).max(axis=2)
+    # The blocks as a view of the rows' first n_blocks * block columns: reshaping that slice
+    # would copy the whole score block whenever N is not a multiple of n_blocks.
+    scores = np.ascontiguousarray(scores)
+    size = scores.itemsize
+    blocks = np.lib.stride_tricks.as_strided(
+        scores, (n_rows, n_blocks, block), (n * size, block * size, size), writeable=False
+    )
+    maxima = blocks.max(axis=2)
     bound = np.partition(maxima, n_blocks - k, axis=1)[:, n_blocks - k]
     easy = bound > 0
     rows = np.flatnonzero(easy)
@@ -129,18 +136,21 @@ def batch_top_k(
     ends = np.searchsorted(segment[order], np.arange(wide_terms.shape[0] + 1), "right")
     edges = np.append(firsts, by_term.shape[0]).tolist()
     spread = np.zeros(n, dtype=np.float64)
-    scratch = np.empty(n, dtype=np.float64)
     for j, (a, z) in enumerate(itertools.pairwise(edges)):
         scatter.add_pairs(int(ends[j]))
         t = int(wide_terms[j])
         start, end = int(cols.indptr[t]), int(cols.indptr[t + 1])
         docs = cols.docs[start:end]
         spread[docs] = impacts(cols.tf[start:end], length_term[docs], k1)
-        # Row by row, in place: a fancy-indexed ``dense[rows] += w[:, None] * spread`` would
-        # copy the rows out, form the product block and copy them back (five passes).
+        # The rows that hold a term mostly weigh it alike (idf times a query count of 1): each
+        # weight's product vector is formed once, then added to its rows one by one, in place
+        # (a fancy-indexed ``dense[rows] += ...`` would copy the rows out and back).
+        scaled: dict[float, FloatArray] = {}
         for r, w in zip(row[by_term[a:z]].tolist(), weight[by_term[a:z]].tolist(), strict=True):
-            np.multiply(spread, w, out=scratch)
-            np.add(dense[r], scratch, out=dense[r])
+            product = scaled.get(w)
+            if product is None:
+                product = scaled[w] = spread * w
+            np.add(dense[r], product, out=dense[r])
         spread[docs] = 0.0
     scatter.add_pairs(narrow.shape[0])
     return top_k_rows(dense, k, overwrite=True)

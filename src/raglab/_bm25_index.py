@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Self
 
 import numpy as np
@@ -210,8 +211,13 @@ class BM25Statistics:
         flattened: query q's are ``terms[ptr[q]:ptr[q + 1]]``. Returns (ptr, terms, weights)."""
         mapping = self._vocab.mapping
         n_terms = len(self._vocab)
-        ids = np.array([mapping.get(t, -1) for q in queries for t in q], dtype=np.int64)
-        owner = np.repeat(np.arange(len(queries), dtype=np.int64), [len(q) for q in queries])
+        sizes = [len(q) for q in queries]
+        ids = np.fromiter(
+            map(mapping.get, chain.from_iterable(queries), repeat(-1)),
+            dtype=np.int64,
+            count=sum(sizes),
+        )
+        owner = np.repeat(np.arange(len(queries), dtype=np.int64), sizes)
         known = ids >= 0
         keys, counts = np.unique(owner[known] * n_terms + ids[known], return_counts=True)
         owners = keys // n_terms
