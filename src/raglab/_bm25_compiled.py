@@ -180,7 +180,12 @@ def _kernel_source(
                         acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
                 for i in range(n_touched):
                     d = touched[i]
-                    filled = _hold(top_d, top_s, filled, k, d, acc[d])
+                    s = acc[d]
+                    # Offered only when it enters the buffer: a call of the inlined _hold that
+                    # turns the document away still cost about 25 ns here (a query of one term
+                    # in 306 documents took 8.8 us, 2.0 us with this test in place).
+                    if filled < k or s > top_s[k - 1] or (s == top_s[k - 1] and d < top_d[k - 1]):
+                        filled = _hold(top_d, top_s, filled, k, d, s)
         else:
             # Document at a time with MaxScore. Terms by bound, ascending: the first n_skip of
             # them are skipped ("non-essential"); below[r] sums the bounds of the first r + 1.
@@ -217,7 +222,8 @@ def _kernel_source(
                     if c < indptr[terms[j] + 1] and docs[c] == d:
                         s += weights[j] * _impact(tf, length_term, k1p1, c, d)
                 acc[d] = 1.0
-                filled = _hold(top_d, top_s, filled, k, d, s)
+                if filled < k or s > top_s[k - 1] or (s == top_s[k - 1] and d < top_d[k - 1]):
+                    filled = _hold(top_d, top_s, filled, k, d, s)
             theta = top_s[k - 1] if filled == k else -1.0
             n_skip = 0
             while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
@@ -267,7 +273,8 @@ def _kernel_source(
                     s = 0.0
                     for j in range(m):  # the exact score: ascending columns, from 0.0
                         s += contribution[j]
-                    filled = _hold(top_d, top_s, filled, k, d, s)
+                    if filled < k or s > top_s[k - 1] or (s == top_s[k - 1] and d < top_d[k - 1]):
+                        filled = _hold(top_d, top_s, filled, k, d, s)
                     if filled == k and top_s[k - 1] > theta:
                         theta = top_s[k - 1]
                         while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
