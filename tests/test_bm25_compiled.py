@@ -80,6 +80,31 @@ def test_maxscore_probe_size_never_changes_the_answer(
         np.testing.assert_array_equal(scores[q], want_scores)
 
 
+@pytest.mark.parametrize("k", [1, 3, 6, 10])
+def test_maxscore_probe_over_several_short_lists_sharing_documents(
+    monkeypatch: pytest.MonkeyPatch, k: int
+) -> None:
+    """oracle: exhaustive scoring. The probe takes the shortest lists' documents, shortest
+    first, until k: here two rare lists that share documents (2 and 3, probed once each) and
+    hold fewer than k between them for the larger k, so the probe runs into the frequent lists
+    too, or stops inside the second list for the smaller."""
+    monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", 0)
+    docs = [["common", "often"] + ["filler"] * (d % 7) for d in range(60)]
+    for d in (1, 2, 3):
+        docs[d].append("rare")
+    for d in (2, 3, 4, 5):
+        docs[d].append("scarce")
+    for d in range(0, 60, 3):
+        docs[d].append("often")
+    index = BM25Index(docs)
+    queries = [["rare", "scarce", "common", "often"], ["scarce", "rare"], ["rare", "often"]]
+    found, scores = index.search_many(queries, k=k, backend="numba")
+    for q, query in enumerate(queries):
+        want_docs, want_scores = exhaustive(index, query, k)
+        np.testing.assert_array_equal(found[q], want_docs)
+        np.testing.assert_array_equal(scores[q].view(np.int64), want_scores.view(np.int64))
+
+
 def test_compiled_equals_numpy_on_cranfield(
     cranfield_doc_tokens: list[list[str]], cranfield_query_tokens: list[list[str]]
 ) -> None:

@@ -44,8 +44,9 @@ MAXSCORE_MIN_POSTINGS = 8192
 # accumulator; one touching fewer keeps a list of the documents it touched. (16, not 8: 7 % less
 # time a query at 10,000 and 100,000 generated chunks, Cranfield and 200,000 chunks unchanged.)
 DENSE_FACTOR = 16
-# MaxScore first scores up to this many documents of the shortest list (a k-th score to start).
-PROBE_DOCS = 128
+# MaxScore first scores up to this many documents of the shortest lists (a k-th score to start):
+# 32 rather than 128 took 10 % less time a pruned query at 10,000 generated chunks, 5 % at 100,000.
+PROBE_DOCS = 32
 # MaxScore skips a document only when its bound, raised by this relative margin, is at most the
 # k-th score: a guard against last-bit differences between sums added in other orders.
 BOUND_MARGIN = 1e-9
@@ -124,6 +125,8 @@ def _kernel_source(
     weights = np.empty(max_terms, dtype=np.float64)
     bounds = np.empty(max_terms, dtype=np.float64)
     by_bound = np.empty(max_terms, dtype=np.int64)
+    by_length = np.empty(max_terms, dtype=np.int64)
+    probe = np.empty(max(probe_docs, 1), dtype=np.int64)
     below = np.empty(max_terms, dtype=np.float64)  # below[r]: bounds of by_bound[0..r] summed
     cursor = np.empty(max_terms, dtype=np.int64)
     list_cur = np.empty(max_terms, dtype=np.int64)
@@ -189,7 +192,6 @@ def _kernel_source(
         else:
             # Document at a time with MaxScore. Terms by bound, ascending: the first n_skip of
             # them are skipped ("non-essential"); below[r] sums the bounds of the first r + 1.
-            shortest = 0
             for j in range(m):
                 bounds[j] = weights[j] * max_impact[terms[j]]
                 at = j
@@ -197,24 +199,45 @@ def _kernel_source(
                     by_bound[at] = by_bound[at - 1]
                     at -= 1
                 by_bound[at] = j
-                if indptr[terms[j] + 1] - indptr[terms[j]] < (
-                    indptr[terms[shortest] + 1] - indptr[terms[shortest]]
+                length = indptr[terms[j] + 1] - indptr[terms[j]]
+                at = j
+                while at > 0 and (
+                    indptr[terms[by_length[at - 1]] + 1] - indptr[terms[by_length[at - 1]]] > length
                 ):
-                    shortest = j
+                    by_length[at] = by_length[at - 1]
+                    at -= 1
+                by_length[at] = j
             total = 0.0
             for r in range(m):
                 total += bounds[by_bound[r]]
                 below[r] = total
-            # The probe: the first documents of the shortest list, scored exactly and marked
-            # (acc = 1) so that the walk below does not score them again. Their k-th score is
-            # where pruning starts. Held documents are then not all in ascending order, so a
-            # document is dropped only when it cannot reach the k-th score (ties may still win).
-            probe_start = indptr[terms[shortest]]
-            probe_end = min(indptr[terms[shortest] + 1], probe_start + probe_docs)
+            # The probe: the documents of the shortest lists, shortest first, until k are
+            # taken (at most probe_docs), scored exactly and marked (acc = 1) so that the walk
+            # below does not score them again. Their k-th score is where pruning starts: with a
+            # rare term's few documents among them it is high from the start. Held documents
+            # are then not all in ascending order, so a document is dropped only when it
+            # cannot reach the k-th score (ties may still win).
+            n_probe = 0
+            for r in range(m):
+                j = by_length[r]
+                for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
+                    if n_probe == probe_docs:
+                        break
+                    probe[n_probe] = docs[p]
+                    n_probe += 1
+                if n_probe >= k or n_probe == probe_docs:
+                    break
+            probe[:n_probe].sort()
+            kept = 0
+            for i in range(n_probe):
+                if kept == 0 or probe[i] != probe[kept - 1]:
+                    probe[kept] = probe[i]
+                    kept += 1
+            n_probe = kept
             for j in range(m):
                 cursor[j] = indptr[terms[j]]
-            for p in range(probe_start, probe_end):
-                d = docs[p]
+            for i in range(n_probe):
+                d = probe[i]
                 s = 0.0
                 for j in range(m):
                     c = _seek(docs, cursor[j], indptr[terms[j] + 1], d)
@@ -282,8 +305,8 @@ def _kernel_source(
                             n_skip += 1
                 for i in range(n_set):
                     contribution[was_set[i]] = 0.0
-            for p in range(probe_start, probe_end):
-                acc[docs[p]] = 0.0
+            for i in range(n_probe):
+                acc[probe[i]] = 0.0
         # Fewer than k matches: the lowest-indexed documents scoring 0 come next. Every
         # matching document is then among the held ones (nothing is pruned before k are held).
         held = filled
