@@ -67,7 +67,7 @@ def test_maxscore_probe_size_never_changes_the_answer(
     probe: int,
 ) -> None:
     """oracle: exhaustive scoring. Probed documents are scored once and held out of the walk;
-    the probe size (none, fewer than k, all of the shortest list) only moves where pruning
+    the probe size (none, fewer than k, every document of the shortest lists) only moves where pruning
     starts."""
     docs, queries = zipf_corpus
     monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", 0)
