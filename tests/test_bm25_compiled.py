@@ -105,6 +105,36 @@ def test_maxscore_probe_over_several_short_lists_sharing_documents(
         np.testing.assert_array_equal(scores[q].view(np.int64), want_scores.view(np.int64))
 
 
+@pytest.mark.parametrize(
+    "walk_factor", [0.0, 3.0, 1e9], ids=["always-walk", "default", "never-walk"]
+)
+def test_maxscore_falls_back_to_term_at_a_time_with_the_same_answers(
+    zipf_corpus: tuple[list[list[str]], list[list[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    walk_factor: float,
+) -> None:
+    """oracle: exhaustive scoring, bit for bit. A query whose essential lists still hold more
+    than 1 / WALK_FACTOR of its postings after the probe is added term at a time (the probe's
+    marks cleared and its buffer refilled); walking anyway, or never, gives the same lists.
+    Queries pairing a frequent term with rare ones of fewer than k documents between them are
+    the case the fallback is for."""
+    docs, queries = zipf_corpus
+    index = BM25Index(docs)
+    lengths = np.diff(index._columns.indptr)
+    terms = index.vocabulary.terms
+    rare = [terms[t] for t in np.argsort(lengths, kind="stable")[:6].tolist()]
+    assert lengths[[index.vocabulary.mapping[t] for t in rare[:3]]].sum() < 10
+    frequent = terms[int(np.argmax(lengths))]
+    queries = [*queries[:30], [rare[0], frequent], [rare[1], rare[2], frequent], [*rare, frequent]]
+    monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", 0)
+    monkeypatch.setattr(compiled, "WALK_FACTOR", walk_factor)
+    found, scores = index.search_many(queries, k=10, backend="numba")
+    for q, query in enumerate(queries):
+        want_docs, want_scores = exhaustive(index, query, 10)
+        np.testing.assert_array_equal(found[q], want_docs)
+        np.testing.assert_array_equal(scores[q].view(np.int64), want_scores.view(np.int64))
+
+
 def test_compiled_equals_numpy_on_cranfield(
     cranfield_doc_tokens: list[list[str]], cranfield_query_tokens: list[list[str]]
 ) -> None:

@@ -15,7 +15,7 @@ forms) and then either
   whose bounds (``weight * largest impact``) sum to no more than the current k-th score cannot
   lift a document into the top k on their own, so only the documents of the other lists are
   visited, and a visited document is dropped as soon as its partial sum plus the bounds of the
-  terms not yet looked at cannot beat the k-th score.
+  terms not yet looked at cannot beat the k-th score (term at a time when too few can be skipped).
 
 Either way a document's score is its contributions added from 0.0 in ascending column order, the
 numpy paths' sums bit for bit (numba fuses no multiply and add without fast-math, which is not
@@ -35,7 +35,13 @@ from typing import Any
 import numpy as np
 
 from raglab import _bm25_dense
-from raglab._bm25_dense import SELECT_BLOCK, _dense_top_k_source, _hold_source
+from raglab._bm25_dense import (
+    SELECT_BLOCK,
+    _dense_top_k_source,
+    _hold_source,
+    _impact_source,
+    _seek_source,
+)
 from raglab._types import FloatArray, IntArray
 
 # From this many postings a query is evaluated document at a time (MaxScore), below term at a time.
@@ -47,6 +53,10 @@ DENSE_FACTOR = 16
 # MaxScore first scores up to this many documents of the shortest lists (a k-th score to start):
 # 32 rather than 128 took 10 % less time a pruned query at 10,000 generated chunks, 5 % at 100,000.
 PROBE_DOCS = 32
+# MaxScore walks its essential lists only when they hold less than 1 / WALK_FACTOR of the
+# query's postings once the probe has set the first k-th score; otherwise the query is added term
+# at a time.
+WALK_FACTOR = 3.0
 # MaxScore skips a document only when its bound, raised by this relative margin, is at most the
 # k-th score: a guard against last-bit differences between sums added in other orders.
 BOUND_MARGIN = 1e-9
@@ -60,30 +70,6 @@ def available() -> bool:
     except ImportError:
         return False
     return True
-
-
-def _seek_source(docs: Any, lo: int, end: int, d: int) -> int:
-    """The first position in ``docs[lo:end]`` (ascending) holding d or more, else ``end``:
-    galloping from ``lo`` (the documents asked for ascend, so the answer is usually near), then
-    bisecting the last stride."""  # pragma: no cover - compiled
-    step = 1
-    while lo + step < end and docs[lo + step] < d:
-        lo += step
-        step *= 2
-    hi = min(lo + step, end)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if docs[mid] < d:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-def _impact_source(tf: Any, length_term: Any, k1p1: float, p: int, d: int) -> float:
-    """Posting p's saturation in document d, ``tf (k1 + 1) / (tf + k1 length_factor)``, with
-    numpy's operations in numpy's order."""  # pragma: no cover - compiled
-    return (tf[p] * k1p1) / (tf[p] + length_term[d])  # type: ignore[no-any-return]
 
 
 _impact: Callable[..., float] = _impact_source
@@ -109,6 +95,7 @@ def _kernel_source(
     margin: float,
     dense_factor: int,
     probe_docs: int,
+    walk_factor: float,
     out_docs: Any,
     out_scores: Any,
 ) -> None:  # pragma: no cover - runs compiled; its results are tested against the numpy paths
@@ -164,32 +151,9 @@ def _kernel_source(
             postings += indptr[terms[j] + 1] - indptr[terms[j]]
         filled = 0
         n_touched = 0
-        if postings < maxscore_min_postings or m < 2:
-            # Term at a time into the accumulator (MaxScore has nothing to skip with one term).
-            dense = n_docs <= dense_factor * postings
-            if dense:
-                filled = _dense_top_k(
-                    acc, indptr, docs, tf, length_term, k1p1, terms, weights, m, block_max, k,
-                    top_d, top_s,
-                )  # fmt: skip
-            else:
-                for j in range(m):
-                    w = weights[j]
-                    for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
-                        d = docs[p]
-                        # Remember first touches without a branch (a sum is 0.0 until touched).
-                        touched[n_touched] = d
-                        n_touched += acc[d] == 0.0
-                        acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
-                for i in range(n_touched):
-                    d = touched[i]
-                    s = acc[d]
-                    # Offered only when it enters the buffer: a call of the inlined _hold that
-                    # turns the document away still cost about 25 ns here (a query of one term
-                    # in 306 documents took 8.8 us, 2.0 us with this test in place).
-                    if filled < k or s > top_s[k - 1] or (s == top_s[k - 1] and d < top_d[k - 1]):
-                        filled = _hold(top_d, top_s, filled, k, d, s)
-        else:
+        # MaxScore needs two terms and enough postings to skip; term at a time otherwise.
+        walk = postings >= maxscore_min_postings and m >= 2
+        if walk:
             # Document at a time with MaxScore. Terms by bound, ascending: the first n_skip of
             # them are skipped ("non-essential"); below[r] sums the bounds of the first r + 1.
             for j in range(m):
@@ -251,62 +215,101 @@ def _kernel_source(
             n_skip = 0
             while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
                 n_skip += 1
-            # The lists in bound order, each with its cursor, its end and (while essential) the
-            # document under its cursor (n_docs once it is exhausted).
-            for r in range(m):
-                j = by_bound[r]
-                list_cur[r] = indptr[terms[j]]
-                list_end[r] = indptr[terms[j] + 1]
-                list_doc[r] = docs[list_cur[r]] if list_cur[r] < list_end[r] else n_docs
-            while True:
-                # The next document: the smallest under an essential list's cursor.
-                d = n_docs
-                for r in range(n_skip, m):
-                    if list_doc[r] < d:
-                        d = list_doc[r]
-                if d == n_docs:
-                    break
-                n_set = 0
-                partial = 0.0
-                for r in range(n_skip, m):
-                    if list_doc[r] == d:
-                        c = list_cur[r]
-                        j = by_bound[r]
-                        contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
-                        partial += contribution[j]
-                        was_set[n_set] = j
-                        n_set += 1
-                        list_cur[r] = c + 1
-                        list_doc[r] = docs[c + 1] if c + 1 < list_end[r] else n_docs
-                # The skipped terms, largest bound first, while the document can still win.
-                alive = acc[d] == 0.0
-                for r in range(n_skip - 1, -1, -1):
-                    if not alive or (partial + below[r]) * (1.0 + margin) < theta:
-                        alive = False
+            # The walk visits every posting of the essential lists document at a time, several
+            # times dearer a posting than adding term at a time: when the probe left too many
+            # of the postings essential (a query whose rare terms hold fewer than k documents,
+            # say, never skips its frequent ones), the query is added term at a time instead.
+            essential = 0
+            for r in range(n_skip, m):
+                essential += indptr[terms[by_bound[r]] + 1] - indptr[terms[by_bound[r]]]
+            if essential * walk_factor > postings:
+                walk = False
+                filled = 0
+            else:
+                # The lists in bound order, each with its cursor, its end and (while essential) the
+                # document under its cursor (n_docs once it is exhausted).
+                for r in range(m):
+                    j = by_bound[r]
+                    list_cur[r] = indptr[terms[j]]
+                    list_end[r] = indptr[terms[j] + 1]
+                    list_doc[r] = docs[list_cur[r]] if list_cur[r] < list_end[r] else n_docs
+                while True:
+                    # The next document: the smallest under an essential list's cursor.
+                    d = n_docs
+                    for r in range(n_skip, m):
+                        if list_doc[r] < d:
+                            d = list_doc[r]
+                    if d == n_docs:
                         break
-                    c = _seek(docs, list_cur[r], list_end[r], d)
-                    list_cur[r] = c
-                    if c < list_end[r] and docs[c] == d:
-                        j = by_bound[r]
-                        contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
-                        partial += contribution[j]
-                        was_set[n_set] = j
-                        n_set += 1
-                if alive:
-                    s = 0.0
-                    for j in range(m):  # the exact score: ascending columns, from 0.0
-                        s += contribution[j]
-                    if filled < k or s > top_s[k - 1] or (s == top_s[k - 1] and d < top_d[k - 1]):
-                        filled = _hold(top_d, top_s, filled, k, d, s)
-                    if filled == k and top_s[k - 1] > theta:
-                        theta = top_s[k - 1]
-                        while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
-                            # The list leaves the essential ones: its cursor stays where it is.
-                            n_skip += 1
-                for i in range(n_set):
-                    contribution[was_set[i]] = 0.0
+                    n_set = 0
+                    partial = 0.0
+                    for r in range(n_skip, m):
+                        if list_doc[r] == d:
+                            c = list_cur[r]
+                            j = by_bound[r]
+                            contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
+                            partial += contribution[j]
+                            was_set[n_set] = j
+                            n_set += 1
+                            list_cur[r] = c + 1
+                            list_doc[r] = docs[c + 1] if c + 1 < list_end[r] else n_docs
+                    # The skipped terms, largest bound first, while the document can still win.
+                    alive = acc[d] == 0.0
+                    for r in range(n_skip - 1, -1, -1):
+                        if not alive or (partial + below[r]) * (1.0 + margin) < theta:
+                            alive = False
+                            break
+                        c = _seek(docs, list_cur[r], list_end[r], d)
+                        list_cur[r] = c
+                        if c < list_end[r] and docs[c] == d:
+                            j = by_bound[r]
+                            contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
+                            partial += contribution[j]
+                            was_set[n_set] = j
+                            n_set += 1
+                    if alive:
+                        s = 0.0
+                        for j in range(m):  # the exact score: ascending columns, from 0.0
+                            s += contribution[j]
+                        if (
+                            filled < k
+                            or s > top_s[k - 1]
+                            or (s == top_s[k - 1] and d < top_d[k - 1])
+                        ):
+                            filled = _hold(top_d, top_s, filled, k, d, s)
+                        if filled == k and top_s[k - 1] > theta:
+                            theta = top_s[k - 1]
+                            while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
+                                # The list leaves the essential ones: its cursor stays where it is.
+                                n_skip += 1
+                    for i in range(n_set):
+                        contribution[was_set[i]] = 0.0
             for i in range(n_probe):
                 acc[probe[i]] = 0.0
+        if not walk:
+            dense = n_docs <= dense_factor * postings
+            if dense:
+                filled = _dense_top_k(
+                    acc, indptr, docs, tf, length_term, k1p1, terms, weights, m, block_max, k,
+                    top_d, top_s,
+                )  # fmt: skip
+            else:
+                for j in range(m):
+                    w = weights[j]
+                    for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
+                        d = docs[p]
+                        # Remember first touches without a branch (a sum is 0.0 until touched).
+                        touched[n_touched] = d
+                        n_touched += acc[d] == 0.0
+                        acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
+                for i in range(n_touched):
+                    d = touched[i]
+                    s = acc[d]
+                    # Offered only when it enters the buffer: a call of the inlined _hold that
+                    # turns the document away still cost about 25 ns here (a query of one term
+                    # in 306 documents took 8.8 us, 2.0 us with this test in place).
+                    if filled < k or s > top_s[k - 1] or (s == top_s[k - 1] and d < top_d[k - 1]):
+                        filled = _hold(top_d, top_s, filled, k, d, s)
         # Fewer than k matches: the lowest-indexed documents scoring 0 come next. Every
         # matching document is then among the held ones (nothing is pruned before k are held).
         held = filled
@@ -390,6 +393,7 @@ def search_many(
         BOUND_MARGIN,
         DENSE_FACTOR,
         PROBE_DOCS,
+        WALK_FACTOR,
         out_docs,
         out_scores,
     )

@@ -1,4 +1,5 @@
-"""The compiled BM25 kernel's dense path and its top-k buffer (private; numba compiles them).
+"""The compiled BM25 kernel's dense path, top-k buffer and posting helpers (private; numba
+compiles them).
 
 :mod:`raglab._bm25_compiled` scores a query with short posting lists term at a time into one
 dense accumulator of all N documents (:func:`_dense_top_k_source`), then takes the best k from
@@ -6,7 +7,8 @@ it by block maxima (:func:`_select_dense_source`): the largest sum of every bloc
 ``SELECT_BLOCK`` documents first, in a loop of fixed length the compiler vectorises, then the
 k-th largest of those maxima, theta, which no k-th best sum can be below (k blocks each hold a
 sum of at least theta); only the blocks whose maximum reaches theta are read again. Every list
-is ordered by (-score, document), ties to the lower document, as everywhere in RAG lab.
+is ordered by (-score, document), ties to the lower document, as everywhere in RAG lab. The
+saturation of a posting and MaxScore's galloping search, which the kernel inlines, live here too.
 """
 
 from __future__ import annotations
@@ -19,6 +21,30 @@ __all__ = ["SELECT_BLOCK", "compiled"]
 
 # Dense selection reads the largest sum of each block of this many documents first.
 SELECT_BLOCK = 32
+
+
+def _seek_source(docs: Any, lo: int, end: int, d: int) -> int:
+    """The first position in ``docs[lo:end]`` (ascending) holding d or more, else ``end``:
+    galloping from ``lo`` (the documents asked for ascend, so the answer is usually near), then
+    bisecting the last stride."""  # pragma: no cover - compiled
+    step = 1
+    while lo + step < end and docs[lo + step] < d:
+        lo += step
+        step *= 2
+    hi = min(lo + step, end)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if docs[mid] < d:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _impact_source(tf: Any, length_term: Any, k1p1: float, p: int, d: int) -> float:
+    """Posting p's saturation in document d, ``tf (k1 + 1) / (tf + k1 length_factor)``, with
+    numpy's operations in numpy's order."""  # pragma: no cover - compiled
+    return (tf[p] * k1p1) / (tf[p] + length_term[d])  # type: ignore[no-any-return]
 
 
 def _hold_source(top_d: Any, top_s: Any, filled: int, k: int, d: int, s: float) -> int:
