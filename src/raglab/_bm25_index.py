@@ -204,20 +204,26 @@ class BM25Statistics:
         indptr = self._columns.indptr
         return int((indptr[terms + 1] - indptr[terms]).sum()) + self.n_docs
 
+    def _token_ids(self, queries: Sequence[Sequence[str]]) -> tuple[IntArray, IntArray]:
+        """Every token's column (-1 outside the vocabulary), flattened: query q's are
+        ``ids[ptr[q]:ptr[q + 1]]``, repeats kept. Returns (ptr, ids)."""
+        ptr = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum([len(q) for q in queries], out=ptr[1:])
+        ids = np.fromiter(
+            map(self._vocab.mapping.get, chain.from_iterable(queries), repeat(-1)),
+            dtype=np.int64,
+            count=int(ptr[-1]),
+        )
+        return ptr, ids
+
     def _query_terms_many(
         self, queries: Sequence[Sequence[str]]
     ) -> tuple[IntArray, IntArray, FloatArray]:
         """Every query's distinct known terms and weights, as :meth:`_query_terms` gives them,
         flattened: query q's are ``terms[ptr[q]:ptr[q + 1]]``. Returns (ptr, terms, weights)."""
-        mapping = self._vocab.mapping
         n_terms = len(self._vocab)
-        sizes = [len(q) for q in queries]
-        ids = np.fromiter(
-            map(mapping.get, chain.from_iterable(queries), repeat(-1)),
-            dtype=np.int64,
-            count=sum(sizes),
-        )
-        owner = np.repeat(np.arange(len(queries), dtype=np.int64), sizes)
+        token_ptr, ids = self._token_ids(queries)
+        owner = np.repeat(np.arange(len(queries), dtype=np.int64), np.diff(token_ptr))
         known = ids >= 0
         keys, counts = np.unique(owner[known] * n_terms + ids[known], return_counts=True)
         owners = keys // n_terms

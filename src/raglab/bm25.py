@@ -27,7 +27,6 @@ module searches (:class:`BM25Index`) and sweeps the (k1, b) grid (:func:`grid_to
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain, repeat
 
 import numpy as np
 
@@ -136,13 +135,7 @@ class BM25Index(BM25Statistics):
             raise ValueError("backend 'numba' needs numba installed (pip install numba)")
         k = int(k)
         if backend == "numba" or (backend == "auto" and _bm25_compiled.available()):
-            ptr = np.zeros(len(queries) + 1, dtype=np.int64)
-            np.cumsum([len(q) for q in queries], out=ptr[1:])
-            ids = np.fromiter(
-                map(self._vocab.mapping.get, chain.from_iterable(queries), repeat(-1)),
-                dtype=np.int64,
-                count=int(ptr[-1]),
-            )
+            ptr, ids = self._token_ids(queries)
             cols = self._columns
             return _bm25_compiled.search_many(
                 cols.indptr, cols.docs, cols.tf, self._length_term(), self._k1,
