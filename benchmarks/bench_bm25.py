@@ -1,6 +1,6 @@
-"""BM25: raglab.bm25.BM25Index against bm25s and rank_bm25 on Cranfield and a generated corpus.
+"""BM25: raglab.bm25.index.BM25Index against bm25s and rank_bm25 on Cranfield and a generated corpus.
 
-Every side gets the same token lists (``raglab.text.tokenize`` for Cranfield; generated terms for
+Every side gets the same token lists (``raglab.text.tokens.tokenize`` for Cranfield; generated terms for
 the large corpus) and the same k1 = 1.2, b = 0.75 (raglab._config).
 
 - bm25s 0.3 with ``method="lucene"``: the same formula and IDF, its scores times (k1 + 1) equal
@@ -48,7 +48,7 @@ from common import (
 )
 
 from raglab._config import BM25_B, BM25_K1
-from raglab.bm25 import BM25Index
+from raglab.bm25.index import BM25Index
 
 TOP_K = 10
 MEMORY_QUERIES = 50  # queries answered under tracemalloc for the query-time peak
@@ -352,7 +352,7 @@ def _collection(coll: TokenCollection, cfg: Config, section: Section, *, large: 
 def run(cfg: Config) -> Section:
     section = Section(
         "bm25",
-        "1. BM25: raglab.bm25 against bm25s and rank_bm25",
+        "1. BM25: raglab.bm25.index against bm25s and rank_bm25",
         "Top-10 retrieval with k1 = 1.2, b = 0.75. Rankings are compared on every query before "
         "timing: bm25s's scores times (k1 + 1) must equal ours, and where the document lists "
         "differ, each document bm25s lists must have (by our scoring) the score we have at that "
@@ -365,7 +365,7 @@ def run(cfg: Config) -> Section:
     for coll, large in ((small, False), (big, True)):
         _collection(coll, cfg, section, large=large)
     section.notes += [
-        f"Cranfield: {small.description}; tokens from `raglab.text.tokenize`.",
+        f"Cranfield: {small.description}; tokens from `raglab.text.tokens.tokenize`.",
         f"Generated: {big.description}; rank_bm25 answered the first {cfg.rank_bm25_queries} "
         "queries only, and was indexed once (it takes seconds per query on 200,000 chunks).",
         f"bm25s tolerance: scores agree to a relative {BM25S_RTOL:g} (bm25s keeps float32 "

@@ -2,7 +2,7 @@
 
 Data: the BM25 sweep's generated chunks (``bench_sweep.make_data``: 100 to 200 tokens a chunk,
 about 150, Zipf s = 1 over 200,000 terms) and 1,000 queries, 500 of each of its mixes (zipf and
-chunk). One machine is :class:`raglab.bm25.BM25Index` and :func:`raglab.lsa.fit_lsa`; the
+chunk). One machine is :class:`raglab.bm25.index.BM25Index` and :func:`raglab.embedding.lsa.fit_lsa`; the
 cluster is :class:`raglab.distributed.bm25.DistributedBM25` (one contiguous shard per worker,
 which reads its chunks from a file the client wrote, a line a chunk, and counts them there) and :func:`raglab.distributed.lsa.fit_lsa_on_cluster` (A in two row
 blocks per worker), on ``connect(workers=2)``: single-threaded worker processes, BLAS on one
@@ -128,7 +128,7 @@ def _shard_info(shard: Any) -> dict[str, Any]:
 
 
 def single_bm25(n_docs: int, ref: Path) -> dict[str, Any]:
-    from raglab.bm25 import BM25Index
+    from raglab.bm25.index import BM25Index
 
     base_mb = _rss_mb()  # the interpreter, numpy and raglab, before any data
     docs, queries = _data(n_docs)
@@ -162,7 +162,7 @@ def single_bm25(n_docs: int, ref: Path) -> dict[str, Any]:
 
 
 def single_lsa(n_docs: int, ref: Path) -> dict[str, Any]:
-    from raglab.lsa import fit_lsa, power_iterations_for
+    from raglab.embedding.lsa import fit_lsa, power_iterations_for
 
     windows = _windows(n_docs)
     reset = _reset_peak()

@@ -14,7 +14,7 @@ Handbook (``raglab.pipeline.end_to_end.run`` with the default ``RunSettings`` on
 
 Generated corpus (the BM25 benchmark's chunks): BM25 top 100 (zero scores dropped), LSA fitted
 on 100 evenly spaced windows of 256 tokens with every chunk folded in and the fold-ins normalised
-to unit rows once (``raglab.lsa.unit_rows``), cosine top 100 (``LSAModel.search`` with
+to unit rows once (``raglab.embedding.lsa.unit_rows``), cosine top 100 (``LSAModel.search`` with
 ``normalised=True``), then RRF of the two lists' first 20, as ``raglab.pipeline.retrieval`` does
 for the default retriever. Timed per question, with each stage's share; tracemalloc's peak while
 answering every question, and the memory the fold-ins hold (the BM25 index's is in section 1).
@@ -45,10 +45,10 @@ from common import (
 )
 
 from raglab import _config as C
-from raglab._types import Ranking
-from raglab.bm25 import BM25Index
-from raglab.fusion import rrf
-from raglab.lsa import even_windows, fit_lsa, unit_rows
+from raglab.base.ranking import Ranking
+from raglab.bm25.index import BM25Index
+from raglab.embedding.lsa import even_windows, fit_lsa, unit_rows
+from raglab.fusion.fuse import rrf
 
 COLD_PROCESS = textwrap.dedent(
     """

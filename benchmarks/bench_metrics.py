@@ -1,4 +1,4 @@
-"""Metrics and fusion: raglab.metrics and raglab.fusion against ranx, over generated queries.
+"""Metrics and fusion: raglab.metrics.measures and raglab.fusion.fuse against ranx, over generated queries.
 
 Data (seeded): for each of 10,000 queries, a ranking of 100 distinct documents (of 100,000) and
 one to three relevant documents, each placed in the ranking with probability 0.7 (at a random
@@ -33,8 +33,8 @@ from common import (
 )
 
 from raglab._config import FUSION_DEPTH, NDCG_K, RECALL_KS, RRF_K
-from raglab.fusion import rrf_all
-from raglab.metrics import (
+from raglab.fusion.fuse import rrf_all
+from raglab.metrics.measures import (
     PRECISION_K,
     evaluate,
     mrr,
@@ -150,7 +150,7 @@ def run(cfg: Config) -> Section:
 
     section = Section(
         "metrics",
-        "3. Metrics and fusion: raglab.metrics and raglab.fusion against ranx",
+        "3. Metrics and fusion: raglab.metrics.measures and raglab.fusion.fuse against ranx",
         f"{cfg.metric_queries:,} generated queries, rankings of {DEPTH}, binary labels. Every "
         "value is compared per query before timing (equal to within 1e-12); ranx is timed "
         "warm (after one untimed call, which also compiles its numba kernels).",

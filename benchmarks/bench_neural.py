@@ -1,4 +1,4 @@
-"""Neural sentence embeddings: raglab.neural's numpy pass of all-MiniLM-L6-v2 on the handbook.
+"""Neural sentence embeddings: raglab.embedding.neural's numpy pass of all-MiniLM-L6-v2 on the handbook.
 
     python benchmarks/bench_neural.py             # the full run, printed as a RESULTS section
     python benchmarks/bench_neural.py --quick     # fewer repeats and batch sizes
@@ -51,7 +51,8 @@ from common import (
     traced_peak,
 )
 
-from raglab.neural import NeuralModel, encode_cached, load_model
+from raglab.embedding.neural.cache import encode_cached
+from raglab.embedding.neural.model import NeuralModel, load_model
 
 PEER_TOL = 1e-5  # largest |ours - theirs| allowed, any coordinate, normalised vectors
 BATCH_TOL = 1e-6  # largest difference between batch sizes
@@ -94,7 +95,7 @@ def _interleaved(
 def run(cfg: Config) -> Section:
     section = Section(
         "neural",
-        "Neural embeddings: raglab.neural (numpy) against sentence-transformers (torch)",
+        "Neural embeddings: raglab.embedding.neural (numpy) against sentence-transformers (torch)",
         "all-MiniLM-L6-v2 (6 layers, 12 heads, h = 384, word pieces truncated at 256, mean "
         "pooling, unit rows) on every handbook chunk. Throughput is chunks per second over the "
         "whole set, median of the repeats. The peer runs on the same model folder when it is "

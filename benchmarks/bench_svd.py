@@ -1,4 +1,4 @@
-"""Randomised SVD: raglab.lsa.randomized_svd against scikit-learn's, on the same TF-IDF matrices.
+"""Randomised SVD: raglab.embedding.lsa.randomized_svd against scikit-learn's, on the same TF-IDF matrices.
 
 All sides get the same matrix (scipy CSR, float64), rank k = 48, oversampling p = 26 and three
 power iterations (ours: the defaults of raglab._config, seed 0, LU between the passes and a QR at
@@ -13,11 +13,11 @@ that a slow spell of a shared machine falls on all of them.
 Matrices:
 
 - the handbook's term x window TF-IDF matrix (``Lab.load().lsa_windows`` through
-  ``raglab.lsa.term_window_matrix``), whose exact SVD numpy computes in milliseconds;
+  ``raglab.embedding.lsa.term_window_matrix``), whose exact SVD numpy computes in milliseconds;
 - two generated term x document TF-IDF matrices, 20,000 x 20,000 of density about 1e-3 and
   200,000 x 50,000 of density about 1e-4 (``--quick``: 5,000 x 5,000 and 20,000 x 5,000): that
   many (term, document) draws, terms from a Zipf distribution over the rows, documents uniform,
-  summed into counts and weighted by idf = ln(N / df) (``raglab.vectors.idf_weights``). Their
+  summed into counts and weighted by idf = ln(N / df) (``raglab.embedding.vectors.idf_weights``). Their
   reference singular values come from ARPACK (``scipy.sparse.linalg.svds``, k = 48), which is
   timed too for scale.
 """
@@ -44,8 +44,9 @@ from common import (
 )
 
 from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
-from raglab.lsa import randomized_svd, term_window_matrix
-from raglab.vectors import idf_weights
+from raglab.embedding.lsa import term_window_matrix
+from raglab.embedding.svd import randomized_svd
+from raglab.embedding.vectors import idf_weights
 
 MATRIX_SEED = 7
 ZIPF_EXPONENT = 1.0
@@ -219,7 +220,7 @@ def _generated_case(rows: int, cols: int, density: float, repeats: int, section:
 def run(cfg: Config) -> Section:
     section = Section(
         "svd",
-        "2. Randomised SVD: raglab.lsa.randomized_svd against scikit-learn",
+        "2. Randomised SVD: raglab.embedding.lsa.randomized_svd against scikit-learn",
         "Rank 48, oversampling 26, three power iterations, on the same TF-IDF matrix. Ours "
         "normalises by LU between the passes and by a Householder QR at the end; the target is "
         'scikit-learn\'s default (`power_iteration_normalizer="auto"`, LU at three '

@@ -1,4 +1,4 @@
-"""BM25 size sweep: raglab.bm25 against bm25s from 10,000 to 1,000,000 chunks, two query mixes.
+"""BM25 size sweep: raglab.bm25.index against bm25s from 10,000 to 1,000,000 chunks, two query mixes.
 
 Data: chunks of 100 to 200 tokens drawn from a Zipf law (s = 1) over 200,000 terms; 1,000
 queries (300 from 1,000,000 chunks on) of 3 to 8 terms per mix: **zipf** (terms drawn from the same Zipf law, as a user's
@@ -130,7 +130,7 @@ def _reset_peak() -> bool:
 
 def _build(side: str, docs: list[list[str]]) -> Any:
     if side == "ours":
-        from raglab.bm25 import BM25Index
+        from raglab.bm25.index import BM25Index
 
         return BM25Index(docs, k1=K1, b=B)
     import bm25s
@@ -370,7 +370,7 @@ def run(cfg: Config) -> Section:
     sizes = QUICK_SIZES if cfg.quick else SIZES + (LARGE_SIZES if cfg.large else ())
     section = Section(
         "sweep",
-        "1b. BM25 size sweep: raglab.bm25 against bm25s at "
+        "1b. BM25 size sweep: raglab.bm25.index against bm25s at "
         + ", ".join(f"{n:,}" for n in sizes)
         + " chunks",
         __doc__.split("\n\n")[1].replace("\n", " ")

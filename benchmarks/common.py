@@ -314,8 +314,8 @@ def _glasgow_records(path: Path) -> list[str]:
 @cache
 def cranfield() -> TokenCollection:
     """Cranfield's 1,400 documents (title and abstract) and 225 queries, through raglab's
-    tokeniser (``raglab.text.tokenize``, no stemming)."""
-    from raglab.text import tokenize
+    tokeniser (``raglab.text.tokens.tokenize``, no stemming)."""
+    from raglab.text.tokens import tokenize
 
     for name in ("cran.all.1400", "cran.qry"):
         if not (CRANFIELD_DIR / name).is_file():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from raglab.metrics import evaluate
+from raglab.metrics.measures import evaluate
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank_split, relevance_of
 

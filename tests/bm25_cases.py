@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from raglab.bm25 import BM25Index
+from raglab.bm25.index import BM25Index
 
 # (k1, b) pairs the search tests run at: the default, presence only, full length normalisation,
 # no length normalisation.

@@ -4,7 +4,7 @@ Cranfield (1,400 aeronautics abstracts, 225 queries, graded judgements) ships wi
 ``tests/fixtures/cranfield`` (its README.txt gives the provenance), so every checkout can run
 them. Tests that use it fail, never skip, when it is missing.
 
-The token fixtures use ``raglab.text.tokenize`` (the retrieval tokens every stage counts).
+The token fixtures use ``raglab.text.tokens.tokenize`` (the retrieval tokens every stage counts).
 ``simple_tokens`` is a plain regex tokeniser for tests that must not depend on that module.
 """
 
@@ -127,7 +127,7 @@ def cranfield() -> Cranfield:
 def cranfield_doc_tokens(cranfield: Cranfield) -> list[list[str]]:
     """Retrieval tokens of title and abstract of the 1,400 documents, in document order."""
     # Imported here, not at the top, so that a broken tokeniser fails only the tests that use it.
-    from raglab.text import tokenize
+    from raglab.text.tokens import tokenize
 
     return cranfield.doc_tokens(tokenize)
 
@@ -135,7 +135,7 @@ def cranfield_doc_tokens(cranfield: Cranfield) -> list[list[str]]:
 @pytest.fixture(scope="session")
 def cranfield_query_tokens(cranfield: Cranfield) -> list[list[str]]:
     """Retrieval tokens of the 225 queries, in file order (query j + 1 at index j)."""
-    from raglab.text import tokenize
+    from raglab.text.tokens import tokenize
 
     return cranfield.query_tokens(tokenize)
 

@@ -1,4 +1,4 @@
-"""Tests for raglab.bm25: scores, rankings, explanations and the (k1, b) grid."""
+"""Tests for raglab.bm25.index: scores, rankings, explanations and the (k1, b) grid."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import bm25s
 import numpy as np
 import pytest
 
-import raglab.bm25 as bm25_module
+import raglab.bm25.index as bm25_module
 from conftest import Cranfield
 from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
-from raglab.bm25 import BM25Index, TermContribution, grid_top_k, lucene_idf
+from raglab.bm25.index import BM25Index, grid_top_k
+from raglab.bm25.scoring import lucene_idf
+from raglab.bm25.statistics import TermContribution
 
 # ---------------------------------------------------------------- fixtures
 
@@ -146,7 +148,7 @@ def test_scores_match_bm25s_on_cranfield(
 
 def test_scores_match_bm25s_on_the_handbook() -> None:
     """oracle: bm25s BM25(method="lucene") on the bundled handbook's heading chunks and its 80
-    questions, tokenised by raglab.text; ours = bm25s * (k1 + 1), rankings identical."""
+    questions, tokenised by raglab.text.tokens; ours = bm25s * (k1 + 1), rankings identical."""
     from raglab.pipeline.lab import Lab
 
     lab = Lab.load()
@@ -439,13 +441,13 @@ def test_bad_arguments_are_clear_errors() -> None:
 def test_postings_equal_the_count_matrix_whatever_the_build_blocks(
     random_corpus: tuple[list[list[str]], list[list[str]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """oracle: raglab.vectors.count_matrix (documents x sorted terms) read column by column. The
+    """oracle: raglab.embedding.vectors.count_matrix (documents x sorted terms) read column by column. The
     streamed build gives the same postings whether the documents come in one block or in blocks
     of a few tokens and documents (terms split across blocks, new terms in every block)."""
     import scipy.sparse as sp
 
-    import raglab._bm25_scoring as scoring
-    from raglab.vectors import Vocabulary, count_matrix
+    import raglab.bm25.scoring as scoring
+    from raglab.embedding.vectors import Vocabulary, count_matrix
 
     docs, queries = random_corpus
     vocab = Vocabulary.from_docs(docs)

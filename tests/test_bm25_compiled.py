@@ -1,4 +1,4 @@
-"""Tests for raglab._bm25_compiled: the numba kernel behind BM25Index.search_many.
+"""Tests for raglab.bm25.compiled: the numba kernel behind BM25Index.search_many.
 
 The oracle is exhaustive scoring with numpy (``BM25Index.scores`` sorted by (-score, index)):
 the compiled kernel must return the same documents and bitwise the same scores on each of its
@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import raglab._bm25_compiled as compiled
-import raglab._bm25_dense as dense
+import raglab.bm25.compiled as compiled
+import raglab.bm25.dense as dense
 from bm25_cases import PARAMS, exhaustive
 from bm25_cases import zipf_corpus as zipf_corpus_of
-from raglab.bm25 import BM25Index
+from raglab.bm25.index import BM25Index
 
 # Thresholds that send every query down one path: (MaxScore's minimum postings, dense factor).
 PATHS = {

@@ -1,4 +1,4 @@
-"""Tests for raglab._bm25_topk: MaxScore, the dense batch and their agreement with exhaustive
+"""Tests for raglab.bm25.maxscore: MaxScore, the dense batch and their agreement with exhaustive
 scoring, through BM25Index.search and BM25Index.search_many (numpy backend).
 
 The oracle everywhere is exhaustive scoring: ``BM25Index.scores`` (itself checked against bm25s
@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import raglab._bm25_batch as batch_module
-import raglab._bm25_topk as topk_module
-import raglab.bm25 as bm25_module
+import raglab.bm25.batch as batch_module
+import raglab.bm25.index as bm25_module
+import raglab.bm25.maxscore as topk_module
 from bm25_cases import PARAMS, assert_same, exhaustive
 from bm25_cases import zipf_corpus as zipf_corpus_of
-from raglab.bm25 import BM25Index
+from raglab.bm25.index import BM25Index
 
 # ---------------------------------------------------------------- fixtures
 

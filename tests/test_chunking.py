@@ -1,4 +1,4 @@
-"""Tests for raglab.chunking: fixed windows, sentence packing, sections, and their closed forms."""
+"""Tests for raglab.chunking.chunkers: fixed windows, sentence packing, sections, and their closed forms."""
 
 from __future__ import annotations
 
@@ -17,23 +17,18 @@ from raglab._config import (
     HEADING_MAX_WORDS,
     SENTENCE_SIZE,
 )
-from raglab.chunking import (
+from raglab.chunking.chunk import Chunk, ChunkIndex, containing_chunks
+from raglab.chunking.chunkers import (
     METHODS,
-    Chunk,
-    ChunkIndex,
     chunk_fixed,
     chunk_headings,
     chunk_pages,
     chunk_sentences,
-    containing_chunks,
-    cut_probabilities,
-    cut_probability,
-    expected_chunk_count,
     fixed_window_spans,
-    word_offsets,
 )
-from raglab.corpus import Page, parse_page
-from raglab.text import sentence_spans, word_spans
+from raglab.chunking.closed_forms import cut_probabilities, cut_probability, expected_chunk_count
+from raglab.corpus.pages import Page, parse_page
+from raglab.text.tokens import sentence_spans, word_offsets, word_spans
 
 # --- fixtures -------------------------------------------------------------------------------
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from raglab.corpus import find_sections, load_corpus, parse_page
+from raglab.corpus.pages import find_sections, load_corpus, parse_page
 from raglab.errors import InputError
-from raglab.text import whitespace_blocks
+from raglab.text.tokens import whitespace_blocks
 
 PAGE = """---
 id: returns-policy

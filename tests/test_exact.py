@@ -1,4 +1,4 @@
-"""The exact sum of squares (raglab._exact).
+"""The exact sum of squares (raglab.base.exact).
 
 Oracle: :func:`math.fsum` of the same float64 squares, the correctly rounded sum; and the
 integer parts of any split adding to the whole's, which is what the row blocks of a matrix on
@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from raglab._exact import exact_sum_of_squares, rounded, scaled_sum_of_squares
+from raglab.base.exact import exact_sum_of_squares, rounded, scaled_sum_of_squares
 
 
 def test_equals_fsum_over_wide_ranges_of_magnitude() -> None:

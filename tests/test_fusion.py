@@ -10,8 +10,8 @@ import pytest
 import ranx
 
 from raglab._config import FUSION_DEPTH, RRF_K
-from raglab._types import Ranking
-from raglab.fusion import minmax, rrf, rrf_all, score_fusion, score_fusion_all
+from raglab.base.ranking import Ranking
+from raglab.fusion.fuse import minmax, rrf, rrf_all, score_fusion, score_fusion_all
 
 N_DOCS = 50
 

@@ -1,4 +1,4 @@
-"""``raglab._io``: a failed write names the user's path in one line, leaves no temporary file,
+"""``raglab.base.files``: a failed write names the user's path in one line, leaves no temporary file,
 and the temporary files a killed process left are cleared by the next write."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from raglab import _io
-from raglab._io import atomic_write_text, remove_stale_temps, temp_path
+from raglab.base import files as _io
+from raglab.base.files import atomic_write_text, remove_stale_temps, temp_path
 from raglab.errors import OutputError
 
 

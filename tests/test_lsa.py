@@ -1,4 +1,4 @@
-"""Tests for raglab.lsa: windows, randomised SVD and the fitted LSA space."""
+"""Tests for raglab.embedding.lsa: windows, randomised SVD and the fitted LSA space."""
 
 from __future__ import annotations
 
@@ -11,19 +11,12 @@ import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-import raglab.lsa as lsa_module
+import raglab.embedding.lsa as lsa_module
 from raglab._config import LSA_RANK, LSA_WINDOWS
-from raglab._svd import _lu_basis
-from raglab.lsa import (
-    LSAModel,
-    even_windows,
-    fit_lsa,
-    randomized_svd,
-    term_window_matrix,
-    unit_rows,
-)
-from raglab.text import tokenize
-from raglab.vectors import tfidf_matrix
+from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, term_window_matrix, unit_rows
+from raglab.embedding.svd import _lu_basis, randomized_svd
+from raglab.embedding.vectors import tfidf_matrix
+from raglab.text.tokens import tokenize
 
 # ---------------------------------------------------------------- fixtures
 
@@ -275,7 +268,7 @@ def test_randomized_svd_holds_no_copy_of_a_sparse_matrix(fmt: str) -> None:
 
 
 def test_term_window_matrix_is_the_transposed_tfidf(cranfield_windows: list[list[str]]) -> None:
-    """oracle: raglab.vectors.tfidf_matrix of the same windows (window x term), transposed; the
+    """oracle: raglab.embedding.vectors.tfidf_matrix of the same windows (window x term), transposed; the
     term x window matrix is that matrix's CSC view, sharing its arrays, not a copy."""
     A, vocabulary, idf = term_window_matrix(cranfield_windows)
     weighted, idf_direct = tfidf_matrix(cranfield_windows, vocabulary=vocabulary)

@@ -1,7 +1,7 @@
 """How many LSA windows a corpus gets, and how many power passes the randomised SVD makes on them.
 
-The rule (raglab.lsa.window_count): max(100, ceil(n_words / 256)). The solver's passes
-(raglab.lsa.power_iterations_for): 3 at 100 windows or fewer, 3 more per doubling past 100.
+The rule (raglab.embedding.lsa.window_count): max(100, ceil(n_words / 256)). The solver's passes
+(raglab.embedding.lsa.power_iterations_for): 3 at 100 windows or fewer, 3 more per doubling past 100.
 Cranfield is loaded into a ``raglab.Lab`` through ``raglab import glasgow``, as in
 tests/pipeline/test_cranfield.py.
 """
@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from scipy.sparse.linalg import svds  # type: ignore[import-untyped]
 
 from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
-from raglab.formats.glasgow import import_glasgow
-from raglab.lsa import (
+from raglab.embedding.lsa import (
     even_windows,
     fit_lsa,
     power_iterations_for,
-    randomized_svd,
     term_window_matrix,
     window_count,
     window_rule,
 )
+from raglab.embedding.svd import randomized_svd
+from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.lab import Lab
 
 CRANFIELD = Path(__file__).resolve().parent / "fixtures" / "cranfield"
@@ -89,7 +89,7 @@ def test_power_iterations_by_hand() -> None:
 
 
 def test_window_rule_sentence_names_the_numbers() -> None:
-    """oracle: the rule as written in raglab.lsa's docstring, in the page's words."""
+    """oracle: the rule as written in raglab.embedding.lsa's docstring, in the page's words."""
     assert window_rule() == (
         "One window of 256 words for every 256 words of the corpus, rounded up and never fewer "
         "than 100, so that the windows cover every word"

@@ -1,4 +1,4 @@
-"""``raglab.lucene`` against real Lucene: tokens, stems, and BM25 on Cranfield.
+"""``raglab.text.lucene`` against real Lucene: tokens, stems, and BM25 on Cranfield.
 
 Every oracle here is output of Lucene itself (``tests/fixtures/lucene``, made by
 ``scripts/lucene-reference``; its README.txt gives the version and the command), read from files:
@@ -17,11 +17,11 @@ import pytrec_eval
 
 from conftest import CRANFIELD_DIR, Cranfield
 from raglab.formats.glasgow import import_glasgow
-from raglab.lucene import STOP_WORDS, analyze, porter_stem
 from raglab.pipeline.external import page_run
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank
-from raglab.text import tokenize
+from raglab.text.lucene import STOP_WORDS, analyze, porter_stem
+from raglab.text.tokens import tokenize
 
 LUCENE = Path(__file__).resolve().parent / "fixtures" / "lucene"
 WHOLE_PAGES = ChunkingKey("heading", 100_000)

@@ -1,6 +1,6 @@
 """One table of metric columns for every face (:mod:`raglab.pipeline.metric_table`).
 
-Oracle: the measures :func:`raglab.metrics.evaluate` returns, and the report's own columns
+Oracle: the measures :func:`raglab.metrics.measures.evaluate` returns, and the report's own columns
 (equal until the report imports this table too).
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import raglab.cli.fuse as fuse
 import raglab.cli.rerank as cli_rerank
 import raglab.cli.trec as trec
-from raglab.metrics import evaluate
+from raglab.metrics.measures import evaluate
 from raglab.pipeline import metric_table
 from raglab.report import model
 

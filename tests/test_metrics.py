@@ -12,13 +12,12 @@ import pytest
 import pytrec_eval
 import ranx
 
-import raglab._judging as judging_module
+import raglab.metrics.judging as judging_module
 from raglab._config import NDCG_K, RECALL_KS
-from raglab._types import IntArray, Ranking
-from raglab.metrics import (
+from raglab.base.ranking import IntArray, Ranking
+from raglab.metrics.judging import RankingLike, Relevance
+from raglab.metrics.measures import (
     PRECISION_K,
-    RankingLike,
-    Relevance,
     evaluate,
     first_relevant_rank,
     fractional_recall_at_k,

@@ -7,18 +7,16 @@ from types import ModuleType
 
 import pytest
 
-import raglab._bm25_index as bm25_index
-import raglab._bm25_scoring as bm25_scoring
-import raglab._checks as checks
-import raglab._judging as judging
-import raglab._sentinels as sentinels
-import raglab.bm25 as bm25
-import raglab.chunk_index as chunk_index
-import raglab.chunking as chunking
+import raglab.base.checks as checks
+import raglab.base.sentinels as sentinels
+import raglab.bm25.index as bm25
+import raglab.bm25.scoring as bm25_scoring
+import raglab.bm25.statistics as bm25_index
+import raglab.chunking.chunk as chunk_index
+import raglab.chunking.chunkers as chunking
 import raglab.labels as labels
-import raglab.logistic as logistic
-import raglab.metrics as metrics
-import raglab.mmr as mmr
+import raglab.metrics.judging as judging
+import raglab.metrics.measures as metrics
 import raglab.pipeline.cache as cache
 import raglab.pipeline.dense as dense
 import raglab.pipeline.fingerprint as fingerprint
@@ -33,7 +31,9 @@ import raglab.pipeline.retrieval as retrieval
 import raglab.report.exhibit_sections as exhibit_sections
 import raglab.report.model as model
 import raglab.report.sections as sections
-import raglab.rerank as rerank
+import raglab.rerank.features as rerank
+import raglab.rerank.logistic as logistic
+import raglab.rerank.mmr as mmr
 import raglab.settings as settings
 
 SPLIT = (

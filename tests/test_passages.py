@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 
-from raglab.corpus import load_corpus
-from raglab.passages import LocatedPassages, WholeCorpusFinder, answer_needles
-from raglab.questions import AnswerSpan
+from raglab.corpus.pages import load_corpus
+from raglab.corpus.passages import AnswerSpan, LocatedPassages, WholeCorpusFinder, answer_needles
 
 
 def test_needles_are_the_answers_with_their_pages() -> None:

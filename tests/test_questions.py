@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raglab.corpus import Corpus, Page, parse_page
+from raglab.corpus.pages import Corpus, Page, parse_page
+from raglab.corpus.passages import AnswerSpan, WholeCorpusFinder
+from raglab.corpus.questions import load_questions, parse_questions
 from raglab.errors import InputError
-from raglab.passages import WholeCorpusFinder
-from raglab.questions import AnswerSpan, load_questions, parse_questions
 
 
 @pytest.fixture

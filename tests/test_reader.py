@@ -1,4 +1,4 @@
-"""Tests for raglab.reader: context packing, the extractive reader and answer correctness."""
+"""Tests for raglab.reading.reader: context packing, the extractive reader and answer correctness."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raglab._config import BUDGET_WORDS, READER_THRESHOLDS
-from raglab.reader import (
+from raglab.reading.reader import (
     QUOTE_RELATIONS,
     ReaderAnswer,
     document_frequencies,

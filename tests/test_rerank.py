@@ -1,4 +1,4 @@
-"""Tests for raglab.rerank: features, standardisation, logistic regression and MMR."""
+"""Tests for raglab.rerank.features: features, standardisation, logistic regression and MMR."""
 
 from __future__ import annotations
 
@@ -11,19 +11,16 @@ from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 
 from raglab._config import RERANK_L2, RERANK_LEARNING_RATE, SEED
-from raglab._types import FloatArray
-from raglab.rerank import (
-    DAYS_PER_YEAR,
-    FEATURES,
+from raglab.base.ranking import FloatArray
+from raglab.rerank.features import DAYS_PER_YEAR, FEATURES, candidate_features, page_age_years
+from raglab.rerank.logistic import (
     RERANK_INIT_SCALE,
     LogisticModel,
     Standardiser,
-    candidate_features,
     fit_logistic,
     logistic_objective,
-    mmr,
-    page_age_years,
 )
+from raglab.rerank.mmr import mmr
 
 # --------------------------------------------------------------------------------------------
 # Fixtures

@@ -15,22 +15,15 @@ from typing import Any
 import pytest
 
 from raglab import _config as C
+from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.cli.main import build_parser
 from raglab.cli.options import add_setting_options, given_settings
+from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
 from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, TUNED_NAMES, RunSettings
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings
-from raglab.rerank import FEATURES
-from raglab.settings import (
-    FEATURE_LABELS,
-    NOT_GIVEN,
-    RETRIEVER_LABELS,
-    SETTINGS,
-    TUNED,
-    default,
-    setting,
-    settings_in,
-)
+from raglab.rerank.features import FEATURES
+from raglab.settings import SETTINGS, default, setting, settings_in
 from raglab.web.routes.end_to_end import RunRequest
 
 

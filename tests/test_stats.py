@@ -10,7 +10,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from raglab._config import WILSON_Z
-from raglab.stats import McNemarResult, mcnemar_exact, wilson_interval
+from raglab.metrics.stats import McNemarResult, mcnemar_exact, wilson_interval
 
 # --- Wilson interval ------------------------------------------------------------------------
 

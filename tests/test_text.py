@@ -1,4 +1,4 @@
-"""Tests for raglab.text: retrieval tokens, identifiers, words and sentences."""
+"""Tests for raglab.text.tokens: retrieval tokens, identifiers, words and sentences."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raglab.text import STOP_WORDS, identifiers, sentence_spans, tokenize, word_spans
+from raglab.text.tokens import STOP_WORDS, identifiers, sentence_spans, tokenize, word_spans
 
 # Text drawn from the characters that matter to the splitters: letters of both cases, digits,
 # terminators, joiners, quotes, brackets, Markdown marks and every kind of whitespace.

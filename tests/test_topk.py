@@ -1,4 +1,4 @@
-"""raglab._topk.top_k: the one top-k selection, and every ranker using it.
+"""raglab.base.topk.top_k: the one top-k selection, and every ranker using it.
 
 Oracle: ``numpy.lexsort((np.arange(n), -scores))``, the full sort by (-score, index) the selection
 replaces: higher score first, ties to the lower index, NaN after every number.
@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import raglab._bm25_batch as bm25_batch
-import raglab._bm25_topk as bm25_topk
-import raglab.lsa as lsa_module
-import raglab.mmr as mmr_module
-from raglab._topk import top_k
+import raglab.bm25.batch as bm25_batch
+import raglab.bm25.maxscore as bm25_topk
+import raglab.embedding.lsa as lsa_module
+import raglab.rerank.mmr as mmr_module
+from raglab.base.topk import top_k
 
 
 def full_sort(scores: np.ndarray) -> np.ndarray:

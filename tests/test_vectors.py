@@ -1,4 +1,4 @@
-"""Tests for raglab.vectors: vocabulary, counts, TF-IDF and cosine similarities."""
+"""Tests for raglab.embedding.vectors: vocabulary, counts, TF-IDF and cosine similarities."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from raglab.vectors import (
+from raglab.embedding.vectors import (
     Vocabulary,
     cosine_matrix,
     count_matrix,
@@ -180,7 +180,7 @@ def test_tfidf_scaled_block_by_block_is_tf_times_idf_entry_by_entry(
 ) -> None:
     """Oracle: every stored count times its column's idf, computed here entry by entry; with
     blocks of 7 entries the matrix is scaled in many blocks, and the counts are not shared."""
-    import raglab.vectors as vectors
+    import raglab.embedding.vectors as vectors
 
     monkeypatch.setattr(vectors, "_SCALE_BLOCK", 7)
     counts = count_matrix(random_docs)

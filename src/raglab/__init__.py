@@ -3,26 +3,28 @@
 The library's front door. Load data with :func:`load_corpus` and :func:`load_questions` (no path
 means the bundled Ostler Instruments handbook), or open both at once with :meth:`Lab.load`; each
 exhibit's computation lives in :mod:`raglab.pipeline`, each stage in its own module
-(:mod:`raglab.text`, :mod:`raglab.chunking`, :mod:`raglab.bm25`, :mod:`raglab.lsa`,
-:mod:`raglab.fusion`, :mod:`raglab.metrics`, :mod:`raglab.rerank`, :mod:`raglab.reader`,
-:mod:`raglab.stats`).
+(:mod:`raglab.text.tokens`, :mod:`raglab.chunking.chunkers`, :mod:`raglab.bm25.index`, :mod:`raglab.embedding.lsa`,
+:mod:`raglab.fusion.fuse`, :mod:`raglab.metrics.measures`, :mod:`raglab.rerank.features`, :mod:`raglab.reading.reader`,
+:mod:`raglab.metrics.stats`).
 """
 
-from raglab._types import Ranking
-from raglab.bm25 import BM25Index
-from raglab.chunking import Chunk, chunk_pages
-from raglab.corpus import Corpus, Page, Section, load_corpus
+from raglab.base.ranking import Ranking
+from raglab.bm25.index import BM25Index
+from raglab.chunking.chunk import Chunk
+from raglab.chunking.chunkers import chunk_pages
+from raglab.corpus.pages import Corpus, Page, Section, load_corpus
+from raglab.corpus.passages import AnswerSpan
+from raglab.corpus.questions import Question, QuestionSet, load_questions
+from raglab.embedding.lsa import LSAModel, fit_lsa
 from raglab.errors import InputError, Problem
-from raglab.fusion import rrf, score_fusion
-from raglab.lsa import LSAModel, fit_lsa
-from raglab.metrics import evaluate
+from raglab.fusion.fuse import rrf, score_fusion
+from raglab.metrics.measures import evaluate
+from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import RunSettings, run, run_pipeline
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
-from raglab.questions import AnswerSpan, Question, QuestionSet, load_questions
-from raglab.stats import mcnemar_exact, wilson_interval
-from raglab.text import tokenize
+from raglab.text.tokens import tokenize
 
 __version__ = "0.1.0"
 

@@ -40,7 +40,7 @@ NDCG_K = 10
 
 # Reranker: logistic regression by full-batch gradient descent.
 RERANK_DEPTH = 20
-# The reranker's six features, in the order of its weights (raglab.rerank.candidate_features).
+# The reranker's six features, in the order of its weights (raglab.rerank.features.candidate_features).
 RERANK_FEATURES = ("bm25", "cosine", "identifier_match", "title_match", "page_age", "position")
 RERANK_L2 = 0.01
 RERANK_LEARNING_RATE = 0.5
@@ -59,7 +59,7 @@ RANK_DEPTH = 100
 RETRIEVAL_CHUNKER = "heading"
 # The neural retrievers come last: without the model installed, everything before them works.
 RETRIEVERS = ("bm25", "lsa", "rrf", "score", "neural", "neural-rrf", "neural-score")
-#: Retrievers that need the neural model (raglab.neural).
+#: Retrievers that need the neural model (raglab.embedding.neural).
 NEURAL_RETRIEVERS = ("neural", "neural-rrf", "neural-score")
 #: Score fusions: each has a fusion weight of BM25, chosen on the training split unless given.
 SCORE_FUSIONS = ("score", "neural-score")

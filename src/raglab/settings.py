@@ -32,27 +32,16 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from raglab import _config as C
-from raglab._sentinels import NOT_GIVEN, TUNED
+from raglab.base.sentinels import TUNED
 from raglab.labels import (
     ANALYZER_LABELS,
     CHUNKER_LABELS,
-    EXHIBIT_LABELS,
-    FEATURE_LABELS,
     RETRIEVER_LABELS,
-    SIZE_SLIDERS,
 )
-from raglab.text import ANALYZERS
+from raglab.text.tokens import ANALYZERS
 
 __all__ = [
-    "ANALYZER_LABELS",
-    "CHUNKER_LABELS",
-    "EXHIBIT_LABELS",
-    "FEATURE_LABELS",
-    "NOT_GIVEN",
-    "RETRIEVER_LABELS",
     "SETTINGS",
-    "SIZE_SLIDERS",
-    "TUNED",
     "Setting",
     "default",
     "setting",

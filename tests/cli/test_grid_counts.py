@@ -10,7 +10,7 @@ import json
 import pytest
 
 from raglab.cli.main import main
-from raglab.pipeline.exhibits import grid_view
+from raglab.pipeline.exhibits.bm25 import grid_view
 from raglab.pipeline.lab import Lab
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from raglab.cli.bm25 import GRID_WIDTH
 from raglab.cli.main import main
-from raglab.pipeline.exhibits import grid_view
+from raglab.pipeline.exhibits.bm25 import grid_view
 from raglab.pipeline.lab import Lab
 
 

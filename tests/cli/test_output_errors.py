@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from raglab import _io
+from raglab.base import files as _io
 from raglab.cli.main import main
 
 DOCS = ".I 1\n.T\nLift .\n.W\nwings lift .\n.I 2\n.T\nDrag .\n.W\ndrag rises .\n"

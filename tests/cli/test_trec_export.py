@@ -32,9 +32,9 @@ from ir_measures import RR, P, Success, nDCG
 
 from raglab import _config as C
 from raglab.cli.main import main
+from raglab.corpus.questions import bundled_questions_path
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, measure
-from raglab.questions import bundled_questions_path
 
 #: Every retriever, the neural ones included (CI installs the model).
 RETRIEVERS = C.RETRIEVERS

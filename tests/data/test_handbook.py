@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from raglab.corpus import Corpus, load_corpus
-from raglab.questions import BUNDLED_KINDS, QuestionSet, load_questions
-from raglab.text import identifiers, tokenize
+from raglab.corpus.pages import Corpus, load_corpus
+from raglab.corpus.questions import BUNDLED_KINDS, QuestionSet, load_questions
+from raglab.text.tokens import identifiers, tokenize
 
 TWINS = [
     ("e-4107", "e-4170"),

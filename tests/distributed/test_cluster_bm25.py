@@ -1,8 +1,8 @@
 """BM25 and evaluation on a 2-process LocalCluster equal the single machine's, bit for bit.
 
-Oracles: ``raglab.bm25.BM25Index`` over the lab's chunks (the single-machine index, and its
+Oracles: ``raglab.bm25.index.BM25Index`` over the lab's chunks (the single-machine index, and its
 ``grid_top_k`` over exhibit II's k1 x b grid), and
-``raglab.metrics.evaluate`` / ``raglab.pipeline.retrieval.measure`` (the single-machine
+``raglab.metrics.measures.evaluate`` / ``raglab.pipeline.retrieval.measure`` (the single-machine
 measures), on the bundled handbook and on Cranfield.
 """
 
@@ -16,11 +16,11 @@ import pytest
 from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
 from raglab import _config as C
-from raglab.bm25 import BM25Index, grid_top_k
+from raglab.bm25.index import BM25Index, grid_top_k
 from raglab.distributed.bm25 import TREE_ARITY, DistributedBM25, count_partition, reduce_tree
 from raglab.distributed.evaluation import evaluate_on_cluster, measure_on_cluster
 from raglab.distributed.pipeline import index_lab, prime_bm25, prime_grid
-from raglab.metrics import evaluate
+from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split, relevance_of
@@ -123,7 +123,7 @@ def test_primed_rankings_are_the_single_machine_rankings(
 def test_metrics_measured_on_the_workers_equal_evaluate(
     client: Any, handbook: Lab, retriever: str
 ) -> None:
-    """Oracle: raglab.metrics.evaluate and measure() on the single machine."""
+    """Oracle: raglab.metrics.measures.evaluate and measure() on the single machine."""
     settings = RetrievalSettings(retriever)
     rankings = rank_split(handbook, "test", settings)
     relevant = relevance_of(handbook, "test")
@@ -138,7 +138,7 @@ def test_metrics_measured_on_the_workers_equal_evaluate(
 
 
 def test_cranfield_metrics_on_the_workers(client: Any, cranfield: Lab) -> None:
-    """Oracle: raglab.metrics.evaluate over Cranfield's graded page labels."""
+    """Oracle: raglab.metrics.measures.evaluate over Cranfield's graded page labels."""
     settings = RetrievalSettings("bm25", chunking=WHOLE_PAGES)
     rankings = rank_split(cranfield, "test", settings)
     relevant = relevance_of(cranfield, "test", WHOLE_PAGES)
@@ -146,7 +146,7 @@ def test_cranfield_metrics_on_the_workers(client: Any, cranfield: Lab) -> None:
 
 
 def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) -> None:
-    """Oracle: :func:`raglab.bm25.grid_top_k` on the single index, every one of the 176 cells
+    """Oracle: :func:`raglab.bm25.index.grid_top_k` on the single index, every one of the 176 cells
     of exhibit II's grid, Cranfield's training questions; and the whole :class:`Grid` (recall,
     hits, best cell, ties) of :func:`bm25_grid` from the lab's own index."""
     index = index_lab(client, cranfield, WHOLE_PAGES)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from cluster_fixtures import client, cranfield, cranfield_dir, handbook
 
-from raglab.corpus import bundled_handbook_dir, load_corpus
+from raglab.corpus.pages import bundled_handbook_dir, load_corpus
 from raglab.distributed.chunking import chunk_beir, chunk_folder
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
@@ -56,7 +56,7 @@ def _beir(tmp_path: Path, lines: list[str]) -> Path:
 def test_beir_chunks_on_the_workers(client: Any, tmp_path: Path) -> None:
     """Oracle: ``import_beir`` then ``load_corpus`` and ``chunk_pages`` on one machine: each
     page's chunks are the same (index aside), and the pages come in corpus.jsonl's line order."""
-    from raglab.chunking import chunk_pages
+    from raglab.chunking.chunkers import chunk_pages
 
     pages = list(load_corpus())
     lines = [json.dumps({"_id": p.id, "title": p.title, "text": p.text}) for p in pages]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from cluster_fixtures import client, cranfield, cranfield_dir, handbook
 
-from raglab._sentinels import TUNED
+from raglab.base.sentinels import TUNED
 from raglab.distributed.end_to_end import prime_readings, read_on_cluster
 from raglab.pipeline.end_to_end import (
     RunSettings,

@@ -17,7 +17,7 @@ import pytest
 from cluster_fixtures import client, cranfield_dir
 
 from raglab.cli.main import main
-from raglab.corpus import load_corpus
+from raglab.corpus.pages import load_corpus
 from raglab.distributed.importing import import_beir_on_cluster, line_ranges
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir

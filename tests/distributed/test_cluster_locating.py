@@ -1,6 +1,6 @@
 """Answer passages located on the workers that read the pages: the whole corpus's spans.
 
-Oracle: :class:`raglab.passages.WholeCorpusFinder` over the whole handbook on one machine
+Oracle: :class:`raglab.corpus.passages.WholeCorpusFinder` over the whole handbook on one machine
 (every occurrence, in page order), for every answer of the bundled questions and for
 passages found on several pages, on one page only, across a line break, and nowhere; and the
 questions parsed with the workers' spans equal to ``load_questions``'.
@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from cluster_fixtures import client, handbook
 
-from raglab._io import read_text
+from raglab.base.files import read_text
+from raglab.corpus.passages import WholeCorpusFinder, answer_needles
+from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.distributed.locating import locate_on_cluster
-from raglab.passages import WholeCorpusFinder, answer_needles
 from raglab.pipeline.lab import Lab
-from raglab.questions import bundled_questions_path, load_questions
 
 __all__ = ["client", "handbook"]  # fixtures, used by name
 

@@ -1,7 +1,7 @@
 """LSA with the TF-IDF term x window matrix in row blocks on the workers: the single machine's
 model, bit for bit.
 
-Oracle: :func:`raglab.lsa.fit_lsa` on one machine (the lab's ``lsa``, same windows, rank and
+Oracle: :func:`raglab.embedding.lsa.fit_lsa` on one machine (the lab's ``lsa``, same windows, rank and
 seed), on the handbook and on Cranfield (stemmed, 904 windows, 15 power passes): every block's
 rows of A, the idf, U, s, Vt and ||A||_F^2 compared as bytes, at several block counts (one
 block, fewer blocks than workers, more), and each question's top 10 by LSA equal.
@@ -21,7 +21,7 @@ from raglab.distributed.lsa import (
     term_block,
     term_ranges,
 )
-from raglab.lsa import term_window_matrix, unit_rows
+from raglab.embedding.lsa import term_window_matrix, unit_rows
 from raglab.pipeline.lab import ChunkingKey, Lab
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name

@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from raglab.cli.main import main
 from raglab.distributed.neural import encode_on_cluster, prime_neural_cache
-from raglab.neural.cache import encode_cached
+from raglab.embedding.neural.cache import encode_cached
 from raglab.pipeline.lab import Lab
 
 __all__ = ["client", "handbook"]  # fixtures, used by name

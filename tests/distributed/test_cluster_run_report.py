@@ -18,10 +18,10 @@ import pytest
 from cluster_fixtures import client, cranfield_dir
 
 import raglab.cli._cluster as cluster_module
+import raglab.corpus.questions as questions_module
 import raglab.pipeline.end_to_end as end_to_end_module
 import raglab.pipeline.lab as lab_module
 import raglab.pipeline.retrieval as retrieval_module
-import raglab.questions as questions_module
 from raglab.cli.main import main
 from raglab.distributed.cluster import dashboard_line
 

@@ -1,6 +1,6 @@
 """BM25 shards scored with global statistics equal one index bit for bit (no cluster needed).
 
-Oracle throughout: ``raglab.bm25.BM25Index`` over the whole collection (the single machine).
+Oracle throughout: ``raglab.bm25.index.BM25Index`` over the whole collection (the single machine).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from cluster_fixtures import handbook
 
-from raglab.bm25 import BM25Index
+from raglab.bm25.index import BM25Index
 from raglab.distributed.shard import (
     ScoredShard,
     ShardCounts,
@@ -118,7 +118,7 @@ def test_compiled_and_numpy_shard_search_agree_with_the_index(
     the single index's compiled kernel when numba imports, and from numpy scoring when it does
     not; both paths, merged, give the index's lists bit for bit. Postings are stored as the
     index stores them (int32 documents, uint8 frequencies)."""
-    from raglab import _bm25_compiled
+    from raglab.bm25 import compiled as _bm25_compiled
 
     docs = handbook.chunk_set().tokens
     queries = [handbook.tokens(q.question) for q in handbook.questions]

@@ -1,6 +1,6 @@
 """A worker killed during indexing changes nothing: Dask reruns the lost tasks.
 
-Oracle: ``raglab.bm25.BM25Index`` on the single machine (scores and top k of every question).
+Oracle: ``raglab.bm25.index.BM25Index`` on the single machine (scores and top k of every question).
 """
 
 from __future__ import annotations

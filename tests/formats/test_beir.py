@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from raglab.corpus import load_corpus
+from raglab.corpus.pages import load_corpus
+from raglab.corpus.questions import load_questions
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
 from raglab.formats.collection import PageRecord, safe_file_stems, seeded_split, write_collection
 from raglab.formats.progress import progress
-from raglab.questions import load_questions
 
 CORPUS: list[dict[str, Any]] = [
     {"_id": "d1", "title": "Lift", "text": "A wing in a slipstream gains lift."},
@@ -202,7 +202,7 @@ def test_safe_file_stems() -> None:
 
 def test_line_separators_inside_text_survive(tmp_path: Path) -> None:
     """U+2028 and U+0085 in a query must not split the questions file for a reader using
-    str.splitlines (as raglab.questions does)."""
+    str.splitlines (as raglab.corpus.questions does)."""
     corpus = [{"_id": "d1", "title": "T", "text": "body\u2028with separator"}]
     queries = [{"_id": "q1", "text": "odd\u2028query\x85text"}]
     out = tmp_path / "out"

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from conftest import CRANFIELD_DIR, Cranfield
-from raglab.corpus import load_corpus
+from raglab.corpus.pages import load_corpus
+from raglab.corpus.questions import load_questions
 from raglab.errors import InputError
 from raglab.formats.glasgow import (
     CRANFIELD_GRADE_MAP,
@@ -18,7 +19,6 @@ from raglab.formats.glasgow import (
     import_glasgow,
     parse_glasgow,
 )
-from raglab.questions import load_questions
 
 CRANFIELD = CRANFIELD_DIR
 

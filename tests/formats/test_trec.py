@@ -10,14 +10,13 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from raglab.base.files import atomic_write_text, read_text_lines
 from raglab.errors import InputError, Problem
 from raglab.formats.trec import (
     MAX_REPORTED_PROBLEMS,
-    atomic_write_text,
     format_run,
     read_qrels,
     read_run,
-    read_text_lines,
     write_qrels,
     write_run,
 )

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from raglab.neural import NeuralModel, load_model
+from raglab.embedding.neural.model import NeuralModel, load_model
 
 HERE = Path(__file__).resolve().parent
 REFERENCE_PLACES = (

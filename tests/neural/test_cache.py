@@ -1,4 +1,4 @@
-"""Tests for raglab.neural.cache: vectors computed once, read back from disk, corrupt entries
+"""Tests for raglab.embedding.neural.cache: vectors computed once, read back from disk, corrupt entries
 recomputed.
 
 The spy wraps the real ``NeuralModel.encode`` (every call still runs the forward pass) and records
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglab.neural import NeuralModel, cache_folder, encode_cached
-from raglab.neural.cache import entry_path
+from raglab.embedding.neural.cache import cache_folder, encode_cached, entry_path
+from raglab.embedding.neural.model import NeuralModel
 
 from .conftest import Reference
 
@@ -226,7 +226,7 @@ def test_a_second_process_encodes_nothing(
         f"""
         import sys
         import numpy as np
-        from raglab.neural import NeuralModel, encode_cached, load_model
+        from raglab.embedding.neural import NeuralModel, encode_cached, load_model
         asked = []
         real = NeuralModel.encode
         def spy(self, texts, **options):

@@ -1,4 +1,4 @@
-"""Tests for raglab.neural.encoder: our numpy forward pass against sentence-transformers' outputs.
+"""Tests for raglab.embedding.neural.encoder: our numpy forward pass against sentence-transformers' outputs.
 
 Tolerances: 1e-5 absolute for the pooled and the normalised embeddings, 1e-4 for per-token states
 (the brief's bounds; the pass reaches about 2e-6 on both), 1e-6 between batch sizes.
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from raglab.neural import NeuralModel
-from raglab.neural.encoder import gelu, layer_norm, unit_rows32
+from raglab.embedding.neural.encoder import gelu, layer_norm, unit_rows32
+from raglab.embedding.neural.model import NeuralModel
 
 from .conftest import F32, Reference
 

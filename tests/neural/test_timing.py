@@ -1,4 +1,4 @@
-"""Tests for raglab.neural.timing: the encoding time measured once per model, machine and
+"""Tests for raglab.embedding.neural.timing: the encoding time measured once per model, machine and
 sample, kept beside the vectors, measured again when the file is unusable.
 
 The spy wraps the real ``NeuralModel.encode`` (every call still runs the forward pass) and counts
@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglab.neural import NeuralModel
-from raglab.neural.timing import EncodeTiming, encode_timing, timing_path
+from raglab.embedding.neural.model import NeuralModel
+from raglab.embedding.neural.timing import EncodeTiming, encode_timing, timing_path
 
 TEXTS = ["The pump's seal is replaced every 2,000 hours.", "Error E-4107 means the valve stuck."]
 
@@ -111,13 +111,13 @@ def test_bad_texts_are_refused(model: NeuralModel, tmp_path: Path) -> None:
 def test_reading_vectors_does_not_import_scipy_special(model: NeuralModel, tmp_path: Path) -> None:
     """A process whose vectors are all cached never pays for scipy.special's import (about 0.1 s
     of a server's start); the first real encoding imports it."""
-    from raglab.neural import encode_cached
+    from raglab.embedding.neural.cache import encode_cached
 
     encode_cached(model, TEXTS, cache_dir=tmp_path)
     script = textwrap.dedent(
         f"""
         import sys
-        from raglab.neural import encode_cached, load_model
+        from raglab.embedding.neural import encode_cached, load_model
         model = load_model({str(model.path)!r})
         encode_cached(model, {TEXTS!r}, cache_dir={str(tmp_path)!r})
         before = "scipy.special" in sys.modules

@@ -9,9 +9,9 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
+from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.end_to_end import OUTCOMES, RunSettings, outcomes_vector, run_pipeline
 from raglab.pipeline.lab import Lab
-from raglab.stats import mcnemar_exact
 
 PAGES = {
     "mounts": "# Mounts\n\nThe EQ5 mount carries a payload of 15 kg including the tube and finder. "

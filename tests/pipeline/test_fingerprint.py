@@ -14,7 +14,7 @@ import raglab.pipeline.record as record_module
 import raglab.pipeline.report as report_module
 import raglab.pipeline.report_check as check_module
 import raglab.pipeline.report_sections as sections_module
-from raglab.corpus import bundled_handbook_dir
+from raglab.corpus.pages import bundled_handbook_dir
 from raglab.pipeline.fingerprint import data_digests, data_fingerprint
 from raglab.pipeline.lab import Lab
 

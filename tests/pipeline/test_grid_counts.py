@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from raglab import _config as C
-from raglab.pipeline.exhibits import grid_view, stemming_effect
+from raglab.pipeline.exhibits.bm25 import grid_view, stemming_effect
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_ranks

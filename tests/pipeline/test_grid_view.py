@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from raglab.pipeline.exhibits import grid_view
+from raglab.pipeline.exhibits.bm25 import grid_view
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.report_sections import bm25_section
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from raglab.lsa import randomized_svd, term_window_matrix
+from raglab.embedding.lsa import term_window_matrix
+from raglab.embedding.svd import randomized_svd
 from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.lab import ChunkingKey, Lab
@@ -83,7 +84,7 @@ def test_a_sentences_terms_are_its_tokens_read_piece_by_piece(lab: Lab) -> None:
     """Oracle: ``frozenset(tokenize(text, stem=True))`` over the whole text at once, on every
     sentence of the handbook and on one sentence of 3 MB inside a page (three pieces of about 1 MB)."""
     from raglab.pipeline.lab import _stemmed_terms
-    from raglab.text import BLOCK, sentence_spans, tokenize
+    from raglab.text.tokens import BLOCK, sentence_spans, tokenize
 
     for page in lab.corpus:
         for a, b in sentence_spans(page.text):

@@ -18,7 +18,8 @@ import pytest
 
 from raglab import _config as C
 from raglab.cli.main import main
-from raglab.neural.cache import cache_folder, entry_path
+from raglab.embedding.neural.cache import cache_folder, entry_path
+from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import candidates, features, train_reranker
@@ -30,7 +31,7 @@ from raglab.pipeline.retrieval import (
     rank,
     ranker_table,
 )
-from raglab.settings import FEATURE_LABELS, RETRIEVER_LABELS, setting
+from raglab.settings import setting
 
 
 @pytest.fixture(scope="module")

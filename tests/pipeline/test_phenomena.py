@@ -11,8 +11,8 @@ from collections import Counter
 
 import pytest
 
-from raglab.chunking import Chunk
-from raglab.metrics import first_relevant_rank
+from raglab.chunking.chunk import Chunk
+from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import DIAGNOSES, run_pipeline
 from raglab.pipeline.lab import ChunkingKey, Lab
@@ -24,7 +24,7 @@ from raglab.pipeline.reranking import (
     train_reranker,
 )
 from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
-from raglab.text import identifiers
+from raglab.text.tokens import identifiers
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from raglab import _config as C
-from raglab.fusion import rrf, score_fusion
-from raglab.metrics import evaluate
+from raglab.base.sentinels import TUNED
+from raglab.fusion.fuse import rrf, score_fusion
+from raglab.metrics.measures import evaluate
 from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
@@ -22,7 +23,6 @@ from raglab.pipeline.retrieval import (
     ranker_table,
     relevance_of,
 )
-from raglab.settings import TUNED
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_fusion_rankings_are_the_fusion_of_the_two_lists(lab: Lab) -> None:
 
 
 def test_table_rows_equal_metrics_of_the_rankings(lab: Lab) -> None:
-    """Oracle: raglab.metrics.evaluate (itself checked against ranx) on the same lists."""
+    """Oracle: raglab.metrics.measures.evaluate (itself checked against ranx) on the same lists."""
     table = ranker_table(lab, weight=0.5)
     assert list(table) == list(C.RETRIEVERS)
     for name, row in table.items():

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from raglab import _config as C
+from raglab.labels import RETRIEVER_LABELS
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.markdown import render_markdown
-from raglab.report.sections import Table, sections
-from raglab.settings import RETRIEVER_LABELS
+from raglab.report.model import Table
+from raglab.report.sections import sections
 from report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)

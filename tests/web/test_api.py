@@ -15,11 +15,14 @@ import numpy as np
 import pytest
 
 from raglab import _config as C
-from raglab.bm25 import lucene_idf
-from raglab.metrics import first_relevant_rank
+from raglab.base.sentinels import NOT_GIVEN
+from raglab.bm25.scoring import lucene_idf
+from raglab.metrics.measures import first_relevant_rank
+from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
-from raglab.pipeline.exhibits import identifier_twins, intact_curve, term_cosine
+from raglab.pipeline.exhibits.chunking import intact_curve
+from raglab.pipeline.exhibits.lsa import identifier_twins, term_cosine
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import (
@@ -41,9 +44,7 @@ from raglab.pipeline.retrieval import (
     rank,
     ranker_table,
 )
-from raglab.settings import NOT_GIVEN
-from raglab.stats import mcnemar_exact
-from raglab.text import identifiers
+from raglab.text.tokens import identifiers
 from raglab.web.app import create_app
 
 

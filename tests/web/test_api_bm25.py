@@ -14,7 +14,7 @@ import pytest
 from fastapi.responses import JSONResponse
 
 from raglab import _config as C
-from raglab.pipeline.exhibits import bm25_search
+from raglab.pipeline.exhibits.bm25 import bm25_search
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_ranks, measure

@@ -14,10 +14,10 @@ import pytest
 
 from raglab import _config as C
 from raglab.cli.main import main
-from raglab.neural.timing import encode_timing
-from raglab.pipeline.exhibits import fitted_reranker, rerank_rows
+from raglab.embedding.neural.timing import encode_timing
 from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.exhibits.neural import TIMED_CHUNKS, TWINS
+from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, first_rank_rows, measure
 

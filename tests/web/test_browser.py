@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
+from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
 from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
-from raglab.pipeline.exhibits import identifier_twins, lsa_spectrum, term_cosine, version_demo
+from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
+from raglab.pipeline.exhibits.rerank import version_demo
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, measure_order, train_reranker
@@ -31,7 +33,6 @@ from raglab.pipeline.retrieval import (
     measure,
     ranker_table,
 )
-from raglab.stats import mcnemar_exact, wilson_interval
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from raglab import _config as C
-from raglab.pipeline.exhibits import bm25_search, grid_view, stemming_effect
+from raglab.pipeline.exhibits.bm25 import bm25_search, grid_view, stemming_effect
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_ranks, measure
 

@@ -16,7 +16,7 @@ from typing import cast
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
-from raglab.lsa import even_windows
+from raglab.embedding.lsa import even_windows
 from raglab.pipeline.exhibits.lsa import (
     EXAMPLE_PAIR,
     clearest_pair,
@@ -25,7 +25,7 @@ from raglab.pipeline.exhibits.lsa import (
     term_cosine,
 )
 from raglab.pipeline.lab import Lab
-from raglab.text import count_words
+from raglab.text.tokens import count_words
 from web.conftest import serving
 from web.pages import LAPTOP, PHONE, Opener, opener
 

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from raglab import _config as C
-from raglab.pipeline.exhibits import fitted_reranker, rerank_rows
+from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, measure
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from raglab.settings import CHUNKER_LABELS, FEATURE_LABELS, RETRIEVER_LABELS
+from raglab.labels import CHUNKER_LABELS, FEATURE_LABELS, RETRIEVER_LABELS
 
 expect.set_options(timeout=15_000)
 

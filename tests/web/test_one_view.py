@@ -18,7 +18,8 @@ import pytest
 
 from raglab import _config as C
 from raglab.cli.main import main
-from raglab.pipeline.exhibits import fitted_reranker, grid_view, rerank_rows, reranker_summary
+from raglab.pipeline.exhibits.bm25 import grid_view
+from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows, reranker_summary
 from raglab.pipeline.external_eval import evaluate_run
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab

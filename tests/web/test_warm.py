@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from raglab.pipeline.cache import BoundedCache
-from raglab.pipeline.exhibits import intact_curve
+from raglab.pipeline.exhibits.chunking import intact_curve
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
 from raglab.web.idle import IdleGate

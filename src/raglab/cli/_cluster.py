@@ -18,16 +18,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from raglab._io import read_text
+from raglab.base.files import read_text
 from raglab.cli._common import DATA_SETTINGS, console, load_data_corpus, load_lab
 from raglab.cli.options import given_settings
+from raglab.corpus.passages import WholeCorpusFinder, answer_needles
+from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
-from raglab.passages import WholeCorpusFinder, answer_needles
 from raglab.pipeline import dense
 from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings
-from raglab.questions import bundled_questions_path, load_questions
 
 __all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
 

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.corpus import Corpus, load_corpus
+from raglab.corpus.pages import Corpus, load_corpus
+from raglab.corpus.questions import QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
+from raglab.labels import RETRIEVER_LABELS
 from raglab.pipeline.lab import Lab
-from raglab.questions import QuestionSet, load_questions
-from raglab.settings import RETRIEVER_LABELS, settings_in
+from raglab.settings import settings_in
 
 if TYPE_CHECKING:
     from rich.console import Console

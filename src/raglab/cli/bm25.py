@@ -11,7 +11,7 @@ from rich.table import Table
 
 from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.pipeline.exhibits import GridView, bm25_search, grid_view
+from raglab.pipeline.exhibits.bm25 import GridView, bm25_search, grid_view
 from raglab.settings import default
 
 #: The widest line ``raglab bm25 grid`` prints: it fits an 80-column terminal.

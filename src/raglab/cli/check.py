@@ -30,16 +30,13 @@ from typing import Any
 from raglab.cli._common import DATA_SETTINGS, add_lab_options, load_lab, print_json, report_problems
 from raglab.cli.options import given_settings
 from raglab.cli.run import add_run_options
+from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError
 from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunSettings
-from raglab.pipeline.report import (
-    build_report,
-    compare_reports,
-    data_settings_from,
-    run_settings_from,
-    validate_report,
-)
-from raglab.questions import SPLITS
+from raglab.pipeline.gate import compare_reports
+from raglab.pipeline.record import data_settings_from, run_settings_from
+from raglab.pipeline.report import build_report
+from raglab.pipeline.report_check import validate_report
 
 EXIT_PASS = 0
 EXIT_FAIL = 1

@@ -8,12 +8,12 @@ from typing import Any
 
 from rich.table import Table
 
-from raglab.chunking import METHODS
+from raglab.base.sentinels import NOT_GIVEN
+from raglab.chunking.chunkers import METHODS
 from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.lab import ChunkingKey
-from raglab.settings import NOT_GIVEN
 
 
 def register(sub: Any) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from raglab.base.sentinels import TUNED
 from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_OK,
@@ -16,6 +17,7 @@ from raglab.cli._common import (
     retriever_label,
 )
 from raglab.cli.options import add_setting_options, given_settings
+from raglab.corpus.questions import SPLITS
 from raglab.pipeline.end_to_end import plain_settings
 from raglab.pipeline.lab import ChunkingKey
 from raglab.pipeline.metric_table import METRICS
@@ -27,8 +29,7 @@ from raglab.pipeline.retrieval import (
     resolve,
     retrieval_values,
 )
-from raglab.questions import SPLITS
-from raglab.settings import TUNED, default, settings_in
+from raglab.settings import default, settings_in
 
 #: The settings ``raglab fuse`` takes: every retrieval setting but the retriever (it shows them all).
 FUSE_SETTINGS = tuple(s.name for s in settings_in("retrieval") if s.name != "retriever")

@@ -18,11 +18,11 @@ from raglab.cli._common import (
     print_json,
     report_problems,
 )
+from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError, OutputError
 from raglab.formats.beir import import_beir
 from raglab.formats.collection import TEST_FRACTION, ImportSummary
 from raglab.formats.glasgow import CRANFIELD_GRADE_MAP, import_glasgow
-from raglab.questions import SPLITS
 
 
 def _fraction(text: str) -> float:

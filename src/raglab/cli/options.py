@@ -15,7 +15,8 @@ import argparse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from raglab.settings import NOT_GIVEN, Setting, setting
+from raglab.base.sentinels import NOT_GIVEN
+from raglab.settings import Setting, setting
 
 __all__ = ["add_setting_options", "given_settings"]
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from raglab._io import atomic_write_text
+from raglab.base.files import atomic_write_text
 from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
@@ -28,12 +28,13 @@ from raglab.cli._common import (
 )
 from raglab.cli.run import add_run_options, settings_from, split_from
 from raglab.errors import InputError
-from raglab.pipeline.report import RECALL_K, build_report, headline
+from raglab.pipeline.gate import RECALL_K
+from raglab.pipeline.report import build_report, headline
 from raglab.pipeline.report_sections import lab_key
 from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.report.html import render_html
 from raglab.report.markdown import render_markdown
-from raglab.report.sections import RANKER_NAMES
+from raglab.report.model import RANKER_NAMES
 
 FORMATS = ("md", "html", "json")
 # File suffixes that name a format when --format is not given.

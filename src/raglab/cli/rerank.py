@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from raglab import _config as C
+from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.cli._common import (
     EXIT_OK,
     add_lab_options,
@@ -17,10 +18,10 @@ from raglab.cli._common import (
     retriever_label,
 )
 from raglab.cli.options import add_setting_options, setting_parser
-from raglab.pipeline.exhibits import fitted_reranker, rerank_rows, reranker_summary
+from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows, reranker_summary
 from raglab.pipeline.metric_table import ORDER_METRICS
 from raglab.pipeline.retrieval import RetrievalSettings
-from raglab.settings import NOT_GIVEN, TUNED, setting
+from raglab.settings import setting
 
 #: The columns of the table of orders (kept under its old name).
 COLUMNS = ORDER_METRICS

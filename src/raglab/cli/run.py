@@ -8,9 +8,11 @@ from typing import Any
 from rich.table import Table
 
 from raglab import _config as C
+from raglab.base.sentinels import NOT_GIVEN
 from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import EXIT_OK, add_lab_options, console, print_json
 from raglab.cli.options import add_setting_options, given_settings
+from raglab.corpus.questions import SPLITS
 from raglab.pipeline.end_to_end import (
     OUTCOMES,
     RUN_SETTING_NAMES,
@@ -18,8 +20,6 @@ from raglab.pipeline.end_to_end import (
     RunSettings,
     run_pipeline,
 )
-from raglab.questions import SPLITS
-from raglab.settings import NOT_GIVEN
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from raglab import _config as C
+from raglab.base.files import atomic_write_text
 from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_OK,
@@ -20,7 +21,6 @@ from raglab.cli._common import (
 )
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.errors import InputError, Problem
-from raglab.formats.trec import atomic_write_text
 from raglab.pipeline.end_to_end import plain_settings
 from raglab.pipeline.external import chunk_run, page_run, qrels, qrels_text, run_text
 from raglab.pipeline.external_eval import evaluate_run

@@ -19,9 +19,9 @@ from raglab.cli._common import (
     print_json,
     report_problems,
 )
-from raglab.corpus import Corpus
+from raglab.corpus.pages import Corpus
+from raglab.corpus.questions import SPLITS, QuestionSet, split_warnings
 from raglab.errors import InputError, Problem
-from raglab.questions import SPLITS, QuestionSet, split_warnings
 
 
 def register(sub: Any) -> None:

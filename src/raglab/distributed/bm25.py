@@ -18,7 +18,7 @@ What runs where:
 4. **Queries**: every batch goes to every shard, each returns its exact top k
    ((Q, min(k, n_s)) documents and scores), and the client merges them by (-score, global
    index) (:func:`~raglab.distributed.shard.merge_top_k`), the order of
-   :meth:`raglab.bm25.BM25Index.search_many`.
+   :meth:`raglab.bm25.index.BM25Index.search_many`.
 
 Every score equals the single-machine index's bit for bit (the formula and its float
 operations are in :mod:`raglab.distributed.shard`), so rankings, ties included, are the same.
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from raglab._config import BM25_B, BM25_K1
-from raglab._types import FloatArray, IntArray
+from raglab.base.ranking import FloatArray, IntArray
 from raglab.distributed.shard import (
     GlobalStatistics,
     ScoredShard,
@@ -268,7 +268,7 @@ class DistributedBM25:
         """:meth:`search_many` at every (k1, b) of a grid, one task per shard for all cells:
         documents and scores, both (len(k1s), len(bs), Q, min(k, N)), each cell equal to
         ``search_many(queries, k=k, k1=k1s[i], b=bs[j])`` (and so to
-        :func:`raglab.bm25.grid_top_k`'s cell) bit for bit."""
+        :func:`raglab.bm25.index.grid_top_k`'s cell) bit for bit."""
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         k1_list, b_list = [float(v) for v in k1s], [float(v) for v in bs]

@@ -2,7 +2,7 @@
 
 Two sources, each split the way Dask splits such data:
 
-- **a folder of pages**: the files ``raglab.corpus.load_corpus`` would read (``*.md`` and
+- **a folder of pages**: the files ``raglab.corpus.pages.load_corpus`` would read (``*.md`` and
   ``*.txt`` under the folder, recursively, sorted), cut into contiguous partitions of about
   equal size in bytes; each worker reads, parses and chunks its files
   (:func:`chunk_files`);
@@ -28,15 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from raglab._io import read_text
-from raglab.chunking import Chunk, chunk_pages
-from raglab.corpus import PAGE_SUFFIXES, Page, parse_page
+from raglab.base.files import read_text
+from raglab.chunking.chunk import Chunk
+from raglab.chunking.chunkers import chunk_pages
+from raglab.corpus.pages import PAGE_SUFFIXES, Page, parse_page
 from raglab.distributed.shard import ShardCounts
 from raglab.errors import InputError, Problem
 from raglab.formats.beir import _json_object, _read_id, _read_string
 from raglab.formats.collection import PageRecord, page_markdown
 from raglab.pipeline.lab import ChunkingKey
-from raglab.text import tokenize
+from raglab.text.tokens import tokenize
 
 __all__ = [
     "ChunkedPartition",

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from raglab._sentinels import TUNED
+from raglab.base.sentinels import TUNED
 from raglab.errors import InputError
 from raglab.pipeline.end_to_end import (
     RunSettings,

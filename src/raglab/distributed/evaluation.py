@@ -1,8 +1,8 @@
 """Measuring rankings on Dask workers: questions spread over the workers, metrics gathered.
 
-Each worker computes the per-question values of its questions with :mod:`raglab.metrics`'
+Each worker computes the per-question values of its questions with :mod:`raglab.metrics.measures`'
 ``*_per_query`` functions; the client puts them back in question order and takes each mean as
-:func:`raglab.metrics.evaluate` does (``math.fsum`` of the values, divided by their number),
+:func:`raglab.metrics.measures.evaluate` does (``math.fsum`` of the values, divided by their number),
 so the means equal the single machine's bit for bit. Per-question values depend on that
 question's ranking and labels alone, so how the questions are split changes nothing.
 """
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from raglab._config import NDCG_K, RECALL_KS
-from raglab._types import FloatArray, Ranking
-from raglab.metrics import (
+from raglab.base.ranking import FloatArray, Ranking
+from raglab.metrics.measures import (
     PRECISION_K,
     hit_rate_at_k_per_query,
     ndcg_at_k_per_query,
@@ -52,7 +52,7 @@ def evaluate_on_cluster(
     *,
     partitions: int | None = None,
 ) -> dict[str, float]:
-    """:func:`raglab.metrics.evaluate` (default cut-offs) with the questions split into
+    """:func:`raglab.metrics.measures.evaluate` (default cut-offs) with the questions split into
     contiguous partitions (default: one per worker), each measured on a worker."""
     if not rankings:
         raise ValueError("no questions to average over")

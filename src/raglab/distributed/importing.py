@@ -5,7 +5,7 @@ What runs where:
 1. **Client**: cut ``corpus.jsonl`` into about equal ranges of bytes, each ending just after a
    line break (:func:`line_ranges`; only the cut points are read here).
 2. **Workers, one task per range** (:func:`check_corpus_lines`): read the range's bytes, decode
-   them as UTF-8, split them into lines as :func:`raglab._io.read_text_lines` does, parse each
+   them as UTF-8, split them into lines as :func:`raglab.base.files.read_text_lines` does, parse each
    line's JSON and check its ``_id``, ``title`` and ``text`` with the very functions the
    single-machine import uses. Line numbers count from the range's first line.
 3. **Client**: lay the ranges end to end (a line's number is its range's local number plus the

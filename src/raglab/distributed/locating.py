@@ -1,12 +1,12 @@
 """Answer passages located in place: on the Dask workers that read the pages.
 
-A questions file's answers are passages to be found in the pages (:mod:`raglab.passages`).
+A questions file's answers are passages to be found in the pages (:mod:`raglab.corpus.passages`).
 Here each worker reads a contiguous partition of the page files (as
 :func:`raglab.distributed.chunking.submit_files` cuts them), locates every answer passage in
 its own pages, and returns only the spans it found: the pages' texts stay on the workers. The
 client joins the partitions' spans in partition order, which is the corpus's page order, so
-each passage's spans are :meth:`raglab.passages.WholeCorpusFinder.find`'s, in its order, and
-parses the questions with them (:class:`raglab.passages.LocatedPassages`).
+each passage's spans are :meth:`raglab.corpus.passages.WholeCorpusFinder.find`'s, in its order, and
+parses the questions with them (:class:`raglab.corpus.passages.LocatedPassages`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from raglab._io import read_text
-from raglab.corpus import Page, parse_page
+from raglab.base.files import read_text
+from raglab.corpus.pages import Page, parse_page
+from raglab.corpus.passages import (
+    AnswerSpan,
+    LocatedPassages,
+    Needle,
+    PassageFinder,
+    WholeCorpusFinder,
+)
 from raglab.distributed.chunking import file_partitions
 from raglab.errors import InputError
-from raglab.passages import AnswerSpan, LocatedPassages, Needle, PassageFinder, WholeCorpusFinder
 
 __all__ = ["locate_in_files", "locate_on_cluster"]
 
@@ -53,7 +59,7 @@ def locate_on_cluster(
     """Every needle located on the workers, each partition of ``files`` (default: two per
     worker) in its own task; the spans joined in partition order. ``fallback`` finds a pair
     the questions ask for that is not among ``needles`` (none, when they come from
-    :func:`raglab.passages.answer_needles` of the same file)."""
+    :func:`raglab.corpus.passages.answer_needles` of the same file)."""
     unique = list(dict.fromkeys(needles))
     n = (
         partitions

@@ -1,7 +1,7 @@
 """LSA fitted with the TF-IDF term x window matrix in row blocks on Dask workers.
 
-:func:`raglab.lsa.fit_lsa` computes A ~ U diag(s) Vt for the TF-IDF term x window matrix A
-(m terms x n windows) by :func:`raglab._svd.randomized_svd`. :func:`fit_lsa_on_cluster` runs the
+:func:`raglab.embedding.lsa.fit_lsa` computes A ~ U diag(s) Vt for the TF-IDF term x window matrix A
+(m terms x n windows) by :func:`raglab.embedding.svd.randomized_svd`. :func:`fit_lsa_on_cluster` runs the
 same algorithm with A cut into row blocks A_1, ..., A_r of consecutive terms (of the sorted
 vocabulary), each built and held by a worker:
 
@@ -19,13 +19,13 @@ vocabulary), each built and held by a worker:
    the l columns are cut into as many slices as there are blocks, each slice its own chain, so
    that while block b works on slice j, block b - 1 already works on slice j + 1 (a pipeline).
 4. **Client, the small dense problems**: the LU normaliser between power passes
-   (:func:`raglab._svd._lu_basis` on the thin m x l and n x l sketches), the Householder QR at
-   the end (:func:`raglab._svd._orthonormal`), the l x l eigenproblem of B B^T, the signs.
-5. ||A||_F^2: each block's squares added exactly (:func:`raglab._exact.scaled_sum_of_squares`),
-   integers summed on the client, rounded once, as :func:`raglab.lsa.fit_lsa` does.
+   (:func:`raglab.embedding.svd._lu_basis` on the thin m x l and n x l sketches), the Householder QR at
+   the end (:func:`raglab.embedding.svd._orthonormal`), the l x l eigenproblem of B B^T, the signs.
+5. ||A||_F^2: each block's squares added exactly (:func:`raglab.base.exact.scaled_sum_of_squares`),
+   integers summed on the client, rounded once, as :func:`raglab.embedding.lsa.fit_lsa` does.
 
 Every step is the single machine's, in the same order, so the model (U, s, Vt, idf and
-||A||_F^2) equals :func:`raglab.lsa.fit_lsa`'s bit for bit (``tests/distributed``), and the
+||A||_F^2) equals :func:`raglab.embedding.lsa.fit_lsa`'s bit for bit (``tests/distributed``), and the
 command line's ``--workers`` fits LSA here.
 
 What moves: the windows' tokens once to each worker; per product A X, the (n, l) sketch to every
@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 
 from raglab._config import LSA_OVERSAMPLE, LSA_RANK, SEED
-from raglab._exact import rounded, scaled_sum_of_squares
-from raglab._svd import _lu_basis, _orthonormal, check_positive_int, small_problem
-from raglab._types import FloatArray
-from raglab.lsa import LSAModel, power_iterations_for
-from raglab.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
+from raglab.base.exact import rounded, scaled_sum_of_squares
+from raglab.base.ranking import FloatArray
+from raglab.embedding.lsa import LSAModel, power_iterations_for
+from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
+from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
 
 __all__ = [
     "BlockedTermMatrix",
@@ -176,7 +176,7 @@ class BlockedTermMatrix:
         return out
 
     def frobenius_sq(self) -> float:
-        """||A||_F^2, the blocks' squares added exactly: :func:`raglab.lsa.fit_lsa`'s value."""
+        """||A||_F^2, the blocks' squares added exactly: :func:`raglab.embedding.lsa.fit_lsa`'s value."""
         parts = self._client.gather(
             [self._client.submit(_scaled_frobenius_sq, b, pure=False) for b in self._blocks]
         )
@@ -193,7 +193,7 @@ def fit_lsa_on_cluster(
     seed: int = SEED,
     blocks: int | None = None,
 ) -> LSAModel:
-    """:func:`raglab.lsa.fit_lsa` with A in ``blocks`` row blocks on the workers (default: two
+    """:func:`raglab.embedding.lsa.fit_lsa` with A in ``blocks`` row blocks on the workers (default: two
     per worker): the same model, bit for bit (see the module docstring)."""
     if len(windows) == 0:
         raise ValueError("fit_lsa needs at least one window")

@@ -3,12 +3,12 @@
 What runs where:
 
 1. **Client**: the texts' word pieces, and the batches the single machine would run
-   (:func:`raglab.neural.encoder.plan_batches`: sorted by length, cut every 32). Only the texts
-   the on-disk cache lacks are planned (:func:`raglab.neural.cache.encode_cached`).
+   (:func:`raglab.embedding.neural.encoder.plan_batches`: sorted by length, cut every 32). Only the texts
+   the on-disk cache lacks are planned (:func:`raglab.embedding.neural.cache.encode_cached`).
 2. **Workers, one task per batch** (:func:`encode_rows`): load the model once per worker process
    (:func:`raglab.pipeline.dense.load`; the installed package, or the folder the lab names, which
    must exist on every worker) and run the batch through the network
-   (:func:`raglab.neural.encoder.pooled_batch`). Only word-piece ids go out and (b, 384) float32
+   (:func:`raglab.embedding.neural.encoder.pooled_batch`). Only word-piece ids go out and (b, 384) float32
    vectors come back.
 3. **Client**: the vectors are written to the cache, where the lab then reads them as if it had
    encoded them itself.
@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from raglab.neural.encoder import Float32Array
-    from raglab.neural.model import NeuralModel
+    from raglab.embedding.neural.encoder import Float32Array
+    from raglab.embedding.neural.model import NeuralModel
     from raglab.pipeline.lab import ChunkingKey, Lab
 
 __all__ = ["encode_on_cluster", "encode_rows", "prime_neural_cache"]
@@ -40,7 +40,7 @@ __all__ = ["encode_on_cluster", "encode_rows", "prime_neural_cache"]
 def encode_rows(model_path: str | None, rows: Sequence[Sequence[int]]) -> Float32Array:
     """Task: one batch of word-piece rows through the model at ``model_path`` (None: the
     installed package), pooled, not normalised: (len(rows), dim) float32."""
-    from raglab.neural.encoder import pooled_batch
+    from raglab.embedding.neural.encoder import pooled_batch
     from raglab.pipeline import dense
 
     return pooled_batch(dense.load(model_path), rows)
@@ -56,7 +56,7 @@ def encode_on_cluster(
 ) -> Float32Array:
     """``model.encode(texts, batch_size=batch_size, normalize=False)``, each batch a task on the
     workers: (len(texts), dim) float32, rows in the order of ``texts``."""
-    from raglab.neural.encoder import plan_batches
+    from raglab.embedding.neural.encoder import plan_batches
 
     ids, batches = plan_batches(model, texts, batch_size)
     futures = [
@@ -72,7 +72,7 @@ def encode_on_cluster(
 def prime_neural_cache(client: Any, lab: Lab, chunking: ChunkingKey | None = None) -> int:
     """Encode on the workers the chunks under ``chunking`` whose vectors the on-disk cache lacks,
     and write them there; returns how many texts the cluster encoded (0 when all were cached)."""
-    from raglab.neural.cache import encode_cached
+    from raglab.embedding.neural.cache import encode_cached
 
     model = lab.neural_model
     texts = [c.text for c in lab.chunk_set(chunking).chunks]

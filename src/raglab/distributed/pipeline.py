@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 
 from raglab import _config as C
-from raglab._types import Ranking
+from raglab.base.ranking import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
 from raglab.distributed.lsa import fit_lsa_on_cluster
-from raglab.lsa import LSAModel
+from raglab.embedding.lsa import LSAModel
 from raglab.pipeline.grid import Grid, bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import candidate_bm25_key, candidates

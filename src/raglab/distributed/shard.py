@@ -12,7 +12,7 @@ A shard holds documents ``offset .. offset + n - 1`` of the whole collection. It
 - L, the total length in tokens (an exact integer sum), so avgdl = L / N;
 - n_t, each term's document frequency (sum of the shards' counts of documents holding t).
 
-Scoring then follows :mod:`raglab.bm25` operation for operation, with the global N, avgdl and
+Scoring then follows :mod:`raglab.bm25.index` operation for operation, with the global N, avgdl and
 n_t (never the shard's own: IDFs and length ratios from one shard would make a score depend on
 how the collection was cut)::
 
@@ -35,11 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab import _bm25_compiled
-from raglab._bm25_scoring import build_postings, per_term_reduce
-from raglab._bm25_topk import impacts
-from raglab._types import FloatArray, IntArray
-from raglab.bm25 import lucene_idf
+from raglab.base.ranking import FloatArray, IntArray
+from raglab.bm25 import compiled as _bm25_compiled
+from raglab.bm25.maxscore import impacts
+from raglab.bm25.scoring import build_postings, lucene_idf, per_term_reduce
 
 __all__ = [
     "GlobalStatistics",
@@ -60,7 +59,7 @@ class ShardCounts:
     whole collection's vocabulary, of which this is a subset); ``indptr`` (V_s + 1,) int64:
     term j's postings are ``docs[indptr[j]:indptr[j + 1]]`` (int32, local document numbers,
     ascending) with frequencies ``tf`` (the smallest unsigned integer type holding them, as
-    :class:`raglab.bm25.BM25Index` stores them); ``lengths`` (n,) int64 each document's number
+    :class:`raglab.bm25.index.BM25Index` stores them); ``lengths`` (n,) int64 each document's number
     of tokens.
     """
 
@@ -73,7 +72,7 @@ class ShardCounts:
     @classmethod
     def from_tokens(cls, token_lists: Sequence[Sequence[str]]) -> ShardCounts:
         """Count the tokens of the shard's documents (``token_lists[i]`` is local document i)
-        with the single index's own streamed build (:func:`raglab._bm25_scoring.build_postings`:
+        with the single index's own streamed build (:func:`raglab.bm25.scoring.build_postings`:
         a block of documents at a time, about 5 bytes a posting kept), so a shard's counts are
         the index's postings for its documents and cost a worker what they cost one machine."""
         terms, indptr, docs, tf, _ = build_postings(token_lists)
@@ -207,7 +206,7 @@ class ScoredShard:
         self, queries: Sequence[Sequence[str]], k: int, k1: float, b: float
     ) -> tuple[IntArray, FloatArray]:
         """:meth:`search_many` by the single index's compiled kernel (MaxScore, term at a
-        time; :mod:`raglab._bm25_compiled`) over this shard's postings, IDFs and ratios: the
+        time; :mod:`raglab.bm25.compiled`) over this shard's postings, IDFs and ratios: the
         kernel adds the same products in the same order as :meth:`scores`, so the lists are
         equal bit for bit, and most postings of frequent terms are skipped."""
         c = self.counts

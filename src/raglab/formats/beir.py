@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from raglab._config import SEED
-from raglab._io import read_text_lines
+from raglab.base.files import read_text_lines
+from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError, Problem
 from raglab.formats.collection import (
     TEST_FRACTION,
@@ -57,7 +58,6 @@ from raglab.formats.collection import (
 )
 from raglab.formats.progress import progress
 from raglab.formats.trec import cap_problems, parse_int
-from raglab.questions import SPLITS
 
 BEIR_KIND = "beir"
 # BEIR's qrels file names and the split each feeds (we have no dev split: tuning uses train).

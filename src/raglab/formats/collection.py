@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from raglab._io import output_error, remove_stale_temps, temp_path, write_new_text
+from raglab.base.files import output_error, remove_stale_temps, temp_path, write_new_text
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
 

@@ -18,7 +18,7 @@ was written. Every bad line is reported at once, with its line number and column
 :class:`raglab.errors.InputError`); after :data:`MAX_REPORTED_PROBLEMS` problems the rest are
 counted, not listed.
 
-Writing is atomic (:func:`raglab._io.atomic_write_text`): the text goes to a temporary file beside
+Writing is atomic (:func:`raglab.base.files.atomic_write_text`): the text goes to a temporary file beside
 the target, which replaces the target only when everything has been written, so a failure never
 leaves a half-written or emptied file. ``atomic_write_text`` and ``read_text_lines`` are
 re-exported here for the modules that import them from this one.
@@ -31,8 +31,8 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from raglab._io import atomic_write_text as atomic_write_text
-from raglab._io import read_text_lines as read_text_lines
+from raglab.base.files import atomic_write_text as atomic_write_text
+from raglab.base.files import read_text_lines as read_text_lines
 from raglab.errors import InputError, Problem
 
 # Listing more bad lines than this only buries the first ones; the rest are counted.
@@ -46,7 +46,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 # ---------------------------------------------------------------------------------------------
-# Helpers shared by the importers (the file helpers live in :mod:`raglab._io`).
+# Helpers shared by the importers (the file helpers live in :mod:`raglab.base.files`).
 
 
 def cap_problems(problems: Sequence[Problem], source: str) -> list[Problem]:

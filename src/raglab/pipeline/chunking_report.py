@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from raglab import _config as C
-from raglab.chunking import cut_probability, expected_chunk_count
+from raglab.chunking.closed_forms import cut_probability, expected_chunk_count
 from raglab.pipeline.lab import ChunkingKey, Lab
 
 

@@ -1,6 +1,6 @@
 """The neural retrievers' pieces for a lab: the model, the chunks' vectors and a question's vector.
 
-:mod:`raglab.neural` is imported here only when a neural retriever is used, so a lab without the
+:mod:`raglab.embedding.neural` is imported here only when a neural retriever is used, so a lab without the
 model installed never imports it (nor tokenizers and safetensors). :func:`unavailable` is how
 every face says that the neural rows need the model, instead of failing.
 """
@@ -14,11 +14,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from raglab import _config as C
-from raglab._types import IntArray
+from raglab.base.ranking import IntArray
 
 if TYPE_CHECKING:
-    from raglab.neural import NeuralIndex, NeuralModel
-    from raglab.neural.encoder import Float32Array
+    from raglab.embedding.neural.encoder import Float32Array
+    from raglab.embedding.neural.index import NeuralIndex
+    from raglab.embedding.neural.model import NeuralModel
 
 __all__ = [
     "QUERY_FOLDER",
@@ -54,7 +55,7 @@ def load(path: str | None) -> NeuralModel:
 
 @lru_cache(maxsize=2)
 def _load(path: str | None) -> NeuralModel:
-    from raglab.neural import load_model
+    from raglab.embedding.neural.model import load_model
 
     return load_model(path)
 
@@ -87,7 +88,7 @@ def unavailable(model: str | None) -> str | None:
     """
     if model is not None:
         return None
-    from raglab.neural.model import INSTALL_HINT, default_model_path
+    from raglab.embedding.neural.model import INSTALL_HINT, default_model_path
 
     if default_model_path() is None:
         return f"needs the neural model: {INSTALL_HINT}"
@@ -96,9 +97,9 @@ def unavailable(model: str | None) -> str | None:
 
 def chunk_index(model: NeuralModel, texts: Sequence[str]) -> NeuralIndex:
     """An index of the chunk ``texts``: vectors read from the on-disk cache
-    (:mod:`raglab.neural.cache`), the rest encoded behind a progress bar on a terminal."""
+    (:mod:`raglab.embedding.neural.cache`), the rest encoded behind a progress bar on a terminal."""
+    from raglab.embedding.neural.index import NeuralIndex
     from raglab.formats.progress import progress
-    from raglab.neural import NeuralIndex
 
     def bar(batches: list[IntArray]) -> Iterable[IntArray]:
         return progress(batches, description="Encoding chunks (neural)")
@@ -110,12 +111,12 @@ def encode_query(model: NeuralModel, text: str) -> Float32Array:
     """One question's unit vector, shape (dim,), encoded alone (a batch of one): batching with
     other texts would pad it and move its vector by float rounding.
 
-    Kept on disk like the chunks' vectors (:mod:`raglab.neural.cache`), in a ``queries``
+    Kept on disk like the chunks' vectors (:mod:`raglab.embedding.neural.cache`), in a ``queries``
     subfolder of its own: an entry there was always encoded alone, so the vector read back is
     bitwise the one a fresh encoding gives, never a chunk's batched one of the same text. A warm
     start of the server then reads the questions' vectors instead of running the model on each.
     """
-    from raglab.neural.cache import cache_folder, encode_cached
+    from raglab.embedding.neural.cache import cache_folder, encode_cached
 
     folder = cache_folder(model) / QUERY_FOLDER
     vector: Float32Array = encode_cached(model, [text], batch_size=1, cache_dir=folder)[0]

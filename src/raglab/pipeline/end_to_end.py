@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raglab import _config as C
+from raglab.base.sentinels import NOT_GIVEN, TUNED
+from raglab.metrics.stats import wilson_interval
 from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.reading import Reading, final_ranking, read_question
+from raglab.pipeline.reading import Reading, read_question
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import RetrievalSettings, choose_weight
-from raglab.settings import NOT_GIVEN, TUNED, default, setting, settings_in
-from raglab.stats import wilson_interval
+from raglab.settings import default, setting, settings_in
 
 __all__ = [
     "DIAGNOSES",
@@ -42,7 +43,6 @@ __all__ = [
     "RunResult",
     "RunSettings",
     "choose_threshold",
-    "final_ranking",
     "outcomes_vector",
     "plain_settings",
     "readings_key",
@@ -157,7 +157,7 @@ class QuestionOutcome:
     quote_chunk: str | None
     coverage: float
     answer: str | None  # the labelled answer passage (None out of corpus)
-    # Where the quote lies against the answer (raglab.reader.QUOTE_RELATIONS; "not found").
+    # Where the quote lies against the answer (raglab.reading.reader.QUOTE_RELATIONS; "not found").
     quote_relation: str
     false_answer: bool  # a sentence was quoted and it is not a correct answer
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from raglab import _config as C
-from raglab._types import Ranking
+from raglab.base.ranking import Ranking
 from raglab.formats.trec import format_qrels, format_run, read_run
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from raglab import _config as C
-from raglab.stats import mcnemar_exact
+from raglab.metrics.stats import mcnemar_exact
 
 #: The recall depth of the gate: a question counts as found by a ranker when its first relevant
 #: chunk is in the first RECALL_K (the exhibits' headline recall@5).
@@ -74,7 +74,7 @@ def compare_reports(
     Measures: recall@RECALL_K of each ranker of section IV and of the run's final list (a
     question is right when its first relevant chunk ranks within RECALL_K), and end-to-end
     correctness. For each: the rate in both reports over the shared questions, the questions that
-    got worse and better, and the exact McNemar test (:func:`raglab.stats.mcnemar_exact`, baseline
+    got worse and better, and the exact McNemar test (:func:`raglab.metrics.stats.mcnemar_exact`, baseline
     as ``a``, current as ``b``). A measure *fell* when its rate dropped by more than its tolerance
     (``tolerance_recall`` for recall, ``tolerance_accuracy`` for accuracy, both in [0, 1]);
     A measure only the baseline has (the current report could not make its run) is *lost*:

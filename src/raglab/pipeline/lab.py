@@ -17,18 +17,20 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from raglab import _config as C
-from raglab._types import FloatArray, IntArray, Ranking
-from raglab.bm25 import BM25Index
-from raglab.chunking import ChunkIndex, chunk_pages
-from raglab.corpus import Corpus, load_corpus
+from raglab.base.ranking import FloatArray, IntArray, Ranking
+from raglab.bm25.index import BM25Index
+from raglab.chunking.chunk import ChunkIndex
+from raglab.chunking.chunkers import chunk_pages
+from raglab.corpus.pages import Corpus, load_corpus
+from raglab.corpus.questions import Question, QuestionSet, load_questions
+from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
+from raglab.embedding.vectors import SparseMatrix, tfidf_matrix
 from raglab.errors import InputError, Problem
-from raglab.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
 from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
-from raglab.questions import Question, QuestionSet, load_questions
-from raglab.rerank import page_age_years
+from raglab.rerank.features import page_age_years
 from raglab.settings import default, setting
-from raglab.text import (
+from raglab.text.tokens import (
     count_words,
     identifiers,
     sentence_spans,
@@ -36,11 +38,13 @@ from raglab.text import (
     whitespace_blocks,
     word_offsets,
 )
-from raglab.vectors import SparseMatrix, tfidf_matrix
 
-if TYPE_CHECKING:  # raglab.neural loads tokenizers and safetensors: only when a model is used
-    from raglab.neural import NeuralIndex, NeuralModel
-    from raglab.neural.encoder import Float32Array
+if (
+    TYPE_CHECKING
+):  # raglab.embedding.neural loads tokenizers and safetensors: only when a model is used
+    from raglab.embedding.neural.encoder import Float32Array
+    from raglab.embedding.neural.index import NeuralIndex
+    from raglab.embedding.neural.model import NeuralModel
 
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
@@ -172,8 +176,8 @@ class Lab:
 
     ``Lab.load()`` opens the bundled Ostler Instruments handbook. ``stem`` turns on Snowball
     stemming of retrieval tokens (off by default, docs/design.md#retrieval-tokens); ``analyzer`` picks the tokeniser
-    (:data:`raglab.text.ANALYZERS`: RAG lab's own, or Lucene's English analyzer). ``windows`` is
-    the number of LSA training windows (None: the rule of :func:`raglab.lsa.window_count`).
+    (:data:`raglab.text.tokens.ANALYZERS`: RAG lab's own, or Lucene's English analyzer). ``windows`` is
+    the number of LSA training windows (None: the rule of :func:`raglab.embedding.lsa.window_count`).
     """
 
     def __init__(
@@ -211,7 +215,7 @@ class Lab:
         # This lab's data under the other stemming (with_stem), built on first use.
         self._siblings: dict[bool, Lab] = {}
         #: What measures a split's rankings (raglab.pipeline.retrieval.measure): None for
-        #: raglab.metrics.evaluate here; a Dask cluster's workers while one is open
+        #: raglab.metrics.measures.evaluate here; a Dask cluster's workers while one is open
         #: (raglab.distributed.evaluation.evaluate_on_cluster, the same values bit for bit).
         self.evaluator: (
             Callable[[Sequence[Ranking], Sequence[Relevance]], dict[str, float]] | None
@@ -343,7 +347,7 @@ class Lab:
 
     @cached_property
     def word_offsets(self) -> dict[str, IntArray]:
-        """Each page's word offsets (:func:`~raglab.chunking.word_offsets`) by page id: what a
+        """Each page's word offsets (:func:`~raglab.chunking.chunkers.word_offsets`) by page id: what a
         sweep of the fixed chunker over many sizes needs, found once."""
         return {page.id: word_offsets(page.text) for page in self.corpus}
 

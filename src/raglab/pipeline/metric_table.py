@@ -1,6 +1,6 @@
 """The metric columns every face shows, as (key, label) pairs, in table order.
 
-One job: name the measures of :func:`raglab.metrics.evaluate` that a ranker table shows and
+One job: name the measures of :func:`raglab.metrics.measures.evaluate` that a ranker table shows and
 how their column headers read, once, for the command line, the web lab and the report.
 
 - :data:`METRICS`: a ranker table (``raglab fuse``, ``raglab trec eval``, the report's rankers
@@ -11,7 +11,7 @@ how their column headers read, once, for the command line, the web lab and the r
 
 from __future__ import annotations
 
-#: A ranker table's columns: (key in :func:`raglab.metrics.evaluate`'s result, header).
+#: A ranker table's columns: (key in :func:`raglab.metrics.measures.evaluate`'s result, header).
 METRICS: tuple[tuple[str, str], ...] = (
     ("recall@1", "R@1"),
     ("recall@3", "R@3"),

@@ -1,8 +1,8 @@
 """What the reader sees for one question, before any threshold is applied.
 
 One job: take a question through the final ranking (first stage, reranker, MMR), pack the context
-(:func:`raglab.reader.pack`), collect the page sentences lying whole inside the packed chunks and
-let the reader pick its best one (:func:`raglab.reader.read`), by plain coverage or by IDF-weighted
+(:func:`raglab.reading.reader.pack`), collect the page sentences lying whole inside the packed chunks and
+let the reader pick its best one (:func:`raglab.reading.reader.read`), by plain coverage or by IDF-weighted
 coverage with the IDF over the run's chunks (:func:`reader_df`; docs/design.md#reader). The
 threshold is laid over a :class:`Reading` afterwards (:meth:`Reading.found`), so that one reading
 serves every threshold: the one chosen on train, the run's, and the sweep of exhibit VI.
@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from raglab import _config as C
-from raglab._types import Ranking
-from raglab.metrics import first_relevant_rank
+from raglab.base.ranking import Ranking
+from raglab.corpus.questions import Question
+from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import rerank, train_reranker, with_mmr
 from raglab.pipeline.retrieval import rank
-from raglab.questions import Question
-from raglab.reader import (
+from raglab.reading.reader import (
     COVERAGE_EPSILON,
     document_frequencies,
     idf_weights,
@@ -36,7 +36,7 @@ from raglab.reader import (
     quote_relation,
     read,
 )
-from raglab.text import tokenize
+from raglab.text.tokens import tokenize
 
 if TYPE_CHECKING:  # end_to_end imports this module; the settings are only read here
     from raglab.pipeline.end_to_end import RunSettings
@@ -64,7 +64,7 @@ class Reading:
     best_text: str | None
     best_chunk: str | None
     coverage: float
-    relation: str  # the best sentence against the answer (raglab.reader.quote_relation)
+    relation: str  # the best sentence against the answer (raglab.reading.reader.quote_relation)
     cut: bool
 
     def found(self, threshold: float) -> bool:

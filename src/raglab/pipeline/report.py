@@ -62,28 +62,23 @@ from typing import Any
 import numpy as np
 
 import raglab
+from raglab.base.sentinels import TUNED
+from raglab.corpus.questions import SPLITS
 from raglab.pipeline.end_to_end import RunSettings
-from raglab.pipeline.exhibits import lsa_spectrum
+from raglab.pipeline.exhibits.lsa import lsa_spectrum
 from raglab.pipeline.fingerprint import (
     data_digests,
-    data_fingerprint,
     fingerprint,
-    settings_digest,
 )
-from raglab.pipeline.gate import FINAL_LIST, RANKERS, RECALL_K, compare_reports
+from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.record import (
-    CHOSEN_SETTINGS,
-    data_settings_from,
     lab_settings,
-    run_settings_from,
     settings_record,
 )
-from raglab.pipeline.report_check import REPORT_FORMAT, REPORT_SCHEMA, validate_report
+from raglab.pipeline.report_check import REPORT_FORMAT, REPORT_SCHEMA
 from raglab.pipeline.report_sections import (
-    REFERENCE_CHUNKERS,
     bm25_section,
-    chunker_label,
     chunking_section,
     data_section,
     end_to_end_section,
@@ -91,8 +86,6 @@ from raglab.pipeline.report_sections import (
     rankers_section,
     reranker_section,
 )
-from raglab.questions import SPLITS
-from raglab.settings import TUNED
 
 #: Report sections in exhibit order, with the titles every rendering uses.
 SECTIONS = (
@@ -192,25 +185,7 @@ def headline(report: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
-    "CHOSEN_SETTINGS",
-    "FINAL_LIST",
-    "RANKERS",
-    "RECALL_K",
-    "REFERENCE_CHUNKERS",
-    "REPORT_FORMAT",
-    "REPORT_SCHEMA",
     "SECTIONS",
     "build_report",
-    "chunker_label",
-    "compare_reports",
-    "data_digests",
-    "data_fingerprint",
-    "data_settings_from",
-    "fingerprint",
     "headline",
-    "lab_settings",
-    "run_settings_from",
-    "settings_digest",
-    "settings_record",
-    "validate_report",
 ]

@@ -11,9 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from raglab import _config as C
+from raglab.corpus.questions import SPLITS
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
 from raglab.pipeline.end_to_end import RunSettings, resolve_run, run_pipeline
-from raglab.pipeline.exhibits import funnel, grid_view, rerank_rows
+from raglab.pipeline.exhibits.bm25 import grid_view
+from raglab.pipeline.exhibits.end_to_end import funnel
+from raglab.pipeline.exhibits.rerank import rerank_rows
 from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
@@ -25,7 +28,6 @@ from raglab.pipeline.retrieval import (
     neural_unavailable,
     ranker_settings,
 )
-from raglab.questions import SPLITS
 
 #: The chunkers shown beside the run's chunker in section I.
 REFERENCE_CHUNKERS = (

@@ -1,6 +1,6 @@
 """Exhibit V: a learned reranker over the first stage's top 20, then maximal marginal relevance.
 
-The reranker is logistic regression on six features (``raglab.rerank.FEATURES``) of each
+The reranker is logistic regression on six features (``raglab.rerank.features.FEATURES``) of each
 candidate, trained on the training split's answerable questions: a candidate is a positive row when
 it holds the answer. MMR then reorders the reranked list with the reranker's probability as
 relevance and the TF-IDF cosine between chunks as redundancy; its lambda is chosen on the training
@@ -16,17 +16,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from raglab import _config as C
-from raglab._topk import top_k
-from raglab._types import FloatArray, IntArray, Ranking
+from raglab.base.ranking import FloatArray, IntArray, Ranking
+from raglab.base.topk import top_k
+from raglab.corpus.questions import Question
+from raglab.embedding.vectors import cosine_matrix
 from raglab.errors import DataLimit
-from raglab.metrics import evaluate
+from raglab.metrics.measures import evaluate
 from raglab.pipeline.dense import is_neural
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split
-from raglab.questions import Question
-from raglab.rerank import FEATURES, LogisticModel, candidate_features, fit_logistic, mmr
-from raglab.text import identifiers
-from raglab.vectors import cosine_matrix
+from raglab.rerank.features import FEATURES, candidate_features
+from raglab.rerank.logistic import LogisticModel, fit_logistic
+from raglab.rerank.mmr import mmr
+from raglab.text.tokens import identifiers
 
 ORDERS = ("fusion", "reranked", "reranked + MMR")
 

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from raglab import _config as C
-from raglab._types import Ranking
-from raglab.fusion import rrf, rrf_all, score_fusion, score_fusion_all
-from raglab.metrics import evaluate, first_relevant_rank
+from raglab.base.ranking import Ranking
+from raglab.base.sentinels import TUNED
+from raglab.corpus.questions import Question
+from raglab.fusion.fuse import rrf, rrf_all, score_fusion, score_fusion_all
+from raglab.metrics.measures import evaluate, first_relevant_rank
 from raglab.pipeline.dense import is_neural, unavailable
 from raglab.pipeline.external import external_ranking
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
-from raglab.questions import Question
-from raglab.settings import TUNED, default, setting
+from raglab.settings import default, setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +235,7 @@ def measure(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> dict[str, float]:
     """R@1, R@3, R@5, R@10, MRR, nDCG@10, P@3 and top-1 over the answerable questions of a split
-    (:func:`raglab.metrics.evaluate`, or ``lab.evaluator`` when the lab has one)."""
+    (:func:`raglab.metrics.measures.evaluate`, or ``lab.evaluator`` when the lab has one)."""
     lab.require(split, "measuring the rankings")
     settings = resolve(lab, settings)
     measured = evaluate if lab.evaluator is None else lab.evaluator

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
 from raglab.report.model import (
     FEATURE_NAMES,
-    METRICS,
-    ORDER_METRICS,
     RANKER_NAMES,
     Note,
     Part,

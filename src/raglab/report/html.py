@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from raglab.report.sections import Note, Section, Table, fmt, sections, subtitle
+from raglab.report.model import Note, Section, Table, fmt
+from raglab.report.sections import sections, subtitle
 
 # Chart geometry, in SVG user units (pixels at 100% zoom).
 CHART_WIDTH = 680

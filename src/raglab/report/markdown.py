@@ -11,53 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from raglab.report.model import Note, Table
 from raglab.report.sections import (
-    BUILDERS,
-    FEATURE_NAMES,
-    METRICS,
-    ORDER_METRICS,
-    RANKER_NAMES,
-    Note,
-    Part,
-    Section,
-    Table,
-    bm25_section,
-    chunking_section,
-    data_section,
-    end_to_end_section,
-    fmt,
-    lsa_section,
-    rankers_section,
-    reranker_section,
     sections,
-    settings_section,
     subtitle,
-    summary_section,
 )
 
 __all__ = [
-    "BUILDERS",
-    "FEATURE_NAMES",
-    "METRICS",
-    "ORDER_METRICS",
-    "RANKER_NAMES",
-    "Note",
-    "Part",
-    "Section",
-    "Table",
-    "bm25_section",
-    "chunking_section",
-    "data_section",
-    "end_to_end_section",
-    "fmt",
-    "lsa_section",
-    "rankers_section",
     "render_markdown",
-    "reranker_section",
-    "sections",
-    "settings_section",
-    "subtitle",
-    "summary_section",
 ]
 
 

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
+from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
 from raglab.pipeline.report import SECTIONS
-from raglab.settings import FEATURE_LABELS, RETRIEVER_LABELS
 
 # Display names shared with every other face (:mod:`raglab.settings`).
 RANKER_NAMES = RETRIEVER_LABELS
@@ -80,8 +79,6 @@ def section_title(key: str) -> str:
 
 __all__ = [
     "FEATURE_NAMES",
-    "METRICS",
-    "ORDER_METRICS",
     "RANKER_NAMES",
     "Note",
     "Part",

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from raglab.pipeline.report import RECALL_K, SECTIONS, headline
+from raglab.pipeline.gate import RECALL_K
+from raglab.pipeline.report import SECTIONS, headline
 from raglab.report.exhibit_sections import (
     bm25_section,
     chunking_section,
@@ -30,14 +31,10 @@ from raglab.report.exhibit_sections import (
     reranker_section,
 )
 from raglab.report.model import (
-    FEATURE_NAMES,
-    METRICS,
-    ORDER_METRICS,
     RANKER_NAMES,
     Note,
     Part,
     Section,
-    Table,
     fmt,
     make_table,
 )
@@ -168,22 +165,7 @@ def subtitle(report: Mapping[str, Any]) -> str:
 
 __all__ = [
     "BUILDERS",
-    "FEATURE_NAMES",
-    "METRICS",
-    "ORDER_METRICS",
-    "RANKER_NAMES",
-    "Note",
-    "Part",
-    "Section",
-    "Table",
-    "bm25_section",
-    "chunking_section",
     "data_section",
-    "end_to_end_section",
-    "fmt",
-    "lsa_section",
-    "rankers_section",
-    "reranker_section",
     "sections",
     "settings_section",
     "subtitle",

@@ -18,10 +18,10 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from raglab import _config as C
+from raglab.base.sentinels import TUNED
+from raglab.corpus.questions import Question
 from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.questions import Question
-from raglab.settings import TUNED
 from raglab.web.idle import IdleGate
 
 #: Requests that may wait for the lab at once (computing, or waiting for a computation);

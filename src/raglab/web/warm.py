@@ -11,18 +11,12 @@ from functools import partial
 from raglab import _config as C
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import RunSettings, run_pipeline
-from raglab.pipeline.exhibits import (
-    CURVE_OVERLAPS,
-    bm25_recall,
-    fusion_settings,
-    identifier_twins,
-    intact_curve,
-    question_grid,
-    rerank_rows,
-    stemming_effect,
-    version_candidates,
-)
+from raglab.pipeline.exhibits.bm25 import bm25_recall, stemming_effect
+from raglab.pipeline.exhibits.chunking import CURVE_OVERLAPS, intact_curve
+from raglab.pipeline.exhibits.fusion import fusion_settings, question_grid
+from raglab.pipeline.exhibits.lsa import identifier_twins
 from raglab.pipeline.exhibits.neural import neural_view
+from raglab.pipeline.exhibits.rerank import rerank_rows, version_candidates
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker

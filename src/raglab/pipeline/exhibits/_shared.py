@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from raglab.corpus.questions import Question
 from raglab.pipeline.lab import Lab
-from raglab.questions import Question
 
 # Characters of a chunk's text returned with a search result.
 SNIPPET_CHARS = 280

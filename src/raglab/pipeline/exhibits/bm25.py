@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from raglab import _config as C
+from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _snippet
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import ChunkingKey, Lab
@@ -22,8 +23,7 @@ from raglab.pipeline.retrieval import (
     measure,
     ranked_chunks,
 )
-from raglab.questions import Question
-from raglab.text import tokenize
+from raglab.text.tokens import tokenize
 
 # How many example queries exhibit II offers.
 EXAMPLE_QUERIES = 5

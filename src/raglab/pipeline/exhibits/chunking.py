@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab._types import IntArray
-from raglab.chunking import cut_probabilities, fixed_window_spans
+from raglab.base.ranking import IntArray
+from raglab.chunking.chunkers import fixed_window_spans
+from raglab.chunking.closed_forms import cut_probabilities
+from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _cached, question
 from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.questions import Question
 
 # Sizes at which the fixed chunker is run for the intact-rate chart (words).
 CURVE_SIZES = tuple(range(20, 401, 20))
@@ -64,7 +65,7 @@ def intact_curve(lab: Lab, *, overlap: int = 0, split: str = "test") -> IntactCu
     An answer is intact when some chunk contains one of its spans, exactly as
     :func:`~raglab.pipeline.chunking_report.chunking_report` counts it. Only where the chunks
     start and end matters here, so each size takes the windows
-    :func:`~raglab.chunking.chunk_fixed` would cut (:func:`~raglab.chunking.fixed_window_spans`)
+    :func:`~raglab.chunking.chunkers.chunk_fixed` would cut (:func:`~raglab.chunking.chunkers.fixed_window_spans`)
     from the lab's word offsets instead of building chunks, and the sweep does not crowd the
     lab's cache of tokenised chunk sets.
     """

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from raglab import _config as C
+from raglab.base.sentinels import TUNED
+from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.end_to_end import (
     RunResult,
     RunSettings,
@@ -16,8 +18,6 @@ from raglab.pipeline.end_to_end import (
     threshold_sweep,
 )
 from raglab.pipeline.lab import Lab
-from raglab.settings import TUNED
-from raglab.stats import mcnemar_exact
 
 
 def funnel(result: RunResult) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from raglab.metrics import first_relevant_rank
+from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.exhibits._shared import question
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, rank, ranked_chunks

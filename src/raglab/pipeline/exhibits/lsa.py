@@ -18,12 +18,12 @@ from typing import Any, cast
 import numpy as np
 
 from raglab import _config as C
-from raglab._topk import top_k
-from raglab.lsa import even_windows
+from raglab.base.topk import top_k
+from raglab.embedding.lsa import even_windows
 from raglab.pipeline.exhibits._shared import _cached, _snippet
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import bm25_ranking, lsa_ranking, ranked_chunks
-from raglab.text import count_words, identifiers
+from raglab.text.tokens import count_words, identifiers
 
 # How many words exhibit III suggests for the nearest-words box.
 SAMPLE_WORDS = 6
@@ -35,7 +35,7 @@ def window_evidence(lab: Lab) -> dict[str, tuple[int, bool]]:
     """For every term of the embedding: (how many windows hold it, whether they are one passage).
 
     The windows are the LSA windows (``Lab.lsa_windows``), word ranges [start, end) of the corpus
-    laid out by :func:`raglab.lsa.even_windows`. A term is seen in one passage when the windows
+    laid out by :func:`raglab.embedding.lsa.even_windows`. A term is seen in one passage when the windows
     holding it all share some stretch: max(start) < min(end) over them.
     """
 

@@ -22,7 +22,7 @@ __all__ = ["TIMED_CHUNKS", "TWINS", "neural_view", "twin_cosines"]
 #: compare them with: a space that blurs twins puts the first two much closer than the third.
 TWINS = ("E-4107", "E-4170", "E-2201")
 #: How many chunks the encoding time is measured on (once per machine, model and sample:
-#: :mod:`raglab.neural.timing`): enough for a figure to a tenth of a millisecond, few enough to
+#: :mod:`raglab.embedding.neural.timing`): enough for a figure to a tenth of a millisecond, few enough to
 #: measure in a few tenths of a second.
 TIMED_CHUNKS = 8
 #: What the model card of all-MiniLM-L6-v2 says it was fine-tuned on (its bundled README).
@@ -43,7 +43,7 @@ def twin_cosines(lab: Lab, a: str, b: str) -> dict[str, float | None]:
 
 
 def _costs(lab: Lab) -> dict[str, Any]:
-    from raglab.neural.timing import EncodeTiming, encode_timing
+    from raglab.embedding.neural.timing import EncodeTiming, encode_timing
 
     model = lab.neural_model
     cs = lab.chunk_set()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from raglab import _config as C
+from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _cached, question
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import (
@@ -24,8 +25,7 @@ from raglab.pipeline.reranking import (
     with_mmr,
 )
 from raglab.pipeline.retrieval import RetrievalSettings, ranked_chunks
-from raglab.questions import Question
-from raglab.rerank import FEATURES
+from raglab.rerank.features import FEATURES
 
 
 def fitted_reranker(

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from raglab import _config as C
-from raglab.pipeline.exhibits import (
+from raglab.pipeline.exhibits.bm25 import (
     GridCell,
     bm25_recall,
     bm25_search,

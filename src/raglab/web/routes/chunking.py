@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.exhibits import answer_view, intact_curve
+from raglab.pipeline.exhibits.chunking import answer_view, intact_curve
 from raglab.web.models import setting_query
 from raglab.web.state import State, chunking_key, find_question, plain
 

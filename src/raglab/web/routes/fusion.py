@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from raglab.pipeline.exhibits import fusion_settings, question_grid, three_lists
+from raglab.pipeline.exhibits.fusion import fusion_settings, question_grid, three_lists
 from raglab.pipeline.retrieval import (
     RetrievalSettings,
     choose_weight,

@@ -8,9 +8,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from raglab._config import LSA_WINDOW_WORDS
-from raglab.lsa import power_iterations_for, window_count, window_rule
-from raglab.pipeline.exhibits import identifier_twins, lsa_search, lsa_spectrum, nearest_words
-from raglab.pipeline.exhibits.lsa import identifier_pairs
+from raglab.embedding.lsa import power_iterations_for, window_count, window_rule
+from raglab.pipeline.exhibits.lsa import (
+    identifier_pairs,
+    identifier_twins,
+    lsa_search,
+    lsa_spectrum,
+    nearest_words,
+)
 from raglab.pipeline.lab import Lab
 from raglab.web.state import State, plain
 

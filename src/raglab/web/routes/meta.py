@@ -9,17 +9,17 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
 from raglab import _config as C
-from raglab.corpus import bundled_handbook_dir
-from raglab.pipeline.fingerprint import data_fingerprint
-from raglab.questions import SPLITS
-from raglab.settings import (
+from raglab.corpus.pages import bundled_handbook_dir
+from raglab.corpus.questions import SPLITS
+from raglab.labels import (
     CHUNKER_LABELS,
     EXHIBIT_LABELS,
     FEATURE_LABELS,
     RETRIEVER_LABELS,
-    SETTINGS,
     SIZE_SLIDERS,
 )
+from raglab.pipeline.fingerprint import data_fingerprint
+from raglab.settings import SETTINGS
 from raglab.web.state import State, WebState
 
 router = APIRouter(tags=["data"])

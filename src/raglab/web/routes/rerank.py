@@ -7,7 +7,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from raglab import _config as C
-from raglab.pipeline.exhibits import fitted_reranker, rerank_rows, reranker_summary, version_demo
+from raglab.pipeline.exhibits.rerank import (
+    fitted_reranker,
+    rerank_rows,
+    reranker_summary,
+    version_demo,
+)
 from raglab.pipeline.reranking import Reranker
 from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.web.state import State, find_question, plain

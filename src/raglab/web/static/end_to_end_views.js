@@ -13,7 +13,7 @@ export const LOSS_NAMES = {
   reader: "missed by the reader",
   "false answer": "answered when it should not",
 };
-// How a wrong quote lies against the answer passage (raglab.reader.QUOTE_RELATIONS).
+// How a wrong quote lies against the answer passage (raglab.reading.reader.QUOTE_RELATIONS).
 const RELATION_NAMES = {
   overlaps: "overlaps the answer passage, but neither holds the other",
   "same page": "comes from the answer's page, outside the answer passage",

@@ -36,7 +36,7 @@ import org.apache.lucene.store.ByteBuffersDirectory;
 import org.apache.lucene.util.Version;
 
 /**
- * Real Lucene as the oracle of raglab.lucene: EnglishAnalyzer's tokens for sample strings and
+ * Real Lucene as the oracle of raglab.text.lucene: EnglishAnalyzer's tokens for sample strings and
  * Cranfield documents, and a BM25 run of Cranfield's 225 queries.
  *
  * <p>Usage: {@code LuceneReference CRANFIELD_DIR SAMPLES_TXT OUT_DIR [CONTENTS]}. CONTENTS is

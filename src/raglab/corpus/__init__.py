@@ -1,0 +1,1 @@
+"""The data: pages read from a folder, labelled questions, and where each answer lies."""

@@ -1,0 +1,331 @@
+"""Reading a corpus: a folder of Markdown or plain-text pages.
+
+A Markdown page may open with front matter between ``---`` lines holding ``id``, ``title``,
+``updated`` (ISO date), ``status`` (``current`` or ``superseded``) and ``supersedes`` (a page id).
+Missing fields get defaults: the id from the file name, the title from the first ``#`` heading
+(else from the file name), no date, status current. Headings ``#``, ``##`` and ``###`` divide the
+page into sections; every section is a character span of the page text (the text after the front
+matter), running from its heading line to the next heading of any level.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from importlib import resources
+from pathlib import Path
+
+from raglab.base.files import read_text
+from raglab.errors import InputError, Problem
+from raglab.text.tokens import count_words
+
+FRONT_MATTER_FIELDS = ("id", "title", "updated", "status", "supersedes")
+_FIELD_LIST = ", ".join(FRONT_MATTER_FIELDS)
+STATUSES = ("current", "superseded")
+PAGE_SUFFIXES = (".md", ".txt")
+_HEADING = re.compile(r"^(#{1,3})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^(```|~~~)")
+_WORD = re.compile(r"\w")
+_HEAD = 1 << 16
+# C0 controls and DEL, less tab, line feed, form feed and carriage return: bytes a text page
+# never holds (a binary file saved as .txt, a NUL-padded export).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading's span of its page: ``text[start:end]`` (heading line included).
+
+    ``level`` is 1 to 3 (0 for text before the first heading); ``path`` holds the headings from
+    the page's top level down to this one.
+    """
+
+    heading: str
+    level: int
+    path: tuple[str, ...]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One document of the corpus. ``text`` is the page after its front matter."""
+
+    id: str
+    title: str
+    text: str
+    updated: date | None = None
+    status: str = "current"
+    supersedes: str | None = None
+    sections: tuple[Section, ...] = ()
+    source: str = "<string>"
+    # Line number in the source file of the first line of ``text``, for error messages.
+    first_line: int = field(default=1, compare=False)
+
+    @property
+    def n_words(self) -> int:
+        """Whitespace-separated words in the page text (counted block by block, so a long page
+        never becomes one list of words)."""
+        return count_words(self.text)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """An ordered collection of pages with unique ids."""
+
+    pages: tuple[Page, ...]
+    root: str = "<memory>"
+    _by_id: dict[str, Page] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {p.id: p for p in self.pages})
+
+    def __iter__(self) -> Iterator[Page]:
+        return iter(self.pages)
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+    def __contains__(self, page_id: object) -> bool:
+        return page_id in self._by_id
+
+    def page(self, page_id: str) -> Page:
+        """The page with this id; ``KeyError`` when there is none."""
+        return self._by_id[page_id]
+
+    @property
+    def n_words(self) -> int:
+        return sum(p.n_words for p in self.pages)
+
+
+def bundled_handbook_dir() -> Path:
+    """The folder of the bundled Ostler Instruments handbook."""
+    return Path(str(resources.files("raglab") / "data" / "handbook"))
+
+
+def _title_from_name(stem: str) -> str:
+    words = re.sub(r"[-_]+", " ", stem).strip()
+    return words[:1].upper() + words[1:] if words else stem
+
+
+def find_sections(text: str, *, title: str) -> tuple[Section, ...]:
+    """Split ``text`` at ``#``/``##``/``###`` headings outside code fences.
+
+    Text before the first heading becomes a level-0 section named after the page title.
+    """
+    heads: list[tuple[int, int, str]] = []  # (offset, level, heading)
+    offset = 0
+    in_fence = False
+    for line in text.splitlines(keepends=True):
+        stripped = line.rstrip("\r\n")
+        if _FENCE.match(stripped):
+            in_fence = not in_fence
+        elif not in_fence:
+            m = _HEADING.match(stripped)
+            if m:
+                heads.append((offset, len(m.group(1)), m.group(2).strip()))
+        offset += len(line)
+    sections: list[Section] = []
+    if not heads or text[: heads[0][0]].strip():
+        end = heads[0][0] if heads else len(text)
+        sections.append(Section(title, 0, (title,), 0, end))
+    stack: list[tuple[int, str]] = []
+    for i, (start, level, heading) in enumerate(heads):
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(text)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        sections.append(Section(heading, level, tuple(h for _, h in stack), start, end))
+    return tuple(sections)
+
+
+def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
+    """Parse one page's text; raises :class:`InputError` naming the line at fault."""
+    problems: list[Problem] = []
+    meta: dict[str, tuple[str, int]] = {}
+    text = raw
+    first_line = 1
+    # Front matter sits at the top: only the head of a long page is split into lines.
+    lines = raw[:_HEAD].splitlines(keepends=True)
+    if len(raw) > _HEAD and lines:
+        lines.pop()  # may be cut mid-line
+    if (
+        lines
+        and lines[0].strip() == "---"
+        and len(raw) > _HEAD
+        and not any(line.strip() == "---" for line in lines[1:])
+    ):
+        lines = raw.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---":
+        closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if closing is None:
+            problems.append(Problem(source, "front matter opened with '---' is never closed", 1))
+        else:
+            for i in range(1, closing):
+                line = lines[i].strip()
+                if not line or line.startswith("#"):
+                    continue
+                key, sep, value = line.partition(":")
+                key = key.strip()
+                if not sep or not key:
+                    problems.append(
+                        Problem(source, f"front matter line is not 'key: value': {line!r}", i + 1)
+                    )
+                elif key not in FRONT_MATTER_FIELDS:
+                    problems.append(
+                        Problem(
+                            source,
+                            f"unknown front-matter field (expected one of {_FIELD_LIST})",
+                            i + 1,
+                            key,
+                        )
+                    )
+                elif key in meta:
+                    problems.append(Problem(source, "front-matter field given twice", i + 1, key))
+                else:
+                    meta[key] = (value.strip().strip("'\""), i + 1)
+            text = raw[sum(len(line) for line in lines[: closing + 1]) :]
+            first_line = closing + 2
+    page_id = meta["id"][0] if "id" in meta else stem
+    if not page_id:
+        problems.append(Problem(source, "id is empty", meta["id"][1], "id"))
+    elif any(ch.isspace() for ch in page_id):
+        # A TREC run or qrels line is split at whitespace, so such an id cannot be exported.
+        fix = "give an id without spaces" if "id" in meta else "rename the file or add 'id: ...'"
+        problems.append(
+            Problem(
+                source,
+                f"page id {page_id!r} contains whitespace, which TREC run files cannot hold: {fix}",
+                meta["id"][1] if "id" in meta else None,
+                "id",
+            )
+        )
+    bad = _CONTROL.search(text)
+    if bad is not None:
+        at_line = first_line + text.count("\n", 0, bad.start())
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        problems.append(
+            Problem(
+                source,
+                f"holds control character U+{ord(bad.group()):04X} at column {column} (a binary "
+                "file, or text with NUL padding?): a page must be plain UTF-8 text",
+                at_line,
+            )
+        )
+    updated: date | None = None
+    if "updated" in meta:
+        value, line_no = meta["updated"]
+        try:
+            updated = date.fromisoformat(value)
+        except ValueError:
+            problems.append(
+                Problem(
+                    source, f"not an ISO date (YYYY-MM-DD): {value!r}", line_no, "updated", page_id
+                )
+            )
+    status = "current"
+    if "status" in meta:
+        status, line_no = meta["status"]
+        if status not in STATUSES:
+            problems.append(
+                Problem(
+                    source,
+                    f"status must be 'current' or 'superseded', not {status!r}",
+                    line_no,
+                    "status",
+                    page_id,
+                )
+            )
+    if problems:
+        raise InputError(problems)
+    title = meta["title"][0] if "title" in meta and meta["title"][0] else ""
+    if not title:
+        m = next(
+            (m for m in map(_HEADING.match, text.splitlines()) if m and len(m.group(1)) == 1), None
+        )
+        title = m.group(2).strip() if m else _title_from_name(stem)
+    supersedes = meta["supersedes"][0] if "supersedes" in meta and meta["supersedes"][0] else None
+    return Page(
+        id=page_id,
+        title=title,
+        text=text,
+        updated=updated,
+        status=status,
+        supersedes=supersedes,
+        sections=find_sections(text, title=title),
+        source=source,
+        first_line=first_line,
+    )
+
+
+def _read_text(path: Path, problems: list[Problem]) -> str | None:
+    try:
+        return read_text(path)
+    except InputError as exc:  # keep going: every file's problem is listed at once
+        problems.extend(exc.problems)
+        return None
+
+
+def load_corpus(
+    path: str | Path | None = None,
+    *,
+    progress: Callable[[list[Path]], Iterable[Path]] | None = None,
+) -> Corpus:
+    """Load every ``*.md`` and ``*.txt`` page under ``path`` (recursively, in sorted order).
+
+    ``path=None`` loads the bundled Ostler Instruments handbook. Raises :class:`InputError` listing
+    every problem: an unreadable or non-UTF-8 file, front matter that does not parse, duplicate
+    page ids, a ``supersedes`` naming no page, or an empty corpus. ``progress`` wraps the list of
+    files as they are read (the command line passes a progress bar).
+    """
+    root = bundled_handbook_dir() if path is None else Path(path)
+    if not root.exists():
+        raise InputError([Problem(str(root), "corpus folder does not exist")])
+    if not root.is_dir():
+        raise InputError([Problem(str(root), "corpus must be a folder of *.md or *.txt pages")])
+    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in PAGE_SUFFIXES and p.is_file())
+    problems: list[Problem] = []
+    pages: list[Page] = []
+    seen: dict[str, str] = {}
+    for file in files if progress is None else progress(files):
+        raw = _read_text(file, problems)
+        if raw is None:
+            continue
+        try:
+            page = parse_page(raw, stem=file.stem, source=str(file))
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        if page.id in seen:
+            problems.append(
+                Problem(
+                    str(file),
+                    f"duplicate page id, also used by {seen[page.id]}",
+                    None,
+                    "id",
+                    page.id,
+                )
+            )
+            continue
+        seen[page.id] = str(file)
+        pages.append(page)
+    for page in pages:
+        if page.supersedes is not None and page.supersedes not in seen:
+            problems.append(
+                Problem(
+                    page.source,
+                    f"supersedes {page.supersedes!r}, which is not a page of the corpus",
+                    None,
+                    "supersedes",
+                    page.id,
+                )
+            )
+    if not files:
+        problems.append(Problem(str(root), "no *.md or *.txt pages found"))
+    elif not problems and not any(_WORD.search(page.text) for page in pages):
+        problems.append(Problem(str(root), "every page is empty (no words to index)"))
+    if problems:
+        raise InputError(problems)
+    return Corpus(tuple(pages), str(root))

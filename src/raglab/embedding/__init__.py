@@ -1,0 +1,1 @@
+"""Stage III, the embedding: term-document vectors, LSA by randomised SVD, and the neural encoder."""

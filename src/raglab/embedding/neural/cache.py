@@ -1,0 +1,164 @@
+"""An on-disk cache of sentence vectors, so that another process does not encode the same chunks
+again.
+
+One ``.npy`` file per (model, text): the vector before normalisation, float32, shape (dim,). The
+folder is ``$RAGLAB_CACHE_DIR/neural/<hash>/`` when ``RAGLAB_CACHE_DIR`` is set, else
+``~/.cache/raglab/embedding/neural/<hash>/``, where ``<hash>`` is the first 16 hex digits of the weights'
+sha256 (:attr:`NeuralModel.model_hash`), so one folder holds one checkpoint's vectors. A file's
+name is the sha256 of the model's :attr:`~raglab.embedding.neural.model.NeuralModel.cache_key` and the text:
+another tokenizer, pooling, truncation or version of the forward pass never reads them back.
+
+Writes are atomic: each vector goes to a temporary sibling (:func:`raglab.base.files.temp_path`) that
+replaces the entry only once written, so a reader sees a whole file or none; temporary files left
+by a killed process are swept by the next call that writes (:func:`raglab.base.files.remove_stale_temps`).
+Entries are not fsynced: a cache entry lost in a crash costs one recomputation, while an fsync per
+chunk would cost more than encoding it. An entry that cannot be read, does not parse as ``.npy``,
+or holds anything but ``dim`` finite float32 numbers is recomputed and rewritten, never an error;
+a cache folder that cannot be written gives a warning and the vectors, uncached.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from raglab.base.files import remove_stale_temps, temp_path
+from raglab.embedding.neural.encoder import Float32Array, Progress, check_texts, unit_rows32
+from raglab.embedding.neural.model import NeuralModel
+
+__all__ = ["CACHE_ENV", "cache_folder", "encode_cached", "entry_path"]
+
+CACHE_ENV = "RAGLAB_CACHE_DIR"
+_HASH_PREFIX = 16
+# Every temporary file of a folder is named after this one sibling, so that one glob per call
+# finds the stale ones of all entries (rather than one glob per entry written).
+_TEMP_STEM = "entry"
+
+
+def cache_folder(model: NeuralModel, cache_dir: str | Path | None = None) -> Path:
+    """Where ``model``'s vectors live: ``cache_dir`` itself when given, else
+    ``$RAGLAB_CACHE_DIR/neural/<hash>`` or ``~/.cache/raglab/embedding/neural/<hash>`` (module docstring)."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    base = os.environ.get(CACHE_ENV)
+    root = Path(base) if base else Path.home() / ".cache" / "raglab"
+    return root / "neural" / model.model_hash[:_HASH_PREFIX]
+
+
+def entry_path(model: NeuralModel, text: str, folder: Path) -> Path:
+    """The file holding ``text``'s vector: sha256(cache_key NUL text).npy in ``folder``."""
+    digest = hashlib.sha256(f"{model.cache_key}\0{text}".encode("utf-8", "surrogatepass"))
+    return folder / f"{digest.hexdigest()}.npy"
+
+
+@functools.cache
+def _header(dim: int) -> bytes:
+    """The bytes :func:`numpy.save` writes before the numbers of a (dim,) float32 array."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(dim, dtype=np.float32), allow_pickle=False)
+    return buffer.getvalue()[: -4 * dim]
+
+
+def _read(path: Path, dim: int) -> Float32Array | None:
+    """The vector in ``path``, or None when it is absent or not a whole, finite (dim,) float32."""
+    try:
+        data = path.read_bytes()
+    except OSError:  # absent, unreadable
+        return None
+    head = _header(dim)
+    if len(data) == len(head) + 4 * dim and data.startswith(head):
+        # The header this numpy writes: the numbers follow it (a server's start reads hundreds
+        # of entries, and np.load parses each header in Python, five times slower).
+        value: Any = np.frombuffer(data, dtype=np.float32, offset=len(head))
+    else:
+        try:
+            value = np.load(io.BytesIO(data), allow_pickle=False)
+        except (OSError, ValueError, EOFError):  # truncated, not .npy
+            return None
+    if (
+        not isinstance(value, np.ndarray)
+        or value.dtype != np.float32
+        or value.shape != (dim,)
+        or not np.isfinite(value).all()
+    ):
+        return None
+    out: Float32Array = value
+    return out
+
+
+def _write(path: Path, vector: Float32Array) -> None:
+    tmp = temp_path(path.with_name(_TEMP_STEM), "npy")
+    try:
+        with open(tmp, "xb") as handle:
+            np.save(handle, vector, allow_pickle=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def encode_cached(
+    model: NeuralModel,
+    texts: Sequence[str],
+    *,
+    normalize: bool = True,
+    batch_size: int = 32,
+    cache_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    encoder: Callable[[list[str]], Float32Array] | None = None,
+) -> Float32Array:
+    """``model.encode(texts, ...)`` (n, dim) float32, encoding only the texts not yet cached.
+
+    Repeated texts are encoded once. The cache holds pooled vectors; ``normalize`` divides the
+    rows by their norms after reading, exactly as :meth:`NeuralModel.encode` does. A vector read
+    back is bitwise the one written; vectors encoded in another batch differ by float rounding
+    only (about 1e-7). ``progress`` wraps the batches of the texts that are encoded.
+    ``encoder`` encodes the missing texts instead of ``model.encode(..., normalize=False)``: the
+    pooled vectors (n, dim) of exactly those batches (a Dask cluster's, in
+    :mod:`raglab.distributed.neural`).
+    """
+    check_texts(texts)
+    folder = cache_folder(model, cache_dir)
+    out = np.zeros((len(texts), model.dim), dtype=np.float32)
+    where: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        where.setdefault(text, []).append(i)
+    paths = {text: entry_path(model, text, folder) for text in where}
+    missing: list[str] = []
+    for text, rows in where.items():
+        vector = _read(paths[text], model.dim)
+        if vector is None:
+            missing.append(text)
+        else:
+            out[rows] = vector
+    if missing:
+        if encoder is None:
+            fresh = model.encode(missing, batch_size=batch_size, normalize=False, progress=progress)
+        else:
+            fresh = encoder(missing)
+        for text, vector in zip(missing, fresh, strict=True):
+            out[where[text]] = vector
+        _store(folder, [(paths[t], v) for t, v in zip(missing, fresh, strict=True)])
+    return unit_rows32(out) if normalize else out
+
+
+def _store(folder: Path, entries: list[tuple[Path, Float32Array]]) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(folder / _TEMP_STEM)
+        for path, vector in entries:
+            _write(path, vector)
+    except OSError as exc:
+        warnings.warn(
+            f"{folder}: sentence vectors not cached ({exc.strerror or exc}); they will be "
+            "encoded again next time",
+            RuntimeWarning,
+            stacklevel=3,
+        )

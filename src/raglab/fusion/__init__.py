@@ -1,0 +1,1 @@
+"""Stage IV, rank fusion: reciprocal rank fusion and min-max score fusion."""

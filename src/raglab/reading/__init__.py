@@ -1,0 +1,1 @@
+"""Stage VI, reading: packing the context, the extractive reader, the diagnosis of a miss."""

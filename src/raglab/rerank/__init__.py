@@ -1,0 +1,1 @@
+"""Stage V, reranking: the six features, logistic regression, and maximal marginal relevance."""
