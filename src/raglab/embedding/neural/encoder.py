@@ -27,18 +27,16 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from raglab.base.ranking import IntArray
 
-if TYPE_CHECKING:
-    from raglab.embedding.neural.model import NeuralModel
-
 __all__ = [
     "BertWeights",
+    "EncoderInput",
     "Float32Array",
     "LayerWeights",
     "Progress",
@@ -114,6 +112,27 @@ class BertWeights:
         for layer in self.layers:
             arrays += [getattr(layer, f.name) for f in fields(layer)]
         return sum(int(a.nbytes) for a in arrays)
+
+
+class EncoderInput(Protocol):
+    """What the forward pass reads of a loaded model (:class:`raglab.embedding.neural.model.
+    NeuralModel` is one): its weights, pooling ("mean" or "cls"), padding id, vector width
+    and word-piece ids. The encoder names this shape, not the model's class, so the model
+    module can offer ``encode`` without the two importing each other."""
+
+    @property
+    def weights(self) -> BertWeights: ...
+
+    @property
+    def pooling(self) -> str: ...
+
+    @property
+    def pad_token_id(self) -> int: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]: ...
 
 
 def layer_norm(
@@ -249,7 +268,7 @@ def check_texts(texts: Sequence[str]) -> None:
 
 
 def plan_batches(
-    model: NeuralModel, texts: Sequence[str], batch_size: int
+    model: EncoderInput, texts: Sequence[str], batch_size: int
 ) -> tuple[list[list[int]], list[IntArray]]:
     """The word-piece ids of each text, and the batches :func:`encode` runs: positions in
     ``texts``, sorted by word-piece count (longest first, ties in input order) and cut every
@@ -265,10 +284,10 @@ def plan_batches(
     return ids, [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def _padded(model: NeuralModel, rows: Sequence[Sequence[int]]) -> tuple[IntArray, BoolArray]:
+def _padded(model: EncoderInput, rows: Sequence[Sequence[int]]) -> tuple[IntArray, BoolArray]:
     """A batch of word-piece rows padded to the longest: ids (b, t) and mask (b, t)."""
     width = max(len(row) for row in rows)
-    padded = np.full((len(rows), width), model.config.pad_token_id, dtype=np.int64)
+    padded = np.full((len(rows), width), model.pad_token_id, dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.bool_)
     for i, row in enumerate(rows):
         padded[i, : len(row)] = row
@@ -276,14 +295,14 @@ def _padded(model: NeuralModel, rows: Sequence[Sequence[int]]) -> tuple[IntArray
     return padded, mask
 
 
-def pooled_batch(model: NeuralModel, rows: Sequence[Sequence[int]]) -> Float32Array:
+def pooled_batch(model: EncoderInput, rows: Sequence[Sequence[int]]) -> Float32Array:
     """One batch of :func:`plan_batches` through the network, pooled, not normalised: (b, h)."""
     padded, mask = _padded(model, rows)
     return pool(forward(model.weights, padded, mask), mask, model.pooling)
 
 
 def _batches(
-    model: NeuralModel, texts: Sequence[str], batch_size: int, progress: Progress | None
+    model: EncoderInput, texts: Sequence[str], batch_size: int, progress: Progress | None
 ) -> Iterator[tuple[IntArray, Float32Array, BoolArray]]:
     """(positions in ``texts``, states (b, t, h), mask (b, t)) of each batch of
     :func:`plan_batches`."""
@@ -294,7 +313,7 @@ def _batches(
 
 
 def encode(
-    model: NeuralModel,
+    model: EncoderInput,
     texts: Sequence[str],
     *,
     batch_size: int = 32,
@@ -316,7 +335,7 @@ def encode(
 
 
 def token_states(
-    model: NeuralModel, texts: Sequence[str], *, batch_size: int = 32
+    model: EncoderInput, texts: Sequence[str], *, batch_size: int = 32
 ) -> list[Float32Array]:
     """The last hidden state of every word piece of each text: a list of (t_i, h) float32 arrays,
     [CLS] first and [SEP] last, padding removed; batched as :func:`encode`."""

@@ -117,6 +117,11 @@ class NeuralModel:
         """h, the length of each sentence vector (384 for all-MiniLM-L6-v2)."""
         return self.config.hidden_size
 
+    @property
+    def pad_token_id(self) -> int:
+        """The id a batch pads its shorter texts with."""
+        return self.config.pad_token_id
+
     @cached_property
     def model_hash(self) -> str:
         """sha256 (hex) of ``model.safetensors``, read in blocks, computed once per model."""
