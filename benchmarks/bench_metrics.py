@@ -37,10 +37,10 @@ from raglab.fusion.fuse import rrf_all
 from raglab.metrics.measures import (
     PRECISION_K,
     evaluate,
+    hit_rate_at_k,
     mrr,
     ndcg_at_k,
     ndcg_at_k_per_query,
-    recall_at_k,
     recall_at_k_per_query,
     reciprocal_rank_per_query,
 )
@@ -169,7 +169,7 @@ def run(cfg: Config) -> Section:
     cases: list[tuple[str, Callable[[], object], str, Callable[[], object]]] = [
         (
             f"recall@{HIT_K} (hit rate)",
-            lambda: recall_at_k(rankings, relevant, k=HIT_K),
+            lambda: hit_rate_at_k(rankings, relevant, k=HIT_K),
             f"hit_rate@{HIT_K}",
             lambda: rx(f"hit_rate@{HIT_K}"),
         ),

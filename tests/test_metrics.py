@@ -13,6 +13,7 @@ import pytrec_eval
 import ranx
 
 import raglab.metrics.judging as judging_module
+import raglab.metrics.measures as measures
 from raglab._config import NDCG_K, RECALL_KS
 from raglab.base.ranking import IntArray, Ranking
 from raglab.metrics.judging import RankingLike, Relevance
@@ -29,8 +30,6 @@ from raglab.metrics.measures import (
     ndcg_at_k_per_query,
     precision_at_k,
     precision_at_k_per_query,
-    recall_at_k,
-    recall_at_k_per_query,
     reciprocal_rank_per_query,
     top1_accuracy,
     top1_accuracy_per_query,
@@ -454,7 +453,7 @@ def test_bad_cutoff_is_a_value_error(k: int) -> None:
         hit_rate_at_k([np.array([1])], [{1}], k=k)
 
 
-# --- hit rate and the deprecated recall names ---------------------------------------------------
+# --- hit rate and recall ---------------------------------------------------
 
 
 def test_hit_rate_by_hand() -> None:
@@ -483,20 +482,11 @@ def test_hit_rate_by_hand() -> None:
     )
 
 
-def test_recall_at_k_is_a_deprecated_alias_of_the_hit_rate() -> None:
-    """Oracle: the hit-rate functions on the same input; each old name warns once, from the
-    caller's line (stacklevel 2)."""
-    rankings = random_rankings(5, 30)
-    relevant: list[Relevance] = list(random_binary(5, 30))
-    for k in RECALL_KS:
-        with pytest.warns(DeprecationWarning, match="hit_rate_at_k") as caught:
-            value = recall_at_k(rankings, relevant, k=k)
-        assert value == hit_rate_at_k(rankings, relevant, k=k)
-        assert len(caught) == 1 and caught[0].filename == __file__
-        with pytest.warns(DeprecationWarning, match="hit_rate_at_k_per_query") as caught:
-            per_query = recall_at_k_per_query(rankings, relevant, k=k)
-        np.testing.assert_array_equal(per_query, hit_rate_at_k_per_query(rankings, relevant, k=k))
-        assert len(caught) == 1 and caught[0].filename == __file__
+def test_the_hit_rate_has_one_name() -> None:
+    """The hit rate is not the IR recall, so it is not offered under that name: the module has no
+    ``recall_at_k`` (the hit rate) beside ``fractional_recall_at_k`` (the recall)."""
+    assert not hasattr(measures, "recall_at_k")
+    assert not hasattr(measures, "recall_at_k_per_query")
 
 
 def test_the_new_names_do_not_warn() -> None:

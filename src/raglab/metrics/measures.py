@@ -17,8 +17,7 @@ rel(d) = [g(d) > 0] and R = the number of relevant chunks:
 - ``hit rate@k`` = [some i <= k has rel(d_i)] (:func:`hit_rate_at_k`): ranx's ``hit_rate@k`` and
   trec_eval's ``success_k``. The product shows it under the label ``recall@k`` (docs/design.md#hit-rate), and
   :func:`evaluate` keeps that key, but it is not the IR recall below: it counts a question once,
-  however many of its relevant chunks are found. ``recall_at_k`` and ``recall_at_k_per_query``
-  are deprecated aliases of the hit-rate functions.
+  however many of its relevant chunks are found.
 - ``fractional recall@k`` = sum_{i<=k} rel(d_i) / R (:func:`fractional_recall_at_k`), the recall
   that page-labelled collections (Cranfield, TREC, BEIR) report. This is ranx's ``recall@k`` and
   trec_eval's ``recall_k``.
@@ -39,7 +38,6 @@ defines the measures on top of it.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -72,8 +70,6 @@ __all__ = [
     "ndcg_at_k_per_query",
     "precision_at_k",
     "precision_at_k_per_query",
-    "recall_at_k",
-    "recall_at_k_per_query",
     "reciprocal_rank_per_query",
     "top1_accuracy",
     "top1_accuracy_per_query",
@@ -117,32 +113,6 @@ def hit_rate_at_k(
 ) -> float:
     """Mean of :func:`hit_rate_at_k_per_query` (ranx ``hit_rate@k``)."""
     return mean_of(hit_rate_at_k_per_query(rankings, relevant, k=k))
-
-
-def recall_at_k_per_query(
-    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
-) -> FloatArray:
-    """Deprecated: the hit rate, not recall; use :func:`hit_rate_at_k_per_query` (the same
-    numbers) or :func:`fractional_recall_at_k_per_query` (the IR recall)."""
-    warnings.warn(
-        "recall_at_k_per_query is the hit rate at k and is deprecated: use "
-        "hit_rate_at_k_per_query (same values) or fractional_recall_at_k_per_query (IR recall)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return hit_rate_at_k_per_query(rankings, relevant, k=k)
-
-
-def recall_at_k(rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int) -> float:
-    """Deprecated: the hit rate, not recall; use :func:`hit_rate_at_k` (the same number) or
-    :func:`fractional_recall_at_k` (the IR recall)."""
-    warnings.warn(
-        "recall_at_k is the hit rate at k and is deprecated: use hit_rate_at_k (same value) or "
-        "fractional_recall_at_k (IR recall)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return hit_rate_at_k(rankings, relevant, k=k)
 
 
 def fractional_recall_at_k_per_query(
