@@ -18,8 +18,9 @@ import pytrec_eval
 from conftest import CRANFIELD_DIR, Cranfield
 from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.external import page_run
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import rank
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.text.lucene import STOP_WORDS, analyze, porter_stem
 from raglab.text.tokens import tokenize
 

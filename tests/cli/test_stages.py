@@ -11,8 +11,9 @@ from raglab.cli.main import main
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight, ranker_table
+from raglab.run_settings import ChunkingKey
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,8 @@ from raglab import _config as C
 from raglab.cli.main import main
 from raglab.corpus.questions import bundled_questions_path
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, measure
+from raglab.pipeline.retrieval import measure
+from raglab.run_settings import RetrievalSettings
 
 #: Every retriever, the neural ones included (CI installs the model).
 RETRIEVERS = C.RETRIEVERS

@@ -22,8 +22,9 @@ from raglab.distributed.evaluation import evaluate_on_cluster, measure_on_cluste
 from raglab.distributed.pipeline import index_lab, prime_bm25, prime_grid
 from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split, relevance_of
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import RANKINGS, rank, rank_split, relevance_of
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -111,7 +112,7 @@ def test_primed_rankings_are_the_single_machine_rankings(
     assert prime_bm25(primed, index, settings) == len(primed.questions)
     component = RetrievalSettings("bm25", depth=50)
     for q in primed.questions:
-        stored = primed.per_question.find(("rank", component, q.id))
+        stored = primed.caches.of(RANKINGS).find((component, q.id))
         assert stored is not None and rank(primed, q, component) is stored
         ours, theirs = rank(primed, q, settings), rank(handbook, q, settings)
         assert ours.indices.tolist() == theirs.indices.tolist()

@@ -17,7 +17,8 @@ from raglab.corpus.pages import bundled_handbook_dir, load_corpus
 from raglab.distributed.chunking import chunk_beir, chunk_folder
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 

@@ -22,7 +22,8 @@ from raglab.distributed.lsa import (
     term_ranges,
 )
 from raglab.embedding.lsa import term_window_matrix, unit_rows
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 

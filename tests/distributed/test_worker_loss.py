@@ -14,7 +14,8 @@ from cluster_fixtures import client, handbook
 
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import count_chunks, submit_files
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = ["client", "handbook"]  # fixtures, used by name
 

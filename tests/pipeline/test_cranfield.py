@@ -15,8 +15,9 @@ import pytrec_eval
 
 from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.external import page_run
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import rank
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 CRANFIELD = Path(__file__).resolve().parents[1] / "fixtures" / "cranfield"
 WHOLE_PAGES = ChunkingKey("heading", 100_000)

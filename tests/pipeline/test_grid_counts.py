@@ -13,7 +13,8 @@ from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import grid_view, stemming_effect
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_ranks
+from raglab.pipeline.retrieval import first_ranks
+from raglab.run_settings import RetrievalSettings
 
 K = C.GRID_RECALL_K
 

@@ -9,7 +9,8 @@ from raglab.embedding.lsa import term_window_matrix
 from raglab.embedding.svd import randomized_svd
 from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 
 @pytest.fixture(scope="module")

@@ -23,14 +23,8 @@ from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import candidates, features, train_reranker
-from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    choose_weight,
-    measure,
-    neural_unavailable,
-    rank,
-    ranker_table,
-)
+from raglab.pipeline.retrieval import choose_weight, measure, neural_unavailable, rank, ranker_table
+from raglab.run_settings import RetrievalSettings
 from raglab.settings import setting
 
 
@@ -162,12 +156,12 @@ def test_the_reranker_cosine_comes_from_the_neural_model_under_a_neural_first_st
     first = RetrievalSettings("neural-rrf")
     q = lab.split("test", answerable=True)[0]
     cand = candidates(lab, q, first)
-    matrix = features(lab, q, cand, first)
     cs = lab.chunk_set()
+    matrix = features(lab, cs, q, cand, first)
     want = cs.neural.vectors[cand.indices].astype(np.float64) @ lab.query_vector(q)
     assert np.allclose(matrix[:, 1], np.clip(want, -1, 1), atol=1e-12)
     lsa_matrix = features(
-        lab, q, candidates(lab, q, RetrievalSettings("rrf")), RetrievalSettings("rrf")
+        lab, cs, q, candidates(lab, q, RetrievalSettings("rrf")), RetrievalSettings("rrf")
     )
     assert not np.allclose(lsa_matrix[:, 1], matrix[:, 1])
     assert train_reranker(lab, first).first_stage == first

@@ -14,8 +14,8 @@ import pytest
 from raglab.chunking.chunk import Chunk
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import DIAGNOSES, run_pipeline
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.end_to_end import run_pipeline
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import (
     choose_lambda,
     measure_order,
@@ -23,7 +23,9 @@ from raglab.pipeline.reranking import (
     superseded_in_top,
     train_reranker,
 )
-from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
+from raglab.pipeline.retrieval import measure, rank
+from raglab.reading.diagnosis import DIAGNOSES
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.text.tokens import identifiers
 
 
@@ -93,7 +95,7 @@ def test_rrf_beats_both_single_rankers(lab: Lab) -> None:
 
 
 def test_reranker_raises_top1_and_mmr_drops_a_superseded_copy(lab: Lab) -> None:
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     lam = choose_lambda(lab, reranker)
     fusion = measure_order(lab, "test", reranker, "fusion", lam)
     reranked = measure_order(lab, "test", reranker, "reranked", lam)

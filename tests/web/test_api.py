@@ -20,11 +20,11 @@ from raglab.bm25.scoring import lucene_idf
 from raglab.metrics.measures import first_relevant_rank
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
+from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits.chunking import intact_curve
 from raglab.pipeline.exhibits.lsa import identifier_twins, term_cosine
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import (
     ORDERS,
     choose_lambda,
@@ -35,15 +35,13 @@ from raglab.pipeline.reranking import (
     with_mmr,
 )
 from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    bm25_ranking,
     choose_weight,
     first_ranks,
-    lsa_ranking,
     measure,
     rank,
     ranker_table,
 )
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.text.tokens import identifiers
 from raglab.web.app import create_app
 
@@ -207,7 +205,7 @@ def test_bm25_search_matches_the_library_and_explains_every_score(api: Any, lab:
     query = lab.split("train", answerable=True)[0].question
     k1, b = 0.9, 0.4
     data = api.timed_get("BM25 search", "/api/bm25/search", q=query, k1=k1, b=b, top=5).json()
-    ranking = bm25_ranking(lab, query, k1=k1, b=b)
+    ranking = rank(lab, query, RetrievalSettings("bm25", k1, b))
     cs = lab.chunk_set()
     assert [r["chunk"] for r in data["results"]] == [
         cs.chunks[i].id for i in ranking.indices[:5].tolist()
@@ -296,7 +294,7 @@ def test_lsa_spectrum_neighbours_and_search_match_the_library(api: Any, lab: Lab
     assert [(n["word"], n["cosine"]) for n in near["neighbours"]] == model.neighbours(word, k=10)
     query = lab.split("train", answerable=True)[1].question
     found = api.timed_get("LSA search", "/api/lsa/search", q=query, top=5).json()
-    ranking = lsa_ranking(lab, query)
+    ranking = rank(lab, query, RetrievalSettings("lsa"))
     assert [r["index"] for r in found["results"]] == ranking.indices[:5].tolist()
     assert [r["score"] for r in found["results"]] == ranking.scores[:5].tolist()
     unknown = api.get("/api/lsa/neighbours", word="zzzzqqq").json()
@@ -326,8 +324,12 @@ def test_lsa_twins_are_two_identifiers_the_embedding_cannot_separate(api: Any, l
     assert (library["a"], library["b"], library["cosine"]) == (a, b, data["cosine"])
     for side, term in zip(data["sides"], (a, b), strict=True):
         assert side["term"] == term
-        assert [r["index"] for r in side["lsa"]] == lsa_ranking(lab, term).indices[:3].tolist()
-        assert [r["index"] for r in side["bm25"]] == bm25_ranking(lab, term).indices[:3].tolist()
+        assert [r["index"] for r in side["lsa"]] == rank(
+            lab, term, RetrievalSettings("lsa")
+        ).indices[:3].tolist()
+        assert [r["index"] for r in side["bm25"]] == rank(
+            lab, term, RetrievalSettings("bm25")
+        ).indices[:3].tolist()
     # The pair the lab picks is at least as close as any other digit slip it considered.
     rows = lab.lsa.U * lab.lsa.s
     ia, ib = lab.lsa.vocabulary.get(a), lab.lsa.vocabulary.get(b)
@@ -438,7 +440,7 @@ def test_fusion_rejects_bad_input(
 
 
 def test_reranker_training_and_table_match_the_library(api: Any, lab: Lab) -> None:
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     chosen = choose_lambda(lab, reranker)
     model = api.timed_post("train the reranker (cached)", "/api/rerank/train").json()
     assert model["weights"] == reranker.weights
@@ -459,7 +461,7 @@ def test_reranker_training_and_table_match_the_library(api: Any, lab: Lab) -> No
 
 
 def test_version_demo_moves_a_superseded_copy_out_of_the_top_three(api: Any, lab: Lab) -> None:
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     first = api.get("/api/rerank/version", lam=1.0).json()
     assert first["candidates"], "the handbook should hold a version question with a stale copy"
     q = lab.questions.by_id(first["question"]["id"])

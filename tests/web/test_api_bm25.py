@@ -17,7 +17,8 @@ from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import bm25_search
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_ranks, measure
+from raglab.pipeline.retrieval import first_ranks, measure
+from raglab.run_settings import RetrievalSettings
 from raglab.web.state import plain
 
 K = C.GRID_RECALL_K

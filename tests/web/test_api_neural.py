@@ -19,7 +19,8 @@ from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.exhibits.neural import TIMED_CHUNKS, TWINS
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, first_rank_rows, measure
+from raglab.pipeline.retrieval import choose_weight, first_rank_rows, measure
+from raglab.run_settings import RetrievalSettings
 
 
 @pytest.mark.parametrize("split", ["test", "train"])

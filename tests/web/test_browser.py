@@ -19,20 +19,20 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
+from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.exhibits.rerank import version_demo
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, measure_order, train_reranker
 from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    bm25_ranking,
     choose_weight,
     first_ranks,
     measure,
+    rank,
     ranker_table,
 )
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
@@ -202,7 +202,7 @@ def test_03_bm25(visit: Visit, lab: Lab) -> None:
     example = page.locator("#bm25-examples button").first
     query = example.text_content() or ""
     example.click()
-    ranking = bm25_ranking(lab, query)
+    ranking = rank(lab, query, RetrievalSettings("bm25"))
     cs = lab.chunk_set()
     first = page.locator("#bm25-results .result-list > li").first
     expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
@@ -324,7 +324,7 @@ def test_05_fusion(visit: Visit, lab: Lab) -> None:
 
 def test_06_reranker(visit: Visit, lab: Lab) -> None:
     page = visit.page
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     chosen = choose_lambda(lab, reranker)
     page.locator("#rerank-train").click()
     expect(page.locator("#rerank-summary")).to_contain_text(f"{reranker.rows:,} candidate rows")

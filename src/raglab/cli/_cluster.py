@@ -25,9 +25,8 @@ from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
 from raglab.pipeline import dense
-from raglab.pipeline.end_to_end import RunSettings
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 __all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
 

@@ -32,11 +32,11 @@ from raglab.cli.options import given_settings
 from raglab.cli.run import add_run_options
 from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError
-from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunSettings
 from raglab.pipeline.gate import compare_reports
 from raglab.pipeline.record import data_settings_from, run_settings_from
 from raglab.pipeline.report import build_report
 from raglab.pipeline.report_check import validate_report
+from raglab.run_settings import RUN_SETTING_NAMES, RunSettings
 
 EXIT_PASS = 0
 EXIT_FAIL = 1

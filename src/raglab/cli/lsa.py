@@ -18,7 +18,8 @@ from raglab.cli._common import (
     print_error_json,
     print_json,
 )
-from raglab.pipeline.retrieval import lsa_ranking, ranked_chunks
+from raglab.pipeline.retrieval import rank, ranked_chunks
+from raglab.run_settings import RetrievalSettings
 
 
 def register(sub: Any) -> None:
@@ -93,7 +94,7 @@ def run_neighbours(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    rows = ranked_chunks(lab, lsa_ranking(lab, args.query), k=args.top)
+    rows = ranked_chunks(lab, rank(lab, args.query, RetrievalSettings("lsa")), k=args.top)
     if args.json:
         print_json({"query": args.query, "results": rows})
         return EXIT_OK

@@ -36,7 +36,7 @@ from raglab.distributed.shard import ShardCounts
 from raglab.errors import InputError, Problem
 from raglab.formats.beir import _json_object, _read_id, _read_string
 from raglab.formats.collection import PageRecord, page_markdown
-from raglab.pipeline.lab import ChunkingKey
+from raglab.run_settings import ChunkingKey
 from raglab.text.tokens import tokenize
 
 __all__ = [

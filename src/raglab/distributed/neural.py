@@ -32,7 +32,8 @@ import numpy as np
 if TYPE_CHECKING:
     from raglab.embedding.neural.encoder import Float32Array
     from raglab.embedding.neural.model import NeuralModel
-    from raglab.pipeline.lab import ChunkingKey, Lab
+    from raglab.pipeline.lab import Lab
+    from raglab.run_settings import ChunkingKey
 
 __all__ = ["encode_on_cluster", "encode_rows", "prime_neural_cache"]
 

@@ -4,7 +4,7 @@
 (:mod:`raglab.distributed.chunking`), then builds the sharded index with global statistics
 (:class:`~raglab.distributed.bm25.DistributedBM25`). :func:`prime_bm25` ranks every labelled
 question on it and stores each ranking where :func:`raglab.pipeline.retrieval.rank` looks for
-it (``lab.per_question`` under ``("rank", settings, question id)``), so every later measure,
+it (``lab.caches.of(RANKINGS)`` under ``(settings, question id)``), so every later measure,
 fusion and export of the lab reads the cluster's rankings, which equal the single machine's bit
 for bit, and the lab never builds its own BM25 index for them.
 
@@ -43,9 +43,10 @@ from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_f
 from raglab.distributed.lsa import fit_lsa_on_cluster
 from raglab.embedding.lsa import LSAModel
 from raglab.pipeline.grid import Grid, bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.reranking import candidate_bm25_key, candidates
-from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.reranking import CANDIDATE_BM25, candidate_bm25_key, candidates
+from raglab.pipeline.retrieval import RANKINGS
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 __all__ = [
     "Stage",
@@ -140,7 +141,7 @@ def prime_bm25(lab: Lab, index: DistributedBM25, settings: RetrievalSettings) ->
         keep = scores[row] > 0
         ranking = Ranking(docs[row][keep], scores[row][keep])
         for key in keys:
-            lab.per_question.setdefault(("rank", key, q.id), ranking)
+            lab.caches.of(RANKINGS).setdefault((key, q.id), ranking)
     return len(questions)
 
 
@@ -161,8 +162,7 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
         [lab.query_tokens(q) for q in questions], chunk_lists, k1=first_stage.k1, b=first_stage.b
     )
     for q, chunks, values in zip(questions, chunk_lists, scores, strict=True):
-        table = lab.per_question.setdefault(candidate_bm25_key(first_stage, q.id), {})
-        assert isinstance(table, dict)
+        table = lab.caches.of(CANDIDATE_BM25).setdefault(candidate_bm25_key(first_stage, q.id), {})
         table.update(zip(chunks.tolist(), values.tolist(), strict=True))
     return len(questions)
 

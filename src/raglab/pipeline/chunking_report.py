@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from raglab import _config as C
 from raglab.chunking.closed_forms import cut_probability, expected_chunk_count
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ import numpy as np
 from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.formats.trec import format_qrels, format_run, read_run
-from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
+from raglab.pipeline.lab import ChunkSet, Lab
+from raglab.run_settings import ChunkingKey
 
 RUN_PREFIX = "run:"
 FUSED_RUN_PREFIX = "rrf+run:"

@@ -16,7 +16,9 @@ import numpy.typing as npt
 from raglab import _config as C
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25.index import grid_top_k
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.cache import CacheKind
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = [
     "GRID_B_STEP",
@@ -58,6 +60,9 @@ class Grid:
     questions: int
     tied: tuple[tuple[int, int], ...]
 
+
+#: Grids by (split, k, chunking).
+GRIDS: CacheKind[tuple[str, int, ChunkingKey | None], Grid] = CacheKind("BM25 grids", C.CACHE_SIZE)
 
 #: The grid's steps, the units the tie-break's distance is counted in.
 GRID_K1_STEP = 0.2
@@ -108,7 +113,7 @@ def bm25_grid(
     nothing (:func:`grid_rule` says so in words). ``cells`` searches every cell (None: the
     lab's own index, :func:`local_cells`; a Dask cluster's shards give the same, bit for bit).
     """
-    key = ("grid", split, k, chunking)
+    key = (split, k, chunking)
 
     def build() -> Grid:
         cs = lab.chunk_set(chunking)
@@ -147,6 +152,4 @@ def bm25_grid(
             tied=tied,
         )
 
-    value = lab.cache.get(key, build)
-    assert isinstance(value, Grid)
-    return value
+    return lab.caches.of(GRIDS).get(key, build)

@@ -8,8 +8,7 @@ an exhibit shows; the sibling modules do that from these pieces.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -27,8 +26,9 @@ from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, unit_rows, win
 from raglab.embedding.vectors import SparseMatrix, tfidf_matrix
 from raglab.errors import InputError, Problem
 from raglab.pipeline import dense
-from raglab.pipeline.cache import BoundedCache
+from raglab.pipeline.cache import BoundedCache, CacheKind, Caches
 from raglab.rerank.features import page_age_years
+from raglab.run_settings import ChunkingKey
 from raglab.settings import default, setting
 from raglab.text.tokens import (
     count_words,
@@ -46,6 +46,9 @@ if (
     from raglab.embedding.neural.index import NeuralIndex
     from raglab.embedding.neural.model import NeuralModel
 
+#: LSA models of a lab by rank.
+LSA_MODELS: CacheKind[int, LSAModel] = CacheKind("LSA models", C.CACHE_SIZE)
+
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
 
@@ -58,38 +61,6 @@ def _stemmed_terms(text: str, start: int, end: int) -> frozenset[str]:
     for piece in whitespace_blocks(text, start=start, stop=end):
         terms.update(tokenize(piece, stem=True))
     return frozenset(terms)
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkingKey:
-    """A chunker setting: ``method`` with its size (or size cap) and overlap."""
-
-    method: str = C.RETRIEVAL_CHUNKER
-    size: int | None = None
-    overlap: int | None = None
-
-    def resolved(self) -> ChunkingKey:
-        """The same setting with defaults filled in, so equal settings share one cache entry.
-
-        An overlap belongs to the fixed chunker: giving one (other than 0) to another chunker is
-        a ValueError, never silently dropped.
-        """
-        if self.method != "fixed" and self.overlap:
-            raise ValueError(f"overlap applies only to the fixed chunker, not to {self.method!r}")
-        if self.method == "fixed":
-            size = C.FIXED_SIZE if self.size is None else self.size
-            return ChunkingKey(
-                "fixed", size, C.FIXED_OVERLAP if self.overlap is None else self.overlap
-            )
-        if self.method == "sentence":
-            return ChunkingKey(
-                "sentence", C.SENTENCE_SIZE if self.size is None else self.size, None
-            )
-        if self.method == "heading":
-            return ChunkingKey(
-                "heading", C.HEADING_MAX_WORDS if self.size is None else self.size, None
-            )
-        raise ValueError(f"chunker must be one of fixed, sentence, heading; not {self.method!r}")
 
 
 class ChunkSet:
@@ -204,14 +175,14 @@ class Lab:
         self.windows = windows
         self.model = model
         self._query_vectors: dict[str, Float32Array] = {}
-        self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache()
+        self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache(C.CACHE_SIZE)
         self._question_tokens: dict[str, list[str]] = {}
         self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
         # External retrievers' runs by name: question id -> [(doc id, score)] best first.
         self.runs: dict[str, dict[str, list[tuple[str, float]]]] = {}
-        self.cache: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 8)
-        # One entry per (setting, question): rankings and reranked lists, reused across measures.
-        self.per_question: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 512)
+        #: What this lab computed, one typed cache per kind of value (rankings, rerankers,
+        #: readings...): ``caches.of(KIND)``, each kind declared by the module computing it.
+        self.caches = Caches()
         # This lab's data under the other stemming (with_stem), built on first use.
         self._siblings: dict[bool, Lab] = {}
         #: What measures a split's rankings (raglab.pipeline.retrieval.measure): None for
@@ -392,7 +363,6 @@ class Lab:
         fitter = fit_lsa if fit is None else fit
         n_terms = len({t for w in self.lsa_windows for t in w})
         k = max(1, min(rank, len(self.lsa_windows), n_terms))
-        key = ("lsa", k)
-        model = self.cache.get(key, lambda: fitter(self.lsa_windows, rank=k, seed=C.SEED))
-        assert isinstance(model, LSAModel)
-        return model
+        return self.caches.of(LSA_MODELS).get(
+            k, lambda: fitter(self.lsa_windows, rank=k, seed=C.SEED)
+        )

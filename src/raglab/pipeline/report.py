@@ -64,7 +64,6 @@ import numpy as np
 import raglab
 from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import SPLITS
-from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.exhibits.lsa import lsa_spectrum
 from raglab.pipeline.fingerprint import (
     data_digests,
@@ -86,6 +85,7 @@ from raglab.pipeline.report_sections import (
     rankers_section,
     reranker_section,
 )
+from raglab.run_settings import RunSettings
 
 #: Report sections in exhibit order, with the titles every rendering uses.
 SECTIONS = (

@@ -9,7 +9,8 @@ from typing import Any
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.exhibits._shared import question
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, rank, ranked_chunks
+from raglab.pipeline.retrieval import first_rank_rows, rank, ranked_chunks
+from raglab.run_settings import RetrievalSettings
 
 
 def fusion_settings(method: str, weight: float) -> RetrievalSettings:

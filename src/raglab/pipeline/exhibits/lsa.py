@@ -22,7 +22,8 @@ from raglab.base.topk import top_k
 from raglab.embedding.lsa import even_windows
 from raglab.pipeline.exhibits._shared import _cached, _snippet
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import bm25_ranking, lsa_ranking, ranked_chunks
+from raglab.pipeline.retrieval import rank, ranked_chunks
+from raglab.run_settings import RetrievalSettings
 from raglab.text.tokens import count_words, identifiers
 
 # How many words exhibit III suggests for the nearest-words box.
@@ -197,8 +198,8 @@ def identifier_twins(lab: Lab, a: str | None = None, b: str | None = None) -> di
                 "term": term,
                 "in_vocabulary": term in lab.lsa.vocabulary,
                 "neighbours": _neighbour_rows(lab, term, 5) if term in lab.lsa.vocabulary else [],
-                "lsa": ranked_chunks(lab, lsa_ranking(lab, term), k=3),
-                "bm25": ranked_chunks(lab, bm25_ranking(lab, term), k=3),
+                "lsa": ranked_chunks(lab, rank(lab, term, RetrievalSettings("lsa")), k=3),
+                "bm25": ranked_chunks(lab, rank(lab, term, RetrievalSettings("bm25")), k=3),
             }
         )
     return {"a": ta, "b": tb, "cosine": term_cosine(lab, ta, tb), "sides": sides}
@@ -294,7 +295,7 @@ def identifier_pairs(lab: Lab) -> dict[str, Any]:
 def lsa_search(lab: Lab, query: str, *, top: int = 5) -> dict[str, Any]:
     """Heading chunks ranked by cosine to the folded-in query."""
     cs = lab.chunk_set()
-    rows = ranked_chunks(lab, lsa_ranking(lab, query), k=top)
+    rows = ranked_chunks(lab, rank(lab, query, RetrievalSettings("lsa")), k=top)
     for row in rows:
         row["snippet"] = _snippet(cs.chunks[int(row["index"])].text)
     tokens = lab.query_tokens(query)

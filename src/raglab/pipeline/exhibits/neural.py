@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import Any, cast
 
 from raglab.pipeline import dense
+from raglab.pipeline.exhibits._shared import _cached
 from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows
+from raglab.pipeline.retrieval import first_rank_rows
+from raglab.run_settings import RetrievalSettings
 
 __all__ = ["TIMED_CHUNKS", "TWINS", "neural_view", "twin_cosines"]
 
@@ -52,7 +54,7 @@ def _costs(lab: Lab) -> dict[str, Any]:
     # server's first view would otherwise spend a few tenths of a second timing it again.
     timing = cast(
         EncodeTiming,
-        lab.cache.get(("neural encode timing",), lambda: encode_timing(model, sample)),
+        _cached(lab, ("neural encode timing",), lambda: encode_timing(model, sample)),
     )
     weights = (model.path / "model.safetensors").stat().st_size
     return {

@@ -24,8 +24,9 @@ from raglab.pipeline.reranking import (
     train_reranker,
     with_mmr,
 )
-from raglab.pipeline.retrieval import RetrievalSettings, ranked_chunks
+from raglab.pipeline.retrieval import ranked_chunks
 from raglab.rerank.features import FEATURES
+from raglab.run_settings import RetrievalSettings
 
 
 def fitted_reranker(
