@@ -226,7 +226,7 @@ class RunSettings:
 class ReadSettings:
     """What one reading of a question depends on, every value concrete: the first stage
     (``first_stage``, its fusion weight chosen), whether the reranker reorders its first
-    ``rerank_depth`` (the constant RERANK_DEPTH, 20), MMR's lambda (None: no MMR), the context's
+    RERANK_DEPTH (20), MMR's lambda (None: no MMR), the context's
     budget in words and the reader's scoring. The threshold is not here: it is laid over a
     reading afterwards, so one reading serves every threshold."""
 
@@ -235,7 +235,6 @@ class ReadSettings:
     mmr_lambda: float | None
     budget: int
     reader_scoring: str
-    rerank_depth: int = C.RERANK_DEPTH
 
     def __post_init__(self) -> None:
         if not self.first_stage.resolved:
@@ -247,9 +246,10 @@ class ReadSettings:
 
     def final_depth(self, n_chunks: int) -> int:
         """The depth the final list is cut at, for a chunking of ``n_chunks`` chunks: the
-        reranker's ``rerank_depth`` with the reranker, else the first stage's ``depth`` (0: every
+        reranker's RERANK_DEPTH (20) with the reranker, else the first stage's ``depth`` (0: every
         chunk). A question whose answer chunk is not within it was not retrieved."""
-        depth = self.rerank_depth if self.rerank else self.first_stage.depth
+        # The reranker reorders the first stage's top RERANK_DEPTH (20) and nothing past it.
+        depth = C.RERANK_DEPTH if self.rerank else self.first_stage.depth
         return n_chunks if depth == 0 else min(depth, n_chunks)
 
 

@@ -260,10 +260,10 @@ def test_depth_all_keeps_every_chunk_bm25_scores_above_zero(
     question; the others are not retrieved, at any depth."""
     run, _, _, summary = export(capsys, memo, "bm25", "--depth", "all")
     assert summary["settings"]["depth"] == 0
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     dropped = 0
     for q in lab.questions:
-        terms = set(lab.query_tokens(q))
+        terms = set(lab.indexes.query_tokens(q))
         sharing = {
             c.id for c, words in zip(cs.chunks, cs.tokens, strict=True) if terms & set(words)
         }

@@ -50,7 +50,7 @@ def test_readings_on_the_workers_equal_one_machine(
 
 def test_slices_come_back_in_question_order(client: Any, handbook: Lab) -> None:
     s = resolve_run(handbook, RunSettings()).read
-    cs = handbook.chunk_set(s.chunking)
+    cs = handbook.indexes.chunk_set(s.chunking)
     reranker = train_reranker(handbook, s.first_stage)
     inputs = [prepare_reading(handbook, cs, q, s, reranker) for q in handbook.questions]
     want = [read_question(handbook, q, s) for q in handbook.questions]

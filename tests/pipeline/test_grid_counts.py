@@ -82,7 +82,9 @@ def test_with_stem_is_the_data_under_the_other_stemming(lab: Lab) -> None:
     assert sibling is lab.with_stem(True) and sibling.with_stem(False) is lab
     assert sibling.stem is True and sibling.corpus is lab.corpus
     loaded = Lab.load(stem=True)
-    assert sibling.query_tokens("the clutch locks") == loaded.query_tokens("the clutch locks")
+    assert sibling.indexes.query_tokens("the clutch locks") == loaded.indexes.query_tokens(
+        "the clutch locks"
+    )
     assert bm25_grid(sibling).recall.tolist() == bm25_grid(loaded).recall.tolist()
     with pytest.raises(ValueError):
         lab.with_stem("yes")  # type: ignore[arg-type]

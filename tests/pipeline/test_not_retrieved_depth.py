@@ -42,7 +42,7 @@ def test_not_retrieved_means_no_answer_chunk_within_the_runs_depth(
     outcomes = {o["id"]: o for o in data["outcomes"]}
     assert [o["outcome"] for o in data["outcomes"]] == [o.outcome for o in result.outcomes]
     first_stage = result.resolved.retrieval
-    cs = lab.chunk_set(first_stage.chunking)
+    cs = lab.indexes.chunk_set(first_stage.chunking)
     deep = 0
     for q in lab.split("train", answerable=True):
         ranking = rank(lab, q, first_stage)

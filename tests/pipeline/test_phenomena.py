@@ -46,7 +46,7 @@ def test_fixed_windows_cut_test_answers_and_overlap_or_structure_saves_them(lab:
 
 
 def test_bm25_misses_paraphrases_that_lsa_finds(lab: Lab) -> None:
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     found_only_by_lsa = []
     for q in lab.split("test", answerable=True):
         if q.kind != "paraphrase":
@@ -70,7 +70,7 @@ def _holds_twin(chunk: Chunk, wanted: set[str]) -> bool:
 
 
 def test_lsa_confuses_identifier_twins_that_bm25_gets_right(lab: Lab) -> None:
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     confused = []
     for q in lab.split("test", answerable=True):
         if q.kind != "identifier":

@@ -327,7 +327,7 @@ def test_page_labels_say_what_they_cannot_support(tmp_path: Path) -> None:
     for key in ("chunking", "end_to_end"):
         assert rep[key]["supported"] is False
         assert "labelled by relevant pages" in rep[key]["reason"]
-    assert rep["chunking"]["chunkers"][0]["chunks"] == len(lab.chunk_set())
+    assert rep["chunking"]["chunkers"][0]["chunks"] == len(lab.indexes.chunk_set())
     assert rep["chunking"]["chunkers"][0]["intact"] is None
     assert rep["settings"]["threshold"] is None
     weight = choose_weight(lab, chunking=ChunkingKey().resolved())

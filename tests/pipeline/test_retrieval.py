@@ -119,7 +119,7 @@ def test_a_split_fused_in_one_batch_equals_each_question_fused_alone(
     qs = fresh.split(split, answerable=True)
     assert len(batch) == len(qs)
     for q, fused in zip(qs, batch, strict=True):
-        alone = _rank(fresh, fresh.chunk_set(settings.chunking), q, settings)
+        alone = _rank(fresh, fresh.indexes.chunk_set(settings.chunking), q, settings)
         np.testing.assert_array_equal(fused.indices, alone.indices)
         assert fused.scores.tobytes() == alone.scores.tobytes()
         assert rank(fresh, q, settings) is fused

@@ -133,7 +133,7 @@ def test_stemming_switches_the_search(api: Any, lab: Lab, stemmed: Lab) -> None:
     want = bm25_search(stemmed, "locks")
     assert [r["chunk"] for r in on["results"]] == [r["chunk"] for r in want["results"]]
     assert [r["score"] for r in on["results"]] == [r["score"] for r in want["results"]]
-    cs = stemmed.chunk_set()
+    cs = stemmed.indexes.chunk_set()
     assert on["results"] and all("lock" in cs.tokens[r["index"]] for r in on["results"])
     # Absent: the served lab's own stemming (off for the handbook).
     assert api.get("/api/bm25/search", q="locks").json()["stem"] is False

@@ -182,8 +182,8 @@ def test_02_chunking(visit: Visit, lab: Lab) -> None:
     table.get_by_role(
         "button", name=f"Show the answer to {whole.id} with the chunk edges", exact=True
     ).click()
-    holders = lab.chunk_set(report.key).relevance(lab.questions.by_id(whole.id))
-    first_holder = lab.chunk_set(report.key).chunks[min(holders)].id
+    holders = lab.indexes.chunk_set(report.key).relevance(lab.questions.by_id(whole.id))
+    first_holder = lab.indexes.chunk_set(report.key).chunks[min(holders)].id
     expect(page.locator("#answer-view .verdict")).to_contain_text(f"Held whole by {first_holder}")
 
     bigger = chunking_report(lab, ChunkingKey("fixed", size + 10, overlap))
@@ -203,7 +203,7 @@ def test_03_bm25(visit: Visit, lab: Lab) -> None:
     query = example.text_content() or ""
     example.click()
     ranking = rank(lab, query, RetrievalSettings("bm25"))
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     first = page.locator("#bm25-results .result-list > li").first
     expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
     expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
@@ -262,7 +262,7 @@ def test_04_lsa(visit: Visit, lab: Lab) -> None:
     expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
     word = spectrum["sample_words"][0]
     page.locator("#lsa-suggestions button", has_text=word).first.click()
-    neighbours = lab.lsa.neighbours(word, k=10)
+    neighbours = lab.indexes.lsa.neighbours(word, k=10)
     rows = page.locator("#lsa-neighbours tbody tr")
     expect(rows).to_have_count(len(neighbours))
     expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")

@@ -88,7 +88,7 @@ def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any)
         finder = locate_on_cluster(client, files, needles, lambda: WholeCorpusFinder(corpus))
     questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
-    for step in progress([lab.chunk_set], description="Chunking", quiet=quiet):
+    for step in progress([lab.indexes.chunk_set], description="Chunking", quiet=quiet):
         step()
     return lab
 
@@ -158,7 +158,7 @@ def cluster_lab(
     with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
         lab = _located_lab(args, client, quiet, stage)
         lab.evaluator = partial(evaluate_on_cluster, client)
-        n_windows = len(lab.lsa_windows)
+        n_windows = len(lab.indexes.lsa_windows)
         with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
             prime_lsa(client, lab)
         indexes: dict[ChunkingKey, Any] = {}

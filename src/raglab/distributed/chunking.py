@@ -155,7 +155,7 @@ def chunk_jsonl_lines(lines: Sequence[str], source: str, key: ChunkingKey) -> Ch
 
 
 def count_chunks(part: ChunkedPartition, analyzer: str, stem: bool) -> ShardCounts:
-    """Task: a partition's chunks tokenised (``Lab.tokens``' rules) and counted for BM25."""
+    """Task: a partition's chunks tokenised (``Indexes.tokens``' rules) and counted for BM25."""
     return ShardCounts.from_tokens(
         [tokenize(c.text, stem=stem, analyzer=analyzer) for c in part.chunks]
     )

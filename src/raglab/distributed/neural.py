@@ -75,8 +75,8 @@ def prime_neural_cache(client: Any, lab: Lab, chunking: ChunkingKey | None = Non
     and write them there; returns how many texts the cluster encoded (0 when all were cached)."""
     from raglab.embedding.neural.cache import encode_cached
 
-    model = lab.neural_model
-    texts = [c.text for c in lab.chunk_set(chunking).chunks]
+    model = lab.indexes.neural_model
+    texts = [c.text for c in lab.indexes.chunk_set(chunking).chunks]
     encoded = [0]
 
     def on_cluster(missing: list[str]) -> Float32Array:

@@ -42,7 +42,7 @@ def chunking_report(
 ) -> ChunkingReport:
     """Chunk the corpus with ``key`` and check each passage answer of ``split`` (or "all")."""
     k = key.resolved()
-    cs = lab.chunk_set(k)
+    cs = lab.indexes.chunk_set(k)
     fixed = k.method == "fixed"
     size = k.size if k.size is not None else C.FIXED_SIZE
     overlap = k.overlap if k.overlap is not None else 0

@@ -82,7 +82,7 @@ def grid_rule(k: int = C.GRID_RECALL_K, split: str = "train") -> str:
 
 def local_cells(lab: Lab, chunking: ChunkingKey | None = None) -> GridCells:
     """:data:`GridCells` from the lab's own BM25 index (:func:`raglab.bm25.index.grid_top_k`)."""
-    index = lab.chunk_set(chunking).bm25
+    index = lab.indexes.chunk_set(chunking).bm25
 
     def cells(
         queries: list[list[str]], k1s: Sequence[float], bs: Sequence[float], k: int
@@ -116,10 +116,10 @@ def bm25_grid(
     key = (split, k, chunking)
 
     def build() -> Grid:
-        cs = lab.chunk_set(chunking)
+        cs = lab.indexes.chunk_set(chunking)
         qs = lab.require(split, "the BM25 grid")
         search = local_cells(lab, chunking) if cells is None else cells
-        tops, positive = search([lab.query_tokens(q) for q in qs], C.GRID_K1, C.GRID_B, k)
+        tops, positive = search([lab.indexes.query_tokens(q) for q in qs], C.GRID_K1, C.GRID_B, k)
         # A cell finds a question when one of its top k holds the answer and shares a term with
         # the question (a chunk scoring 0 is not retrieved, as in bm25_ranking).
         relevant = np.zeros((len(qs), len(cs)), dtype=bool)

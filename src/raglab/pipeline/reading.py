@@ -22,7 +22,8 @@ from raglab.base.ranking import Ranking
 from raglab.corpus.questions import Question
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.cache import CacheKind
-from raglab.pipeline.lab import ChunkSet, Lab
+from raglab.pipeline.indexes import ChunkSet
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import Reranker, mmr_ordered, reranked, train_reranker
 from raglab.pipeline.retrieval import ranked
 from raglab.reading.reader import document_frequencies, idf_weights, pack
@@ -96,7 +97,7 @@ def prepare_reading(
 def prepared_split(lab: Lab, read: ReadSettings, split: str) -> list[ReadingInput]:
     """:func:`prepare_reading` of every question of ``split``, in file order: the chunk set
     taken and the reranker trained once for them all."""
-    cs = lab.chunk_set(read.chunking)
+    cs = lab.indexes.chunk_set(read.chunking)
     reranker = train_reranker(lab, read.first_stage) if read.rerank else None
     return [prepare_reading(lab, cs, q, read, reranker) for q in lab.split(split)]
 
@@ -110,7 +111,7 @@ def read_split(lab: Lab, read: ReadSettings, split: str) -> list[Reading]:
 
 def read_question(lab: Lab, q: Question, read: ReadSettings) -> Reading:
     """One question ranked, packed and read under ``read``."""
-    cs = lab.chunk_set(read.chunking)
+    cs = lab.indexes.chunk_set(read.chunking)
     reranker = train_reranker(lab, read.first_stage) if read.rerank else None
     return read_prepared(prepare_reading(lab, cs, q, read, reranker))
 

@@ -23,7 +23,8 @@ from raglab.errors import DataLimit
 from raglab.metrics.measures import evaluate
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.dense import is_neural
-from raglab.pipeline.lab import ChunkSet, Lab
+from raglab.pipeline.indexes import ChunkSet
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import rank_split, ranked
 from raglab.rerank.features import FEATURES, candidate_features
 from raglab.rerank.logistic import LogisticModel, fit_logistic
@@ -56,9 +57,11 @@ def _cosines(
     LSA's otherwise."""
     if is_neural(first_stage.retriever):
         vectors = cs.neural.vectors[idx].astype(np.float64)
-        cos: FloatArray = np.clip(vectors @ lab.query_vector(q).astype(np.float64), -1.0, 1.0)
+        cos: FloatArray = np.clip(
+            vectors @ lab.indexes.query_vector(q).astype(np.float64), -1.0, 1.0
+        )
         return cos
-    qp = lab.lsa.project([lab.query_tokens(q)])[0]
+    qp = lab.indexes.lsa.project([lab.indexes.query_tokens(q)])[0]
     docs = cs.lsa_projections[idx]
     norms = np.linalg.norm(docs, axis=1) * np.linalg.norm(qp)
     dots = np.asarray(docs @ qp, dtype=np.float64)
@@ -68,7 +71,7 @@ def _cosines(
 
 def candidates(lab: Lab, q: Question | str, first_stage: RetrievalSettings) -> Ranking:
     """The first stage's top ``RERANK_DEPTH`` for a question."""
-    return _candidates(lab, lab.chunk_set(first_stage.chunking), q, first_stage)
+    return _candidates(lab, lab.indexes.chunk_set(first_stage.chunking), q, first_stage)
 
 
 def _candidates(
@@ -123,7 +126,7 @@ def candidate_bm25(
         if kept is not None and all(i in kept for i in chunks):
             return np.array([kept[i] for i in chunks], dtype=np.float64)
     index = cs.bm25.with_params(k1=first_stage.k1, b=first_stage.b)
-    scores: FloatArray = index.scores(lab.query_tokens(q))[idx]
+    scores: FloatArray = index.scores(lab.indexes.query_tokens(q))[idx]
     return scores
 
 
@@ -139,7 +142,7 @@ def features(
         cosine=_cosines(lab, cs, q, idx, first_stage),
         question_identifiers=identifiers(text),
         chunk_identifiers=[cs.identifiers[i] for i in idx],
-        question_terms=set(lab.query_tokens(q)),
+        question_terms=set(lab.indexes.query_tokens(q)),
         title_terms=[cs.title_terms[i] for i in idx],
         age_years=cs.age_years[idx],
         rank=np.arange(1, len(idx) + 1, dtype=np.int64),
@@ -168,7 +171,7 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings) -> Reranker:
     ``first_stage`` resolved, :func:`raglab.pipeline.retrieval.resolve`)."""
 
     def build() -> Reranker:
-        cs = lab.chunk_set(first_stage.chunking)
+        cs = lab.indexes.chunk_set(first_stage.chunking)
         # The whole split's first-stage rankings at once (one batch for a fusion), so that
         # candidates() below finds every one of them cached.
         qs = lab.require("train", "training the reranker (or run without it: --no-rerank)")
@@ -221,7 +224,7 @@ def _chunker_words(chunking: ChunkingKey) -> str:
 
 def rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
     """The first stage's candidates reordered by the reranker's probability (ties: first stage order)."""
-    return reranked(lab, lab.chunk_set(reranker.first_stage.chunking), q, reranker)
+    return reranked(lab, lab.indexes.chunk_set(reranker.first_stage.chunking), q, reranker)
 
 
 def reranked(lab: Lab, cs: ChunkSet, q: Question | str, reranker: Reranker) -> Ranking:
@@ -258,7 +261,7 @@ def _redundancy(lab: Lab, cs: ChunkSet, indices: IntArray) -> FloatArray:
 
 def with_mmr(lab: Lab, reranked: Ranking, *, lam: float, reranker: Reranker) -> Ranking:
     """MMR over a reranked list: relevance = probability, redundancy = TF-IDF cosine."""
-    return mmr_ordered(lab, lab.chunk_set(reranker.first_stage.chunking), reranked, lam=lam)
+    return mmr_ordered(lab, lab.indexes.chunk_set(reranker.first_stage.chunking), reranked, lam=lam)
 
 
 def mmr_ordered(lab: Lab, cs: ChunkSet, reranked: Ranking, *, lam: float) -> Ranking:
@@ -289,7 +292,7 @@ def ordered(lab: Lab, q: Question, reranker: Reranker, order: str, lam: float) -
 def measure_order(
     lab: Lab, split: str, reranker: Reranker, order: str, lam: float
 ) -> dict[str, float]:
-    cs = lab.chunk_set(reranker.first_stage.chunking)
+    cs = lab.indexes.chunk_set(reranker.first_stage.chunking)
     qs = lab.split(split, answerable=True)
     key = (split, reranker.first_stage, order, lam if order == ORDERS[2] else None)
 
@@ -316,7 +319,7 @@ def choose_lambda(lab: Lab, reranker: Reranker) -> float:
 
 def superseded_in_top(lab: Lab, ranking: Ranking, reranker: Reranker, k: int = 3) -> list[str]:
     """Ids of superseded chunks in the first ``k`` of a list."""
-    cs = lab.chunk_set(reranker.first_stage.chunking)
+    cs = lab.indexes.chunk_set(reranker.first_stage.chunking)
     return [
         cs.chunks[i].id for i in ranking.indices[:k].tolist() if cs.chunks[i].status == "superseded"
     ]

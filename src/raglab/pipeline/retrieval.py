@@ -20,7 +20,8 @@ from raglab.metrics.measures import evaluate, first_relevant_rank
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.dense import is_neural, unavailable
 from raglab.pipeline.external import external_ranking
-from raglab.pipeline.lab import ChunkSet, Lab
+from raglab.pipeline.indexes import ChunkSet
+from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 #: One ranking per (settings, labelled question), reused across measures.
@@ -63,7 +64,9 @@ def bm25_ranking(
 ) -> Ranking:
     """The chunks of ``cs`` by BM25 at ``k1`` and ``b``, the first ``depth`` (0: all) that
     share a term with the question."""
-    ranking = cs.bm25.with_params(k1=k1, b=b).search(lab.query_tokens(q), k=_depth(cs, depth))
+    ranking = cs.bm25.with_params(k1=k1, b=b).search(
+        lab.indexes.query_tokens(q), k=_depth(cs, depth)
+    )
     # A chunk that shares no term with the question scores 0: it is not retrieved at all, and
     # its place in a list of zeros (by index) would say nothing.
     keep = ranking.scores > 0
@@ -72,15 +75,15 @@ def bm25_ranking(
 
 def lsa_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> Ranking:
     """The first ``depth`` chunks of ``cs`` (0: all) by the cosine of their LSA projections."""
-    return lab.lsa.search(
-        lab.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs, depth), normalised=True
+    return lab.indexes.lsa.search(
+        lab.indexes.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs, depth), normalised=True
     )
 
 
 def neural_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> Ranking:
     """Chunks by the cosine of their sentence vectors with the question's (docs/design.md#neural-embedding):
     every chunk is ranked, as under LSA, since a cosine has no "shares no term" zero."""
-    return cs.neural.search_vector(lab.query_vector(q), k=_depth(cs, depth))
+    return cs.neural.search_vector(lab.indexes.query_vector(q), k=_depth(cs, depth))
 
 
 def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
@@ -90,7 +93,7 @@ def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSet
     the fused list, so every list, fused or not, stops at ``depth``. ``settings`` must be
     resolved (a score fusion's weight given or chosen, :func:`resolve`): ranking never tunes.
     """
-    return ranked(lab, lab.chunk_set(settings.chunking), q, settings)
+    return ranked(lab, lab.indexes.chunk_set(settings.chunking), q, settings)
 
 
 def ranked(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings) -> Ranking:
@@ -178,7 +181,7 @@ def rank_split(
         raise _unresolved(settings)
 
     def build() -> list[Ranking]:
-        cs = lab.chunk_set(settings.chunking)
+        cs = lab.indexes.chunk_set(settings.chunking)
         qs = lab.split(split, answerable=True)
         if settings.retriever in _FUSIONS and qs:
             return _fused_split(lab, cs, qs, settings)
@@ -190,7 +193,7 @@ def rank_split(
 def relevance_of(
     lab: Lab, split: str, chunking: ChunkingKey | None = None
 ) -> list[dict[int, float]]:
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     return [dict(cs.relevance(q)) for q in lab.split(split, answerable=True)]
 
 
@@ -335,7 +338,7 @@ def ranked_chunks(
     lab: Lab, ranking: Ranking, *, k: int, chunking: ChunkingKey | None = None
 ) -> list[dict[str, Any]]:
     """The first ``k`` entries of a ranking as display rows."""
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     rows = []
     for rank_no, (i, s) in enumerate(
         zip(ranking.indices[:k].tolist(), ranking.scores[:k].tolist(), strict=True), 1

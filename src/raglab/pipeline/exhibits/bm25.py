@@ -34,9 +34,9 @@ def bm25_search(
     divided by the chunk's score. Stemming is the lab's; ``stemmed`` pairs each query word
     stemming changed with its stem.
     """
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     index = cs.bm25.with_params(k1=k1, b=b)
-    tokens = lab.query_tokens(query)
+    tokens = lab.indexes.query_tokens(query)
     rows = ranked_chunks(lab, rank(lab, query, RetrievalSettings("bm25", k1, b)), k=top)
     for row in rows:
         chunk = cs.chunks[int(row["index"])]

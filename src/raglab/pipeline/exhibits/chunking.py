@@ -153,7 +153,7 @@ def answer_view(lab: Lab, question_id: str, key: ChunkingKey = ChunkingKey()) ->
     q = question(lab, question_id)
     if not q.spans:
         return None
-    cs = lab.chunk_set(key)
+    cs = lab.indexes.chunk_set(key)
     span = q.spans[0]
     page = lab.corpus.page(span.page_id)
     text = page.text

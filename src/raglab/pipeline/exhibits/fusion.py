@@ -40,7 +40,7 @@ def three_lists(
 ) -> dict[str, Any]:
     """One question's first ``top`` chunks under BM25, LSA and ``fused``, answers marked."""
     q = question(lab, question_id)
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     rel = cs.relevance(q)
     lists = {}
     for name, s in (

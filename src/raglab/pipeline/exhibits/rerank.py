@@ -64,7 +64,7 @@ def rerank_rows(lab: Lab, reranker: Reranker, lam: float) -> list[dict[str, Any]
 
 
 def _top_rows(lab: Lab, ranking: Any, q: Question, reranker: Reranker) -> list[dict[str, Any]]:
-    cs = lab.chunk_set(reranker.first_stage.chunking)
+    cs = lab.indexes.chunk_set(reranker.first_stage.chunking)
     rel = cs.relevance(q)
     rows = ranked_chunks(lab, ranking, k=3, chunking=reranker.first_stage.chunking)
     for row in rows:
