@@ -137,7 +137,7 @@ def cranfield_query_tokens(cranfield: Cranfield) -> list[list[str]]:
     """Retrieval tokens of the 225 queries, in file order (query j + 1 at index j)."""
     from raglab.text.tokens import tokenize
 
-    return cranfield.indexes.query_tokens(tokenize)
+    return cranfield.query_tokens(tokenize)
 
 
 @pytest.fixture(scope="session")

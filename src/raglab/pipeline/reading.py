@@ -24,7 +24,7 @@ from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.indexes import ChunkSet
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.reranking import Reranker, mmr_ordered, reranked, train_reranker
+from raglab.pipeline.reranking import Reranker, mmr_ordered, reranked, trained_reranker
 from raglab.pipeline.retrieval import ranked
 from raglab.reading.reader import document_frequencies, idf_weights, pack
 from raglab.reading.readings import Reading, ReadingInput, read_prepared
@@ -69,23 +69,24 @@ def prepare_reading(
     """Rank and pack one question (``cs``: the run's chunks; ``reranker``: the run's trained
     reranker, None without one) and gather what reading it needs."""
     ranking = final_ranking(lab, cs, q, read, reranker)
+    weights = None
+    if read.reader_scoring == "idf":
+        n_chunks, df = reader_df(lab, cs)
+        weights = idf_weights(set(tokenize(q.question, stem=True)), df, n_chunks)
+    depth = read.final_depth(len(cs))
+    k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=read.budget)
     rel = cs.relevance(q)
     first = first_relevant_rank(ranking, rel) if rel else None
-    k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=read.budget)
     packed = tuple(
         (c.id, c.page_id, c.start, c.end)
         for c in (cs.chunks[i] for i in ranking.indices[:k_budget].tolist())
     )
     pages = dict.fromkeys(page for _, page, _, _ in packed)
-    weights = None
-    if read.reader_scoring == "idf":
-        n_chunks, df = reader_df(lab, cs)
-        weights = idf_weights(set(tokenize(q.question, stem=True)), df, n_chunks)
     return ReadingInput(
         q=q,
         rank=first,
         k_budget=k_budget,
-        depth=read.final_depth(len(cs)),
+        depth=depth,
         relevant=bool(rel),
         packed=packed,
         sentences={page: tuple(lab.sentences(page)) for page in pages},
@@ -98,7 +99,7 @@ def prepared_split(lab: Lab, read: ReadSettings, split: str) -> list[ReadingInpu
     """:func:`prepare_reading` of every question of ``split``, in file order: the chunk set
     taken and the reranker trained once for them all."""
     cs = lab.indexes.chunk_set(read.chunking)
-    reranker = train_reranker(lab, read.first_stage) if read.rerank else None
+    reranker = trained_reranker(lab, cs, read.first_stage) if read.rerank else None
     return [prepare_reading(lab, cs, q, read, reranker) for q in lab.split(split)]
 
 
@@ -112,7 +113,7 @@ def read_split(lab: Lab, read: ReadSettings, split: str) -> list[Reading]:
 def read_question(lab: Lab, q: Question, read: ReadSettings) -> Reading:
     """One question ranked, packed and read under ``read``."""
     cs = lab.indexes.chunk_set(read.chunking)
-    reranker = train_reranker(lab, read.first_stage) if read.rerank else None
+    reranker = trained_reranker(lab, cs, read.first_stage) if read.rerank else None
     return read_prepared(prepare_reading(lab, cs, q, read, reranker))
 
 

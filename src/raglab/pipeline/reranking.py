@@ -25,7 +25,7 @@ from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.dense import is_neural
 from raglab.pipeline.indexes import ChunkSet
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import rank_split, ranked
+from raglab.pipeline.retrieval import ranked, ranked_split
 from raglab.rerank.features import FEATURES, candidate_features
 from raglab.rerank.logistic import LogisticModel, fit_logistic
 from raglab.rerank.mmr import mmr
@@ -137,9 +137,10 @@ def features(
     idx = cand.indices
     text = q if isinstance(q, str) else q.question
     bm25 = candidate_bm25(lab, cs, q, idx, first_stage)
+    cosine = _cosines(lab, cs, q, idx, first_stage)
     return candidate_features(
         bm25=bm25,
-        cosine=_cosines(lab, cs, q, idx, first_stage),
+        cosine=cosine,
         question_identifiers=identifiers(text),
         chunk_identifiers=[cs.identifiers[i] for i in idx],
         question_terms=set(lab.indexes.query_tokens(q)),
@@ -169,13 +170,17 @@ def _question_features(
 def train_reranker(lab: Lab, first_stage: RetrievalSettings) -> Reranker:
     """Fit the reranker on the training split's answerable questions (cached per first stage;
     ``first_stage`` resolved, :func:`raglab.pipeline.retrieval.resolve`)."""
+    return trained_reranker(lab, lab.indexes.chunk_set(first_stage.chunking), first_stage)
+
+
+def trained_reranker(lab: Lab, cs: ChunkSet, first_stage: RetrievalSettings) -> Reranker:
+    """:func:`train_reranker` on the chunk set ``cs`` of the first stage's chunking, at hand."""
 
     def build() -> Reranker:
-        cs = lab.indexes.chunk_set(first_stage.chunking)
         # The whole split's first-stage rankings at once (one batch for a fusion), so that
-        # candidates() below finds every one of them cached.
+        # the candidates below find every one of them cached.
         qs = lab.require("train", "training the reranker (or run without it: --no-rerank)")
-        rank_split(lab, "train", first_stage)
+        ranked_split(lab, cs, "train", first_stage)
         xs, ys = [], []
         for q in qs:
             cand = _candidates(lab, cs, q, first_stage)
@@ -239,7 +244,8 @@ def _rerank(lab: Lab, cs: ChunkSet, q: Question | str, reranker: Reranker) -> Ra
     cand = _candidates(lab, cs, q, reranker.first_stage)
     if len(cand) == 0:
         return cand
-    p = reranker.model.predict_proba(_question_features(lab, cs, q, cand, reranker.first_stage))
+    x = _question_features(lab, cs, q, cand, reranker.first_stage)
+    p = reranker.model.predict_proba(x)
     order = top_k(p)  # every candidate; equal probabilities keep the first stage's order
     return Ranking(cand.indices[order], p[order])
 
@@ -279,13 +285,21 @@ def mmr_ordered(lab: Lab, cs: ChunkSet, reranked: Ranking, *, lam: float) -> Ran
 
 def ordered(lab: Lab, q: Question, reranker: Reranker, order: str, lam: float) -> Ranking:
     """A question's list in one of ``ORDERS``."""
+    return _ordered(
+        lab, lab.indexes.chunk_set(reranker.first_stage.chunking), q, reranker, order, lam
+    )
+
+
+def _ordered(
+    lab: Lab, cs: ChunkSet, q: Question, reranker: Reranker, order: str, lam: float
+) -> Ranking:
     if order == "fusion":
-        return candidates(lab, q, reranker.first_stage)
-    reranked = rerank(lab, q, reranker)
+        return _candidates(lab, cs, q, reranker.first_stage)
+    first = reranked(lab, cs, q, reranker)
     if order == "reranked":
-        return reranked
+        return first
     if order == "reranked + MMR":
-        return with_mmr(lab, reranked, lam=lam, reranker=reranker)
+        return mmr_ordered(lab, cs, first, lam=lam)
     raise ValueError(f"order must be one of {ORDERS}; not {order!r}")
 
 
@@ -297,9 +311,8 @@ def measure_order(
     key = (split, reranker.first_stage, order, lam if order == ORDERS[2] else None)
 
     def build() -> dict[str, float]:
-        return evaluate(
-            [ordered(lab, q, reranker, order, lam) for q in qs], [cs.relevance(q) for q in qs]
-        )
+        lists = [_ordered(lab, cs, q, reranker, order, lam) for q in qs]
+        return evaluate(lists, [cs.relevance(q) for q in qs])
 
     return lab.caches.of(ORDER_MEASURES).get(key, build)
 

@@ -177,11 +177,15 @@ def rank_split(
 ) -> list[Ranking]:
     """Rankings of the answerable questions of a split, in file order (cached); ``settings``
     resolved (:func:`resolve`)."""
+    return ranked_split(lab, lab.indexes.chunk_set(settings.chunking), split, settings)
+
+
+def ranked_split(lab: Lab, cs: ChunkSet, split: str, settings: RetrievalSettings) -> list[Ranking]:
+    """:func:`rank_split` on the chunk set ``cs`` of ``settings.chunking``, already at hand."""
     if not settings.resolved:
         raise _unresolved(settings)
 
     def build() -> list[Ranking]:
-        cs = lab.indexes.chunk_set(settings.chunking)
         qs = lab.split(split, answerable=True)
         if settings.retriever in _FUSIONS and qs:
             return _fused_split(lab, cs, qs, settings)
