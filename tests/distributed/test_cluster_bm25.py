@@ -23,7 +23,7 @@ from raglab.distributed.pipeline import index_lab, prime_bm25, prime_grid
 from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RANKINGS, rank, rank_split, relevance_of
+from raglab.pipeline.retrieval import RANKINGS, rank, rank_split, relevance_of, resolve
 from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
@@ -107,7 +107,8 @@ def test_primed_rankings_are_the_single_machine_rankings(
     """Oracle: rank() on a fresh lab with its own BM25 index. The primed lab must read the
     cluster's lists (the very objects stored) and never build a BM25 index of its own."""
     primed = Lab(handbook.corpus, handbook.questions)
-    settings = RetrievalSettings(retriever, depth=50, fusion_depth=50)
+    # Ranking never chooses a weight: score fusion's is chosen once, on the single machine.
+    settings = resolve(handbook, RetrievalSettings(retriever, depth=50, fusion_depth=50))
     index = index_lab(client, primed)
     assert prime_bm25(primed, index, settings) == len(primed.questions)
     component = RetrievalSettings("bm25", depth=50)
