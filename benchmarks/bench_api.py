@@ -45,8 +45,8 @@ def _question(lab: Any) -> Any:
 def _requests(app: Any, lab: Any) -> list[tuple[str, str, dict[str, Any], Any]]:
     """(method, url, query parameters, JSON body or None) for every route."""
     q = _question(lab)
-    vocab = lab.lsa.vocabulary
-    word = next((t for t in lab.query_tokens(q) if t in vocab), vocab.terms[0])
+    vocab = lab.indexes.lsa.vocabulary
+    word = next((t for t in lab.indexes.query_tokens(q) if t in vocab), vocab.terms[0])
     fills: dict[str, Any] = {"question_id": q.id, "q": q.question, "word": word}
     bodies: dict[str, Any] = {
         "/api/run": {},

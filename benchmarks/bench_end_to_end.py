@@ -63,8 +63,9 @@ COLD_PROCESS = textwrap.dedent(
 
 
 def _handbook(cfg: Config, section: Section) -> None:
-    from raglab.pipeline.end_to_end import RunSettings, run_pipeline
+    from raglab.pipeline.end_to_end import run_pipeline
     from raglab.pipeline.lab import Lab
+    from raglab.run_settings import RunSettings
 
     def cold() -> tuple[Lab, Any]:
         lab = Lab.load()

@@ -4,7 +4,7 @@
     python benchmarks/bench_neural.py --quick     # fewer repeats and batch sizes
     python benchmarks/bench_neural.py --threads 0 # leave BLAS (and torch) at their defaults
 
-Data: every chunk of the bundled handbook under the default chunking (``Lab.load().chunk_set()``,
+Data: every chunk of the bundled handbook under the default chunking (``Lab.load().indexes.chunk_set()``,
 the heading chunker of exhibits II to V), encoded as ``NeuralIndex`` encodes chunks: word pieces
 truncated at 256, mean pooling, unit rows.
 
@@ -64,7 +64,7 @@ PEER_GOAL = 0.5
 def _handbook_chunks() -> list[str]:
     from raglab.pipeline.lab import Lab
 
-    return [c.text for c in Lab.load().chunk_set().chunks]
+    return [c.text for c in Lab.load().indexes.chunk_set().chunks]
 
 
 def _sentence_transformer(model: NeuralModel) -> tuple[Any | None, str]:

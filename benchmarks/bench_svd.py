@@ -12,7 +12,7 @@ that a slow spell of a shared machine falls on all of them.
 
 Matrices:
 
-- the handbook's term x window TF-IDF matrix (``Lab.load().lsa_windows`` through
+- the handbook's term x window TF-IDF matrix (``Lab.load().indexes.lsa_windows`` through
   ``raglab.embedding.lsa.term_window_matrix``), whose exact SVD numpy computes in milliseconds;
 - two generated term x document TF-IDF matrices, 20,000 x 20,000 of density about 1e-3 and
   200,000 x 50,000 of density about 1e-4 (``--quick``: 5,000 x 5,000 and 20,000 x 5,000): that
@@ -66,7 +66,7 @@ SK_QR = "scikit-learn (QR)"
 def _handbook_matrix() -> Any:
     from raglab.pipeline.lab import Lab
 
-    matrix, _, _ = term_window_matrix(Lab.load().lsa_windows)
+    matrix, _, _ = term_window_matrix(Lab.load().indexes.lsa_windows)
     return sp.csr_matrix(matrix)  # every side gets CSR, as for the generated matrices
 
 

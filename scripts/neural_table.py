@@ -14,7 +14,8 @@ import argparse
 
 from raglab.metrics.measures import evaluate
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank_split, relevance_of
+from raglab.pipeline.retrieval import rank_split, relevance_of
+from raglab.run_settings import RetrievalSettings
 
 RANKERS = ("bm25", "lsa", "neural", "neural-rrf", "rrf", "neural-score")
 COLUMNS = ("recall@1", "recall@5", "mrr", "ndcg@10")

@@ -152,8 +152,8 @@ def test_scores_match_bm25s_on_the_handbook() -> None:
     from raglab.pipeline.lab import Lab
 
     lab = Lab.load()
-    cs = lab.chunk_set()
-    queries = [lab.query_tokens(q) for q in lab.questions]
+    cs = lab.indexes.chunk_set()
+    queries = [lab.indexes.query_tokens(q) for q in lab.questions]
     expected = bm25s_scores(cs.tokens, queries, k1=BM25_K1, b=BM25_B) * (BM25_K1 + 1)
     ours = np.stack([cs.bm25.scores(q) for q in queries])
     np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-12)

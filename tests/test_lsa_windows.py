@@ -114,19 +114,19 @@ def test_handbook_keeps_100_windows_of_256_words(handbook: Lab) -> None:
     words = corpus_words(handbook)
     assert len(words) == handbook.corpus.n_words == HANDBOOK_WORDS
     starts = np.rint(np.linspace(0, len(words) - 256, 100)).astype(int)
-    by_hand = [handbook.tokens(" ".join(words[s : s + 256])) for s in starts]
-    assert handbook.lsa_windows == by_hand
+    by_hand = [handbook.indexes.tokens(" ".join(words[s : s + 256])) for s in starts]
+    assert handbook.indexes.lsa_windows == by_hand
 
 
 def test_handbook_fit_is_bitwise_the_three_pass_solver(handbook: Lab) -> None:
     """oracle: randomized_svd with the solver's settings before the rule (l = 48 + 26, three
     passes, the project seed); the fitted model must equal it bit for bit."""
-    A, _, _ = term_window_matrix(handbook.lsa_windows)
+    A, _, _ = term_window_matrix(handbook.indexes.lsa_windows)
     U, s, Vt = randomized_svd(
         A, rank=LSA_RANK, oversample=LSA_OVERSAMPLE, power_iterations=3, seed=SEED
     )
     assert LSA_POWER_ITERATIONS == 3 and power_iterations_for(100) == 3
-    model = handbook.lsa
+    model = handbook.indexes.lsa
     np.testing.assert_array_equal(model.s, s)
     np.testing.assert_array_equal(model.U, U)
     np.testing.assert_array_equal(model.Vt, Vt)
@@ -143,12 +143,12 @@ def test_cranfield_windows_cover_every_word(cranfield_lab: Lab) -> None:
     words = corpus_words(cranfield_lab)
     n = len(words)
     count = -(-n // 256)
-    assert n > 200_000 and len(cranfield_lab.lsa_windows) == count > 800
+    assert n > 200_000 and len(cranfield_lab.indexes.lsa_windows) == count > 800
     positions = even_windows(range(n), count=count, size=256)
     assert {i for w in positions for i in w} == set(range(n))
     assert 0 <= count * 256 - n < 256
-    tokenised = [cranfield_lab.tokens(" ".join(words[w[0] : w[-1] + 1])) for w in positions]
-    assert cranfield_lab.lsa_windows == tokenised
+    tokenised = [cranfield_lab.indexes.tokens(" ".join(words[w[0] : w[-1] + 1])) for w in positions]
+    assert cranfield_lab.indexes.lsa_windows == tokenised
 
 
 def test_cranfield_singular_values_match_the_exact_svd(cranfield_lab: Lab) -> None:
@@ -160,13 +160,13 @@ def test_cranfield_singular_values_match_the_exact_svd(cranfield_lab: Lab) -> No
     is within 0.1% (measured 0.024%); the same matrix with the three passes the handbook uses is
     more than 1% off (measured 4.0%), which is why the passes grow with the windows.
     Rayleigh-Ritz estimates never exceed the exact values."""
-    A, _, _ = term_window_matrix(cranfield_lab.lsa_windows)
+    A, _, _ = term_window_matrix(cranfield_lab.indexes.lsa_windows)
     assert 800 < A.shape[1] <= 1600 and power_iterations_for(A.shape[1]) == 15
     found = svds(
         A, k=LSA_RANK, solver="arpack", tol=0, random_state=0, return_singular_vectors=False
     )
     exact = np.sort(found)[::-1]
-    s = cranfield_lab.lsa.singular_values
+    s = cranfield_lab.indexes.lsa.singular_values
     error = (exact - s) / exact
     assert error.max() < CRANFIELD_BOUND
     assert np.all(s <= exact * (1 + 1e-12))
@@ -180,13 +180,15 @@ def test_a_set_window_count_overrides_the_rule(cranfield_pages: Path, handbook: 
     windows and three passes, the handbook set to 150 gets 150 windows and six passes (bitwise
     randomized_svd at six passes)."""
     small = Lab.load(cranfield_pages / "pages", cranfield_pages / "questions.jsonl", windows=100)
-    assert len(small.lsa_windows) == 100 and window_count(small.corpus.n_words) > 800
+    assert len(small.indexes.lsa_windows) == 100 and window_count(small.corpus.n_words) > 800
     more = Lab(handbook.corpus, handbook.questions, windows=150)
     words = corpus_words(more)
     starts = np.rint(np.linspace(0, len(words) - 256, 150)).astype(int)
-    assert more.lsa_windows == [more.tokens(" ".join(words[s : s + 256])) for s in starts]
-    A, _, _ = term_window_matrix(more.lsa_windows)
+    assert more.indexes.lsa_windows == [
+        more.indexes.tokens(" ".join(words[s : s + 256])) for s in starts
+    ]
+    A, _, _ = term_window_matrix(more.indexes.lsa_windows)
     _, s6, _ = randomized_svd(A, rank=LSA_RANK, power_iterations=6, seed=SEED)
-    np.testing.assert_array_equal(more.lsa.singular_values, s6)
-    explicit = fit_lsa(more.lsa_windows, power_iterations=3)
+    np.testing.assert_array_equal(more.indexes.lsa.singular_values, s6)
+    explicit = fit_lsa(more.indexes.lsa_windows, power_iterations=3)
     assert not np.array_equal(explicit.s, s6)

@@ -18,8 +18,9 @@ import pytrec_eval
 from conftest import CRANFIELD_DIR, Cranfield
 from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.external import page_run
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import rank
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.text.lucene import STOP_WORDS, analyze, porter_stem
 from raglab.text.tokens import tokenize
 
@@ -161,8 +162,8 @@ def test_lucene_lengths_match_smallfloat() -> None:
 
 def lucene_scored_run(lab: Lab) -> Run:
     """BM25 as Lucene 9 computes it: lossy lengths, float32, ties by document order."""
-    tokens = lab.chunk_set(WHOLE_PAGES).tokens
-    ids = [c.page_id for c in lab.chunk_set(WHOLE_PAGES).chunks]
+    tokens = lab.indexes.chunk_set(WHOLE_PAGES).tokens
+    ids = [c.page_id for c in lab.indexes.chunk_set(WHOLE_PAGES).chunks]
     lengths = np.array([len(t) for t in tokens])
     n_docs = int(np.count_nonzero(lengths))
     avgdl = np.float32(lengths.sum() / n_docs)
@@ -178,7 +179,7 @@ def lucene_scored_run(lab: Lab) -> Run:
     for q in lab.questions:
         scores = np.zeros(len(tokens), dtype=np.float32)
         counts: dict[str, int] = {}
-        for t in lab.query_tokens(q):
+        for t in lab.indexes.query_tokens(q):
             counts[t] = counts.get(t, 0) + 1
         for t, boost in counts.items():
             docs = postings.get(t, {})
@@ -206,7 +207,7 @@ def test_cranfield_bm25_with_the_lucene_analyzer_matches_lucene(
     lab = Lab.load(
         cranfield_pages / "pages", cranfield_pages / "questions.jsonl", analyzer="lucene"
     )
-    assert len(lab.chunk_set(WHOLE_PAGES)) == 1400 and len(lab.questions) == 225
+    assert len(lab.indexes.chunk_set(WHOLE_PAGES)) == 1400 and len(lab.questions) == 225
     qrels = qrels_of(lab)
     lucene = read_run(LUCENE / "cranfield-bm25.run")
     assert len(lucene) == 225 and all(len(r) == 100 for r in lucene.values())

@@ -19,10 +19,15 @@ from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.cli.main import build_parser
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
-from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, TUNED_NAMES, RunSettings
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.pipeline.lab import Lab
 from raglab.rerank.features import FEATURES
+from raglab.run_settings import (
+    RUN_SETTING_NAMES,
+    TUNED_NAMES,
+    ChunkingKey,
+    RetrievalSettings,
+    RunSettings,
+)
 from raglab.settings import SETTINGS, default, setting, settings_in
 from raglab.web.routes.end_to_end import RunRequest
 

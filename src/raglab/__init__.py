@@ -21,9 +21,10 @@ from raglab.fusion.fuse import rrf, score_fusion
 from raglab.metrics.measures import evaluate
 from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, run, run_pipeline
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
+from raglab.pipeline.end_to_end import run_pipeline
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import measure, rank
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.text.tokens import tokenize
 
 __version__ = "0.1.0"
@@ -55,7 +56,6 @@ __all__ = [
     "measure",
     "rank",
     "rrf",
-    "run",
     "run_pipeline",
     "score_fusion",
     "tokenize",

@@ -13,10 +13,11 @@ import pytest
 from raglab.base.sentinels import TUNED
 from raglab.cli import check as check_command
 from raglab.metrics.stats import mcnemar_exact
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
+from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.gate import compare_reports
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report
+from raglab.run_settings import RunSettings
 
 
 def parser() -> argparse.ArgumentParser:

@@ -11,8 +11,9 @@ from raglab.cli.main import main
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight, ranker_table
+from raglab.run_settings import ChunkingKey
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +62,10 @@ def test_bm25_grid(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
 def test_lsa_commands(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
     info = as_json(capsys, "lsa", "info")
     assert info["rank"] == 48 and info["windows"] == 100
-    assert info["singular_values"] == lab.lsa.singular_values.tolist()
+    assert info["singular_values"] == lab.indexes.lsa.singular_values.tolist()
     near = as_json(capsys, "lsa", "neighbours", "tripod", "--top", "4")
     assert [n["word"] for n in near["neighbours"]] == [
-        w for w, _ in lab.lsa.neighbours("tripod", k=4)
+        w for w, _ in lab.indexes.lsa.neighbours("tripod", k=4)
     ]
     found = as_json(capsys, "lsa", "search", "telescope too heavy")
     assert len(found["results"]) == 5

@@ -10,7 +10,8 @@ import pytrec_eval
 
 from raglab.cli.main import main
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, measure
+from raglab.pipeline.retrieval import measure
+from raglab.run_settings import RetrievalSettings
 
 
 @pytest.fixture(scope="module")

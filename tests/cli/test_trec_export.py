@@ -34,7 +34,8 @@ from raglab import _config as C
 from raglab.cli.main import main
 from raglab.corpus.questions import bundled_questions_path
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, measure
+from raglab.pipeline.retrieval import measure
+from raglab.run_settings import RetrievalSettings
 
 #: Every retriever, the neural ones included (CI installs the model).
 RETRIEVERS = C.RETRIEVERS
@@ -259,10 +260,10 @@ def test_depth_all_keeps_every_chunk_bm25_scores_above_zero(
     question; the others are not retrieved, at any depth."""
     run, _, _, summary = export(capsys, memo, "bm25", "--depth", "all")
     assert summary["settings"]["depth"] == 0
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     dropped = 0
     for q in lab.questions:
-        terms = set(lab.query_tokens(q))
+        terms = set(lab.indexes.query_tokens(q))
         sharing = {
             c.id for c, words in zip(cs.chunks, cs.tokens, strict=True) if terms & set(words)
         }

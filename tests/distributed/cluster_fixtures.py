@@ -22,7 +22,8 @@ import pytest
 
 from raglab.cli.main import main
 from raglab.distributed.cluster import connect
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 CRANFIELD = Path(__file__).resolve().parents[1] / "fixtures" / "cranfield"
 #: One chunk per Cranfield abstract (no abstract reaches this cap), as tests/pipeline uses.

@@ -22,14 +22,15 @@ from raglab.distributed.evaluation import evaluate_on_cluster, measure_on_cluste
 from raglab.distributed.pipeline import index_lab, prime_bm25, prime_grid
 from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split, relevance_of
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import RANKINGS, rank, rank_split, relevance_of, resolve
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
 
 def _check_index(lab: Lab, index: DistributedBM25, local: BM25Index, *, k: int) -> None:
-    queries = [lab.query_tokens(q) for q in lab.questions]
+    queries = [lab.indexes.query_tokens(q) for q in lab.questions]
     assert len(index.sizes) > 1  # really sharded
     assert index.n_docs == local.n_docs and index.avgdl == local.avgdl
     for tokens in queries:
@@ -44,15 +45,15 @@ def _check_index(lab: Lab, index: DistributedBM25, local: BM25Index, *, k: int) 
 def test_handbook_scores_and_top_k_equal_one_index(client: Any, handbook: Lab) -> None:
     """Oracle: BM25Index.scores and .search on the handbook's heading chunks."""
     index = index_lab(client, handbook)
-    _check_index(handbook, index, handbook.chunk_set().bm25, k=10)
+    _check_index(handbook, index, handbook.indexes.chunk_set().bm25, k=10)
 
 
 def test_handbook_fixed_chunks_at_other_parameters(client: Any, handbook: Lab) -> None:
     """Oracle: BM25Index at k1 = 0.6, b = 0.3 on fixed windows of 50 words, overlap 10."""
     key = ChunkingKey("fixed", 50, 10)
     index = index_lab(client, handbook, key, partitions=5)
-    local = handbook.chunk_set(key).bm25.with_params(k1=0.6, b=0.3)
-    queries = [handbook.query_tokens(q) for q in handbook.questions]
+    local = handbook.indexes.chunk_set(key).bm25.with_params(k1=0.6, b=0.3)
+    queries = [handbook.indexes.query_tokens(q) for q in handbook.questions]
     docs, scores = index.search_many(queries, k=100, k1=0.6, b=0.3)
     for row, tokens in enumerate(queries):
         want = local.search(tokens, k=100)
@@ -63,12 +64,12 @@ def test_handbook_fixed_chunks_at_other_parameters(client: Any, handbook: Lab) -
 def test_cranfield_scores_and_top_k_equal_one_index(client: Any, cranfield: Lab) -> None:
     """Oracle: BM25Index over Cranfield's 1,400 stemmed abstracts, 225 queries, top 100."""
     index = index_lab(client, cranfield, WHOLE_PAGES)
-    _check_index(cranfield, index, cranfield.chunk_set(WHOLE_PAGES).bm25, k=100)
+    _check_index(cranfield, index, cranfield.indexes.chunk_set(WHOLE_PAGES).bm25, k=100)
 
 
 def test_tokens_sent_from_the_client_index_the_same(client: Any, cranfield: Lab) -> None:
     """Oracle: BM25Index over the same tokens, cut into three uneven partitions."""
-    tokens = cranfield.chunk_set(WHOLE_PAGES).tokens
+    tokens = cranfield.indexes.chunk_set(WHOLE_PAGES).tokens
     index = DistributedBM25.from_partitions(client, [tokens[:1], tokens[1:900], tokens[900:]])
     _check_index(cranfield, index, BM25Index(tokens), k=10)
 
@@ -80,7 +81,7 @@ def test_frequencies_reduced_in_a_tree_on_the_workers(
     """Oracle: BM25Index's own document frequencies over the same tokens (7 uneven partitions,
     an empty one among them, so a tree of 2 or 3 tables a task has three or two levels). The
     client holds N and L only; the table comes from the worker that reduced it."""
-    tokens = cranfield.chunk_set(WHOLE_PAGES).tokens
+    tokens = cranfield.indexes.chunk_set(WHOLE_PAGES).tokens
     cuts = [0, 1, 1, 200, 450, 451, 1000, len(tokens)]
     parts = [tokens[a:z] for a, z in itertools.pairwise(cuts)]
     futures = client.scatter(parts, hash=False)
@@ -106,17 +107,18 @@ def test_primed_rankings_are_the_single_machine_rankings(
     """Oracle: rank() on a fresh lab with its own BM25 index. The primed lab must read the
     cluster's lists (the very objects stored) and never build a BM25 index of its own."""
     primed = Lab(handbook.corpus, handbook.questions)
-    settings = RetrievalSettings(retriever, depth=50, fusion_depth=50)
+    # Ranking never chooses a weight: score fusion's is chosen once, on the single machine.
+    settings = resolve(handbook, RetrievalSettings(retriever, depth=50, fusion_depth=50))
     index = index_lab(client, primed)
     assert prime_bm25(primed, index, settings) == len(primed.questions)
     component = RetrievalSettings("bm25", depth=50)
     for q in primed.questions:
-        stored = primed.per_question.find(("rank", component, q.id))
+        stored = primed.caches.of(RANKINGS).find((component, q.id))
         assert stored is not None and rank(primed, q, component) is stored
         ours, theirs = rank(primed, q, settings), rank(handbook, q, settings)
         assert ours.indices.tolist() == theirs.indices.tolist()
         assert ours.scores.tobytes() == theirs.scores.tobytes()
-    assert "bm25" not in primed.chunk_set().__dict__
+    assert "bm25" not in primed.indexes.chunk_set().__dict__
 
 
 @pytest.mark.parametrize("retriever", ["bm25", "rrf"])
@@ -150,8 +152,8 @@ def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) 
     of exhibit II's grid, Cranfield's training questions; and the whole :class:`Grid` (recall,
     hits, best cell, ties) of :func:`bm25_grid` from the lab's own index."""
     index = index_lab(client, cranfield, WHOLE_PAGES)
-    queries = [cranfield.query_tokens(q) for q in cranfield.split("train")]
-    local = cranfield.chunk_set(WHOLE_PAGES).bm25
+    queries = [cranfield.indexes.query_tokens(q) for q in cranfield.split("train")]
+    local = cranfield.indexes.chunk_set(WHOLE_PAGES).bm25
     docs, scores = index.search_grid(queries, k=5, k1s=C.GRID_K1, bs=C.GRID_B)
     want = grid_top_k(local, queries, k=5)
     assert docs.shape == want.shape == (16, 11, len(queries), 5)

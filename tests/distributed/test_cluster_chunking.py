@@ -1,6 +1,6 @@
 """Pages read and chunked on the workers equal the single machine's chunks.
 
-Oracles: ``Lab.chunk_set`` (``load_corpus`` then ``chunk_pages`` on one machine) for a folder of
+Oracles: ``Indexes.chunk_set`` (``load_corpus`` then ``chunk_pages`` on one machine) for a folder of
 pages, and ``raglab import beir`` followed by ``load_corpus`` for a BEIR ``corpus.jsonl``.
 """
 
@@ -17,7 +17,8 @@ from raglab.corpus.pages import bundled_handbook_dir, load_corpus
 from raglab.distributed.chunking import chunk_beir, chunk_folder
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -30,7 +31,7 @@ def test_handbook_folder_chunks_equal_the_lab_chunks(
 ) -> None:
     """Oracle: the single machine's chunks of the handbook, field for field and in order."""
     ours = chunk_folder(client, bundled_handbook_dir(), key, partitions=5)
-    assert ours == list(handbook.chunk_set(key).chunks)
+    assert ours == list(handbook.indexes.chunk_set(key).chunks)
 
 
 def test_cranfield_folder_chunks_equal_the_lab_chunks(
@@ -39,7 +40,7 @@ def test_cranfield_folder_chunks_equal_the_lab_chunks(
     """Oracle: the single machine's 1,400 Cranfield chunks."""
     key = ChunkingKey("heading", 100_000)
     assert chunk_folder(client, cranfield_dir / "pages", key) == list(
-        cranfield.chunk_set(key).chunks
+        cranfield.indexes.chunk_set(key).chunks
     )
 
 

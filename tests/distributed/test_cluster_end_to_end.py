@@ -15,15 +15,12 @@ from cluster_fixtures import client, cranfield, cranfield_dir, handbook
 
 from raglab.base.sentinels import TUNED
 from raglab.distributed.end_to_end import prime_readings, read_on_cluster
-from raglab.pipeline.end_to_end import (
-    RunSettings,
-    readings_key,
-    resolve_run,
-    run_lambda,
-    run_pipeline,
-)
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.reading import prepare_reading, read_question
+from raglab.pipeline.reading import READINGS, prepare_reading, read_question
+from raglab.pipeline.reranking import train_reranker
+from raglab.pipeline.resolve import resolve_run
+from raglab.run_settings import RunSettings
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -41,22 +38,22 @@ def test_readings_on_the_workers_equal_one_machine(
 ) -> None:
     primed = Lab(handbook.corpus, handbook.questions)
     read = prime_readings(client, primed, settings, "test")
-    resolved = resolve_run(handbook, settings)
+    resolved = resolve_run(handbook, settings).read
     tests = handbook.split("test")
     trains = handbook.split("train") if settings.threshold is TUNED else ()
     assert read == len(tests) + len(trains)
-    stored = primed.cache.find(readings_key("test", resolved, run_lambda(resolved)))
-    assert isinstance(stored, list)
-    lam = run_lambda(resolved)
-    assert stored == [read_question(handbook, q, resolved, lam) for q in tests]
+    stored = primed.caches.of(READINGS).find(("test", resolved))
+    assert stored is not None
+    assert stored == [read_question(handbook, q, resolved) for q in tests]
     assert run_pipeline(primed, settings) == run_pipeline(handbook, settings)
 
 
 def test_slices_come_back_in_question_order(client: Any, handbook: Lab) -> None:
-    s = resolve_run(handbook, RunSettings())
-    lam = run_lambda(s)
-    inputs = [prepare_reading(handbook, q, s, lam) for q in handbook.questions]
-    want = [read_question(handbook, q, s, lam) for q in handbook.questions]
+    s = resolve_run(handbook, RunSettings()).read
+    cs = handbook.indexes.chunk_set(s.chunking)
+    reranker = train_reranker(handbook, s.first_stage)
+    inputs = [prepare_reading(handbook, cs, q, s, reranker) for q in handbook.questions]
+    want = [read_question(handbook, q, s) for q in handbook.questions]
     for partitions in (1, 3, 7, 200):
         assert read_on_cluster(client, inputs, partitions=partitions) == want
     assert read_on_cluster(client, []) == []

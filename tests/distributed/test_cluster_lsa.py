@@ -22,7 +22,8 @@ from raglab.distributed.lsa import (
     term_ranges,
 )
 from raglab.embedding.lsa import term_window_matrix, unit_rows
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -34,8 +35,8 @@ def test_blocked_lsa_matches_one_machine(
     """Oracle: the lab's own LSA model (see the module docstring)."""
     lab: Lab = request.getfixturevalue(name)
     key = WHOLE_PAGES if name == "cranfield" else ChunkingKey()
-    ref = lab.lsa
-    windows = lab.lsa_windows
+    ref = lab.indexes.lsa
+    windows = lab.indexes.lsa_windows
     ours = fit_lsa_on_cluster(client, windows, rank=ref.rank, blocks=blocks)
 
     A, vocabulary, _ = term_window_matrix(windows)
@@ -50,12 +51,12 @@ def test_blocked_lsa_matches_one_machine(
         assert getattr(ours, name_).tobytes() == getattr(ref, name_).tobytes(), name_
     assert ours.frobenius_sq == ref.frobenius_sq
 
-    cs = lab.chunk_set(key)
+    cs = lab.indexes.chunk_set(key)
     projections = unit_rows(ours.project(cs.tokens))
     assert projections.tobytes() == cs.lsa_unit_projections.tobytes()
     compared = 0
     for q in lab.questions:
-        tokens = lab.query_tokens(q)
+        tokens = lab.indexes.query_tokens(q)
         want_rank = ref.search(tokens, cs.lsa_unit_projections, k=10, normalised=True)
         got_rank = ours.search(tokens, projections, k=10, normalised=True)
         assert got_rank.indices.tolist() == want_rank.indices.tolist()
@@ -68,7 +69,7 @@ def test_the_chain_continues_the_single_product(handbook: Lab) -> None:
     """Oracle: ``A.T @ Y`` of scipy on the whole matrix. Three blocks chained give its bytes;
     the blocks' products added afterwards (each from zeros) are only equal to rounding, which is
     why the chain is needed (on the handbook at least one entry differs)."""
-    windows = handbook.lsa_windows
+    windows = handbook.indexes.lsa_windows
     A, vocabulary, _ = term_window_matrix(windows)
     Y = np.random.default_rng(7).standard_normal((A.shape[0], 9))
     want = np.asarray(A.T @ Y)

@@ -30,8 +30,8 @@ __all__ = ["client", "handbook"]  # fixtures, used by name
 def test_batches_encoded_on_the_workers_are_the_single_machines(client: Any, handbook: Lab) -> None:
     """Oracle: model.encode(texts, normalize=False) here; 70 texts of mixed lengths make three
     batches of 32, 32 and 6 after the sort by length."""
-    model = handbook.neural_model
-    texts = [c.text for c in handbook.chunk_set().chunks[:70]]
+    model = handbook.indexes.neural_model
+    texts = [c.text for c in handbook.indexes.chunk_set().chunks[:70]]
     with threadpool_limits(1, user_api="blas"):
         here = model.encode(texts, normalize=False)
     there = encode_on_cluster(client, model, None, texts)
@@ -45,8 +45,8 @@ def test_the_cluster_fills_the_vector_cache_with_the_single_machines_vectors(
     """Oracle: encode_cached on this machine into an empty cache of its own. The cluster fills
     another empty cache; read back, both hold the same vectors, and a second priming encodes
     nothing."""
-    model = handbook.neural_model
-    texts = [c.text for c in handbook.chunk_set(WHOLE_PAGES).chunks]
+    model = handbook.indexes.neural_model
+    texts = [c.text for c in handbook.indexes.chunk_set(WHOLE_PAGES).chunks]
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "single"))
     with threadpool_limits(1, user_api="blas"):
         single = encode_cached(model, texts)

@@ -19,8 +19,8 @@ from cluster_fixtures import client, cranfield_dir
 
 import raglab.cli._cluster as cluster_module
 import raglab.corpus.questions as questions_module
-import raglab.pipeline.end_to_end as end_to_end_module
-import raglab.pipeline.lab as lab_module
+import raglab.pipeline.indexes as indexes_module
+import raglab.pipeline.reading as reading_module
 import raglab.pipeline.retrieval as retrieval_module
 from raglab.cli.main import main
 from raglab.distributed.cluster import dashboard_line
@@ -97,9 +97,9 @@ def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     made impossible."""
     single_json, _ = _cli(capsys, ["run", "--json"])
 
-    monkeypatch.setattr(lab_module, "BM25Index", _refuse("built a BM25 index"))
-    monkeypatch.setattr(lab_module, "fit_lsa", _refuse("fitted LSA"))
-    monkeypatch.setattr(end_to_end_module, "read_question", _refuse("read a question"))
+    monkeypatch.setattr(indexes_module, "BM25Index", _refuse("built a BM25 index"))
+    monkeypatch.setattr(indexes_module, "fit_lsa", _refuse("fitted LSA"))
+    monkeypatch.setattr(reading_module, "read_prepared", _refuse("read a question"))
     monkeypatch.setattr(questions_module, "WholeCorpusFinder", _refuse("located a passage"))
     monkeypatch.setattr(cluster_module, "WholeCorpusFinder", _refuse("located a passage"))
     monkeypatch.setattr(retrieval_module, "evaluate", _refuse("measured rankings"))
@@ -146,8 +146,8 @@ def test_a_clustered_report_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
     single = tmp_path / "single.json"
     _cli(capsys, ["report", "--out", str(single), "--quiet"])
 
-    monkeypatch.setattr(lab_module, "BM25Index", _refuse("built a BM25 index"))
-    monkeypatch.setattr(lab_module, "fit_lsa", _refuse("fitted LSA"))
+    monkeypatch.setattr(indexes_module, "BM25Index", _refuse("built a BM25 index"))
+    monkeypatch.setattr(indexes_module, "fit_lsa", _refuse("fitted LSA"))
     monkeypatch.setattr(retrieval_module, "evaluate", _refuse("measured rankings"))
     clustered = tmp_path / "cluster.json"
     _, err = _cli(capsys, ["report", "--out", str(clustered), *_address(client)])

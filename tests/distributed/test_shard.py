@@ -36,7 +36,7 @@ def shards_of(docs: list[list[str]], cuts: list[int]) -> list[ScoredShard]:
 
 def test_global_statistics_are_the_single_index_statistics(handbook: Lab) -> None:
     """Oracle: BM25Index's N, avgdl and IDFs."""
-    docs = handbook.chunk_set().tokens
+    docs = handbook.indexes.chunk_set().tokens
     index = BM25Index(docs)
     shards = shards_of(docs, [7, 100, 101])
     stats = global_statistics(s.counts.summary() for s in shards)
@@ -52,11 +52,11 @@ def test_shard_scores_equal_the_single_index_bit_for_bit(
     handbook: Lab, k1: float, b: float
 ) -> None:
     """Oracle: BM25Index.scores of every question, compared as bytes."""
-    docs = handbook.chunk_set().tokens
+    docs = handbook.indexes.chunk_set().tokens
     index = BM25Index(docs, k1=k1, b=b)
     shards = shards_of(docs, [7, 100, 101])
     for q in handbook.questions:
-        tokens = handbook.query_tokens(q)
+        tokens = handbook.indexes.query_tokens(q)
         ours = np.concatenate([s.scores(tokens, k1, b) for s in shards])
         assert ours.tobytes() == index.scores(tokens).tobytes(), q.id
 
@@ -65,20 +65,20 @@ def test_per_shard_idf_would_differ(handbook: Lab) -> None:
     """The classic mistake, shown: a shard indexed on its own (its own N, avgdl, n_t) scores its
     documents differently from the whole index, so the global rule above is what makes the
     equality hold. Oracle: BM25Index over the whole collection."""
-    docs = handbook.chunk_set().tokens
+    docs = handbook.indexes.chunk_set().tokens
     whole = BM25Index(docs)
     alone = BM25Index(docs[:100])
-    tokens = handbook.query_tokens(next(iter(handbook.questions)))
+    tokens = handbook.indexes.query_tokens(next(iter(handbook.questions)))
     assert not np.array_equal(alone.scores(tokens), whole.scores(tokens)[:100])
 
 
 @pytest.mark.parametrize("k", [1, 5, 10, 100, 1000])
 def test_merged_top_k_is_the_single_index_search(handbook: Lab, k: int) -> None:
     """Oracle: BM25Index.search (order by score, then chunk index; zeros fill by index)."""
-    docs = handbook.chunk_set().tokens
+    docs = handbook.indexes.chunk_set().tokens
     index = BM25Index(docs)
     shards = shards_of(docs, [3, 4, 120])
-    queries = [handbook.query_tokens(q) for q in handbook.questions]
+    queries = [handbook.indexes.query_tokens(q) for q in handbook.questions]
     got_docs, got_scores = merge_top_k(
         [s.search_many(queries, k=k, k1=1.2, b=0.75) for s in shards], k
     )
@@ -120,8 +120,8 @@ def test_compiled_and_numpy_shard_search_agree_with_the_index(
     index stores them (int32 documents, uint8 frequencies)."""
     from raglab.bm25 import compiled as _bm25_compiled
 
-    docs = handbook.chunk_set().tokens
-    queries = [handbook.tokens(q.question) for q in handbook.questions]
+    docs = handbook.indexes.chunk_set().tokens
+    queries = [handbook.indexes.tokens(q.question) for q in handbook.questions]
     want = BM25Index(docs, k1=k1, b=b).search_many(queries, k=10, backend="numpy")
     shards = shards_of(docs, [41, 150])
     assert shards[0].counts.docs.dtype == np.int32 and shards[0].counts.tf.dtype == np.uint8
@@ -137,7 +137,7 @@ def test_a_shard_needs_only_its_own_terms_frequencies(handbook: Lab) -> None:
     """Oracle: BM25Index over the whole collection. A shard given N, L and the n_t of its own
     terms only (the table cut by term, as DistributedBM25 sends it) has the single index's IDFs
     and answers bit for bit; each part is a strict subset of the whole table here."""
-    docs = handbook.chunk_set().tokens
+    docs = handbook.indexes.chunk_set().tokens
     index = BM25Index(docs)
     bounds = [0, 60, 150, len(docs)]
     counts = [ShardCounts.from_tokens(docs[a:z]) for a, z in itertools.pairwise(bounds)]
@@ -150,7 +150,7 @@ def test_a_shard_needs_only_its_own_terms_frequencies(handbook: Lab) -> None:
         shard = ScoredShard(c, part, offset)
         assert shard.idf.tolist() == [idf[t] for t in c.terms]
         for q in list(handbook.questions)[:20]:
-            tokens = handbook.query_tokens(q)
+            tokens = handbook.indexes.query_tokens(q)
             np.testing.assert_array_equal(
                 shard.scores(tokens, 1.2, 0.75).view(np.int64),
                 index.scores(tokens)[offset : offset + c.n_docs].view(np.int64),

@@ -14,7 +14,8 @@ from cluster_fixtures import client, handbook
 
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import count_chunks, submit_files
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = ["client", "handbook"]  # fixtures, used by name
 
@@ -41,8 +42,8 @@ def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook
         time.sleep(0.1)
     assert victim not in client.scheduler_info()["workers"]  # it really died
     index = DistributedBM25.from_counts(client, counts)
-    local = handbook.chunk_set().bm25
-    queries = [handbook.query_tokens(q) for q in handbook.questions]
+    local = handbook.indexes.chunk_set().bm25
+    queries = [handbook.indexes.query_tokens(q) for q in handbook.questions]
     docs, scores = index.search_many(queries, k=10)
     for row, tokens in enumerate(queries):
         want = local.search(tokens, k=10)

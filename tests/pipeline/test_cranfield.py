@@ -15,8 +15,9 @@ import pytrec_eval
 
 from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.external import page_run
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import rank
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 CRANFIELD = Path(__file__).resolve().parents[1] / "fixtures" / "cranfield"
 WHOLE_PAGES = ChunkingKey("heading", 100_000)
@@ -41,7 +42,7 @@ def mean_measures(
 
 def test_bm25_on_cranfield_equals_bm25s_under_trec_eval(lab: Lab) -> None:
     """Oracles: bm25s (method="lucene") for the ranking, pytrec_eval for the measures."""
-    cs = lab.chunk_set(WHOLE_PAGES)
+    cs = lab.indexes.chunk_set(WHOLE_PAGES)
     assert len(lab.corpus) == 1400 and len(cs) == 1400 and len(lab.questions) == 225
     qrels = {q.id: {p: int(g) for p, g in (q.pages or {}).items()} for q in lab.questions}
     settings = RetrievalSettings("bm25", k1=1.2, b=0.75, chunking=WHOLE_PAGES)
@@ -55,7 +56,7 @@ def test_bm25_on_cranfield_equals_bm25s_under_trec_eval(lab: Lab) -> None:
     peer.index(cs.tokens, show_progress=False)
     theirs: dict[str, dict[str, float]] = {}
     for q in lab.questions:
-        scores = peer.get_scores(lab.query_tokens(q)) * 2.2
+        scores = peer.get_scores(lab.indexes.query_tokens(q)) * 2.2
         top = np.lexsort((np.arange(len(scores)), -scores))[:100]
         theirs[q.id] = {cs.chunks[int(i)].page_id: float(scores[i]) for i in top if scores[i] > 0}
     a, b = mean_measures(qrels, ours), mean_measures(qrels, theirs)

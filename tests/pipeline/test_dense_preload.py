@@ -1,6 +1,6 @@
 """Loading the neural model ahead of its first use (``raglab serve``'s start).
 
-Oracles: :func:`raglab.embedding.neural.load_model` itself (the preloaded model is the one the lab then
+Oracles: :func:`raglab.embedding.neural.model.load_model` itself (the preloaded model is the one the lab then
 uses, the very object, with its hashes done), and a count of its calls: however many threads
 ask at once, the weights are read once.
 """
@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-import raglab.embedding.neural as neural_package
+import raglab.embedding.neural.model as neural_package
 from raglab.pipeline import dense
 
 

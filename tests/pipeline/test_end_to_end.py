@@ -10,8 +10,10 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 from raglab.metrics.stats import mcnemar_exact
-from raglab.pipeline.end_to_end import OUTCOMES, RunSettings, outcomes_vector, run_pipeline
+from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.lab import Lab
+from raglab.reading.diagnosis import OUTCOMES
+from raglab.run_settings import RunSettings
 
 PAGES = {
     "mounts": "# Mounts\n\nThe EQ5 mount carries a payload of 15 kg including the tube and finder. "
@@ -169,18 +171,13 @@ def test_settings_are_validated() -> None:
         RunSettings(budget=0)
 
 
-def test_the_old_name_run_warns_and_gives_the_same_result() -> None:
-    """Oracle: run_pipeline itself; the deprecated alias must agree and say so."""
+def test_the_run_has_one_name() -> None:
+    """The deprecated alias ``run`` is gone: ``run_pipeline`` is the one name of a run."""
     import raglab
     from raglab.pipeline import end_to_end
-    from raglab.pipeline.lab import Lab
 
-    lab = Lab.load()
-    settings = RunSettings(rerank=False, mmr=False, threshold=0.45)
-    with pytest.warns(DeprecationWarning, match="use run_pipeline"):
-        old = end_to_end.run(lab, settings)
-    assert old == run_pipeline(lab, settings)
-    assert raglab.run is end_to_end.run and raglab.run_pipeline is run_pipeline
+    assert not hasattr(end_to_end, "run") and not hasattr(raglab, "run")
+    assert raglab.run_pipeline is run_pipeline and "run" not in raglab.__all__
 
 
 def test_a_chunk_in_the_context_counts_as_retrieved() -> None:

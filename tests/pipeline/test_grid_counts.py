@@ -13,7 +13,8 @@ from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import grid_view, stemming_effect
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_ranks
+from raglab.pipeline.retrieval import first_ranks
+from raglab.run_settings import RetrievalSettings
 
 K = C.GRID_RECALL_K
 
@@ -81,7 +82,9 @@ def test_with_stem_is_the_data_under_the_other_stemming(lab: Lab) -> None:
     assert sibling is lab.with_stem(True) and sibling.with_stem(False) is lab
     assert sibling.stem is True and sibling.corpus is lab.corpus
     loaded = Lab.load(stem=True)
-    assert sibling.query_tokens("the clutch locks") == loaded.query_tokens("the clutch locks")
+    assert sibling.indexes.query_tokens("the clutch locks") == loaded.indexes.query_tokens(
+        "the clutch locks"
+    )
     assert bm25_grid(sibling).recall.tolist() == bm25_grid(loaded).recall.tolist()
     with pytest.raises(ValueError):
         lab.with_stem("yes")  # type: ignore[arg-type]

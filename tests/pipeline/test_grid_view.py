@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from raglab.pipeline.exhibits.bm25 import grid_view
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.report_sections import bm25_section
+from raglab.run_settings import ChunkingKey
 
 
 @pytest.fixture(scope="module")

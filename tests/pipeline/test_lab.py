@@ -9,7 +9,8 @@ from raglab.embedding.lsa import term_window_matrix
 from raglab.embedding.svd import randomized_svd
 from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +20,7 @@ def lab() -> Lab:
 
 def test_relevant_chunks_contain_the_answer_span(lab: Lab) -> None:
     """Oracle: the definition in docs/design.md#spans, checked span by span."""
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     for q in lab.questions:
         for i in cs.relevance(q):
             c = cs.chunks[i]
@@ -43,10 +44,10 @@ def test_fixed_chunk_count_equals_the_closed_form_on_the_handbook(lab: Lab) -> N
 
 def test_lsa_on_the_handbook_matches_numpy_exact_svd(lab: Lab) -> None:
     """Oracle: numpy.linalg.svd of the same TF-IDF term x window matrix; every seed within 0.5%."""
-    A, _, _ = term_window_matrix(lab.lsa_windows)
+    A, _, _ = term_window_matrix(lab.indexes.lsa_windows)
     exact = np.linalg.svd(A.toarray(), compute_uv=False)[:48]
-    assert len(lab.lsa_windows) == 100
-    np.testing.assert_allclose(lab.lsa.singular_values, exact, rtol=5e-3)
+    assert len(lab.indexes.lsa_windows) == 100
+    np.testing.assert_allclose(lab.indexes.lsa.singular_values, exact, rtol=5e-3)
     for seed in range(3):
         _, s, _ = randomized_svd(A, rank=48, seed=seed)
         np.testing.assert_allclose(s, exact, rtol=5e-3)
@@ -56,14 +57,16 @@ def test_a_second_lab_gives_identical_numbers(lab: Lab) -> None:
     """Seeded and deterministic: the embedding of a fresh lab equals the first, bit for bit."""
     other = Lab.load()
     np.testing.assert_array_equal(
-        other.chunk_set().lsa_projections, lab.chunk_set().lsa_projections
+        other.indexes.chunk_set().lsa_projections, lab.indexes.chunk_set().lsa_projections
     )
 
 
 def test_equal_settings_share_one_chunk_set(lab: Lab) -> None:
-    assert lab.chunk_set(ChunkingKey("fixed")) is lab.chunk_set(ChunkingKey("fixed", 200, 0))
+    assert lab.indexes.chunk_set(ChunkingKey("fixed")) is lab.indexes.chunk_set(
+        ChunkingKey("fixed", 200, 0)
+    )
     with pytest.raises(ValueError, match="chunker must be one of"):
-        lab.chunk_set(ChunkingKey("paragraph"))
+        lab.indexes.chunk_set(ChunkingKey("paragraph"))
 
 
 def test_bounded_cache_evicts_the_least_recently_used() -> None:

@@ -23,14 +23,8 @@ from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import candidates, features, train_reranker
-from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    choose_weight,
-    measure,
-    neural_unavailable,
-    rank,
-    ranker_table,
-)
+from raglab.pipeline.retrieval import choose_weight, measure, neural_unavailable, rank, ranker_table
+from raglab.run_settings import RetrievalSettings
 from raglab.settings import setting
 
 
@@ -53,11 +47,11 @@ def test_neural_is_a_retriever_on_every_face() -> None:
 
 def test_neural_ranking_is_the_cosine_order_of_the_vectors(lab: Lab) -> None:
     """Oracle: every chunk's unit vector dotted with the question's, sorted by numpy."""
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     vectors = cs.neural.vectors.astype(np.float64)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     for q in lab.split("test", answerable=True)[:8]:
-        v = lab.neural_model.encode([q.question])[0].astype(np.float64)
+        v = lab.indexes.neural_model.encode([q.question])[0].astype(np.float64)
         scores = np.clip(vectors @ v, -1, 1)
         got = rank(lab, q, RetrievalSettings("neural"))
         want = _expected_order(scores, C.RANK_DEPTH)
@@ -70,9 +64,11 @@ def test_a_question_vector_does_not_depend_on_what_was_encoded_before(lab: Lab) 
     q = lab.split("test", answerable=True)[0]
     fresh = Lab(lab.corpus, lab.questions)
     for other in lab.split("train")[:5]:
-        fresh.query_vector(other)  # encode other questions first
-    assert np.array_equal(fresh.query_vector(q), lab.query_vector(q))
-    assert np.array_equal(fresh.query_vector(q), lab.neural_model.encode([q.question])[0])
+        fresh.indexes.query_vector(other)  # encode other questions first
+    assert np.array_equal(fresh.indexes.query_vector(q), lab.indexes.query_vector(q))
+    assert np.array_equal(
+        fresh.indexes.query_vector(q), lab.indexes.neural_model.encode([q.question])[0]
+    )
 
 
 def test_a_question_vector_is_read_back_from_disk_bit_for_bit(
@@ -83,9 +79,9 @@ def test_a_question_vector_is_read_back_from_disk_bit_for_bit(
     instead of encoding: the entry is replaced by a marked vector, which the new lab returns."""
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path))
     q = lab.split("test", answerable=True)[1]
-    model = lab.neural_model
+    model = lab.indexes.neural_model
     alone = model.encode([q.question])[0]
-    first = Lab(lab.corpus, lab.questions).query_vector(q)
+    first = Lab(lab.corpus, lab.questions).indexes.query_vector(q)
     assert np.array_equal(first, alone)
     folder = cache_folder(model) / dense.QUERY_FOLDER
     entry = entry_path(model, q.question, folder)
@@ -94,7 +90,7 @@ def test_a_question_vector_is_read_back_from_disk_bit_for_bit(
     marked = np.zeros(model.dim, dtype=np.float32)
     marked[0] = 2.0
     np.save(entry, marked)
-    again = Lab(lab.corpus, lab.questions).query_vector(q)
+    again = Lab(lab.corpus, lab.questions).indexes.query_vector(q)
     assert again.tolist() == [1.0] + [0.0] * (model.dim - 1)
 
 
@@ -162,12 +158,12 @@ def test_the_reranker_cosine_comes_from_the_neural_model_under_a_neural_first_st
     first = RetrievalSettings("neural-rrf")
     q = lab.split("test", answerable=True)[0]
     cand = candidates(lab, q, first)
-    matrix = features(lab, q, cand, first)
-    cs = lab.chunk_set()
-    want = cs.neural.vectors[cand.indices].astype(np.float64) @ lab.query_vector(q)
+    cs = lab.indexes.chunk_set()
+    matrix = features(lab, cs, q, cand, first)
+    want = cs.neural.vectors[cand.indices].astype(np.float64) @ lab.indexes.query_vector(q)
     assert np.allclose(matrix[:, 1], np.clip(want, -1, 1), atol=1e-12)
     lsa_matrix = features(
-        lab, q, candidates(lab, q, RetrievalSettings("rrf")), RetrievalSettings("rrf")
+        lab, cs, q, candidates(lab, q, RetrievalSettings("rrf")), RetrievalSettings("rrf")
     )
     assert not np.allclose(lsa_matrix[:, 1], matrix[:, 1])
     assert train_reranker(lab, first).first_stage == first

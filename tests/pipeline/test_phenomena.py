@@ -14,8 +14,8 @@ import pytest
 from raglab.chunking.chunk import Chunk
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import DIAGNOSES, run_pipeline
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.end_to_end import run_pipeline
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import (
     choose_lambda,
     measure_order,
@@ -23,7 +23,9 @@ from raglab.pipeline.reranking import (
     superseded_in_top,
     train_reranker,
 )
-from raglab.pipeline.retrieval import RetrievalSettings, measure, rank
+from raglab.pipeline.retrieval import measure, rank
+from raglab.reading.diagnosis import DIAGNOSES
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.text.tokens import identifiers
 
 
@@ -44,7 +46,7 @@ def test_fixed_windows_cut_test_answers_and_overlap_or_structure_saves_them(lab:
 
 
 def test_bm25_misses_paraphrases_that_lsa_finds(lab: Lab) -> None:
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     found_only_by_lsa = []
     for q in lab.split("test", answerable=True):
         if q.kind != "paraphrase":
@@ -68,7 +70,7 @@ def _holds_twin(chunk: Chunk, wanted: set[str]) -> bool:
 
 
 def test_lsa_confuses_identifier_twins_that_bm25_gets_right(lab: Lab) -> None:
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     confused = []
     for q in lab.split("test", answerable=True):
         if q.kind != "identifier":
@@ -93,7 +95,7 @@ def test_rrf_beats_both_single_rankers(lab: Lab) -> None:
 
 
 def test_reranker_raises_top1_and_mmr_drops_a_superseded_copy(lab: Lab) -> None:
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     lam = choose_lambda(lab, reranker)
     fusion = measure_order(lab, "test", reranker, "fusion", lam)
     reranked = measure_order(lab, "test", reranker, "reranked", lam)

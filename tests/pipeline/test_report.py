@@ -18,25 +18,20 @@ from raglab.base.sentinels import TUNED
 from raglab.corpus.pages import bundled_handbook_dir
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
+from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits.end_to_end import funnel
 from raglab.pipeline.exhibits.lsa import lsa_spectrum
 from raglab.pipeline.exhibits.rerank import rerank_rows
 from raglab.pipeline.fingerprint import data_digests, fingerprint
 from raglab.pipeline.gate import RECALL_K, compare_reports
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.record import run_settings_from, settings_record
 from raglab.pipeline.report import SECTIONS, build_report, headline
 from raglab.pipeline.report_check import REPORT_FORMAT, validate_report
 from raglab.pipeline.reranking import choose_lambda, train_reranker
-from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    choose_weight,
-    first_ranks,
-    measure,
-    ranker_table,
-)
+from raglab.pipeline.retrieval import choose_weight, first_ranks, measure, ranker_table
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
 SMALL_BUDGET = 50  # words: a context that holds one or two heading chunks at most
@@ -332,7 +327,7 @@ def test_page_labels_say_what_they_cannot_support(tmp_path: Path) -> None:
     for key in ("chunking", "end_to_end"):
         assert rep[key]["supported"] is False
         assert "labelled by relevant pages" in rep[key]["reason"]
-    assert rep["chunking"]["chunkers"][0]["chunks"] == len(lab.chunk_set())
+    assert rep["chunking"]["chunkers"][0]["chunks"] == len(lab.indexes.chunk_set())
     assert rep["chunking"]["chunkers"][0]["intact"] is None
     assert rep["settings"]["threshold"] is None
     weight = choose_weight(lab, chunking=ChunkingKey().resolved())

@@ -9,12 +9,10 @@ from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.fusion.fuse import rrf, score_fusion
 from raglab.metrics.measures import evaluate
-from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import train_reranker
 from raglab.pipeline.retrieval import (
-    RetrievalSettings,
     _rank,
     choose_weight,
     measure,
@@ -22,7 +20,9 @@ from raglab.pipeline.retrieval import (
     rank_split,
     ranker_table,
     relevance_of,
+    resolve,
 )
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +65,21 @@ def test_table_rows_equal_metrics_of_the_rankings(lab: Lab) -> None:
     assert list(table) == list(C.RETRIEVERS)
     for name, row in table.items():
         # The weight given is the BM25 + LSA fusion's; the neural one is chosen on train.
-        settings = RetrievalSettings(name, weight=0.5 if name == "score" else TUNED)
+        settings = resolve(lab, RetrievalSettings(name, weight=0.5 if name == "score" else TUNED))
         assert row == evaluate(rank_split(lab, "test", settings), relevance_of(lab, "test"))
+
+
+def test_ranking_never_chooses_a_weight(lab: Lab) -> None:
+    """A score fusion whose weight is left TUNED is refused by rank() and rank_split(): the
+    weight is chosen once, where a run or a face starts (resolve), never while ranking."""
+    tuned = RetrievalSettings("score")
+    q = lab.split("test", answerable=True)[0]
+    with pytest.raises(ValueError, match="needs its fusion weight"):
+        rank(lab, q, tuned)
+    with pytest.raises(ValueError, match="needs its fusion weight"):
+        rank_split(lab, "test", tuned)
+    chosen = resolve(lab, tuned)
+    assert chosen.weight == choose_weight(lab) and chosen.resolved
 
 
 def test_weight_is_chosen_on_training_questions_only(lab: Lab) -> None:
@@ -106,7 +119,7 @@ def test_a_split_fused_in_one_batch_equals_each_question_fused_alone(
     qs = fresh.split(split, answerable=True)
     assert len(batch) == len(qs)
     for q, fused in zip(qs, batch, strict=True):
-        alone = _rank(fresh, q, settings)
+        alone = _rank(fresh, fresh.indexes.chunk_set(settings.chunking), q, settings)
         np.testing.assert_array_equal(fused.indices, alone.indices)
         assert fused.scores.tobytes() == alone.scores.tobytes()
         assert rank(fresh, q, settings) is fused
@@ -118,6 +131,6 @@ def test_settings_naming_the_same_chunker_are_equal_and_share_their_results(lab:
     spelled = RetrievalSettings(chunking=ChunkingKey("heading", C.HEADING_MAX_WORDS))
     assert RetrievalSettings() == spelled == RunSettings().retrieval
     assert RetrievalSettings().chunking == ChunkingKey().resolved()
-    assert train_reranker(lab) is train_reranker(lab, RunSettings().retrieval)
+    assert train_reranker(lab, RetrievalSettings()) is train_reranker(lab, RunSettings().retrieval)
     with pytest.raises(ValueError, match="chunker must be one of"):
         RetrievalSettings(chunking=ChunkingKey("paragraph"))

@@ -20,11 +20,11 @@ from raglab.bm25.scoring import lucene_idf
 from raglab.metrics.measures import first_relevant_rank
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
+from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits.chunking import intact_curve
 from raglab.pipeline.exhibits.lsa import identifier_twins, term_cosine
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import (
     ORDERS,
     choose_lambda,
@@ -35,15 +35,13 @@ from raglab.pipeline.reranking import (
     with_mmr,
 )
 from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    bm25_ranking,
     choose_weight,
     first_ranks,
-    lsa_ranking,
     measure,
     rank,
     ranker_table,
 )
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.text.tokens import identifiers
 from raglab.web.app import create_app
 
@@ -169,7 +167,7 @@ def test_answer_view_draws_the_chunk_edges_through_the_passage(api: Any, lab: La
     report = chunking_report(lab, key, split="all")
     cut = next(a.id for a in report.answers if not a.intact)
     whole = next(a.id for a in report.answers if a.intact)
-    cs = lab.chunk_set(key)
+    cs = lab.indexes.chunk_set(key)
     chunks = {c.id: c for c in cs.chunks}
     for qid, intact in ((cut, False), (whole, True)):
         data = api.get(f"/api/chunking/answer/{qid}", method="fixed", size=40, overlap=0).json()
@@ -207,13 +205,13 @@ def test_bm25_search_matches_the_library_and_explains_every_score(api: Any, lab:
     query = lab.split("train", answerable=True)[0].question
     k1, b = 0.9, 0.4
     data = api.timed_get("BM25 search", "/api/bm25/search", q=query, k1=k1, b=b, top=5).json()
-    ranking = bm25_ranking(lab, query, k1=k1, b=b)
-    cs = lab.chunk_set()
+    ranking = rank(lab, query, RetrievalSettings("bm25", k1, b))
+    cs = lab.indexes.chunk_set()
     assert [r["chunk"] for r in data["results"]] == [
         cs.chunks[i].id for i in ranking.indices[:5].tolist()
     ]
     assert [r["score"] for r in data["results"]] == ranking.scores[:5].tolist()
-    assert data["tokens"] == lab.query_tokens(query)
+    assert data["tokens"] == lab.indexes.query_tokens(query)
     index = cs.bm25.with_params(k1=k1, b=b)
     for row in data["results"]:
         assert sum(t["contribution"] for t in row["terms"]) == pytest.approx(row["score"])
@@ -277,12 +275,12 @@ def test_bm25_examples_are_training_questions(api: Any, lab: Lab) -> None:
 
 def test_lsa_spectrum_neighbours_and_search_match_the_library(api: Any, lab: Lab) -> None:
     data = api.get("/api/lsa").json()
-    model = lab.lsa
+    model = lab.indexes.lsa
     assert data["rank"] == model.rank == C.LSA_RANK
     assert data["singular_values"] == model.singular_values.tolist()
     assert data["variance_share"] == model.variance_share.tolist()
     assert data["kept_share"] == pytest.approx(float(model.variance_share.sum()))
-    assert data["windows"] == len(lab.lsa_windows) == 100
+    assert data["windows"] == len(lab.indexes.lsa_windows) == 100
     assert (data["window_words"], data["windows_by_rule"], data["windows_set"]) == (256, 100, False)
     assert data["power_iterations"] == 3
     assert data["windows_rule"] == (
@@ -296,7 +294,7 @@ def test_lsa_spectrum_neighbours_and_search_match_the_library(api: Any, lab: Lab
     assert [(n["word"], n["cosine"]) for n in near["neighbours"]] == model.neighbours(word, k=10)
     query = lab.split("train", answerable=True)[1].question
     found = api.timed_get("LSA search", "/api/lsa/search", q=query, top=5).json()
-    ranking = lsa_ranking(lab, query)
+    ranking = rank(lab, query, RetrievalSettings("lsa"))
     assert [r["index"] for r in found["results"]] == ranking.indices[:5].tolist()
     assert [r["score"] for r in found["results"]] == ranking.scores[:5].tolist()
     unknown = api.get("/api/lsa/neighbours", word="zzzzqqq").json()
@@ -326,11 +324,15 @@ def test_lsa_twins_are_two_identifiers_the_embedding_cannot_separate(api: Any, l
     assert (library["a"], library["b"], library["cosine"]) == (a, b, data["cosine"])
     for side, term in zip(data["sides"], (a, b), strict=True):
         assert side["term"] == term
-        assert [r["index"] for r in side["lsa"]] == lsa_ranking(lab, term).indices[:3].tolist()
-        assert [r["index"] for r in side["bm25"]] == bm25_ranking(lab, term).indices[:3].tolist()
+        assert [r["index"] for r in side["lsa"]] == rank(
+            lab, term, RetrievalSettings("lsa")
+        ).indices[:3].tolist()
+        assert [r["index"] for r in side["bm25"]] == rank(
+            lab, term, RetrievalSettings("bm25")
+        ).indices[:3].tolist()
     # The pair the lab picks is at least as close as any other digit slip it considered.
-    rows = lab.lsa.U * lab.lsa.s
-    ia, ib = lab.lsa.vocabulary.get(a), lab.lsa.vocabulary.get(b)
+    rows = lab.indexes.lsa.U * lab.indexes.lsa.s
+    ia, ib = lab.indexes.lsa.vocabulary.get(a), lab.indexes.lsa.vocabulary.get(b)
     assert ia is not None and ib is not None
     manual = rows[ia] @ rows[ib] / (np.linalg.norm(rows[ia]) * np.linalg.norm(rows[ib]))
     assert data["cosine"] == pytest.approx(float(manual))
@@ -401,7 +403,7 @@ def test_fusion_lists_show_each_rankers_first_chunks(api: Any, lab: Lab) -> None
     qid = first_passage_question(lab)
     q = lab.questions.by_id(qid)
     data = api.get(f"/api/fusion/lists/{qid}", method="rrf", top=5).json()
-    rel = lab.chunk_set().relevance(q)
+    rel = lab.indexes.chunk_set().relevance(q)
     for name, settings in (
         ("bm25", RetrievalSettings("bm25")),
         ("lsa", RetrievalSettings("lsa")),
@@ -438,7 +440,7 @@ def test_fusion_rejects_bad_input(
 
 
 def test_reranker_training_and_table_match_the_library(api: Any, lab: Lab) -> None:
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     chosen = choose_lambda(lab, reranker)
     model = api.timed_post("train the reranker (cached)", "/api/rerank/train").json()
     assert model["weights"] == reranker.weights
@@ -459,7 +461,7 @@ def test_reranker_training_and_table_match_the_library(api: Any, lab: Lab) -> No
 
 
 def test_version_demo_moves_a_superseded_copy_out_of_the_top_three(api: Any, lab: Lab) -> None:
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     first = api.get("/api/rerank/version", lam=1.0).json()
     assert first["candidates"], "the handbook should hold a version question with a stale copy"
     q = lab.questions.by_id(first["question"]["id"])
@@ -474,7 +476,7 @@ def test_version_demo_moves_a_superseded_copy_out_of_the_top_three(api: Any, lab
         == []
         == superseded_in_top(lab, with_mmr(lab, reranked, lam=leaves, reranker=reranker), reranker)
     )
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     assert [r["index"] for r in low["mmr"]] == with_mmr(
         lab, reranked, lam=leaves, reranker=reranker
     ).indices[:3].tolist()

@@ -17,7 +17,8 @@ from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import bm25_search
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_ranks, measure
+from raglab.pipeline.retrieval import first_ranks, measure
+from raglab.run_settings import RetrievalSettings
 from raglab.web.state import plain
 
 K = C.GRID_RECALL_K
@@ -132,7 +133,7 @@ def test_stemming_switches_the_search(api: Any, lab: Lab, stemmed: Lab) -> None:
     want = bm25_search(stemmed, "locks")
     assert [r["chunk"] for r in on["results"]] == [r["chunk"] for r in want["results"]]
     assert [r["score"] for r in on["results"]] == [r["score"] for r in want["results"]]
-    cs = stemmed.chunk_set()
+    cs = stemmed.indexes.chunk_set()
     assert on["results"] and all("lock" in cs.tokens[r["index"]] for r in on["results"])
     # Absent: the served lab's own stemming (off for the handbook).
     assert api.get("/api/bm25/search", q="locks").json()["stem"] is False

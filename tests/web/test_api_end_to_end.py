@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from raglab.cli.main import main
-from raglab.pipeline.end_to_end import RunResult, RunSettings, run_pipeline, threshold_sweep
+from raglab.pipeline.end_to_end import RunResult, run_pipeline, threshold_sweep
 from raglab.pipeline.lab import Lab
+from raglab.run_settings import RunSettings
 from raglab.settings import setting
 
 Cap = pytest.CaptureFixture[str]

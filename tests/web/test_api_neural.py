@@ -19,7 +19,8 @@ from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.exhibits.neural import TIMED_CHUNKS, TWINS
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, first_rank_rows, measure
+from raglab.pipeline.retrieval import choose_weight, first_rank_rows, measure
+from raglab.run_settings import RetrievalSettings
 
 
 @pytest.mark.parametrize("split", ["test", "train"])
@@ -40,7 +41,7 @@ def test_twin_cosines_are_the_dot_products_of_the_vectors(api: Any, lab: Lab) ->
     a, b, other = TWINS
     assert t["pair"] == [a, b] and t["other"] == other
     for key, second in (("twin", b), ("unrelated", other)):
-        va, vb = (lab.neural_model.encode([x])[0].astype(np.float64) for x in (a, second))
+        va, vb = (lab.indexes.neural_model.encode([x])[0].astype(np.float64) for x in (a, second))
         assert t[key]["neural"] == pytest.approx(float(va @ vb), abs=1e-6)
         assert t[key]["lsa"] == term_cosine(lab, a.lower(), second.lower())
     # LSA puts the twins far closer than an unrelated code; the neural model much less so.
@@ -49,15 +50,15 @@ def test_twin_cosines_are_the_dot_products_of_the_vectors(api: Any, lab: Lab) ->
 
 def test_costs_are_measured_and_counted(api: Any, lab: Lab) -> None:
     c = api.get("/api/neural/view").json()["costs"]
-    n = len(lab.chunk_set())
+    n = len(lab.indexes.chunk_set())
     assert c["chunks"] == n and c["dim"] == 384 and c["layers"] == 6
     assert c["vector_bytes"] == n * 384 * 4 and c["bytes_per_1000_chunks"] == 1000 * 384 * 4
     assert c["encode_ms_per_chunk"] > 0 and c["timed_chunks"] == TIMED_CHUNKS
     assert 80e6 < c["weights_bytes"] < 100e6 and "billion sentence pairs" in c["training"]
     # The figure is the one kept on disk for this machine, model and sample: a later process
     # reads it back instead of timing again.
-    sample = [chunk.text for chunk in lab.chunk_set().chunks[:TIMED_CHUNKS]]
-    kept = encode_timing(lab.neural_model, sample)
+    sample = [chunk.text for chunk in lab.indexes.chunk_set().chunks[:TIMED_CHUNKS]]
+    kept = encode_timing(lab.indexes.neural_model, sample)
     assert kept.cached and (kept.ms_per_text, kept.measured_at) == (
         c["encode_ms_per_chunk"],
         c["timed_at"],

@@ -19,20 +19,20 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
-from raglab.pipeline.end_to_end import RunSettings, outcomes_vector, run_pipeline
+from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.exhibits.rerank import version_demo
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, measure_order, train_reranker
 from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    bm25_ranking,
     choose_weight,
     first_ranks,
     measure,
+    rank,
     ranker_table,
 )
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
@@ -182,8 +182,8 @@ def test_02_chunking(visit: Visit, lab: Lab) -> None:
     table.get_by_role(
         "button", name=f"Show the answer to {whole.id} with the chunk edges", exact=True
     ).click()
-    holders = lab.chunk_set(report.key).relevance(lab.questions.by_id(whole.id))
-    first_holder = lab.chunk_set(report.key).chunks[min(holders)].id
+    holders = lab.indexes.chunk_set(report.key).relevance(lab.questions.by_id(whole.id))
+    first_holder = lab.indexes.chunk_set(report.key).chunks[min(holders)].id
     expect(page.locator("#answer-view .verdict")).to_contain_text(f"Held whole by {first_holder}")
 
     bigger = chunking_report(lab, ChunkingKey("fixed", size + 10, overlap))
@@ -202,8 +202,8 @@ def test_03_bm25(visit: Visit, lab: Lab) -> None:
     example = page.locator("#bm25-examples button").first
     query = example.text_content() or ""
     example.click()
-    ranking = bm25_ranking(lab, query)
-    cs = lab.chunk_set()
+    ranking = rank(lab, query, RetrievalSettings("bm25"))
+    cs = lab.indexes.chunk_set()
     first = page.locator("#bm25-results .result-list > li").first
     expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
     expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
@@ -262,7 +262,7 @@ def test_04_lsa(visit: Visit, lab: Lab) -> None:
     expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
     word = spectrum["sample_words"][0]
     page.locator("#lsa-suggestions button", has_text=word).first.click()
-    neighbours = lab.lsa.neighbours(word, k=10)
+    neighbours = lab.indexes.lsa.neighbours(word, k=10)
     rows = page.locator("#lsa-neighbours tbody tr")
     expect(rows).to_have_count(len(neighbours))
     expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")
@@ -324,7 +324,7 @@ def test_05_fusion(visit: Visit, lab: Lab) -> None:
 
 def test_06_reranker(visit: Visit, lab: Lab) -> None:
     page = visit.page
-    reranker = train_reranker(lab)
+    reranker = train_reranker(lab, RetrievalSettings())
     chosen = choose_lambda(lab, reranker)
     page.locator("#rerank-train").click()
     expect(page.locator("#rerank-summary")).to_contain_text(f"{reranker.rows:,} candidate rows")

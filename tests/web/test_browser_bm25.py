@@ -19,7 +19,8 @@ from playwright.sync_api import Browser, Page, expect
 from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import bm25_search, grid_view, stemming_effect
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_ranks, measure
+from raglab.pipeline.retrieval import first_ranks, measure
+from raglab.run_settings import RetrievalSettings
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)

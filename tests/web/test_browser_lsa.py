@@ -76,8 +76,8 @@ def _one_passage_by_hand(lab: Lab, word: str) -> bool:
     """Whether every LSA window holding ``word`` overlaps every other, counted from the windows'
     word ranges and their token lists (independently of the library's flag)."""
     n = sum(count_words(p.text) for p in lab.corpus)
-    ranges = [cast(range, r) for r in even_windows(range(n), count=len(lab.lsa_windows))]
-    held = [r for r, tokens in zip(ranges, lab.lsa_windows, strict=True) if word in tokens]
+    ranges = [cast(range, r) for r in even_windows(range(n), count=len(lab.indexes.lsa_windows))]
+    held = [r for r, tokens in zip(ranges, lab.indexes.lsa_windows, strict=True) if word in tokens]
     return all(x.start < y.stop and y.start < x.stop for x in held for y in held)
 
 
@@ -119,7 +119,7 @@ def test_the_stemming_switch_says_it_does_nothing_under_lucene(
     """Oracle: the library: under Lucene's analyzer the chunks' tokens are the same with the
     switch on and off, so the page must say the switch changes nothing (and not offer it)."""
     lab = Lab.load(analyzer="lucene")
-    assert lab.chunk_set().tokens == lab.with_stem(True).chunk_set().tokens
+    assert lab.indexes.chunk_set().tokens == lab.with_stem(True).indexes.chunk_set().tokens
     pages = opener(browser, lucene_server)
     page = next(pages)(LAPTOP)
     expect(page.locator("#bm25-stem")).to_be_disabled()

@@ -14,7 +14,8 @@ from playwright.sync_api import Page, expect
 from raglab import _config as C
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, measure
+from raglab.pipeline.retrieval import first_rank_rows, measure
+from raglab.run_settings import RetrievalSettings
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)

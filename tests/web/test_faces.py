@@ -16,9 +16,10 @@ import pytest
 from raglab import _config as C
 from raglab.cli.main import main
 from raglab.labels import RETRIEVER_LABELS
-from raglab.pipeline.end_to_end import RunResult, RunSettings, run_pipeline
+from raglab.pipeline.end_to_end import RunResult, run_pipeline
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, choose_weight, measure
+from raglab.pipeline.retrieval import choose_weight, measure
+from raglab.run_settings import RetrievalSettings, RunSettings
 from raglab.settings import SETTINGS
 
 Cap = pytest.CaptureFixture[str]

@@ -24,7 +24,8 @@ from raglab.pipeline.external_eval import evaluate_run
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
-from raglab.pipeline.retrieval import RetrievalSettings, measure
+from raglab.pipeline.retrieval import measure
+from raglab.run_settings import RetrievalSettings
 
 Cap = pytest.CaptureFixture[str]
 

@@ -25,9 +25,8 @@ from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
 from raglab.pipeline import dense
-from raglab.pipeline.end_to_end import RunSettings
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 __all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
 
@@ -89,7 +88,7 @@ def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any)
         finder = locate_on_cluster(client, files, needles, lambda: WholeCorpusFinder(corpus))
     questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
-    for step in progress([lab.chunk_set], description="Chunking", quiet=quiet):
+    for step in progress([lab.indexes.chunk_set], description="Chunking", quiet=quiet):
         step()
     return lab
 
@@ -159,7 +158,7 @@ def cluster_lab(
     with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
         lab = _located_lab(args, client, quiet, stage)
         lab.evaluator = partial(evaluate_on_cluster, client)
-        n_windows = len(lab.lsa_windows)
+        n_windows = len(lab.indexes.lsa_windows)
         with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
             prime_lsa(client, lab)
         indexes: dict[ChunkingKey, Any] = {}

@@ -151,10 +151,10 @@ def load_lab(args: argparse.Namespace) -> Lab:
     lab = Lab(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
     steps: list[Callable[[], object]] = [
-        lambda: lab.chunk_set(),
-        lambda: lab.chunk_set().bm25,
-        lambda: lab.lsa,
-        lambda: lab.chunk_set().lsa_unit_projections,
+        lambda: lab.indexes.chunk_set(),
+        lambda: lab.indexes.chunk_set().bm25,
+        lambda: lab.indexes.lsa,
+        lambda: lab.indexes.chunk_set().lsa_unit_projections,
     ]
     for step in progress(steps, description="Chunking and indexing", quiet=quiet):
         step()

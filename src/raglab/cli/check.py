@@ -3,7 +3,8 @@
 The baseline is a JSON report (``raglab report --format json``). The current report is built with
 the baseline's settings (settings it chose on the training split are chosen again), except those
 given on the command line. The two are compared question by question on the question ids both
-share (:func:`raglab.pipeline.report.compare_reports`): recall@5 of every ranker and of the run's
+share (:func:`raglab.pipeline.gate.compare_reports`; the gate's rules live there, this face
+only translates the flags and words the result): recall@5 of every ranker and of the run's
 final list, and end-to-end correctness.
 
 Exit status: 0 when no rate fell by more than its tolerance; 1 when recall or accuracy did (the
@@ -20,23 +21,26 @@ questions at least this unevenly.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from raglab.cli._common import DATA_SETTINGS, add_lab_options, load_lab, print_json, report_problems
 from raglab.cli.options import given_settings
 from raglab.cli.run import add_run_options
-from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError
-from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunSettings
-from raglab.pipeline.gate import compare_reports
-from raglab.pipeline.record import data_settings_from, run_settings_from
+from raglab.pipeline.gate import (
+    DATA_PARTS,
+    BaselineError,
+    baseline_settings,
+    blocker,
+    compare_reports,
+    ids_text,
+    read_baseline,
+    tolerance_problem,
+)
 from raglab.pipeline.report import build_report
-from raglab.pipeline.report_check import validate_report
+from raglab.run_settings import RUN_SETTING_NAMES, RunSettings
 
 EXIT_PASS = 0
 EXIT_FAIL = 1
@@ -47,10 +51,6 @@ SIGNIFICANCE = 0.05
 #: Settings a flag may override (every pipeline and data setting, and the split); a flag left
 #: out (NOT_GIVEN) keeps the baseline's value.
 OVERRIDABLE = (*RUN_SETTING_NAMES, *DATA_SETTINGS, "split")
-
-
-class BaselineError(Exception):
-    """The baseline file cannot be used; the message names the file and says why."""
 
 
 def register(sub: Any) -> None:
@@ -94,126 +94,19 @@ def register(sub: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-#: The parts of the data a baseline is fingerprinted on, which ``--accept-changed`` names.
-DATA_PARTS = ("corpus", "questions")
-
-
-def data_changes(
-    comparison: Mapping[str, Any], baseline: Mapping[str, Any], current: Mapping[str, Any]
-) -> dict[str, str]:
-    """What changed since the baseline, by part (:data:`DATA_PARTS`), in words: a corpus with
-    another digest; questions added, removed or edited (the questions file's digest)."""
-    qs = comparison["questions"]
-    digests = [r.get("data", {}).get("sha256", {}) for r in (baseline, current)]
-    out: dict[str, str] = {}
-    if "corpus" in comparison["data_changed"]:
-        a, b = (str(d.get("corpus"))[:12] for d in digests)
-        out["corpus"] = f"the corpus pages changed (digest {a} -> {b})"
-    removed, added = qs["only_baseline"], qs["only_current"]
-    if removed or added or "questions" in comparison["data_changed"]:
-        parts = []
-        if removed:
-            parts.append(f"{len(removed)} only in the baseline ({_ids(removed)})")
-        if added:
-            parts.append(f"{len(added)} new ({_ids(added)})")
-        if not parts:
-            parts.append("the same ids, edited")
-        out["questions"] = "the questions changed: " + ", ".join(parts)
-    return out
-
-
-def blocker(
-    comparison: Mapping[str, Any],
-    baseline: Mapping[str, Any],
-    current: Mapping[str, Any],
-    accepted: Sequence[str],
-) -> str | None:
-    """Why the gate cannot give a verdict, or None: no shared question (nothing compared), or
-    a change of data the user did not accept with ``--accept-changed``."""
-    qs = comparison["questions"]
-    if qs["shared"] == 0:
-        return (
-            f"the baseline shares no question with the current data ({len(qs['only_baseline'])} "
-            f"in the baseline, {len(qs['only_current'])} now): there is nothing to compare; "
-            "was the baseline made from other questions or another split?"
-        )
-    changes = data_changes(comparison, baseline, current)
-    refused = [k for k in DATA_PARTS if k in changes and k not in accepted]
-    if refused:
-        return (
-            "the baseline was made from different data: "
-            + "; ".join(changes[k] for k in refused)
-            + ". Rebuild the baseline, or compare on the shared questions anyway with "
-            + " ".join(f"--accept-changed {k}" for k in refused)
-        )
-    return None
-
-
 def _say(message: str) -> None:
     print(f"raglab check: {message}", file=sys.stderr)
-
-
-def read_baseline(path: str | Path) -> dict[str, Any]:
-    """The baseline report at ``path``; :class:`BaselineError` naming the file otherwise."""
-    file = Path(path)
-    try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise BaselineError(f"cannot read the baseline {file}: {exc.strerror or exc}") from None
-    try:
-        value = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise BaselineError(
-            f"the baseline {file} is not a RAG lab report: not UTF-8 text"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise BaselineError(
-            f"the baseline {file} is not a RAG lab report: not JSON ({exc.msg} at line "
-            f"{exc.lineno}, column {exc.colno})"
-        ) from None
-    problems = validate_report(value)
-    if problems:
-        raise BaselineError(
-            f"the baseline {file} is not a RAG lab report JSON (made by 'raglab report --format "
-            f"json'): {'; '.join(problems)}"
-        )
-    assert isinstance(value, dict)
-    return value
 
 
 def current_settings(
     record: Mapping[str, Any], args: argparse.Namespace
 ) -> tuple[RunSettings, str, dict[str, Any]]:
-    """The baseline's settings with the flags given on the command line laid over them: the run
-    settings, the split and the data settings (analyzer, stem, windows).
-
-    Choosing another chunker drops the baseline's size and overlap (they belong to its chunker).
-    Giving a setting the baseline chose on train (``--weight``, ``--mmr-lambda``,
-    ``--threshold``) fixes it; ``--no-rerank`` without ``--mmr`` turns MMR off too. Raises
-    ValueError naming the setting at fault.
-    """
-    merged = dict(record)
-    chosen = list(merged.get("chosen_on_train", []))
-    given = given_settings(args, OVERRIDABLE)
-    if "chunker" in given and given["chunker"] != merged.get("chunker"):
-        merged["size"] = None
-        merged["overlap"] = None
-    if given.get("rerank") is False and "mmr" not in given:
-        given["mmr"] = False
-    merged.update(given)
-    merged["chosen_on_train"] = [c for c in chosen if c not in given]
-    settings = run_settings_from(merged)
-    split = merged.get("split")
-    if split not in SPLITS:
-        raise ValueError(f"setting 'split' must be one of {', '.join(SPLITS)}, not {split!r}")
-    return settings, str(split), data_settings_from(merged)
+    """The baseline's settings with the flags given on the command line laid over them
+    (:func:`raglab.pipeline.gate.baseline_settings`)."""
+    return baseline_settings(record, given_settings(args, OVERRIDABLE))
 
 
 # --- wording -----------------------------------------------------------------------------------
-
-
-def _ids(ids: Sequence[str]) -> str:
-    return ", ".join(ids) if ids else "none"
 
 
 def _p(p: float) -> str:
@@ -263,9 +156,13 @@ def describe(comparison: Mapping[str, Any], baseline_file: str) -> list[str]:
             f"the {qs['shared']} question ids both reports share."
         )
     if qs["only_baseline"]:
-        lines.append(f"warning: only in the baseline (not compared): {_ids(qs['only_baseline'])}.")
+        lines.append(
+            f"warning: only in the baseline (not compared): {ids_text(qs['only_baseline'])}."
+        )
     if qs["only_current"]:
-        lines.append(f"note: new since the baseline (not compared): {_ids(qs['only_current'])}.")
+        lines.append(
+            f"note: new since the baseline (not compared): {ids_text(qs['only_current'])}."
+        )
     changed = {
         k: v for k, v in comparison["settings_changed"].items() if k not in ("chosen_on_train",)
     }
@@ -295,7 +192,7 @@ def describe(comparison: Mapping[str, Any], baseline_file: str) -> list[str]:
             continue
         lines.append(
             f"{m['measure']}: {m['baseline']:.3f} -> {m['current']:.3f} ({m['change']:+.3f}) on "
-            f"{m['n']} shared questions; worse: {_ids(m['worse'])}; better: {_ids(m['better'])}; "
+            f"{m['n']} shared questions; worse: {ids_text(m['worse'])}; better: {ids_text(m['better'])}; "
             f"{chance(m)}."
         )
     if steady:
@@ -330,18 +227,12 @@ def describe(comparison: Mapping[str, Any], baseline_file: str) -> list[str]:
 # --- the command -------------------------------------------------------------------------------
 
 
-def _tolerance(value: float, flag: str) -> str | None:
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        return f"{flag} must be a fraction in [0, 1], not {value}"
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
     for value, flag in (
         (args.tolerance_recall, "--tolerance-recall"),
         (args.tolerance_accuracy, "--tolerance-accuracy"),
     ):
-        problem = _tolerance(value, flag)
+        problem = tolerance_problem(value, flag)
         if problem:
             _say(problem)
             return EXIT_CANNOT_CHECK

@@ -13,7 +13,7 @@ from raglab.chunking.chunkers import METHODS
 from raglab.cli._common import EXIT_OK, add_lab_options, console, fmt, load_lab, print_json
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.lab import ChunkingKey
+from raglab.run_settings import ChunkingKey
 
 
 def register(sub: Any) -> None:

@@ -19,16 +19,15 @@ from raglab.cli._common import (
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.corpus.questions import SPLITS
 from raglab.pipeline.end_to_end import plain_settings
-from raglab.pipeline.lab import ChunkingKey
 from raglab.pipeline.metric_table import METRICS
 from raglab.pipeline.retrieval import (
-    RetrievalSettings,
     choose_weight,
     neural_unavailable,
     ranker_table,
     resolve,
     retrieval_values,
 )
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.settings import default, settings_in
 
 #: The settings ``raglab fuse`` takes: every retrieval setting but the retriever (it shows them all).

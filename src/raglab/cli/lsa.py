@@ -18,7 +18,8 @@ from raglab.cli._common import (
     print_error_json,
     print_json,
 )
-from raglab.pipeline.retrieval import lsa_ranking, ranked_chunks
+from raglab.pipeline.retrieval import rank, ranked_chunks
+from raglab.run_settings import RetrievalSettings
 
 
 def register(sub: Any) -> None:
@@ -43,14 +44,14 @@ def register(sub: Any) -> None:
 
 def run_info(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    model = lab.lsa
+    model = lab.indexes.lsa
     s = model.singular_values.tolist()
     share = model.variance_share.tolist()
     if args.json:
         print_json(
             {
                 "rank": model.rank,
-                "windows": len(lab.lsa_windows),
+                "windows": len(lab.indexes.lsa_windows),
                 "singular_values": s,
                 "variance_share": share,
             }
@@ -58,7 +59,7 @@ def run_info(args: argparse.Namespace) -> int:
         return EXIT_OK
     out = console()
     out.print(
-        f"[bold]LSA[/] rank {model.rank} over {len(lab.lsa_windows)} windows; kept {sum(share):.1%} of ||A||^2"
+        f"[bold]LSA[/] rank {model.rank} over {len(lab.indexes.lsa_windows)} windows; kept {sum(share):.1%} of ||A||^2"
     )
     table = Table("dim", "singular value", "variance share", "cumulative")
     total = 0.0
@@ -71,9 +72,9 @@ def run_info(args: argparse.Namespace) -> int:
 
 def run_neighbours(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    token = lab.query_tokens(args.word)
+    token = lab.indexes.query_tokens(args.word)
     word = token[0] if token else args.word.lower()
-    pairs = lab.lsa.neighbours(word, k=args.top)
+    pairs = lab.indexes.lsa.neighbours(word, k=args.top)
     if not pairs:
         message = f"'{word}' is not in the embedding's vocabulary (or occurs in every window)"
         print(f"raglab lsa neighbours: {message}", file=sys.stderr)
@@ -93,7 +94,7 @@ def run_neighbours(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    rows = ranked_chunks(lab, lsa_ranking(lab, args.query), k=args.top)
+    rows = ranked_chunks(lab, rank(lab, args.query, RetrievalSettings("lsa")), k=args.top)
     if args.json:
         print_json({"query": args.query, "results": rows})
         return EXIT_OK

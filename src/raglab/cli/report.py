@@ -31,10 +31,10 @@ from raglab.errors import InputError
 from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.report import build_report, headline
 from raglab.pipeline.report_sections import lab_key
-from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.report.html import render_html
 from raglab.report.markdown import render_markdown
 from raglab.report.model import RANKER_NAMES
+from raglab.run_settings import RetrievalSettings
 
 FORMATS = ("md", "html", "json")
 # File suffixes that name a format when --format is not given.

@@ -20,7 +20,7 @@ from raglab.cli._common import (
 from raglab.cli.options import add_setting_options, setting_parser
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows, reranker_summary
 from raglab.pipeline.metric_table import ORDER_METRICS
-from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.run_settings import RetrievalSettings
 from raglab.settings import setting
 
 #: The columns of the table of orders (kept under its old name).

@@ -13,13 +13,9 @@ from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import EXIT_OK, add_lab_options, console, print_json
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.corpus.questions import SPLITS
-from raglab.pipeline.end_to_end import (
-    OUTCOMES,
-    RUN_SETTING_NAMES,
-    RunResult,
-    RunSettings,
-    run_pipeline,
-)
+from raglab.pipeline.end_to_end import RunResult, run_pipeline
+from raglab.reading.diagnosis import OUTCOMES
+from raglab.run_settings import RUN_SETTING_NAMES, RunSettings
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

@@ -24,9 +24,9 @@ from raglab.errors import InputError, Problem
 from raglab.pipeline.end_to_end import plain_settings
 from raglab.pipeline.external import chunk_run, page_run, qrels, qrels_text, run_text
 from raglab.pipeline.external_eval import evaluate_run
-from raglab.pipeline.lab import ChunkingKey
 from raglab.pipeline.metric_table import METRICS
-from raglab.pipeline.retrieval import RetrievalSettings, rank, resolve, retrieval_values
+from raglab.pipeline.retrieval import rank, resolve, retrieval_values
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.settings import default, settings_in
 
 

@@ -36,7 +36,7 @@ from raglab.distributed.shard import ShardCounts
 from raglab.errors import InputError, Problem
 from raglab.formats.beir import _json_object, _read_id, _read_string
 from raglab.formats.collection import PageRecord, page_markdown
-from raglab.pipeline.lab import ChunkingKey
+from raglab.run_settings import ChunkingKey
 from raglab.text.tokens import tokenize
 
 __all__ = [
@@ -155,7 +155,7 @@ def chunk_jsonl_lines(lines: Sequence[str], source: str, key: ChunkingKey) -> Ch
 
 
 def count_chunks(part: ChunkedPartition, analyzer: str, stem: bool) -> ShardCounts:
-    """Task: a partition's chunks tokenised (``Lab.tokens``' rules) and counted for BM25."""
+    """Task: a partition's chunks tokenised (``Indexes.tokens``' rules) and counted for BM25."""
     return ShardCounts.from_tokens(
         [tokenize(c.text, stem=stem, analyzer=analyzer) for c in part.chunks]
     )

@@ -27,15 +27,11 @@ import numpy as np
 
 from raglab.base.sentinels import TUNED
 from raglab.errors import InputError
-from raglab.pipeline.end_to_end import (
-    RunSettings,
-    readings_key,
-    resolve_run,
-    run_lambda,
-    threshold_lambda,
-)
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.reading import Reading, ReadingInput, prepare_reading, read_prepared
+from raglab.pipeline.reading import READINGS, prepared_split
+from raglab.pipeline.resolve import resolve_read
+from raglab.reading.readings import Reading, ReadingInput, read_prepared
+from raglab.run_settings import ReadSettings, RunSettings
 
 __all__ = ["prime_readings", "read_on_cluster", "read_slice"]
 
@@ -65,12 +61,12 @@ def read_on_cluster(
     return [r for part in client.gather(futures) for r in part]
 
 
-def _prime(client: Any, lab: Lab, split: str, s: RunSettings, lam: float | None) -> int:
-    key = readings_key(split, s, lam)
-    if lab.cache.find(key) is not None:
+def _prime(client: Any, lab: Lab, split: str, read: ReadSettings) -> int:
+    readings = lab.caches.of(READINGS)
+    if readings.find((split, read)) is not None:
         return 0
-    inputs = [prepare_reading(lab, q, s, lam) for q in lab.split(split)]
-    lab.cache.setdefault(key, read_on_cluster(client, inputs))
+    inputs = prepared_split(lab, read, split)
+    readings.setdefault((split, read), read_on_cluster(client, inputs))
     return len(inputs)
 
 
@@ -86,11 +82,10 @@ def prime_readings(client: Any, lab: Lab, s: RunSettings, split: str) -> int:
         return 0
     count = 0
     try:
+        read = resolve_read(lab, s)
         if s.threshold is TUNED and lab.split("train"):
-            head = resolve_run(lab, s, upto="mmr_lambda")
-            count += _prime(client, lab, "train", head, threshold_lambda(head))
-        resolved = resolve_run(lab, s)
-        count += _prime(client, lab, split, resolved, run_lambda(resolved))
+            count += _prime(client, lab, "train", read)
+        count += _prime(client, lab, split, read)
     except (InputError, ValueError):
         pass  # run_pipeline meets the same problem and reports it
     return count

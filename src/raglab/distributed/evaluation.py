@@ -26,7 +26,8 @@ from raglab.metrics.measures import (
     top1_accuracy_per_query,
 )
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank_split, relevance_of, resolve
+from raglab.pipeline.retrieval import rank_split, relevance_of, resolve
+from raglab.run_settings import RetrievalSettings
 
 __all__ = ["evaluate_on_cluster", "measure_on_cluster", "per_query_values"]
 

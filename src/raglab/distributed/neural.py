@@ -32,7 +32,8 @@ import numpy as np
 if TYPE_CHECKING:
     from raglab.embedding.neural.encoder import Float32Array
     from raglab.embedding.neural.model import NeuralModel
-    from raglab.pipeline.lab import ChunkingKey, Lab
+    from raglab.pipeline.lab import Lab
+    from raglab.run_settings import ChunkingKey
 
 __all__ = ["encode_on_cluster", "encode_rows", "prime_neural_cache"]
 
@@ -74,8 +75,8 @@ def prime_neural_cache(client: Any, lab: Lab, chunking: ChunkingKey | None = Non
     and write them there; returns how many texts the cluster encoded (0 when all were cached)."""
     from raglab.embedding.neural.cache import encode_cached
 
-    model = lab.neural_model
-    texts = [c.text for c in lab.chunk_set(chunking).chunks]
+    model = lab.indexes.neural_model
+    texts = [c.text for c in lab.indexes.chunk_set(chunking).chunks]
     encoded = [0]
 
     def on_cluster(missing: list[str]) -> Float32Array:

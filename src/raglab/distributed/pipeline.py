@@ -4,7 +4,7 @@
 (:mod:`raglab.distributed.chunking`), then builds the sharded index with global statistics
 (:class:`~raglab.distributed.bm25.DistributedBM25`). :func:`prime_bm25` ranks every labelled
 question on it and stores each ranking where :func:`raglab.pipeline.retrieval.rank` looks for
-it (``lab.per_question`` under ``("rank", settings, question id)``), so every later measure,
+it (``lab.caches.of(RANKINGS)`` under ``(settings, question id)``), so every later measure,
 fusion and export of the lab reads the cluster's rankings, which equal the single machine's bit
 for bit, and the lab never builds its own BM25 index for them.
 
@@ -19,7 +19,7 @@ measures at the best cell and the defaults.
 
 :func:`prime_lsa` fits the lab's LSA model with the term x window matrix in row blocks on the
 workers (:func:`raglab.distributed.lsa.fit_lsa_on_cluster`, the single machine's model bit for
-bit) and stores it where :meth:`~raglab.pipeline.lab.Lab.lsa_model` looks for it.
+bit) and stores it where :meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it.
 
 What stays on the client: the lab itself (pages, questions, its chunk list for ids and
 relevance), the chunks' fold-in to the LSA space, fusion, the reranker's other features and the
@@ -43,9 +43,10 @@ from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_f
 from raglab.distributed.lsa import fit_lsa_on_cluster
 from raglab.embedding.lsa import LSAModel
 from raglab.pipeline.grid import Grid, bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.reranking import candidate_bm25_key, candidates
-from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.reranking import CANDIDATE_BM25, candidate_bm25_key, candidates
+from raglab.pipeline.retrieval import RANKINGS
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 
 __all__ = [
     "Stage",
@@ -93,7 +94,7 @@ def index_lab(
     page_ids = tuple(i for ids, _ in seen for i in ids)
     n_chunks = sum(n for _, n in seen)
     expected = tuple(page.id for page in lab.corpus)
-    if page_ids != expected or n_chunks != len(lab.chunk_set(key)):
+    if page_ids != expected or n_chunks != len(lab.indexes.chunk_set(key)):
         raise ValueError(
             "the Dask workers read other pages than this machine did: the corpus folder must be "
             "at the same path, with the same files, on every worker"
@@ -128,19 +129,19 @@ def prime_bm25(lab: Lab, index: DistributedBM25, settings: RetrievalSettings) ->
     keys = bm25_keys(settings)
     if not keys:
         return 0
-    cs = lab.chunk_set(settings.chunking)
+    cs = lab.indexes.chunk_set(settings.chunking)
     if index.n_docs != len(cs):
         raise ValueError(f"the index holds {index.n_docs} chunks, the lab's chunking {len(cs)}")
     depth = len(cs) if settings.depth == 0 else min(settings.depth, len(cs))
     questions = list(lab.questions)
     docs, scores = index.search_many(
-        [lab.query_tokens(q) for q in questions], k=depth, k1=settings.k1, b=settings.b
+        [lab.indexes.query_tokens(q) for q in questions], k=depth, k1=settings.k1, b=settings.b
     )
     for row, q in enumerate(questions):
         keep = scores[row] > 0
         ranking = Ranking(docs[row][keep], scores[row][keep])
         for key in keys:
-            lab.per_question.setdefault(("rank", key, q.id), ranking)
+            lab.caches.of(RANKINGS).setdefault((key, q.id), ranking)
     return len(questions)
 
 
@@ -152,27 +153,29 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
     The candidates are ranked here on the client, from the rankings :func:`prime_bm25` stored
     (and the embedding), so call it after them. Each score equals the single index's bit for bit.
     """
-    cs = lab.chunk_set(first_stage.chunking)
+    cs = lab.indexes.chunk_set(first_stage.chunking)
     if index.n_docs != len(cs):
         raise ValueError(f"the index holds {index.n_docs} chunks, the lab's chunking {len(cs)}")
     questions = list(lab.questions)
     chunk_lists = [candidates(lab, q, first_stage).indices for q in questions]
     scores = index.scores_of(
-        [lab.query_tokens(q) for q in questions], chunk_lists, k1=first_stage.k1, b=first_stage.b
+        [lab.indexes.query_tokens(q) for q in questions],
+        chunk_lists,
+        k1=first_stage.k1,
+        b=first_stage.b,
     )
     for q, chunks, values in zip(questions, chunk_lists, scores, strict=True):
-        table = lab.per_question.setdefault(candidate_bm25_key(first_stage, q.id), {})
-        assert isinstance(table, dict)
+        table = lab.caches.of(CANDIDATE_BM25).setdefault(candidate_bm25_key(first_stage, q.id), {})
         table.update(zip(chunks.tolist(), values.tolist(), strict=True))
     return len(questions)
 
 
 def prime_lsa(client: Any, lab: Lab, rank: int = C.LSA_RANK) -> LSAModel:
-    """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.lab.Lab.lsa_model`), fitted on
+    """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.indexes.Indexes.lsa_model`), fitted on
     the workers with A in row blocks (two per worker) unless the lab has it already, and kept
     in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the
     exhibit) reads it. It equals the lab's own fit bit for bit."""
-    return lab.lsa_model(rank, fit=partial(fit_lsa_on_cluster, client))
+    return lab.indexes.lsa_model(rank, fit=partial(fit_lsa_on_cluster, client))
 
 
 def _grid_cells(index: DistributedBM25) -> Any:

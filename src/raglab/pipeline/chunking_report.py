@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from raglab import _config as C
 from raglab.chunking.closed_forms import cut_probability, expected_chunk_count
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ def chunking_report(
 ) -> ChunkingReport:
     """Chunk the corpus with ``key`` and check each passage answer of ``split`` (or "all")."""
     k = key.resolved()
-    cs = lab.chunk_set(k)
+    cs = lab.indexes.chunk_set(k)
     fixed = k.method == "fixed"
     size = k.size if k.size is not None else C.FIXED_SIZE
     overlap = k.overlap if k.overlap is not None else 0

@@ -1,15 +1,20 @@
 """Exhibit VI: the whole pipeline, from the cut to the quoted sentence, with a diagnosis per miss.
 
+One job: compose a run. :func:`run_pipeline` resolves the settings once
+(:func:`raglab.pipeline.resolve.resolve_run`: the fusion weight, MMR's lambda and the reader's
+threshold chosen on the training split where they were left to it), then takes the split's
+questions forward through the stages, each entered once: rank, rerank and pack and read
+(:func:`raglab.pipeline.reading.read_split`), diagnose (:func:`raglab.reading.diagnosis.diagnose`).
+
 For each question: rank the chunks, pack them in rank order into a budget of W words (k_budget is
 how many fit), take the page sentences lying whole inside the packed chunks, and let the reader
 quote the one covering the largest share of the question's stemmed content terms (below the
 threshold it says "not found"). The share is plain coverage or, with ``reader_scoring="idf"``,
 IDF-weighted coverage, the IDF taken over the run's chunks (docs/design.md#reader).
 
-Every miss gets one diagnosis, checked in pipeline order (docs/design.md#diagnosis): ``cut`` (no chunk holds the
-whole answer), ``not retrieved`` (no answer chunk in the first FUSION_DEPTH, nor in the context), ``past budget`` (an
-answer chunk ranked, but past k_budget), ``reader`` (the answer was in the context but the reader
-quoted another sentence or none); an out-of-corpus question answered anyway is a ``false answer``.
+Every miss gets one diagnosis (:mod:`raglab.reading.diagnosis`; docs/design.md#diagnosis):
+``cut``, ``not retrieved`` (no answer chunk within the depth the run's final list was cut at),
+``past budget``, ``reader``, or ``false answer`` for an out-of-corpus question answered anyway.
 Besides its diagnosis, every miss says whether the reader quoted a wrong sentence anyway
 (``QuestionOutcome.false_answer``), so a lost answer that was declined is told from one that was
 answered falsely. :func:`threshold_sweep` replays the reader at every threshold of the grid.
@@ -20,128 +25,29 @@ chunk fits the budget, which caps the accuracy on answerable questions.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from raglab import _config as C
-from raglab.base.sentinels import NOT_GIVEN, TUNED
+from raglab.base.sentinels import TUNED
 from raglab.metrics.stats import wilson_interval
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.reading import Reading, read_question
-from raglab.pipeline.reranking import choose_lambda, train_reranker
-from raglab.pipeline.retrieval import RetrievalSettings, choose_weight
-from raglab.settings import default, setting, settings_in
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.reading import read_split
+from raglab.pipeline.resolve import resolve_run
+from raglab.reading.diagnosis import OUTCOMES, diagnose
+from raglab.reading.readings import Reading
+from raglab.run_settings import ReadSettings, RunSettings
 
 __all__ = [
-    "DIAGNOSES",
-    "OUTCOMES",
-    "RUN_SETTING_NAMES",
-    "TUNED_NAMES",
     "QuestionOutcome",
     "RunResult",
-    "RunSettings",
-    "choose_threshold",
     "outcomes_vector",
     "plain_settings",
-    "readings_key",
-    "resolve_lambda",
-    "resolve_run",
-    "run",
-    "run_lambda",
+    "read_settings",
     "run_pipeline",
-    "threshold_lambda",
     "threshold_sweep",
 ]
-
-DIAGNOSES = ("cut", "not retrieved", "past budget", "reader", "false answer")
-OUTCOMES = ("correct", *DIAGNOSES)
-
-
-#: The settings of an end-to-end run, in table order (every retrieval and run setting).
-RUN_SETTING_NAMES = tuple(x.name for x in settings_in("retrieval", "run"))
-#: The run settings whose default is "chosen on the training split".
-TUNED_NAMES = tuple(x.name for x in settings_in("retrieval", "run") if x.tuned)
-
-
-@dataclass(frozen=True, slots=True)
-class RunSettings:
-    """Every setting of an end-to-end run; defaults, ranges and help in
-    :data:`raglab.settings.SETTINGS`.
-
-    ``weight``, ``mmr_lambda`` and ``threshold`` default to :data:`~raglab.settings.TUNED`:
-    chosen on the training split, once, when the run starts (:func:`resolve_run`). ``None``
-    for any of them (JSON's ``null``) is another spelling of TUNED.
-    MMR reorders the reranker's list, so ``mmr=True`` needs ``rerank=True``;
-    :meth:`from_given` turns MMR off with the reranker when MMR was not asked for.
-    """
-
-    chunker: str = default("chunker")
-    size: int | None = default("size")
-    overlap: int | None = default("overlap")
-    retriever: str = default("retriever")
-    k1: float = default("k1")
-    b: float = default("b")
-    weight: float | Any = default("weight")
-    depth: int = default("depth")
-    fusion_depth: int = default("fusion_depth")
-    rerank: bool = default("rerank")
-    mmr: bool = default("mmr")
-    mmr_lambda: float | Any = default("mmr_lambda")
-    budget: int = default("budget")
-    threshold: float | Any = default("threshold")
-    reader_scoring: str = default("reader_scoring")
-
-    def __post_init__(self) -> None:
-        for name in TUNED_NAMES:
-            if getattr(self, name) is None:
-                object.__setattr__(self, name, TUNED)
-        for name in RUN_SETTING_NAMES:
-            if name == "retriever" and self.retriever.startswith(("run:", "rrf+run:")):
-                continue  # an external run loaded on the lab: checked when it is ranked
-            object.__setattr__(self, name, setting(name).check(getattr(self, name)))
-        if self.mmr and not self.rerank:
-            raise ValueError("MMR reorders the reranker's list: it needs rerank=True")
-        self.retrieval  # validates the chunker's size and overlap  # noqa: B018
-
-    @classmethod
-    def from_given(cls, given: Mapping[str, Any]) -> RunSettings:
-        """Settings from the values a user gave (:data:`~raglab.settings.NOT_GIVEN` or absent:
-        the default). With the reranker off and MMR not given, MMR is off too."""
-        values = {k: v for k, v in given.items() if v is not NOT_GIVEN}
-        unknown = sorted(set(values) - set(RUN_SETTING_NAMES))
-        if unknown:
-            raise ValueError(f"unknown run setting {unknown[0]!r}")
-        if values.get("rerank") is False and "mmr" not in values:
-            values["mmr"] = False
-        return cls(**values)
-
-    def replace(self, **changes: Any) -> RunSettings:
-        """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
-
-    @property
-    def chunking(self) -> ChunkingKey:
-        return ChunkingKey(self.chunker, self.size, self.overlap).resolved()
-
-    @property
-    def retrieval(self) -> RetrievalSettings:
-        return RetrievalSettings(
-            self.retriever,
-            self.k1,
-            self.b,
-            self.weight,
-            self.chunking,
-            depth=self.depth,
-            fusion_depth=self.fusion_depth,
-        )
-
-    def values(self) -> dict[str, Any]:
-        """Every setting by name, the chunker's size and overlap resolved, TUNED kept."""
-        out = {name: getattr(self, name) for name in RUN_SETTING_NAMES}
-        out["size"], out["overlap"] = self.chunking.size, self.chunking.overlap
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,91 +106,30 @@ def plain_settings(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (None if v is TUNED else v) for k, v in values.items()}
 
 
-def _outcome(r: Reading, threshold: float) -> str:
+def _outcome(r: Reading, threshold: float) -> QuestionOutcome:
     found = r.found(threshold)
-    if not r.q.answerable:
-        return "correct" if not found else "false answer"
-    if found and r.quote_correct:
-        return "correct"
-    if r.cut:
-        return "cut"
-    if not r.in_retrieved:
-        return "not retrieved"
-    if r.rank is None or r.rank > r.k_budget:
-        return "past budget"
-    return "reader"
-
-
-def readings_key(split: str, s: RunSettings, lam: float | None) -> tuple[object, ...]:
-    """Where a lab keeps the readings of ``split`` under ``s`` and MMR's ``lam``. The threshold
-    is applied after reading, so it is not part of what was read."""
-    return ("readings", split, s.replace(threshold=TUNED), lam)
-
-
-def _readings(lab: Lab, split: str, s: RunSettings, lam: float | None) -> list[Reading]:
-    key = readings_key(split, s, lam)
-    value = lab.cache.get(key, lambda: [read_question(lab, q, s, lam) for q in lab.split(split)])
-    assert isinstance(value, list)
-    return value
-
-
-def threshold_lambda(s: RunSettings) -> float | None:
-    """The lambda the training readings that choose the threshold are read with (``s``
-    resolved up to MMR's lambda)."""
-    return None if s.mmr_lambda is TUNED else float(s.mmr_lambda)
-
-
-def run_lambda(resolved: RunSettings) -> float | None:
-    """The lambda a run reads its split with (``resolved``: every value chosen)."""
-    return None if resolved.mmr_lambda is TUNED or not resolved.mmr else float(resolved.mmr_lambda)
-
-
-def resolve_lambda(lab: Lab, s: RunSettings) -> float | None:
-    """MMR's lambda for ``s``: None without MMR, else the given one or the one chosen on train."""
-    if not (s.rerank and s.mmr):
-        return None
-    if s.mmr_lambda is not TUNED:
-        return float(s.mmr_lambda)
-    return choose_lambda(lab, train_reranker(lab, resolve_run(lab, s, upto="weight").retrieval))
-
-
-def choose_threshold(lab: Lab, s: RunSettings) -> float:
-    """The reader threshold maximising training accuracy; ties go to the smallest threshold."""
-    lab.require(
-        "train", "choosing the reader's threshold (or give one: --threshold)", answerable=False
+    return QuestionOutcome(
+        id=r.q.id,
+        question=r.q.question,
+        kind=r.q.kind,
+        answerable=r.q.answerable,
+        outcome=diagnose(r, threshold),
+        rank=r.rank,
+        k_budget=r.k_budget,
+        quote=r.best_text if found else None,
+        quote_chunk=r.best_chunk if found else None,
+        coverage=r.coverage,
+        answer=r.q.answer if r.q.answerable else None,
+        quote_relation=r.relation if found else "not found",
+        false_answer=found and not r.quote_correct,
     )
-    s = resolve_run(lab, s, upto="mmr_lambda")
-    readings = _readings(lab, "train", s, threshold_lambda(s))
-    best = max(
-        C.READER_THRESHOLDS,
-        key=lambda t: (sum(_outcome(r, t) == "correct" for r in readings), -t),
-    )
-    return float(best)
-
-
-def resolve_run(lab: Lab, s: RunSettings, *, upto: str = "threshold") -> RunSettings:
-    """``s`` with every value chosen on the training split filled in, in pipeline order: the
-    fusion weight (score fusion only), then MMR's lambda (with MMR only), then the reader's
-    threshold, each chosen with the ones before it fixed. ``upto`` stops after that one. A value
-    the run does not use stays TUNED."""
-    if s.weight is TUNED and s.retriever in C.SCORE_FUSIONS:
-        s = s.replace(weight=choose_weight(lab, s.retrieval))
-    if upto == "weight":
-        return s
-    if s.mmr_lambda is TUNED and s.rerank and s.mmr:
-        s = s.replace(mmr_lambda=resolve_lambda(lab, s))
-    if upto == "mmr_lambda":
-        return s
-    if s.threshold is TUNED:
-        s = s.replace(threshold=choose_threshold(lab, s))
-    return s
 
 
 def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> RunResult:
     """Run the whole pipeline on a split and diagnose every miss.
 
     Every value chosen on the training split is resolved first, once (:func:`resolve_run`);
-    then each question flows forward: rank, rerank, pack, read, diagnose.
+    then each question flows forward: rank, rerank, pack, read (:func:`read_split`), diagnose.
     """
     if any(q.labels == "pages" for q in lab.questions):
         raise ValueError(
@@ -293,48 +138,20 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
         )
     # Before any tuning, so a file without test questions stops at once, not after the work.
     lab.require(split, "the end-to-end run", answerable=False)
-    resolved = resolve_run(lab, s)
-    lam = run_lambda(resolved)
-    threshold = float(resolved.threshold)
-    chosen = tuple(
-        name
-        for name in TUNED_NAMES
-        if getattr(s, name) is TUNED and getattr(resolved, name) is not TUNED
-    )
-    outcomes = []
-    for r in _readings(lab, split, resolved, lam):
-        outcome = _outcome(r, threshold)
-        found = r.found(threshold)
-        outcomes.append(
-            QuestionOutcome(
-                id=r.q.id,
-                question=r.q.question,
-                kind=r.q.kind,
-                answerable=r.q.answerable,
-                outcome=outcome,
-                rank=r.rank,
-                k_budget=r.k_budget,
-                quote=r.best_text if found else None,
-                quote_chunk=r.best_chunk if found else None,
-                coverage=r.coverage,
-                answer=r.q.answer if r.q.answerable else None,
-                quote_relation=r.relation if found else "not found",
-                false_answer=found and not r.quote_correct,
-            )
-        )
+    run = resolve_run(lab, s)
+    outcomes = tuple(_outcome(r, run.threshold) for r in read_split(lab, run.read, split))
     n = len(outcomes)
     correct = sum(o.outcome == "correct" for o in outcomes)
     answerable = [o for o in outcomes if o.answerable]
     fits = sum(o.rank is not None and o.rank <= o.k_budget for o in answerable)
-    funnel = {name: sum(o.outcome == name for o in outcomes) for name in OUTCOMES}
     return RunResult(
         settings=s,
-        resolved=resolved,
-        chosen_on_train=chosen,
+        resolved=run.settings,
+        chosen_on_train=run.chosen_on_train,
         split=split,
-        threshold=threshold,
-        mmr_lambda=lam,
-        outcomes=tuple(outcomes),
+        threshold=run.threshold,
+        mmr_lambda=run.read.mmr_lambda,
+        outcomes=outcomes,
         correct=correct,
         n=n,
         accuracy=correct / n if n else 0.0,
@@ -342,19 +159,15 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
         answerable=len(answerable),
         answerable_correct=sum(o.outcome == "correct" for o in answerable),
         bound=fits / len(answerable) if answerable else 0.0,
-        funnel=funnel,
+        funnel={name: sum(o.outcome == name for o in outcomes) for name in OUTCOMES},
     )
 
 
-def run(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> RunResult:
-    """Deprecated name of :func:`run_pipeline` ("run" also names a TREC run, the ``raglab run``
-    command and :class:`RunSettings`); warns and calls it."""
-    warnings.warn(
-        "raglab.pipeline.end_to_end.run is deprecated: use run_pipeline",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return run_pipeline(lab, s, split=split)
+def read_settings(result: RunResult) -> ReadSettings:
+    """What the readings of ``result`` depend on (its resolved first stage, reranker, MMR's
+    lambda, budget and reader scoring): everything but the threshold."""
+    r = result.resolved
+    return ReadSettings(r.retrieval, r.rerank, result.mmr_lambda, r.budget, r.reader_scoring)
 
 
 def outcomes_vector(result: RunResult) -> list[bool]:
@@ -363,9 +176,10 @@ def outcomes_vector(result: RunResult) -> list[bool]:
 
 
 def threshold_sweep(
-    lab: Lab, result: RunResult, thresholds: Sequence[float] = C.READER_THRESHOLDS
+    lab: Lab, result: RunResult, thresholds: Sequence[float] | None = None
 ) -> list[dict[str, float | int]]:
-    """The run's reader replayed at each threshold, everything before the reader kept.
+    """The run's reader replayed at each threshold (None: the grid READER_THRESHOLDS, 0 to 1
+    in steps of 0.05), everything before the reader kept.
 
     For each threshold t: ``answered`` (questions given a quote), ``answerable_correct`` (of the
     ``answerable`` questions, quoted correctly), ``answerable_false`` (answerable, but quoted
@@ -373,10 +187,10 @@ def threshold_sweep(
     ``unanswerable``) and ``correct`` (every right outcome: correct quotes plus declined
     out-of-corpus questions). At the run's own threshold these equal the run's counts.
     """
-    readings = _readings(lab, result.split, result.resolved, result.mmr_lambda)
+    readings = read_split(lab, read_settings(result), result.split)
     answerable = sum(r.q.answerable for r in readings)
     points: list[dict[str, float | int]] = []
-    for t in thresholds:
+    for t in C.READER_THRESHOLDS if thresholds is None else thresholds:
         found = [r for r in readings if r.found(float(t))]
         right = sum(r.q.answerable and r.quote_correct for r in found)
         false_out = sum(not r.q.answerable for r in found)

@@ -21,7 +21,9 @@ import numpy as np
 from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.formats.trec import format_qrels, format_run, read_run
-from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
+from raglab.pipeline.indexes import ChunkSet
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 RUN_PREFIX = "run:"
 FUSED_RUN_PREFIX = "rrf+run:"
@@ -35,7 +37,7 @@ def load_run(lab: Lab, path: str | Path, *, name: str, chunking: ChunkingKey | N
     """
     if name in lab.runs:
         raise ValueError(f"a run named {name!r} is already loaded; choose another name")
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     known_docs = {c.id for c in cs.chunks} | {p.id for p in lab.corpus}
     run = read_run(path, known_questions={q.id for q in lab.questions}, known_docs=known_docs)
     lab.runs[name] = run
@@ -74,7 +76,7 @@ def chunk_run(
     lab: Lab, rankings: Mapping[str, Ranking], *, chunking: ChunkingKey | None = None
 ) -> dict[str, list[tuple[str, float]]]:
     """Rankings by question id as TREC run entries with chunk ids."""
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     return {
         qid: [
             (cs.chunks[i].id, s) for i, s in zip(r.indices.tolist(), r.scores.tolist(), strict=True)
@@ -87,7 +89,7 @@ def page_run(
     lab: Lab, rankings: Mapping[str, Ranking], *, chunking: ChunkingKey | None = None
 ) -> dict[str, list[tuple[str, float]]]:
     """Rankings as page-level TREC entries: each page at the rank of its best chunk."""
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     out: dict[str, list[tuple[str, float]]] = {}
     for qid, r in rankings.items():
         seen: set[str] = set()
@@ -107,7 +109,7 @@ def qrels(
     """TREC qrels of every answerable question: chunks (or pages) holding its answer, with gains."""
     if level not in ("chunk", "page"):
         raise ValueError(f"level must be 'chunk' or 'page', not {level!r}")
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     out: dict[str, dict[str, int]] = {}
     for q in lab.questions:
         if not q.answerable:

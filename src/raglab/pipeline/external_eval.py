@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from raglab import _config as C
-from raglab.pipeline.end_to_end import RunSettings, run_pipeline
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.external import load_run
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, measure
+from raglab.pipeline.retrieval import measure
+from raglab.run_settings import RetrievalSettings, RunSettings
 
 __all__ = ["ExternalEvaluation", "evaluate_run", "external_rankers"]
 

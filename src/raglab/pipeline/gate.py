@@ -4,16 +4,27 @@ One job: :func:`compare_reports` lays a current report beside a baseline on the 
 share and says, measure by measure (recall@RECALL_K of every ranker and of the run's final list,
 end-to-end accuracy), whether the current one fell further than its tolerance, with the exact
 McNemar test of the change. :data:`RECALL_K` (5, the exhibits' headline recall@5) is the depth at
-which the gate compares rankers.
+which the gate compares rankers. Around the comparison, the gate's other rules: which baseline
+can be used (:func:`read_baseline`), the settings a check rebuilds the report with
+(:func:`baseline_settings`), and when no verdict can be given (:func:`blocker`: no shared
+question, or a change of data not accepted). A face only translates its arguments and words the
+result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from raglab import _config as C
+from raglab.corpus.questions import SPLITS
 from raglab.metrics.stats import mcnemar_exact
+from raglab.pipeline.record import data_settings_from, run_settings_from
+from raglab.pipeline.report_check import validate_report
+from raglab.run_settings import RunSettings
 
 #: The recall depth of the gate: a question counts as found by a ranker when its first relevant
 #: chunk is in the first RECALL_K (the exhibits' headline recall@5).
@@ -174,3 +185,131 @@ def compare_reports(
 
 
 __all__ = ["FINAL_LIST", "RANKERS", "RECALL_K", "compare_reports"]
+
+
+class BaselineError(Exception):
+    """The baseline file cannot be used; the message names the file and says why."""
+
+
+#: The parts of the data a baseline is fingerprinted on, which ``--accept-changed`` names.
+DATA_PARTS = ("corpus", "questions")
+
+
+def data_changes(
+    comparison: Mapping[str, Any], baseline: Mapping[str, Any], current: Mapping[str, Any]
+) -> dict[str, str]:
+    """What changed since the baseline, by part (:data:`DATA_PARTS`), in words: a corpus with
+    another digest; questions added, removed or edited (the questions file's digest)."""
+    qs = comparison["questions"]
+    digests = [r.get("data", {}).get("sha256", {}) for r in (baseline, current)]
+    out: dict[str, str] = {}
+    if "corpus" in comparison["data_changed"]:
+        a, b = (str(d.get("corpus"))[:12] for d in digests)
+        out["corpus"] = f"the corpus pages changed (digest {a} -> {b})"
+    removed, added = qs["only_baseline"], qs["only_current"]
+    if removed or added or "questions" in comparison["data_changed"]:
+        parts = []
+        if removed:
+            parts.append(f"{len(removed)} only in the baseline ({ids_text(removed)})")
+        if added:
+            parts.append(f"{len(added)} new ({ids_text(added)})")
+        if not parts:
+            parts.append("the same ids, edited")
+        out["questions"] = "the questions changed: " + ", ".join(parts)
+    return out
+
+
+def blocker(
+    comparison: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    current: Mapping[str, Any],
+    accepted: Sequence[str],
+) -> str | None:
+    """Why the gate cannot give a verdict, or None: no shared question (nothing compared), or
+    a change of data the user did not accept with ``--accept-changed``."""
+    qs = comparison["questions"]
+    if qs["shared"] == 0:
+        return (
+            f"the baseline shares no question with the current data ({len(qs['only_baseline'])} "
+            f"in the baseline, {len(qs['only_current'])} now): there is nothing to compare; "
+            "was the baseline made from other questions or another split?"
+        )
+    changes = data_changes(comparison, baseline, current)
+    refused = [k for k in DATA_PARTS if k in changes and k not in accepted]
+    if refused:
+        return (
+            "the baseline was made from different data: "
+            + "; ".join(changes[k] for k in refused)
+            + ". Rebuild the baseline, or compare on the shared questions anyway with "
+            + " ".join(f"--accept-changed {k}" for k in refused)
+        )
+    return None
+
+
+def tolerance_problem(value: float, flag: str) -> str | None:
+    """What is wrong with a tolerance (a fraction in [0, 1]) given as ``flag``, or None."""
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        return f"{flag} must be a fraction in [0, 1], not {value}"
+    return None
+
+
+def ids_text(ids: Sequence[str]) -> str:
+    """Question ids as one phrase ("none" for no id)."""
+    return ", ".join(ids) if ids else "none"
+
+
+def read_baseline(path: str | Path) -> dict[str, Any]:
+    """The baseline report at ``path``; :class:`BaselineError` naming the file otherwise."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise BaselineError(f"cannot read the baseline {file}: {exc.strerror or exc}") from None
+    try:
+        value = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise BaselineError(
+            f"the baseline {file} is not a RAG lab report: not UTF-8 text"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise BaselineError(
+            f"the baseline {file} is not a RAG lab report: not JSON ({exc.msg} at line "
+            f"{exc.lineno}, column {exc.colno})"
+        ) from None
+    problems = validate_report(value)
+    if problems:
+        raise BaselineError(
+            f"the baseline {file} is not a RAG lab report JSON (made by 'raglab report --format "
+            f"json'): {'; '.join(problems)}"
+        )
+    assert isinstance(value, dict)
+    return value
+
+
+def baseline_settings(
+    record: Mapping[str, Any], given: Mapping[str, Any]
+) -> tuple[RunSettings, str, dict[str, Any]]:
+    """The baseline's settings (``record``) with the ``given`` ones laid over them (a face's
+    flags, by setting name; those left out absent): the run settings, the split and the data
+    settings (analyzer, stem, windows).
+
+    Choosing another chunker drops the baseline's size and overlap (they belong to its chunker).
+    Giving a setting the baseline chose on train (``--weight``, ``--mmr-lambda``,
+    ``--threshold``) fixes it; ``--no-rerank`` without ``--mmr`` turns MMR off too. Raises
+    ValueError naming the setting at fault.
+    """
+    merged = dict(record)
+    chosen = list(merged.get("chosen_on_train", []))
+    given = dict(given)
+    if "chunker" in given and given["chunker"] != merged.get("chunker"):
+        merged["size"] = None
+        merged["overlap"] = None
+    if given.get("rerank") is False and "mmr" not in given:
+        given["mmr"] = False
+    merged.update(given)
+    merged["chosen_on_train"] = [c for c in chosen if c not in given]
+    settings = run_settings_from(merged)
+    split = merged.get("split")
+    if split not in SPLITS:
+        raise ValueError(f"setting 'split' must be one of {', '.join(SPLITS)}, not {split!r}")
+    return settings, str(split), data_settings_from(merged)

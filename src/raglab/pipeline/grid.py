@@ -16,7 +16,9 @@ import numpy.typing as npt
 from raglab import _config as C
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25.index import grid_top_k
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.cache import CacheKind
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 __all__ = [
     "GRID_B_STEP",
@@ -59,6 +61,9 @@ class Grid:
     tied: tuple[tuple[int, int], ...]
 
 
+#: Grids by (split, k, chunking).
+GRIDS: CacheKind[tuple[str, int, ChunkingKey | None], Grid] = CacheKind("BM25 grids", C.CACHE_SIZE)
+
 #: The grid's steps, the units the tie-break's distance is counted in.
 GRID_K1_STEP = 0.2
 GRID_B_STEP = 0.1
@@ -77,7 +82,7 @@ def grid_rule(k: int = C.GRID_RECALL_K, split: str = "train") -> str:
 
 def local_cells(lab: Lab, chunking: ChunkingKey | None = None) -> GridCells:
     """:data:`GridCells` from the lab's own BM25 index (:func:`raglab.bm25.index.grid_top_k`)."""
-    index = lab.chunk_set(chunking).bm25
+    index = lab.indexes.chunk_set(chunking).bm25
 
     def cells(
         queries: list[list[str]], k1s: Sequence[float], bs: Sequence[float], k: int
@@ -108,13 +113,13 @@ def bm25_grid(
     nothing (:func:`grid_rule` says so in words). ``cells`` searches every cell (None: the
     lab's own index, :func:`local_cells`; a Dask cluster's shards give the same, bit for bit).
     """
-    key = ("grid", split, k, chunking)
+    key = (split, k, chunking)
 
     def build() -> Grid:
-        cs = lab.chunk_set(chunking)
+        cs = lab.indexes.chunk_set(chunking)
         qs = lab.require(split, "the BM25 grid")
         search = local_cells(lab, chunking) if cells is None else cells
-        tops, positive = search([lab.query_tokens(q) for q in qs], C.GRID_K1, C.GRID_B, k)
+        tops, positive = search([lab.indexes.query_tokens(q) for q in qs], C.GRID_K1, C.GRID_B, k)
         # A cell finds a question when one of its top k holds the answer and shares a term with
         # the question (a chunk scoring 0 is not retrieved, as in bm25_ranking).
         relevant = np.zeros((len(qs), len(cs)), dtype=bool)
@@ -147,6 +152,4 @@ def bm25_grid(
             tied=tied,
         )
 
-    value = lab.cache.get(key, build)
-    assert isinstance(value, Grid)
-    return value
+    return lab.caches.of(GRIDS).get(key, build)

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from raglab.base.sentinels import TUNED
-from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, TUNED_NAMES, RunSettings, plain_settings
+from raglab.pipeline.end_to_end import plain_settings
 from raglab.pipeline.lab import Lab
+from raglab.run_settings import RUN_SETTING_NAMES, TUNED_NAMES, RunSettings
 from raglab.settings import setting, settings_in
 
 #: Settings the pipeline chooses on the training split when they are not given.

@@ -64,7 +64,6 @@ import numpy as np
 import raglab
 from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import SPLITS
-from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.exhibits.lsa import lsa_spectrum
 from raglab.pipeline.fingerprint import (
     data_digests,
@@ -86,6 +85,7 @@ from raglab.pipeline.report_sections import (
     rankers_section,
     reranker_section,
 )
+from raglab.run_settings import RunSettings
 
 #: Report sections in exhibit order, with the titles every rendering uses.
 SECTIONS = (
@@ -142,7 +142,7 @@ def build_report(
         raise ValueError(f"split must be one of {', '.join(SPLITS)}; not {split!r}")
     when = (created or build_time()).astimezone(UTC).replace(microsecond=0)
     key = lab_key(settings.chunking)
-    lab.chunk_set(key)  # a chunker setting the pipeline refuses raises ValueError here
+    lab.indexes.chunk_set(key)  # a chunker setting the pipeline refuses raises ValueError here
     end_to_end, resolved = end_to_end_section(lab, settings, split)
     lam = resolved.mmr_lambda if resolved.mmr and resolved.mmr_lambda is not TUNED else None
     record = settings_record(settings, split=split, resolved=resolved, data=lab_settings(lab))

@@ -13,21 +13,23 @@ from typing import Any
 from raglab import _config as C
 from raglab.corpus.questions import SPLITS
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
-from raglab.pipeline.end_to_end import RunSettings, resolve_run, run_pipeline
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.exhibits.bm25 import grid_view
 from raglab.pipeline.exhibits.end_to_end import funnel
 from raglab.pipeline.exhibits.rerank import rerank_rows
 from raglab.pipeline.gate import RECALL_K
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
+from raglab.pipeline.resolve import resolve_read
 from raglab.pipeline.retrieval import (
-    RetrievalSettings,
     choose_weight,
     first_rank_rows,
     measure,
     neural_unavailable,
     ranker_settings,
+    resolve,
 )
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 #: The chunkers shown beside the run's chunker in section I.
 REFERENCE_CHUNKERS = (
@@ -282,10 +284,10 @@ def data_section(lab: Lab, digests: Mapping[str, str]) -> dict[str, Any]:
 
 def _resolved(lab: Lab, settings: RunSettings) -> RunSettings:
     try:
-        return resolve_run(lab, settings, upto="mmr_lambda")
+        return settings.with_chosen(resolve_read(lab, settings))
     except ValueError:
         # No reranker to choose lambda with (the reranker section says why): the weight alone.
-        return resolve_run(lab, settings, upto="weight")
+        return settings.with_chosen(resolve(lab, settings.retrieval))
 
 
 __all__ = [

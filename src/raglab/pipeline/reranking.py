@@ -10,7 +10,6 @@ recall@5 of the reranked order).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,12 +21,15 @@ from raglab.corpus.questions import Question
 from raglab.embedding.vectors import cosine_matrix
 from raglab.errors import DataLimit
 from raglab.metrics.measures import evaluate
+from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.dense import is_neural
-from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
-from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split
+from raglab.pipeline.indexes import ChunkSet
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import ranked, ranked_split
 from raglab.rerank.features import FEATURES, candidate_features
 from raglab.rerank.logistic import LogisticModel, fit_logistic
 from raglab.rerank.mmr import mmr
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.text.tokens import identifiers
 
 ORDERS = ("fusion", "reranked", "reranked + MMR")
@@ -55,9 +57,11 @@ def _cosines(
     LSA's otherwise."""
     if is_neural(first_stage.retriever):
         vectors = cs.neural.vectors[idx].astype(np.float64)
-        cos: FloatArray = np.clip(vectors @ lab.query_vector(q).astype(np.float64), -1.0, 1.0)
+        cos: FloatArray = np.clip(
+            vectors @ lab.indexes.query_vector(q).astype(np.float64), -1.0, 1.0
+        )
         return cos
-    qp = lab.lsa.project([lab.query_tokens(q)])[0]
+    qp = lab.indexes.lsa.project([lab.indexes.query_tokens(q)])[0]
     docs = cs.lsa_projections[idx]
     norms = np.linalg.norm(docs, axis=1) * np.linalg.norm(qp)
     dots = np.asarray(docs @ qp, dtype=np.float64)
@@ -67,48 +71,79 @@ def _cosines(
 
 def candidates(lab: Lab, q: Question | str, first_stage: RetrievalSettings) -> Ranking:
     """The first stage's top ``RERANK_DEPTH`` for a question."""
-    return rank(lab, q, first_stage).top(C.RERANK_DEPTH)
+    return _candidates(lab, lab.indexes.chunk_set(first_stage.chunking), q, first_stage)
 
 
-def candidate_bm25_key(first_stage: RetrievalSettings, question_id: str) -> Hashable:
+def _candidates(
+    lab: Lab, cs: ChunkSet, q: Question | str, first_stage: RetrievalSettings
+) -> Ranking:
+    return ranked(lab, cs, q, first_stage).top(C.RERANK_DEPTH)
+
+
+#: Where a labelled question's BM25 scores of chosen chunks are kept, if anything put them
+#: there (:func:`raglab.distributed.pipeline.prime_candidate_bm25`): a dict chunk index -> score
+#: under :func:`candidate_bm25_key`.
+CANDIDATE_BM25: CacheKind[tuple[ChunkingKey, float, float, str], dict[int, float]] = CacheKind(
+    "BM25 of candidate chunks", C.CACHE_SIZE * 512
+)
+#: A labelled question's candidate feature matrix, by (first stage, question id).
+FEATURE_MATRICES: CacheKind[tuple[RetrievalSettings, str], FloatArray] = CacheKind(
+    "candidate features", C.CACHE_SIZE * 512
+)
+#: A labelled question's reranked candidates, by (first stage, question id).
+RERANKED: CacheKind[tuple[RetrievalSettings, str], Ranking] = CacheKind(
+    "reranked lists", C.CACHE_SIZE * 512
+)
+#: TF-IDF cosines between the chunks of a list, by (chunking, the list's indices as bytes).
+REDUNDANCY: CacheKind[tuple[ChunkingKey, bytes], FloatArray] = CacheKind(
+    "TF-IDF cosines", C.CACHE_SIZE * 512
+)
+#: Trained rerankers, by first stage.
+RERANKERS: CacheKind[RetrievalSettings, Reranker] = CacheKind("rerankers", C.CACHE_SIZE * 8)
+#: An order's measures on a split, by (split, first stage, order, MMR's lambda or None).
+ORDER_MEASURES: CacheKind[tuple[str, RetrievalSettings, str, float | None], dict[str, float]] = (
+    CacheKind("order measures", C.CACHE_SIZE * 8)
+)
+
+
+def candidate_bm25_key(
+    first_stage: RetrievalSettings, question_id: str
+) -> tuple[ChunkingKey, float, float, str]:
     """Where a labelled question's BM25 scores of chosen chunks at the first stage's chunking,
-    k1 and b are kept (``lab.per_question``; a dict chunk index -> score), if anything put them
-    there (:func:`raglab.distributed.pipeline.prime_candidate_bm25`)."""
-    chunking = (first_stage.chunking or ChunkingKey()).resolved()
-    return ("bm25 of chunks", chunking, float(first_stage.k1), float(first_stage.b), question_id)
+    k1 and b are kept (:data:`CANDIDATE_BM25`)."""
+    return (first_stage.chunking, float(first_stage.k1), float(first_stage.b), question_id)
 
 
 def candidate_bm25(
-    lab: Lab, q: Question | str, idx: IntArray, first_stage: RetrievalSettings
+    lab: Lab, cs: ChunkSet, q: Question | str, idx: IntArray, first_stage: RetrievalSettings
 ) -> FloatArray:
     """BM25 scores (first stage's k1 and b) of chunks ``idx`` for a question: those kept under
     :func:`candidate_bm25_key` when every one of them is there (scored elsewhere, the same
     floats), else from the lab's own index."""
     if not isinstance(q, str):
-        kept = lab.per_question.find(candidate_bm25_key(first_stage, q.id))
+        kept = lab.caches.of(CANDIDATE_BM25).find(candidate_bm25_key(first_stage, q.id))
         chunks = idx.tolist()
-        if isinstance(kept, dict) and all(i in kept for i in chunks):
+        if kept is not None and all(i in kept for i in chunks):
             return np.array([kept[i] for i in chunks], dtype=np.float64)
-    cs = lab.chunk_set(first_stage.chunking)
     index = cs.bm25.with_params(k1=first_stage.k1, b=first_stage.b)
-    scores: FloatArray = index.scores(lab.query_tokens(q))[idx]
+    scores: FloatArray = index.scores(lab.indexes.query_tokens(q))[idx]
     return scores
 
 
 def features(
-    lab: Lab, q: Question | str, cand: Ranking, first_stage: RetrievalSettings
+    lab: Lab, cs: ChunkSet, q: Question | str, cand: Ranking, first_stage: RetrievalSettings
 ) -> FloatArray:
-    """The (m, 6) feature matrix of a question's candidates."""
-    cs = lab.chunk_set(first_stage.chunking)
+    """The (m, 6) feature matrix of a question's candidates (``cs``: the first stage's chunks)."""
     idx = cand.indices
     text = q if isinstance(q, str) else q.question
-    bm25 = candidate_bm25(lab, q, idx, first_stage)
+    bm25 = candidate_bm25(lab, cs, q, idx, first_stage)
+    cosine = _cosines(lab, cs, q, idx, first_stage)
     return candidate_features(
         bm25=bm25,
-        cosine=_cosines(lab, cs, q, idx, first_stage),
+        cosine=cosine,
         question_identifiers=identifiers(text),
         chunk_identifiers=[cs.identifiers[i] for i in idx],
-        question_terms=set(lab.query_tokens(q)),
+        question_terms=set(lab.indexes.query_tokens(q)),
         title_terms=[cs.title_terms[i] for i in idx],
         age_years=cs.age_years[idx],
         rank=np.arange(1, len(idx) + 1, dtype=np.int64),
@@ -116,40 +151,43 @@ def features(
 
 
 def _question_features(
-    lab: Lab, q: Question | str, cand: Ranking, first_stage: RetrievalSettings
+    lab: Lab, cs: ChunkSet, q: Question | str, cand: Ranking, first_stage: RetrievalSettings
 ) -> FloatArray:
     """:func:`features`, kept per labelled question: training and reranking a training question
     need the same matrix. ``cand`` is the question's :func:`candidates` under ``first_stage``,
     which the key (first stage, question) stands for."""
     if isinstance(q, str):
-        return features(lab, q, cand, first_stage)
+        return features(lab, cs, q, cand, first_stage)
 
     def build() -> FloatArray:
-        matrix = features(lab, q, cand, first_stage)
+        matrix = features(lab, cs, q, cand, first_stage)
         matrix.flags.writeable = False  # shared by training and reranking
         return matrix
 
-    value = lab.per_question.get(("features", first_stage, q.id), build)
-    assert isinstance(value, np.ndarray)
-    return value
+    return lab.caches.of(FEATURE_MATRICES).get((first_stage, q.id), build)
 
 
-def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings()) -> Reranker:
-    """Fit the reranker on the training split's answerable questions (cached per first stage)."""
+def train_reranker(lab: Lab, first_stage: RetrievalSettings) -> Reranker:
+    """Fit the reranker on the training split's answerable questions (cached per first stage;
+    ``first_stage`` resolved, :func:`raglab.pipeline.retrieval.resolve`)."""
+    return trained_reranker(lab, lab.indexes.chunk_set(first_stage.chunking), first_stage)
+
+
+def trained_reranker(lab: Lab, cs: ChunkSet, first_stage: RetrievalSettings) -> Reranker:
+    """:func:`train_reranker` on the chunk set ``cs`` of the first stage's chunking, at hand."""
 
     def build() -> Reranker:
-        cs = lab.chunk_set(first_stage.chunking)
         # The whole split's first-stage rankings at once (one batch for a fusion), so that
-        # candidates() below finds every one of them cached.
+        # the candidates below find every one of them cached.
         qs = lab.require("train", "training the reranker (or run without it: --no-rerank)")
-        rank_split(lab, "train", first_stage)
+        ranked_split(lab, cs, "train", first_stage)
         xs, ys = [], []
         for q in qs:
-            cand = candidates(lab, q, first_stage)
+            cand = _candidates(lab, cs, q, first_stage)
             if len(cand) == 0:
                 continue
             rel = cs.relevance(q)
-            xs.append(_question_features(lab, q, cand, first_stage))
+            xs.append(_question_features(lab, cs, q, cand, first_stage))
             ys.append(np.array([1.0 if i in rel else 0.0 for i in cand.indices.tolist()]))
         y = np.concatenate(ys) if ys else np.zeros(0)
         if not y.any():
@@ -179,9 +217,7 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings(
         )
         return Reranker(model, first_stage, len(y), int(y.sum()))
 
-    value = lab.cache.get(("reranker", first_stage), build)
-    assert isinstance(value, Reranker)
-    return value
+    return lab.caches.of(RERANKERS).get(first_stage, build)
 
 
 def _chunker_words(chunking: ChunkingKey) -> str:
@@ -193,46 +229,53 @@ def _chunker_words(chunking: ChunkingKey) -> str:
 
 def rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
     """The first stage's candidates reordered by the reranker's probability (ties: first stage order)."""
+    return reranked(lab, lab.indexes.chunk_set(reranker.first_stage.chunking), q, reranker)
+
+
+def reranked(lab: Lab, cs: ChunkSet, q: Question | str, reranker: Reranker) -> Ranking:
+    """:func:`rerank` on the chunk set ``cs`` of the first stage's chunking, already at hand."""
     if isinstance(q, str):
-        return _rerank(lab, q, reranker)
-    key = ("rerank", reranker.first_stage, q.id)
-    value = lab.per_question.get(key, lambda: _rerank(lab, q, reranker))
-    assert isinstance(value, Ranking)
-    return value
+        return _rerank(lab, cs, q, reranker)
+    key = (reranker.first_stage, q.id)
+    return lab.caches.of(RERANKED).get(key, lambda: _rerank(lab, cs, q, reranker))
 
 
-def _rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
-    cand = candidates(lab, q, reranker.first_stage)
+def _rerank(lab: Lab, cs: ChunkSet, q: Question | str, reranker: Reranker) -> Ranking:
+    cand = _candidates(lab, cs, q, reranker.first_stage)
     if len(cand) == 0:
         return cand
-    p = reranker.model.predict_proba(_question_features(lab, q, cand, reranker.first_stage))
+    x = _question_features(lab, cs, q, cand, reranker.first_stage)
+    p = reranker.model.predict_proba(x)
     order = top_k(p)  # every candidate; equal probabilities keep the first stage's order
     return Ranking(cand.indices[order], p[order])
 
 
-def _redundancy(lab: Lab, chunking: ChunkingKey, indices: IntArray) -> FloatArray:
+def _redundancy(lab: Lab, cs: ChunkSet, indices: IntArray) -> FloatArray:
     """TF-IDF cosines between the chunks of a list, in its order (cached per list).
 
     A question's reranked list is reordered at every lambda on the grid, and the cosines do not
     depend on lambda, so they are computed once per list rather than once per lambda.
     """
-    key = ("tfidf cosines", chunking, indices.tobytes())
 
     def build() -> FloatArray:
-        sim = cosine_matrix(lab.chunk_set(chunking).tfidf[indices])
+        sim = cosine_matrix(cs.tfidf[indices])
         sim.flags.writeable = False  # shared by every lambda: nobody may change it
         return sim
 
-    value = lab.per_question.get(key, build)
-    assert isinstance(value, np.ndarray)
-    return value
+    return lab.caches.of(REDUNDANCY).get((cs.key, indices.tobytes()), build)
 
 
 def with_mmr(lab: Lab, reranked: Ranking, *, lam: float, reranker: Reranker) -> Ranking:
     """MMR over a reranked list: relevance = probability, redundancy = TF-IDF cosine."""
+    return mmr_ordered(lab, lab.indexes.chunk_set(reranker.first_stage.chunking), reranked, lam=lam)
+
+
+def mmr_ordered(lab: Lab, cs: ChunkSet, reranked: Ranking, *, lam: float) -> Ranking:
+    """:func:`with_mmr` on the chunk set ``cs`` of the first stage's chunking, already at hand:
+    the first MMR_DEPTH (3) picked by MMR at ``lam``, the rest in the reranked order."""
     if len(reranked) == 0:
         return reranked
-    sim = _redundancy(lab, reranker.first_stage.chunking, reranked.indices)
+    sim = _redundancy(lab, cs, reranked.indices)
     # Relevance on the scale of the cosine: the probability over the best candidate's, so the
     # first pick scores 1 and lambda trades like against like.
     relevance = reranked.scores / max(float(reranked.scores.max()), 1e-12)
@@ -242,31 +285,36 @@ def with_mmr(lab: Lab, reranked: Ranking, *, lam: float, reranker: Reranker) -> 
 
 def ordered(lab: Lab, q: Question, reranker: Reranker, order: str, lam: float) -> Ranking:
     """A question's list in one of ``ORDERS``."""
+    return _ordered(
+        lab, lab.indexes.chunk_set(reranker.first_stage.chunking), q, reranker, order, lam
+    )
+
+
+def _ordered(
+    lab: Lab, cs: ChunkSet, q: Question, reranker: Reranker, order: str, lam: float
+) -> Ranking:
     if order == "fusion":
-        return candidates(lab, q, reranker.first_stage)
-    reranked = rerank(lab, q, reranker)
+        return _candidates(lab, cs, q, reranker.first_stage)
+    first = reranked(lab, cs, q, reranker)
     if order == "reranked":
-        return reranked
+        return first
     if order == "reranked + MMR":
-        return with_mmr(lab, reranked, lam=lam, reranker=reranker)
+        return mmr_ordered(lab, cs, first, lam=lam)
     raise ValueError(f"order must be one of {ORDERS}; not {order!r}")
 
 
 def measure_order(
     lab: Lab, split: str, reranker: Reranker, order: str, lam: float
 ) -> dict[str, float]:
-    cs = lab.chunk_set(reranker.first_stage.chunking)
+    cs = lab.indexes.chunk_set(reranker.first_stage.chunking)
     qs = lab.split(split, answerable=True)
-    key = ("order", split, reranker.first_stage, order, lam if order == ORDERS[2] else None)
+    key = (split, reranker.first_stage, order, lam if order == ORDERS[2] else None)
 
     def build() -> dict[str, float]:
-        return evaluate(
-            [ordered(lab, q, reranker, order, lam) for q in qs], [cs.relevance(q) for q in qs]
-        )
+        lists = [_ordered(lab, cs, q, reranker, order, lam) for q in qs]
+        return evaluate(lists, [cs.relevance(q) for q in qs])
 
-    value = lab.cache.get(key, build)
-    assert isinstance(value, dict)
-    return value
+    return lab.caches.of(ORDER_MEASURES).get(key, build)
 
 
 def choose_lambda(lab: Lab, reranker: Reranker) -> float:
@@ -284,7 +332,7 @@ def choose_lambda(lab: Lab, reranker: Reranker) -> float:
 
 def superseded_in_top(lab: Lab, ranking: Ranking, reranker: Reranker, k: int = 3) -> list[str]:
     """Ids of superseded chunks in the first ``k`` of a list."""
-    cs = lab.chunk_set(reranker.first_stage.chunking)
+    cs = lab.indexes.chunk_set(reranker.first_stage.chunking)
     return [
         cs.chunks[i].id for i in ranking.indices[:k].tolist() if cs.chunks[i].status == "superseded"
     ]

@@ -8,9 +8,7 @@ BM25 with the neural embedding (:mod:`raglab.pipeline.dense`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from raglab import _config as C
@@ -19,117 +17,92 @@ from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import Question
 from raglab.fusion.fuse import rrf, rrf_all, score_fusion, score_fusion_all
 from raglab.metrics.measures import evaluate, first_relevant_rank
+from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.dense import is_neural, unavailable
 from raglab.pipeline.external import external_ranking
-from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
-from raglab.settings import default, setting
+from raglab.pipeline.indexes import ChunkSet
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 
-
-@dataclass(frozen=True, slots=True)
-class RetrievalSettings:
-    """How to rank: the retriever and its parameters (defaults and ranges from
-    :data:`raglab.settings.SETTINGS`).
-
-    ``weight`` is score fusion's weight of BM25; its default, :data:`~raglab.settings.TUNED`,
-    means "chosen on the training split" (:func:`resolve`, done by :func:`rank` and
-    :func:`measure` before anything is ranked). Other retrievers ignore it, so it is kept as
-    TUNED for them and equal rankings share one cache entry. ``depth``: results kept per
-    question (0: every chunk); ``fusion_depth``: how many of each ranker's first results a
-    fusion takes.
-
-    ``chunking`` is kept resolved (:meth:`ChunkingKey.resolved`): settings that name the same
-    chunker, one with its defaults left out and one with them spelled out, are equal, so they
-    share every cached ranking and model instead of computing them twice.
-    """
-
-    retriever: str = default("retriever")
-    k1: float = default("k1")
-    b: float = default("b")
-    weight: float | Any = default("weight")
-    chunking: ChunkingKey = field(default_factory=ChunkingKey)
-    depth: int = default("depth")
-    fusion_depth: int = default("fusion_depth")
-
-    def __post_init__(self) -> None:
-        external = (
-            self.retriever.startswith(("run:", "rrf+run:")) and self.retriever.split(":", 1)[1]
-        )
-        if not external:
-            setting("retriever").check(self.retriever)
-        for name in ("k1", "b", "depth", "fusion_depth"):
-            object.__setattr__(self, name, setting(name).check(getattr(self, name)))
-        fusion = self.retriever in C.SCORE_FUSIONS
-        weight = setting("weight").check(self.weight) if fusion else TUNED
-        object.__setattr__(self, "weight", weight)
-        resolved = self.chunking.resolved()
-        if resolved != self.chunking:
-            object.__setattr__(self, "chunking", resolved)
-
-    def replace(self, **changes: Any) -> RetrievalSettings:
-        """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
+#: One ranking per (settings, labelled question), reused across measures.
+RANKINGS: CacheKind[tuple[RetrievalSettings, str], Ranking] = CacheKind(
+    "rankings", C.CACHE_SIZE * 512
+)
+#: The rankings of a split's answerable questions, by (split, settings).
+SPLIT_RANKINGS: CacheKind[tuple[str, RetrievalSettings], list[Ranking]] = CacheKind(
+    "split rankings", C.CACHE_SIZE * 8
+)
+#: The score-fusion weight chosen on a split, by (split, settings at the grid's first weight).
+CHOSEN_WEIGHTS: CacheKind[tuple[str, RetrievalSettings], float] = CacheKind(
+    "chosen weights", C.CACHE_SIZE * 8
+)
 
 
 def resolve(lab: Lab, settings: RetrievalSettings) -> RetrievalSettings:
     """``settings`` with every value chosen on the training split filled in (the fusion weight
     of score fusion, :func:`choose_weight`); settings with nothing to choose come back as they
-    are."""
-    if settings.weight is TUNED and settings.retriever in C.SCORE_FUSIONS:
-        return settings.replace(weight=choose_weight(lab, settings))
-    return settings
+    are. Done once, where a face or a run starts: :func:`rank` never chooses."""
+    if settings.resolved:
+        return settings
+    weight = choose_weight(lab, settings)
+    return settings.replace(weight=weight)
 
 
-def _depth(chunks: ChunkSet, depth: int = C.RANK_DEPTH) -> int:
+def _unresolved(settings: RetrievalSettings) -> ValueError:
+    return ValueError(
+        f"{settings.retriever} needs its fusion weight: give one, or resolve the settings first "
+        "(raglab.pipeline.retrieval.resolve)"
+    )
+
+
+def _depth(chunks: ChunkSet, depth: int) -> int:
     return len(chunks) if depth == 0 else min(depth, len(chunks))
 
 
 def bm25_ranking(
-    lab: Lab,
-    q: Question | str,
-    *,
-    k1: float = C.BM25_K1,
-    b: float = C.BM25_B,
-    chunking: ChunkingKey | None = None,
-    depth: int = C.RANK_DEPTH,
+    lab: Lab, cs: ChunkSet, q: Question | str, *, k1: float, b: float, depth: int
 ) -> Ranking:
-    cs = lab.chunk_set(chunking)
-    ranking = cs.bm25.with_params(k1=k1, b=b).search(lab.query_tokens(q), k=_depth(cs, depth))
+    """The chunks of ``cs`` by BM25 at ``k1`` and ``b``, the first ``depth`` (0: all) that
+    share a term with the question."""
+    ranking = cs.bm25.with_params(k1=k1, b=b).search(
+        lab.indexes.query_tokens(q), k=_depth(cs, depth)
+    )
     # A chunk that shares no term with the question scores 0: it is not retrieved at all, and
     # its place in a list of zeros (by index) would say nothing.
     keep = ranking.scores > 0
     return Ranking(ranking.indices[keep], ranking.scores[keep])
 
 
-def lsa_ranking(
-    lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None, depth: int = C.RANK_DEPTH
-) -> Ranking:
-    cs = lab.chunk_set(chunking)
-    return lab.lsa.search(
-        lab.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs, depth), normalised=True
+def lsa_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> Ranking:
+    """The first ``depth`` chunks of ``cs`` (0: all) by the cosine of their LSA projections."""
+    return lab.indexes.lsa.search(
+        lab.indexes.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs, depth), normalised=True
     )
 
 
-def neural_ranking(
-    lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None, depth: int = C.RANK_DEPTH
-) -> Ranking:
+def neural_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> Ranking:
     """Chunks by the cosine of their sentence vectors with the question's (docs/design.md#neural-embedding):
     every chunk is ranked, as under LSA, since a cosine has no "shares no term" zero."""
-    cs = lab.chunk_set(chunking)
-    return cs.neural.search_vector(lab.query_vector(q), k=_depth(cs, depth))
+    return cs.neural.search_vector(lab.indexes.query_vector(q), k=_depth(cs, depth))
 
 
 def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
     """One question's ranking under ``settings`` (cached per labelled question).
 
     Fusions take each ranker's first ``fusion_depth`` results and keep the first ``depth`` of
-    the fused list, so every list, fused or not, stops at ``depth``.
+    the fused list, so every list, fused or not, stops at ``depth``. ``settings`` must be
+    resolved (a score fusion's weight given or chosen, :func:`resolve`): ranking never tunes.
     """
-    settings = resolve(lab, settings)
+    return ranked(lab, lab.indexes.chunk_set(settings.chunking), q, settings)
+
+
+def ranked(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings) -> Ranking:
+    """:func:`rank` on the chunk set ``cs`` of ``settings.chunking``, already at hand."""
+    if not settings.resolved:
+        raise _unresolved(settings)
     if isinstance(q, str):
-        return _rank(lab, q, settings)
-    value = lab.per_question.get(("rank", settings, q.id), lambda: _rank(lab, q, settings))
-    assert isinstance(value, Ranking)
-    return value
+        return _rank(lab, cs, q, settings)
+    return lab.caches.of(RANKINGS).get((settings, q.id), lambda: _rank(lab, cs, q, settings))
 
 
 def _components(settings: RetrievalSettings) -> tuple[RetrievalSettings, RetrievalSettings]:
@@ -143,33 +116,26 @@ def _components(settings: RetrievalSettings) -> tuple[RetrievalSettings, Retriev
     )
 
 
-def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
+def _rank(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings) -> Ranking:
     if settings.retriever == "bm25":
-        return bm25_ranking(
-            lab,
-            q,
-            k1=settings.k1,
-            b=settings.b,
-            chunking=settings.chunking,
-            depth=settings.depth,
-        )
+        return bm25_ranking(lab, cs, q, k1=settings.k1, b=settings.b, depth=settings.depth)
     if settings.retriever == "lsa":
-        return lsa_ranking(lab, q, chunking=settings.chunking, depth=settings.depth)
+        return lsa_ranking(lab, cs, q, depth=settings.depth)
     if settings.retriever == "neural":
-        return neural_ranking(lab, q, chunking=settings.chunking, depth=settings.depth)
-    cut = _depth(lab.chunk_set(settings.chunking), settings.depth)
+        return neural_ranking(lab, cs, q, depth=settings.depth)
+    cut = _depth(cs, settings.depth)
     external = None
-    if settings.retriever.startswith(("run:", "rrf+run:")):
+    if settings.external:
         name = settings.retriever.split(":", 1)[1]
         qid = None if isinstance(q, str) else q.id
-        external = external_ranking(lab, lab.chunk_set(settings.chunking), name, qid, depth=cut)
+        external = external_ranking(lab, cs, name, qid, depth=cut)
         if settings.retriever.startswith("run:"):
             return external
-    # The component lists go through rank() so each is computed once per question.
+    # The component lists go through ranked() so each is computed once per question.
     bm25_settings, lsa_settings = _components(settings)
-    bm25 = rank(lab, q, bm25_settings)
-    cos = rank(lab, q, lsa_settings)
-    depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
+    bm25 = ranked(lab, cs, q, bm25_settings)
+    cos = ranked(lab, cs, q, lsa_settings)
+    depth = _depth(cs, settings.fusion_depth)
     if external is not None:
         return rrf([bm25, cos, external], k=C.RRF_K, depth=depth).top(cut)
     if settings.retriever in ("rrf", "neural-rrf"):
@@ -177,7 +143,9 @@ def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
     return score_fusion(bm25, cos, weight=settings.weight, depth=depth).top(cut)
 
 
-def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) -> list[Ranking]:
+def _fused_split(
+    lab: Lab, cs: ChunkSet, qs: Sequence[Question], settings: RetrievalSettings
+) -> list[Ranking]:
     """:func:`rank` of every question in ``qs`` under RRF or score fusion, fused in one batch.
 
     The batch kernels (``rrf_all``, ``score_fusion_all``) give each question the very ranking
@@ -186,21 +154,19 @@ def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) 
     :func:`rank`, and each fused ranking is stored where :func:`rank` looks for it.
     """
     bm25_settings, lsa_settings = _components(settings)
-    bm25 = [rank(lab, q, bm25_settings) for q in qs]
-    cos = [rank(lab, q, lsa_settings) for q in qs]
-    depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
+    bm25 = [ranked(lab, cs, q, bm25_settings) for q in qs]
+    cos = [ranked(lab, cs, q, lsa_settings) for q in qs]
+    depth = _depth(cs, settings.fusion_depth)
     if settings.retriever in ("rrf", "neural-rrf"):
         fused = rrf_all([bm25, cos], k=C.RRF_K, depth=depth)
     else:
         fused = score_fusion_all(bm25, cos, weight=settings.weight, depth=depth)
-    cut = _depth(lab.chunk_set(settings.chunking), settings.depth)
-    out = []
-    for q, whole in zip(qs, fused, strict=True):
-        ranking = whole.top(cut)
-        value = lab.per_question.setdefault(("rank", settings, q.id), ranking)
-        assert isinstance(value, Ranking)
-        out.append(value)
-    return out
+    cut = _depth(cs, settings.depth)
+    rankings = lab.caches.of(RANKINGS)
+    return [
+        rankings.setdefault((settings, q.id), whole.top(cut))
+        for q, whole in zip(qs, fused, strict=True)
+    ]
 
 
 _FUSIONS = ("rrf", "score", "neural-rrf", "neural-score")
@@ -209,25 +175,29 @@ _FUSIONS = ("rrf", "score", "neural-rrf", "neural-score")
 def rank_split(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> list[Ranking]:
-    """Rankings of the answerable questions of a split, in file order (cached)."""
-    settings = resolve(lab, settings)
-    key = ("rank_split", split, settings)
+    """Rankings of the answerable questions of a split, in file order (cached); ``settings``
+    resolved (:func:`resolve`)."""
+    return ranked_split(lab, lab.indexes.chunk_set(settings.chunking), split, settings)
+
+
+def ranked_split(lab: Lab, cs: ChunkSet, split: str, settings: RetrievalSettings) -> list[Ranking]:
+    """:func:`rank_split` on the chunk set ``cs`` of ``settings.chunking``, already at hand."""
+    if not settings.resolved:
+        raise _unresolved(settings)
 
     def build() -> list[Ranking]:
         qs = lab.split(split, answerable=True)
         if settings.retriever in _FUSIONS and qs:
-            return _fused_split(lab, qs, settings)
-        return [rank(lab, q, settings) for q in qs]
+            return _fused_split(lab, cs, qs, settings)
+        return [ranked(lab, cs, q, settings) for q in qs]
 
-    value = lab.cache.get(key, build)
-    assert isinstance(value, list)
-    return value
+    return lab.caches.of(SPLIT_RANKINGS).get((split, settings), build)
 
 
 def relevance_of(
     lab: Lab, split: str, chunking: ChunkingKey | None = None
 ) -> list[dict[int, float]]:
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     return [dict(cs.relevance(q)) for q in lab.split(split, answerable=True)]
 
 
@@ -245,7 +215,9 @@ def measure(
 def first_ranks(
     lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
 ) -> list[int | None]:
-    """Each answerable question's rank of its first relevant chunk (None: not in the ranking)."""
+    """Each answerable question's rank of its first relevant chunk (None: not in the ranking);
+    a fusion weight left TUNED is chosen on the training split first (:func:`resolve`)."""
+    settings = resolve(lab, settings)
     rels = relevance_of(lab, split, settings.chunking)
     return [
         first_relevant_rank(r, rel)
@@ -307,9 +279,7 @@ def choose_weight(
         assert best is not None
         return -best[2]
 
-    value = lab.cache.get(("chosen weight", split, base), build)
-    assert isinstance(value, float)
-    return value
+    return lab.caches.of(CHOSEN_WEIGHTS).get((split, base), build)
 
 
 def ranker_settings(
@@ -372,7 +342,7 @@ def ranked_chunks(
     lab: Lab, ranking: Ranking, *, k: int, chunking: ChunkingKey | None = None
 ) -> list[dict[str, Any]]:
     """The first ``k`` entries of a ranking as display rows."""
-    cs = lab.chunk_set(chunking)
+    cs = lab.indexes.chunk_set(chunking)
     rows = []
     for rank_no, (i, s) in enumerate(
         zip(ranking.indices[:k].tolist(), ranking.scores[:k].tolist(), strict=True), 1

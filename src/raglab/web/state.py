@@ -21,7 +21,8 @@ from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import Question
 from raglab.pipeline.cache import BoundedCache
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 from raglab.web.idle import IdleGate
 
 #: Requests that may wait for the lab at once (computing, or waiting for a computation);

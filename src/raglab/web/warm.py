@@ -10,7 +10,7 @@ from functools import partial
 
 from raglab import _config as C
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import RunSettings, run_pipeline
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.exhibits.bm25 import bm25_recall, stemming_effect
 from raglab.pipeline.exhibits.chunking import CURVE_OVERLAPS, intact_curve
 from raglab.pipeline.exhibits.fusion import fusion_settings, question_grid
@@ -18,9 +18,10 @@ from raglab.pipeline.exhibits.lsa import identifier_twins
 from raglab.pipeline.exhibits.neural import neural_view
 from raglab.pipeline.exhibits.rerank import rerank_rows, version_candidates
 from raglab.pipeline.grid import bm25_grid
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import choose_weight, ranker_table
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 
 def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dict[str, float]:
@@ -53,7 +54,7 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
         question_grid(lab, fusion_settings("score", weight))
 
     def reranker_table() -> None:
-        reranker = train_reranker(lab)
+        reranker = train_reranker(lab, RetrievalSettings())
         lam = choose_lambda(lab, reranker)
         rerank_rows(lab, reranker, lam)
         version_candidates(lab, reranker)
@@ -66,14 +67,14 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
     step("BM25 grid", lambda: bm25_grid(lab))
     step("LSA", lambda: identifier_twins(lab))
     step("fusion weight", fusion)
-    step("reranker", lambda: choose_lambda(lab, train_reranker(lab)))
+    step("reranker", lambda: choose_lambda(lab, train_reranker(lab, RetrievalSettings())))
     step("reranker table", reranker_table)
     return timings
 
 
 def _rerank_rows_at(lab: Lab, lam: float) -> object:
     """Exhibit V's table at ``lam`` for the default reranker (one background task per lambda)."""
-    return rerank_rows(lab, train_reranker(lab), lam)
+    return rerank_rows(lab, train_reranker(lab, RetrievalSettings()), lam)
 
 
 def warm_later(lab: Lab) -> list[Callable[[], object]]:

@@ -15,14 +15,9 @@ from raglab import _config as C
 from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _snippet
 from raglab.pipeline.grid import bm25_grid, grid_rule
-from raglab.pipeline.lab import ChunkingKey, Lab
-from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    bm25_ranking,
-    first_ranks,
-    measure,
-    ranked_chunks,
-)
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import first_ranks, measure, rank, ranked_chunks
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.text.tokens import tokenize
 
 # How many example queries exhibit II offers.
@@ -39,10 +34,10 @@ def bm25_search(
     divided by the chunk's score. Stemming is the lab's; ``stemmed`` pairs each query word
     stemming changed with its stem.
     """
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     index = cs.bm25.with_params(k1=k1, b=b)
-    tokens = lab.query_tokens(query)
-    rows = ranked_chunks(lab, bm25_ranking(lab, query, k1=k1, b=b), k=top)
+    tokens = lab.indexes.query_tokens(query)
+    rows = ranked_chunks(lab, rank(lab, query, RetrievalSettings("bm25", k1, b)), k=top)
     for row in rows:
         chunk = cs.chunks[int(row["index"])]
         row["snippet"] = _snippet(chunk.text)

@@ -16,7 +16,8 @@ from raglab.chunking.chunkers import fixed_window_spans
 from raglab.chunking.closed_forms import cut_probabilities
 from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _cached, question
-from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
 
 # Sizes at which the fixed chunker is run for the intact-rate chart (words).
 CURVE_SIZES = tuple(range(20, 401, 20))
@@ -152,7 +153,7 @@ def answer_view(lab: Lab, question_id: str, key: ChunkingKey = ChunkingKey()) ->
     q = question(lab, question_id)
     if not q.spans:
         return None
-    cs = lab.chunk_set(key)
+    cs = lab.indexes.chunk_set(key)
     span = q.spans[0]
     page = lab.corpus.page(span.page_id)
     text = page.text

@@ -8,16 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from raglab import _config as C
-from raglab.base.sentinels import TUNED
 from raglab.metrics.stats import mcnemar_exact
-from raglab.pipeline.end_to_end import (
-    RunResult,
-    RunSettings,
-    choose_threshold,
-    outcomes_vector,
-    threshold_sweep,
-)
+from raglab.pipeline.end_to_end import RunResult, outcomes_vector, read_settings, threshold_sweep
 from raglab.pipeline.lab import Lab
+from raglab.pipeline.resolve import choose_threshold
+from raglab.run_settings import RunSettings
 
 
 def funnel(result: RunResult) -> dict[str, Any]:
@@ -82,7 +77,7 @@ def risk_coverage(lab: Lab, result: RunResult) -> dict[str, Any]:
     if "threshold" in result.chosen_on_train:
         chosen = result.threshold
     else:
-        chosen = choose_threshold(lab, result.resolved.replace(threshold=TUNED))
+        chosen = choose_threshold(lab, read_settings(result))
 
     def at(t: float) -> dict[str, Any]:
         # A given threshold may lie off the grid: it is replayed on its own.

@@ -9,7 +9,8 @@ from typing import Any
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.exhibits._shared import question
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, rank, ranked_chunks
+from raglab.pipeline.retrieval import first_rank_rows, rank, ranked_chunks
+from raglab.run_settings import RetrievalSettings
 
 
 def fusion_settings(method: str, weight: float) -> RetrievalSettings:
@@ -39,7 +40,7 @@ def three_lists(
 ) -> dict[str, Any]:
     """One question's first ``top`` chunks under BM25, LSA and ``fused``, answers marked."""
     q = question(lab, question_id)
-    cs = lab.chunk_set()
+    cs = lab.indexes.chunk_set()
     rel = cs.relevance(q)
     lists = {}
     for name, s in (

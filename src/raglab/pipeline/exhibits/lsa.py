@@ -22,7 +22,8 @@ from raglab.base.topk import top_k
 from raglab.embedding.lsa import even_windows
 from raglab.pipeline.exhibits._shared import _cached, _snippet
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import bm25_ranking, lsa_ranking, ranked_chunks
+from raglab.pipeline.retrieval import rank, ranked_chunks
+from raglab.run_settings import RetrievalSettings
 from raglab.text.tokens import count_words, identifiers
 
 # How many words exhibit III suggests for the nearest-words box.
@@ -34,19 +35,21 @@ EXAMPLE_PAIR = ("E-4107", "E-4170")
 def window_evidence(lab: Lab) -> dict[str, tuple[int, bool]]:
     """For every term of the embedding: (how many windows hold it, whether they are one passage).
 
-    The windows are the LSA windows (``Lab.lsa_windows``), word ranges [start, end) of the corpus
+    The windows are the LSA windows (``Indexes.lsa_windows``), word ranges [start, end) of the corpus
     laid out by :func:`raglab.embedding.lsa.even_windows`. A term is seen in one passage when the windows
     holding it all share some stretch: max(start) < min(end) over them.
     """
 
     def build() -> dict[str, tuple[int, bool]]:
         n = sum(count_words(page.text) for page in lab.corpus)
-        # The same windows Lab.lsa_windows tokenises: ranges of the corpus's word numbers.
-        ranges = [cast(range, r) for r in even_windows(range(n), count=len(lab.lsa_windows))]
+        # The same windows Indexes.lsa_windows tokenises: ranges of the corpus's word numbers.
+        ranges = [
+            cast(range, r) for r in even_windows(range(n), count=len(lab.indexes.lsa_windows))
+        ]
         starts = [r.start for r in ranges]
         stops = [r.stop for r in ranges]
         held: dict[str, list[int]] = {}
-        for w, tokens in enumerate(lab.lsa_windows):
+        for w, tokens in enumerate(lab.indexes.lsa_windows):
             for t in set(tokens):
                 held.setdefault(t, []).append(w)
         return {
@@ -64,7 +67,7 @@ def _shared_windows(lab: Lab, a: str, b: str) -> int:
 
 
 def _window_sets(lab: Lab) -> list[frozenset[str]]:
-    value = _cached(lab, ("window sets",), lambda: [frozenset(w) for w in lab.lsa_windows])
+    value = _cached(lab, ("window sets",), lambda: [frozenset(w) for w in lab.indexes.lsa_windows])
     assert isinstance(value, list)
     return value
 
@@ -74,7 +77,7 @@ def _neighbour_rows(lab: Lab, term: str, k: int) -> list[dict[str, Any]]:
     ``term`` and whether all it was seen in is one passage."""
     evidence = window_evidence(lab)
     rows = []
-    for w, c in lab.lsa.neighbours(term, k=k):
+    for w, c in lab.indexes.lsa.neighbours(term, k=k):
         windows, one = evidence.get(w, (0, False))
         rows.append(
             {
@@ -90,7 +93,7 @@ def _neighbour_rows(lab: Lab, term: str, k: int) -> list[dict[str, Any]]:
 
 def lsa_spectrum(lab: Lab) -> dict[str, Any]:
     """The fitted embedding's singular values and the share of ||A||^2 each keeps."""
-    model = lab.lsa
+    model = lab.indexes.lsa
     share = model.variance_share
     # Words to try first: the longest rows of U_k S_k (the words the kept dimensions express
     # most strongly), identifiers left out.
@@ -100,7 +103,7 @@ def lsa_spectrum(lab: Lab) -> dict[str, Any]:
     samples = [terms[i] for i in longest_first if not identifiers(terms[i])][:SAMPLE_WORDS]
     return {
         "rank": model.rank,
-        "windows": len(lab.lsa_windows),
+        "windows": len(lab.indexes.lsa_windows),
         "window_words": C.LSA_WINDOW_WORDS,
         "oversample": C.LSA_OVERSAMPLE,
         "power_iterations": C.LSA_POWER_ITERATIONS,
@@ -114,7 +117,7 @@ def lsa_spectrum(lab: Lab) -> dict[str, Any]:
 
 
 def _as_term(lab: Lab, word: str) -> str:
-    tokens = lab.query_tokens(word)
+    tokens = lab.indexes.query_tokens(word)
     return tokens[0] if tokens else word.strip().lower()
 
 
@@ -131,10 +134,10 @@ def nearest_words(lab: Lab, word: str, *, k: int = 10) -> dict[str, Any]:
     return {
         "word": word,
         "term": term,
-        "in_vocabulary": term in lab.lsa.vocabulary,
+        "in_vocabulary": term in lab.indexes.lsa.vocabulary,
         "windows": windows,
         "one_passage": one,
-        "neighbours": _neighbour_rows(lab, term, k) if term in lab.lsa.vocabulary else [],
+        "neighbours": _neighbour_rows(lab, term, k) if term in lab.indexes.lsa.vocabulary else [],
     }
 
 
@@ -144,7 +147,7 @@ def term_cosine(lab: Lab, a: str, b: str) -> float | None:
     ``LSAModel.neighbours`` ranks by this cosine but has no pairwise form, so the pair is computed
     here from the same rows.
     """
-    model = lab.lsa
+    model = lab.indexes.lsa
     ia, ib = model.vocabulary.get(a), model.vocabulary.get(b)
     if ia is None or ib is None:
         return None
@@ -161,7 +164,7 @@ def _twin_candidates(lab: Lab) -> list[tuple[str, str]]:
     Same length, same letters in the same places, and either the same digits in another order
     (E-4107 and E-4170) or at most two digits changed.
     """
-    ids = sorted(t for t in lab.lsa.vocabulary.terms if identifiers(t) == {t})
+    ids = sorted(t for t in lab.indexes.lsa.vocabulary.terms if identifiers(t) == {t})
     pairs = []
     for a, b in combinations(ids, 2):
         if len(a) != len(b):
@@ -195,10 +198,12 @@ def identifier_twins(lab: Lab, a: str | None = None, b: str | None = None) -> di
         sides.append(
             {
                 "term": term,
-                "in_vocabulary": term in lab.lsa.vocabulary,
-                "neighbours": _neighbour_rows(lab, term, 5) if term in lab.lsa.vocabulary else [],
-                "lsa": ranked_chunks(lab, lsa_ranking(lab, term), k=3),
-                "bm25": ranked_chunks(lab, bm25_ranking(lab, term), k=3),
+                "in_vocabulary": term in lab.indexes.lsa.vocabulary,
+                "neighbours": _neighbour_rows(lab, term, 5)
+                if term in lab.indexes.lsa.vocabulary
+                else [],
+                "lsa": ranked_chunks(lab, rank(lab, term, RetrievalSettings("lsa")), k=3),
+                "bm25": ranked_chunks(lab, rank(lab, term, RetrievalSettings("bm25")), k=3),
             }
         )
     return {"a": ta, "b": tb, "cosine": term_cosine(lab, ta, tb), "sides": sides}
@@ -236,7 +241,7 @@ def _pair_row(lab: Lab, a: str, b: str, role: str) -> dict[str, Any]:
     (na, one_a), (nb, one_b) = evidence.get(a, (0, False)), evidence.get(b, (0, False))
     shared = _shared_windows(lab, a, b)
     cosine = term_cosine(lab, a, b)
-    held = f"{a} is in {na} of the {len(lab.lsa_windows)} windows, {b} in {nb}; they share {shared}"
+    held = f"{a} is in {na} of the {len(lab.indexes.lsa_windows)} windows, {b} in {nb}; they share {shared}"
     if cosine is None:
         why = f"{held}, and one of them has no vector in the embedding."
     elif cosine >= 0.8:
@@ -245,8 +250,8 @@ def _pair_row(lab: Lab, a: str, b: str, role: str) -> dict[str, Any]:
             f"(cosine {cosine:.3f}): to the embedding they are one word."
         )
     else:
-        near_a = lab.lsa.neighbours(a, k=1)
-        near_b = lab.lsa.neighbours(b, k=1)
+        near_a = lab.indexes.lsa.neighbours(a, k=1)
+        near_b = lab.indexes.lsa.neighbours(b, k=1)
         beside = (
             f" ({a} beside {near_a[0][0]}, {b} beside {near_b[0][0]})" if near_a and near_b else ""
         )
@@ -283,20 +288,20 @@ def identifier_pairs(lab: Lab) -> dict[str, Any]:
     with its cosine (rows of U_k S_k), windows, shared windows and why it shows what it shows."""
     rows = []
     a, b = (_as_term(lab, x) for x in EXAMPLE_PAIR)
-    if a in lab.lsa.vocabulary and b in lab.lsa.vocabulary:
+    if a in lab.indexes.lsa.vocabulary and b in lab.indexes.lsa.vocabulary:
         rows.append(_pair_row(lab, a, b, "example"))
     best = clearest_pair(lab)
     if best is not None and set(best) != {a, b}:
         rows.append(_pair_row(lab, *best, "clearest"))
-    return {"windows": len(lab.lsa_windows), "pairs": rows}
+    return {"windows": len(lab.indexes.lsa_windows), "pairs": rows}
 
 
 def lsa_search(lab: Lab, query: str, *, top: int = 5) -> dict[str, Any]:
     """Heading chunks ranked by cosine to the folded-in query."""
-    cs = lab.chunk_set()
-    rows = ranked_chunks(lab, lsa_ranking(lab, query), k=top)
+    cs = lab.indexes.chunk_set()
+    rows = ranked_chunks(lab, rank(lab, query, RetrievalSettings("lsa")), k=top)
     for row in rows:
         row["snippet"] = _snippet(cs.chunks[int(row["index"])].text)
-    tokens = lab.query_tokens(query)
-    known = [t for t in tokens if t in lab.lsa.vocabulary]
+    tokens = lab.indexes.query_tokens(query)
+    known = [t for t in tokens if t in lab.indexes.lsa.vocabulary]
     return {"query": query, "tokens": tokens, "known_tokens": known, "results": rows}

@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import Any, cast
 
 from raglab.pipeline import dense
+from raglab.pipeline.exhibits._shared import _cached
 from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows
+from raglab.pipeline.retrieval import first_rank_rows
+from raglab.run_settings import RetrievalSettings
 
 __all__ = ["TIMED_CHUNKS", "TWINS", "neural_view", "twin_cosines"]
 
@@ -36,23 +38,23 @@ TRAINING_NOTE = (
 def twin_cosines(lab: Lab, a: str, b: str) -> dict[str, float | None]:
     """cos(a, b) in each space: LSA's term vectors (None when either is not a term of the
     windows) and the neural model's sentence vectors of the two strings."""
-    terms = lab.tokens(a), lab.tokens(b)
+    terms = lab.indexes.tokens(a), lab.indexes.tokens(b)
     lsa = term_cosine(lab, terms[0][0], terms[1][0]) if all(len(t) == 1 for t in terms) else None
-    va, vb = lab.query_vector(a), lab.query_vector(b)
+    va, vb = lab.indexes.query_vector(a), lab.indexes.query_vector(b)
     return {"lsa": lsa, "neural": float(min(1.0, max(-1.0, float(va @ vb))))}
 
 
 def _costs(lab: Lab) -> dict[str, Any]:
     from raglab.embedding.neural.timing import EncodeTiming, encode_timing
 
-    model = lab.neural_model
-    cs = lab.chunk_set()
+    model = lab.indexes.neural_model
+    cs = lab.indexes.chunk_set()
     sample = [c.text for c in cs.chunks[:TIMED_CHUNKS]]
     # Timed once per machine, model and sample and kept beside the cached vectors: a fresh
     # server's first view would otherwise spend a few tenths of a second timing it again.
     timing = cast(
         EncodeTiming,
-        lab.cache.get(("neural encode timing",), lambda: encode_timing(model, sample)),
+        _cached(lab, ("neural encode timing",), lambda: encode_timing(model, sample)),
     )
     weights = (model.path / "model.safetensors").stat().st_size
     return {
@@ -83,7 +85,7 @@ def neural_view(lab: Lab, *, split: str = "test", kind: str = "paraphrase") -> d
     a, b, other = TWINS
     return {
         "available": True,
-        "model": lab.neural_model.path.name if lab.model else "all-MiniLM-L6-v2",
+        "model": lab.indexes.neural_model.path.name if lab.model else "all-MiniLM-L6-v2",
         "split": split,
         "kind": kind,
         "questions": rows,

@@ -24,8 +24,9 @@ from raglab.pipeline.reranking import (
     train_reranker,
     with_mmr,
 )
-from raglab.pipeline.retrieval import RetrievalSettings, ranked_chunks
+from raglab.pipeline.retrieval import ranked_chunks
 from raglab.rerank.features import FEATURES
+from raglab.run_settings import RetrievalSettings
 
 
 def fitted_reranker(
@@ -63,7 +64,7 @@ def rerank_rows(lab: Lab, reranker: Reranker, lam: float) -> list[dict[str, Any]
 
 
 def _top_rows(lab: Lab, ranking: Any, q: Question, reranker: Reranker) -> list[dict[str, Any]]:
-    cs = lab.chunk_set(reranker.first_stage.chunking)
+    cs = lab.indexes.chunk_set(reranker.first_stage.chunking)
     rel = cs.relevance(q)
     rows = ranked_chunks(lab, ranking, k=3, chunking=reranker.first_stage.chunking)
     for row in rows:

@@ -12,8 +12,9 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, RunResult, RunSettings, run_pipeline
+from raglab.pipeline.end_to_end import RunResult, run_pipeline
 from raglab.pipeline.exhibits.end_to_end import compare_runs, funnel, one_base, risk_coverage
+from raglab.run_settings import RUN_SETTING_NAMES, RunSettings
 from raglab.web.models import settings_model
 from raglab.web.state import State, WebState, plain
 

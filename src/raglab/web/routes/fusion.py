@@ -7,12 +7,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from raglab.pipeline.exhibits.fusion import fusion_settings, question_grid, three_lists
-from raglab.pipeline.retrieval import (
-    RetrievalSettings,
-    choose_weight,
-    neural_unavailable,
-    ranker_table,
-)
+from raglab.pipeline.retrieval import choose_weight, neural_unavailable, ranker_table
+from raglab.run_settings import RetrievalSettings
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/fusion", tags=["IV. fusion"])

@@ -37,7 +37,7 @@ def _text(name: str, value: str) -> str:
 def _windows(lab: Lab) -> dict[str, Any]:
     """The windows the embedding was fitted on: how many, how long, and the rule (or setting)
     that chose the count, in one sentence; and the power passes the solver made on them."""
-    count = len(lab.lsa_windows)
+    count = len(lab.indexes.lsa_windows)
     words = lab.corpus.n_words
     by_rule = window_count(words)
     if lab.windows is not None:

@@ -14,7 +14,7 @@ from raglab.pipeline.exhibits.rerank import (
     version_demo,
 )
 from raglab.pipeline.reranking import Reranker
-from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.run_settings import RetrievalSettings
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/rerank", tags=["V. reranker"])

@@ -1,0 +1,61 @@
+"""A run's settings resolved once: every value chosen on the training split made concrete.
+
+One job: :func:`resolve_run` turns the settings a user gave (:class:`~raglab.run_settings.
+RunSettings`) into a frozen :class:`~raglab.run_settings.ResolvedRun`, in one forward pass in
+pipeline order: the fusion weight (score fusion only, :func:`raglab.pipeline.retrieval.
+choose_weight`), then MMR's lambda with that weight fixed (with MMR only, :func:`raglab.pipeline.
+reranking.choose_lambda`), then the reader's threshold with both fixed (:func:`choose_threshold`).
+A value that was given is kept; a value the run does not use stays unchosen. Every stage of the
+run then takes the resolved values and never chooses anything itself.
+"""
+
+from __future__ import annotations
+
+from raglab import _config as C
+from raglab.base.sentinels import TUNED
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.reading import read_split
+from raglab.pipeline.reranking import choose_lambda, train_reranker
+from raglab.pipeline.retrieval import resolve
+from raglab.reading import diagnosis
+from raglab.run_settings import TUNED_NAMES, ReadSettings, ResolvedRun, RunSettings
+
+__all__ = ["choose_threshold", "resolve_read", "resolve_run"]
+
+
+def resolve_read(lab: Lab, settings: RunSettings) -> ReadSettings:
+    """What a reading under ``settings`` depends on, resolved: the first stage with its fusion
+    weight (given, or chosen on train), then MMR's lambda (None without MMR; given, or chosen on
+    train with the weight fixed)."""
+    first_stage = resolve(lab, settings.retrieval)
+    lam = None
+    if settings.uses_mmr:
+        if settings.mmr_lambda is TUNED:
+            lam = choose_lambda(lab, train_reranker(lab, first_stage))
+        else:
+            lam = float(settings.mmr_lambda)
+    return ReadSettings(first_stage, settings.rerank, lam, settings.budget, settings.reader_scoring)
+
+
+def choose_threshold(lab: Lab, read: ReadSettings) -> float:
+    """The reader threshold in READER_THRESHOLDS maximising training accuracy under ``read``;
+    ties go to the smallest threshold (:func:`raglab.reading.diagnosis.choose_threshold`)."""
+    lab.require(
+        "train", "choosing the reader's threshold (or give one: --threshold)", answerable=False
+    )
+    return diagnosis.choose_threshold(read_split(lab, read, "train"), C.READER_THRESHOLDS)
+
+
+def resolve_run(lab: Lab, settings: RunSettings) -> ResolvedRun:
+    """``settings`` with every value chosen on the training split made concrete, in pipeline
+    order: the fusion weight, MMR's lambda, the reader's threshold (:func:`resolve_read`, then
+    :func:`choose_threshold`), each chosen with the ones before it fixed."""
+    read = resolve_read(lab, settings)
+    given = settings.threshold is not TUNED
+    threshold = float(settings.threshold) if given else choose_threshold(lab, read)
+    chosen = {
+        "weight": read.first_stage.weighted and settings.weight is TUNED,
+        "mmr_lambda": read.mmr_lambda is not None and settings.mmr_lambda is TUNED,
+        "threshold": not given,
+    }
+    return ResolvedRun(settings, read, threshold, tuple(n for n in TUNED_NAMES if chosen[n]))
