@@ -70,7 +70,7 @@ def test_tokens_sent_from_the_client_index_the_same(client: Any, cranfield: Lab)
     """Oracle: BM25Index over the same tokens, cut into three uneven partitions."""
     tokens = cranfield.chunk_set(WHOLE_PAGES).tokens
     index = DistributedBM25.from_partitions(client, [tokens[:1], tokens[1:900], tokens[900:]])
-    _check_index(cranfield, index, BM25Index(tokens), k=10)
+    _check_index(cranfield, index, BM25Index(tokens, k1=1.2, b=0.75), k=10)
 
 
 @pytest.mark.parametrize("arity", [2, 3, TREE_ARITY])
@@ -86,9 +86,9 @@ def test_frequencies_reduced_in_a_tree_on_the_workers(
     futures = client.scatter(parts, hash=False)
     counts = [client.submit(count_partition, f, pure=False) for f in futures]
     index = DistributedBM25.from_counts(client, counts, arity=arity)
-    local = BM25Index(tokens)
+    local = BM25Index(tokens, k1=1.2, b=0.75)
     assert index.stats.df == {}
-    indptr = local._columns.indptr
+    indptr = local.stats.columns.indptr
     want = dict(zip(local.vocabulary.terms, np.diff(indptr).tolist(), strict=True))
     assert index.document_frequencies() == want
     _check_index(cranfield, index, local, k=10)
@@ -153,7 +153,7 @@ def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) 
     queries = [cranfield.query_tokens(q) for q in cranfield.split("train")]
     local = cranfield.chunk_set(WHOLE_PAGES).bm25
     docs, scores = index.search_grid(queries, k=5, k1s=C.GRID_K1, bs=C.GRID_B)
-    want = grid_top_k(local, queries, k=5)
+    want = grid_top_k(local, queries, k1s=C.GRID_K1, bs=C.GRID_B, k=5)
     assert docs.shape == want.shape == (16, 11, len(queries), 5)
     assert docs.tobytes() == want.tobytes()
     for i, k1 in enumerate(C.GRID_K1[::5]):
