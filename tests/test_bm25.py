@@ -8,11 +8,14 @@ import bm25s
 import numpy as np
 import pytest
 
+import raglab.bm25.grid as grid_module
 import raglab.bm25.index as bm25_module
+import raglab.bm25.scoring as scoring_module
 from conftest import Cranfield
 from raglab._config import GRID_B, GRID_K1, GRID_RECALL_K
 from raglab.bm25.formula import lucene_idf
-from raglab.bm25.index import BM25Index, TermContribution, grid_top_k
+from raglab.bm25.grid import grid_top_k
+from raglab.bm25.index import BM25Index, TermContribution
 
 # ---------------------------------------------------------------- fixtures
 
@@ -304,7 +307,7 @@ def test_single_query_scores_equal_the_grid_kernel_bitwise(
         for k1, b in ((1.2, 0.75), (0.0, 0.3), (2.0, 1.0)):
             fitted = index.with_params(k1=k1, b=b)
             for query in queries:
-                cell = bm25_module._cell_scores(
+                cell = scoring_module.cell_scores(
                     index.stats.postings([query]),
                     index.stats.columns.ratio,
                     np.array([k1]),
@@ -407,7 +410,7 @@ def test_grid_top_k_processes_queries_in_blocks_without_changing_results(
     docs, queries = random_corpus
     index = BM25Index(docs, k1=1.2, b=0.75)
     whole = grid_top_k(index, queries, k1s=GRID_K1, bs=GRID_B, k=7)
-    monkeypatch.setattr(bm25_module, "_GRID_BLOCK_ELEMENTS", 1)
+    monkeypatch.setattr(grid_module, "_GRID_BLOCK_ELEMENTS", 1)
     np.testing.assert_array_equal(grid_top_k(index, queries, k1s=GRID_K1, bs=GRID_B, k=7), whole)
 
 

@@ -16,7 +16,8 @@ import pytest
 from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
 from raglab import _config as C
-from raglab.bm25.index import BM25Index, grid_top_k
+from raglab.bm25.grid import grid_top_k
+from raglab.bm25.index import BM25Index
 from raglab.distributed.bm25 import TREE_ARITY, DistributedBM25, count_partition, reduce_tree
 from raglab.distributed.evaluation import evaluate_on_cluster, measure_on_cluster
 from raglab.distributed.pipeline import index_lab, prime_bm25, prime_grid
@@ -146,7 +147,7 @@ def test_cranfield_metrics_on_the_workers(client: Any, cranfield: Lab) -> None:
 
 
 def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) -> None:
-    """Oracle: :func:`raglab.bm25.index.grid_top_k` on the single index, every one of the 176 cells
+    """Oracle: :func:`raglab.bm25.grid.grid_top_k` on the single index, every one of the 176 cells
     of exhibit II's grid, Cranfield's training questions; and the whole :class:`Grid` (recall,
     hits, best cell, ties) of :func:`bm25_grid` from the lab's own index."""
     index = index_lab(client, cranfield, WHOLE_PAGES)

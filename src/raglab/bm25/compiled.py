@@ -105,8 +105,7 @@ def _kernel_source(
     bounds = np.empty(max_terms, dtype=np.float64)
     by_bound = np.empty(max_terms, dtype=np.int64)
     by_length = np.empty(max_terms, dtype=np.int64)
-    probe_cap = max(probe_docs, k)  # the probe scores at most max(PROBE_DOCS, k) documents
-    probe = np.empty(probe_cap, dtype=np.int64)
+    probe = np.empty(max(probe_docs, 1), dtype=np.int64)
     below = np.empty(max_terms, dtype=np.float64)  # below[r]: bounds of by_bound[0..r] summed
     cursor = np.empty(max_terms, dtype=np.int64)
     list_cur = np.empty(max_terms, dtype=np.int64)
@@ -169,7 +168,7 @@ def _kernel_source(
                 total += bounds[by_bound[r]]
                 below[r] = total
             # The probe: the documents of the shortest lists, shortest first, until k are
-            # taken (at most max(probe_docs, k)), scored exactly and marked (acc = 1) so that the walk
+            # taken (at most probe_docs), scored exactly and marked (acc = 1) so that the walk
             # below does not score them again. Their k-th score is where pruning starts: with a
             # rare term's few documents among them it is high from the start. Held documents
             # are then not all in ascending order, so a document is dropped only when it
@@ -178,11 +177,11 @@ def _kernel_source(
             for r in range(m):
                 j = by_length[r]
                 for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
-                    if n_probe == probe_cap:
+                    if n_probe == probe_docs:
                         break
                     probe[n_probe] = docs[p]
                     n_probe += 1
-                if n_probe >= k:
+                if n_probe >= k or n_probe == probe_docs:
                     break
             probe[:n_probe].sort()
             kept = 0

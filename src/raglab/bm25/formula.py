@@ -38,6 +38,7 @@ __all__ = [
     "check_params",
     "check_query",
     "impact",
+    "length_factor",
     "length_term",
     "lucene_idf",
     "saturation",
@@ -55,10 +56,18 @@ def lucene_idf(df: IntArray | int, n_docs: int) -> FloatArray:
     return out
 
 
+def length_factor(ratio: FloatArray, b: Param) -> FloatArray:
+    """Document length normalisation, ``(1 - b) + b ratio`` with ``ratio = |d| / avgdl``,
+    elementwise (broadcast); 1 for a document of mean length, whatever b."""
+    out: FloatArray = (1.0 - b) + b * ratio
+    return out
+
+
 def length_term(ratio: FloatArray, k1: Param, b: Param) -> FloatArray:
-    """The saturation's document part, ``k1 ((1 - b) + b ratio)``, with ``ratio = |d| / avgdl``,
-    elementwise (broadcast): (N,) for every document at one (k1, b), for instance."""
-    out: FloatArray = k1 * ((1.0 - b) + b * ratio)
+    """The saturation's document part, ``k1 ((1 - b) + b ratio)`` (k1 times
+    :func:`length_factor`), elementwise (broadcast): (N,) for every document at one (k1, b), for
+    instance."""
+    out: FloatArray = k1 * length_factor(ratio, b)
     return out
 
 

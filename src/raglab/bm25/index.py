@@ -1,8 +1,7 @@
-"""BM25 search over token lists (Robertson and Zaragoza 2009, Lucene's variant): the index and its grid.
+"""BM25 search over token lists (Robertson and Zaragoza 2009, Lucene's variant) at one (k1, b).
 
 One job: answer queries with BM25 at one (k1, b) (:class:`BM25Index`: scores, exact top k of one
-query or of a batch, a score explained term by term) and sweep a (k1, b) grid
-(:func:`grid_top_k`). The formula is :mod:`raglab.bm25.formula`'s::
+query or of a batch, a score explained term by term). The formula is :mod:`raglab.bm25.formula`'s::
 
     score(q, d) = sum over query terms t of  IDF(t) * f (k1 + 1) / (f + k1 (1 - b + b |d| / avgdl))
     IDF(t)      = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))          (Lucene; always positive)
@@ -15,8 +14,8 @@ A term repeated in the query counts once per occurrence (its contribution is mul
 query count), as in bm25s and in a Lucene query made of one clause per token. Tokens that are not in
 the collection contribute nothing.
 
-Ties are broken by ascending document index everywhere (``search`` and ``grid_top_k``), so every
-ranking is deterministic.
+Ties are broken by ascending document index everywhere (``search``, ``search_many`` and
+:func:`raglab.bm25.grid.grid_top_k`), so every ranking is deterministic.
 
 The scores equal bm25s's ``method="lucene"`` scores times (k1 + 1): bm25s drops the constant
 numerator factor, which changes no ranking but makes our k1 = 0 scores count matching terms.
@@ -39,26 +38,19 @@ import numpy as np
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k as _top_k
 from raglab.bm25 import compiled as _bm25_compiled
-from raglab.bm25.batch import batch_top_k, top_k_rows
+from raglab.bm25.batch import batch_top_k
 from raglab.bm25.formula import check_k as _check_k
 from raglab.bm25.formula import check_params as _check_params
 from raglab.bm25.formula import check_query as _check_query
-from raglab.bm25.formula import impact, length_term, lucene_idf
+from raglab.bm25.formula import impact, length_factor, length_term, lucene_idf
 from raglab.bm25.maxscore import maxscore_top_k
 from raglab.bm25.postings import per_term_reduce
-from raglab.bm25.scoring import cell_scores as _cell_scores
 from raglab.bm25.scoring import query_scores as _query_scores
 from raglab.bm25.statistics import BM25Statistics
 from raglab.embedding.vectors import Vocabulary, check_token_lists
 
-__all__ = [
-    "BM25Index",
-    "TermContribution",
-    "grid_top_k",
-]
+__all__ = ["BM25Index", "TermContribution"]
 
-# Largest (cells x queries x documents) score block grid_top_k holds in memory at once.
-_GRID_BLOCK_ELEMENTS = 1 << 23
 # A query whose postings plus documents number at least this goes through MaxScore: below it,
 # scoring everything costs less than the pruning's own bookkeeping.
 _PRUNE_MIN_WORK = 16_384
@@ -301,8 +293,10 @@ class BM25Index:
     def explain(self, query_tokens: Sequence[str], doc: int) -> list[TermContribution]:
         """Term-by-term breakdown of ``scores(query_tokens)[doc]``.
 
-        One entry per distinct query token in order of first appearance; the contributions sum
-        to the score.
+        One entry per distinct query token in order of first appearance. Each contribution is
+        the very product the score adds for its term (``weight * saturation``, the weight being
+        ``idf * query count``), so added from 0.0 in ascending term column they give the score
+        bit for bit (in another order, to the last bit or so).
         """
         _check_query(query_tokens)
         if isinstance(doc, bool) or not isinstance(doc, int | np.integer):
@@ -310,7 +304,7 @@ class BM25Index:
         if not 0 <= doc < self.n_docs:
             raise ValueError(f"doc {doc} is out of range for {self.n_docs} documents")
         stats = self.stats
-        length_factor = float((1.0 - self._b) + self._b * stats.columns.ratio[doc])
+        factor = float(length_factor(stats.columns.ratio[doc : doc + 1], self._b)[0])
         klf = float(self._length_term()[doc])
         out: list[TermContribution] = []
         for term, count in Counter(query_tokens).items():
@@ -323,52 +317,5 @@ class BM25Index:
                 df = int(stats.columns.indptr[col + 1] - stats.columns.indptr[col])
                 idf = float(stats.idf[col])
             contribution = float((idf * count) * impact(float(tf), klf, self._k1)) if tf else 0.0
-            out.append(TermContribution(term, tf, df, idf, length_factor, contribution, count))
+            out.append(TermContribution(term, tf, df, idf, factor, contribution, count))
         return out
-
-
-def grid_top_k(
-    index: BM25Index,
-    queries: Sequence[Sequence[str]],
-    *,
-    k1s: Sequence[float],
-    bs: Sequence[float],
-    k: int,
-) -> IntArray:
-    """Top-k document indices for every (k1, b) pair of a grid, all queries at once.
-
-    Returns an int64 array of shape (len(k1s), len(bs), len(queries), min(k, n_docs)); entry
-    ``[i, j, q]`` equals ``index.with_params(k1=k1s[i], b=bs[j]).search(queries[q], k=k).indices``
-    exactly (same scores, same tie-breaking by ascending document index). The postings of every
-    query are gathered once and all cells are scored with numpy; queries are processed in blocks
-    so that at most about 8 million scores are held at a time.
-    """
-    _check_k(k)
-    check_token_lists(queries, what="queries")
-    k1_arr = np.asarray(k1s, dtype=np.float64).reshape(-1)
-    b_arr = np.asarray(bs, dtype=np.float64).reshape(-1)
-    if k1_arr.size == 0 or b_arr.size == 0:
-        raise ValueError("k1s and bs must not be empty")
-    for k1 in k1_arr:
-        for b in b_arr:
-            _check_params(float(k1), float(b))
-    n_docs = index.n_docs
-    k_eff = min(int(k), n_docs)
-    n_cells = k1_arr.size * b_arr.size
-    out = np.zeros((k1_arr.size, b_arr.size, len(queries), k_eff), dtype=np.int64)
-    block = max(1, _GRID_BLOCK_ELEMENTS // (n_cells * n_docs))
-    for start in range(0, len(queries), block):
-        batch = queries[start : start + block]
-        scores = _cell_scores(
-            index.stats.postings(batch),
-            index.stats.columns.ratio,
-            k1_arr,
-            b_arr,
-            len(batch),
-            n_docs,
-        )
-        idx, _ = top_k_rows(scores.reshape(-1, n_docs), k_eff, overwrite=True)
-        out[:, :, start : start + len(batch)] = idx.reshape(
-            k1_arr.size, b_arr.size, len(batch), k_eff
-        )
-    return out

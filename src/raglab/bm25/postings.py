@@ -24,13 +24,13 @@ __all__ = ["Columns", "Postings", "build_postings", "per_term_reduce"]
 
 @dataclass(frozen=True, slots=True)
 class Columns:
-    """The postings of a collection, column (term) by column, as MaxScore reads them.
+    """The postings of a collection, column (term) by column, as every kernel reads them.
 
     ``indptr`` (V + 1,) int64 and ``docs`` (nnz,) int32: the documents of term t are
     ``docs[indptr[t]:indptr[t + 1]]``, ascending. ``tf`` (nnz,) unsigned integers: their
     frequencies (exact in float64, so every saturation computed from them is exact).
     ``ratio`` (N,) float64: |d| / avgdl. Nothing per term but the pointers: per-term bounds
-    depend on k1 and b and are the index's (see :func:`maxscore_top_k`).
+    depend on k1 and b and are the index's (see :class:`raglab.bm25.index.BM25Index`).
     """
 
     indptr: IntArray
