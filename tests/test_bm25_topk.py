@@ -95,6 +95,20 @@ def test_maxscore_skips_documents_on_a_skewed_query() -> None:
     assert_same(pruned, exhaustive(index, ["rare", "common"], 3))
 
 
+def test_the_probe_takes_the_shortest_lists_in_their_own_order_up_to_its_size() -> None:
+    """oracle: hand-worked. "rare" is held by documents 4 and 9, "mid" by 1, 4, 6 and 8: the
+    probe reads rare's list, then mid's in ascending order, until its size, and keeps each
+    document once (4 is in both lists)."""
+    docs = [["x"], ["mid"], ["x"], ["x"], ["rare", "mid"], ["x"], ["mid"], ["x"], ["mid"], ["rare"]]
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    cols, vocab = index.stats.columns, index.vocabulary.mapping
+    shortest = np.array([vocab["rare"], vocab["mid"]], dtype=np.int64)
+    assert topk_module.probed(cols, shortest, 1).tolist() == [4]
+    assert topk_module.probed(cols, shortest, 2).tolist() == [4, 9]
+    assert topk_module.probed(cols, shortest, 4).tolist() == [1, 4, 9]
+    assert topk_module.probed(cols, shortest, 100).tolist() == [1, 4, 6, 8, 9]
+
+
 def test_maxscore_declines_when_the_shortest_lists_hold_too_few_documents() -> None:
     """With fewer than k documents in the probe lists, MaxScore hands back to exhaustive
     scoring (which fills the list with documents scoring 0)."""
