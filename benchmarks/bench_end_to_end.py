@@ -49,6 +49,7 @@ from raglab.base.ranking import Ranking
 from raglab.bm25.index import BM25Index
 from raglab.embedding.lsa import even_windows, fit_lsa, unit_rows
 from raglab.fusion.fuse import rrf
+from raglab.settings import default
 
 COLD_PROCESS = textwrap.dedent(
     """
@@ -124,7 +125,7 @@ def _generated(cfg: Config, section: Section) -> None:
     coll, index = SHARED.get("generated_bm25", (None, None))
     if coll is None:
         coll = generated(cfg.gen_chunks, cfg.gen_queries)
-        index = BM25Index(coll.docs)
+        index = BM25Index(coll.docs, k1=default("k1"), b=default("b"))
     assert isinstance(index, BM25Index)
     docs = coll.docs
     windows = even_windows([t for d in docs for t in d])

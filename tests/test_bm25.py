@@ -8,12 +8,14 @@ import bm25s
 import numpy as np
 import pytest
 
+import raglab.bm25.grid as grid_module
 import raglab.bm25.index as bm25_module
+import raglab.bm25.scoring as scoring_module
 from conftest import Cranfield
-from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
-from raglab.bm25.index import BM25Index, grid_top_k
-from raglab.bm25.scoring import lucene_idf
-from raglab.bm25.statistics import TermContribution
+from raglab._config import GRID_B, GRID_K1, GRID_RECALL_K
+from raglab.bm25.formula import lucene_idf
+from raglab.bm25.grid import grid_top_k
+from raglab.bm25.index import BM25Index, TermContribution
 
 # ---------------------------------------------------------------- fixtures
 
@@ -107,7 +109,7 @@ def test_hand_worked_three_document_corpus() -> None:
 
 def test_explain_hand_worked_rows() -> None:
     """oracle: hand-worked (see the three-document example): d0 for [mount, lock, stand]."""
-    index = BM25Index(HAND_DOCS)
+    index = BM25Index(HAND_DOCS, k1=1.2, b=0.75)
     rows = index.explain(["mount", "lock", "stand"], 0)
     assert [r.term for r in rows] == ["mount", "lock", "stand"]
     mount, lock, stand = rows
@@ -129,7 +131,7 @@ def test_lucene_idf_is_positive_even_for_a_term_in_every_document() -> None:
 # ---------------------------------------------------------------- oracle bm25s
 
 
-@pytest.mark.parametrize(("k1", "b"), [(BM25_K1, BM25_B), (2.0, 1.0)])
+@pytest.mark.parametrize(("k1", "b"), [(1.2, 0.75), (2.0, 1.0)])
 def test_scores_match_bm25s_on_cranfield(
     cranfield_doc_tokens: list[list[str]],
     cranfield_query_tokens: list[list[str]],
@@ -154,7 +156,7 @@ def test_scores_match_bm25s_on_the_handbook() -> None:
     lab = Lab.load()
     cs = lab.indexes.chunk_set()
     queries = [lab.indexes.query_tokens(q) for q in lab.questions]
-    expected = bm25s_scores(cs.tokens, queries, k1=BM25_K1, b=BM25_B) * (BM25_K1 + 1)
+    expected = bm25s_scores(cs.tokens, queries, k1=1.2, b=0.75) * (1.2 + 1)
     ours = np.stack([cs.bm25.scores(q) for q in queries])
     np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-12)
     for q, query in enumerate(queries):
@@ -167,7 +169,7 @@ def test_scores_match_bm25s_on_a_seeded_random_corpus(
     """oracle: bm25s BM25(method="lucene"), including an empty document, a repeated query term
     (counted per occurrence on both sides) and a term outside the collection."""
     docs, queries = random_corpus
-    for k1, b in [(BM25_K1, BM25_B), (0.0, 0.5), (3.0, 0.0)]:
+    for k1, b in [(1.2, 0.75), (0.0, 0.5), (3.0, 0.0)]:
         expected = bm25s_scores(docs, queries, k1=k1, b=b) * (k1 + 1)
         index = BM25Index(docs, k1=k1, b=b)
         ours = np.stack([index.scores(q) for q in queries])
@@ -213,7 +215,7 @@ def test_repeated_query_term_counts_per_occurrence(
 ) -> None:
     """oracle: the documented convention (bm25s's): [t, t] scores exactly twice [t]."""
     docs, _ = random_corpus
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     np.testing.assert_allclose(
         index.scores(["w003", "w003"]), 2 * index.scores(["w003"]), rtol=1e-15
     )
@@ -224,10 +226,10 @@ def test_with_params_equals_a_fresh_index(
 ) -> None:
     """oracle: a fresh BM25Index built with the same parameters (bitwise)."""
     docs, queries = random_corpus
-    base = BM25Index(docs)
+    base = BM25Index(docs, k1=1.2, b=0.75)
     other = base.with_params(k1=0.4, b=0.2)
     fresh = BM25Index(docs, k1=0.4, b=0.2)
-    assert (other.k1, other.b, base.k1, base.b) == (0.4, 0.2, BM25_K1, BM25_B)
+    assert (other.k1, other.b, base.k1, base.b) == (0.4, 0.2, 1.2, 0.75)
     for query in queries:
         np.testing.assert_array_equal(other.scores(query), fresh.scores(query))
     assert other.with_params().k1 == 0.4
@@ -239,8 +241,8 @@ def test_scores_follow_a_permutation_of_documents(
     """oracle: invariance; BM25 of a document does not depend on the others' order."""
     docs, queries = random_corpus
     perm = np.random.default_rng(11).permutation(len(docs))
-    index = BM25Index(docs)
-    permuted = BM25Index([docs[i] for i in perm])
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    permuted = BM25Index([docs[i] for i in perm], k1=1.2, b=0.75)
     for query in queries[:10]:
         np.testing.assert_allclose(permuted.scores(query), index.scores(query)[perm], rtol=1e-12)
 
@@ -252,7 +254,7 @@ def test_search_breaks_ties_by_ascending_index_and_caps_k() -> None:
     """oracle: hand-worked; documents 1 and 3 are identical, so they tie and 1 comes first;
     k beyond the collection returns every document."""
     docs = [["leg"], ["lock", "leg"], ["mount"], ["lock", "leg"]]
-    ranking = BM25Index(docs).search(["lock"], k=10)
+    ranking = BM25Index(docs, k1=1.2, b=0.75).search(["lock"], k=10)
     assert ranking.indices.tolist() == [1, 3, 0, 2]
     assert ranking.scores[0] == ranking.scores[1] > 0 == ranking.scores[2] == ranking.scores[3]
     assert ranking.indices.dtype == np.int64 and ranking.scores.dtype == np.float64
@@ -301,13 +303,13 @@ def test_single_query_scores_equal_the_grid_kernel_bitwise(
     the single-query path adds the same products in the same order, so the scores are equal
     bit for bit, which is what lets grid_top_k and search agree on every tie."""
     for docs, queries in (random_corpus, tie_corpus):
-        index = BM25Index(docs)
+        index = BM25Index(docs, k1=1.2, b=0.75)
         for k1, b in ((1.2, 0.75), (0.0, 0.3), (2.0, 1.0)):
             fitted = index.with_params(k1=k1, b=b)
             for query in queries:
-                cell = bm25_module._cell_scores(
-                    index._postings([query]),
-                    index._ratio,
+                cell = scoring_module.cell_scores(
+                    index.stats.postings([query]),
+                    index.stats.columns.ratio,
                     np.array([k1]),
                     np.array([b]),
                     1,
@@ -320,7 +322,7 @@ def test_single_query_scores_equal_the_grid_kernel_bitwise(
 
 def test_empty_and_unknown_queries_score_zero() -> None:
     """oracle: the definition; no matching term, no score."""
-    index = BM25Index(HAND_DOCS)
+    index = BM25Index(HAND_DOCS, k1=1.2, b=0.75)
     np.testing.assert_array_equal(index.scores([]), np.zeros(3))
     np.testing.assert_array_equal(index.scores(["stand"]), np.zeros(3))
     assert index.search([], k=2).indices.tolist() == [0, 1]
@@ -332,7 +334,7 @@ def test_explain_sums_to_the_score(
     """oracle: the definition of the score as a sum over query terms; every row's contribution
     is recomputed from its own fields."""
     docs, queries = random_corpus
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     k1, b = index.k1, index.b
     for query in queries:
         scores = index.scores(query)
@@ -377,8 +379,8 @@ def test_grid_top_k_equals_searching_every_cell_with_ties(
     """oracle: looping BM25Index.with_params(...).search over every cell of the default grid,
     on a corpus full of exact ties (and empty documents)."""
     docs, queries = tie_corpus
-    index = BM25Index(docs)
-    grid = grid_top_k(index, queries)
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    grid = grid_top_k(index, queries, k1s=GRID_K1, bs=GRID_B, k=GRID_RECALL_K)
     assert grid.shape == (len(GRID_K1), len(GRID_B), len(queries), GRID_RECALL_K)
     assert grid.dtype == np.int64
     np.testing.assert_array_equal(grid, loop_grid(index, queries, GRID_K1, GRID_B, GRID_RECALL_K))
@@ -393,10 +395,11 @@ def test_grid_top_k_equals_searching_every_cell_on_cranfield(
     cranfield_doc_tokens: list[list[str]], cranfield_query_tokens: list[list[str]]
 ) -> None:
     """oracle: looping search over the default grid; 500 Cranfield documents, 6 queries."""
-    index = BM25Index(cranfield_doc_tokens[:500])
+    index = BM25Index(cranfield_doc_tokens[:500], k1=1.2, b=0.75)
     queries = cranfield_query_tokens[:6]
     np.testing.assert_array_equal(
-        grid_top_k(index, queries), loop_grid(index, queries, GRID_K1, GRID_B, GRID_RECALL_K)
+        grid_top_k(index, queries, k1s=GRID_K1, bs=GRID_B, k=GRID_RECALL_K),
+        loop_grid(index, queries, GRID_K1, GRID_B, GRID_RECALL_K),
     )
 
 
@@ -405,10 +408,10 @@ def test_grid_top_k_processes_queries_in_blocks_without_changing_results(
 ) -> None:
     """oracle: the same grid computed in one block (invariance to the memory block size)."""
     docs, queries = random_corpus
-    index = BM25Index(docs)
-    whole = grid_top_k(index, queries, k=7)
-    monkeypatch.setattr(bm25_module, "_GRID_BLOCK_ELEMENTS", 1)
-    np.testing.assert_array_equal(grid_top_k(index, queries, k=7), whole)
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    whole = grid_top_k(index, queries, k1s=GRID_K1, bs=GRID_B, k=7)
+    monkeypatch.setattr(grid_module, "_GRID_BLOCK_ELEMENTS", 1)
+    np.testing.assert_array_equal(grid_top_k(index, queries, k1s=GRID_K1, bs=GRID_B, k=7), whole)
 
 
 # ---------------------------------------------------------------- validation
@@ -417,14 +420,14 @@ def test_grid_top_k_processes_queries_in_blocks_without_changing_results(
 def test_bad_arguments_are_clear_errors() -> None:
     """oracle: the contract; each bad argument raises ValueError naming it."""
     with pytest.raises(ValueError, match="at least one document"):
-        BM25Index([])
+        BM25Index([], k1=1.2, b=0.75)
     with pytest.raises(ValueError, match="string"):
-        BM25Index(["a text, not tokens"])
+        BM25Index(["a text, not tokens"], k1=1.2, b=0.75)
     with pytest.raises(ValueError, match="k1"):
-        BM25Index(HAND_DOCS, k1=-0.1)
+        BM25Index(HAND_DOCS, k1=-0.1, b=0.75)
     with pytest.raises(ValueError, match="b must"):
-        BM25Index(HAND_DOCS, b=1.5)
-    index = BM25Index(HAND_DOCS)
+        BM25Index(HAND_DOCS, k1=1.2, b=1.5)
+    index = BM25Index(HAND_DOCS, k1=1.2, b=0.75)
     with pytest.raises(ValueError, match="string"):
         index.scores("mount lock")
     with pytest.raises(ValueError, match="k must"):
@@ -432,7 +435,7 @@ def test_bad_arguments_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="out of range"):
         index.explain(["mount"], 3)
     with pytest.raises(ValueError, match="b must"):
-        grid_top_k(index, [["mount"]], bs=(0.5, 2.0))
+        grid_top_k(index, [["mount"]], k1s=(1.2,), bs=(0.5, 2.0), k=10)
 
 
 # ---------------------------------------------------------------- the postings
@@ -446,20 +449,20 @@ def test_postings_equal_the_count_matrix_whatever_the_build_blocks(
     of a few tokens and documents (terms split across blocks, new terms in every block)."""
     import scipy.sparse as sp
 
-    import raglab.bm25.scoring as scoring
+    import raglab.bm25.postings as postings
     from raglab.embedding.vectors import Vocabulary, count_matrix
 
     docs, queries = random_corpus
     vocab = Vocabulary.from_docs(docs)
     want = sp.csc_matrix(count_matrix(docs, vocabulary=vocab))
     want.sort_indices()
-    whole = BM25Index(docs)
-    monkeypatch.setattr(scoring, "_BUILD_BLOCK_TOKENS", 37)
-    monkeypatch.setattr(scoring, "_BUILD_BLOCK_DOCS", 5)
-    monkeypatch.setattr(scoring, "_REDUCE_BLOCK", 7)
-    blocked = BM25Index(docs)
+    whole = BM25Index(docs, k1=1.2, b=0.75)
+    monkeypatch.setattr(postings, "_BUILD_BLOCK_TOKENS", 37)
+    monkeypatch.setattr(postings, "_BUILD_BLOCK_DOCS", 5)
+    monkeypatch.setattr(postings, "_REDUCE_BLOCK", 7)
+    blocked = BM25Index(docs, k1=1.2, b=0.75)
     for index in (whole, blocked):
-        cols = index._columns
+        cols = index.stats.columns
         assert index.vocabulary.terms == vocab.terms
         assert cols.docs.dtype == np.int32 and cols.tf.dtype == np.uint8
         np.testing.assert_array_equal(cols.indptr, want.indptr)
@@ -467,7 +470,7 @@ def test_postings_equal_the_count_matrix_whatever_the_build_blocks(
         np.testing.assert_array_equal(cols.tf, want.data)
     # The per-term maxima, reduced over blocks of 7 postings, against one reduction per term.
     for index in (whole, blocked):
-        cols = index._columns
+        cols = index.stats.columns
         direct = [
             float(np.max(_saturations(index, int(a), int(z))))
             for a, z in zip(cols.indptr[:-1], cols.indptr[1:], strict=True)
@@ -478,7 +481,7 @@ def test_postings_equal_the_count_matrix_whatever_the_build_blocks(
 
 
 def _saturations(index: BM25Index, a: int, z: int) -> np.ndarray:
-    cols = index._columns
+    cols = index.stats.columns
     length = (1.0 - index.b) + index.b * cols.ratio[cols.docs[a:z]]
     return (cols.tf[a:z] * (index.k1 + 1.0)) / (cols.tf[a:z] + index.k1 * length)
 
@@ -487,8 +490,8 @@ def test_large_frequencies_take_a_wider_type_and_explain_reads_them() -> None:
     """oracle: the definition; a term repeated 300 times in one document needs uint16, and the
     scores and explanations use the exact count."""
     docs = [["lock"] * 300 + ["leg"], ["leg", "mount"], ["mount"]]
-    index = BM25Index(docs)
-    assert index._columns.tf.dtype == np.uint16
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    assert index.stats.columns.tf.dtype == np.uint16
     assert [r.tf for r in index.explain(["lock", "leg", "mount"], 0)] == [300, 1, 0]
     lock = index.explain(["lock"], 0)[0]
     assert index.scores(["lock"])[0] == pytest.approx(lock.contribution, rel=1e-15)

@@ -14,6 +14,7 @@ import pytest
 
 import raglab.bm25.compiled as compiled
 import raglab.bm25.dense as dense
+import raglab.bm25.maxscore as maxscore
 from bm25_cases import PARAMS, exhaustive
 from bm25_cases import zipf_corpus as zipf_corpus_of
 from raglab.bm25.index import BM25Index
@@ -49,7 +50,7 @@ def test_every_compiled_path_equals_exhaustive_scoring(
     min_postings, dense_factor = PATHS[path]
     monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", min_postings)
     monkeypatch.setattr(compiled, "DENSE_FACTOR", dense_factor)
-    base = BM25Index(docs)
+    base = BM25Index(docs, k1=1.2, b=0.75)
     for k1, b in PARAMS:
         index = base.with_params(k1=k1, b=b)
         found, scores = index.search_many(queries, k=k, backend="numba")
@@ -67,12 +68,12 @@ def test_maxscore_probe_size_never_changes_the_answer(
     probe: int,
 ) -> None:
     """oracle: exhaustive scoring. Probed documents are scored once and held out of the walk;
-    the probe size (none, fewer than k, every document of the shortest lists) only moves where pruning
-    starts."""
+    the probe size (none, fewer than k, every document of the shortest lists) only moves where
+    pruning starts. The size is MaxScore's own constant, read by the kernel at every call."""
     docs, queries = zipf_corpus
     monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", 0)
-    monkeypatch.setattr(compiled, "PROBE_DOCS", probe)
-    index = BM25Index(docs)
+    monkeypatch.setattr(maxscore, "PROBE_DOCS", probe)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     found, scores = index.search_many(queries, k=10, backend="numba")
     for q, query in enumerate(queries):
         want_docs, want_scores = exhaustive(index, query, 10)
@@ -96,7 +97,7 @@ def test_maxscore_probe_over_several_short_lists_sharing_documents(
         docs[d].append("scarce")
     for d in range(0, 60, 3):
         docs[d].append("often")
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     queries = [["rare", "scarce", "common", "often"], ["scarce", "rare"], ["rare", "often"]]
     found, scores = index.search_many(queries, k=k, backend="numba")
     for q, query in enumerate(queries):
@@ -119,15 +120,15 @@ def test_maxscore_falls_back_to_term_at_a_time_with_the_same_answers(
     Queries pairing a frequent term with rare ones of fewer than k documents between them are
     the case the fallback is for."""
     docs, queries = zipf_corpus
-    index = BM25Index(docs)
-    lengths = np.diff(index._columns.indptr)
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    lengths = np.diff(index.stats.columns.indptr)
     terms = index.vocabulary.terms
     rare = [terms[t] for t in np.argsort(lengths, kind="stable")[:6].tolist()]
     assert lengths[[index.vocabulary.mapping[t] for t in rare[:3]]].sum() < 10
     frequent = terms[int(np.argmax(lengths))]
     queries = [*queries[:30], [rare[0], frequent], [rare[1], rare[2], frequent], [*rare, frequent]]
     monkeypatch.setattr(compiled, "MAXSCORE_MIN_POSTINGS", 0)
-    monkeypatch.setattr(compiled, "WALK_FACTOR", walk_factor)
+    monkeypatch.setattr(maxscore, "WALK_FACTOR", walk_factor)
     found, scores = index.search_many(queries, k=10, backend="numba")
     for q, query in enumerate(queries):
         want_docs, want_scores = exhaustive(index, query, 10)
@@ -140,7 +141,7 @@ def test_compiled_equals_numpy_on_cranfield(
 ) -> None:
     """oracle: the numpy backend (checked against exhaustive scoring in test_bm25_topk.py), on
     all 225 Cranfield queries, with the kernel's own thresholds and with MaxScore forced."""
-    index = BM25Index(cranfield_doc_tokens)
+    index = BM25Index(cranfield_doc_tokens, k1=1.2, b=0.75)
     want = index.search_many(cranfield_query_tokens, k=100, backend="numpy")
     got = index.search_many(cranfield_query_tokens, k=100, backend="numba")
     np.testing.assert_array_equal(got[0], want[0])
@@ -160,7 +161,7 @@ def test_auto_takes_numba_when_it_imports_and_numpy_otherwise(
 ) -> None:
     """The same answers either way; asking for numba without it is a clear error."""
     docs, queries = zipf_corpus
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     with_numba = index.search_many(queries, k=5)
     monkeypatch.setattr(compiled, "available", lambda: False)
     without = index.search_many(queries, k=5)
@@ -185,7 +186,7 @@ def test_the_kernel_compiles_without_a_writable_cache(
         return real_njit(*args, **kwargs)
 
     docs, queries = zipf_corpus
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     want = index.search_many(queries, k=10, backend="numba")
     monkeypatch.setattr(numba, "njit", no_cache_njit)
     compiled._kernel.cache_clear()
@@ -211,9 +212,9 @@ def test_dense_selection_breaks_ties_across_blocks_by_document(
     monkeypatch.setattr(compiled, "DENSE_FACTOR", 10**12)
     docs = [
         ["motor", "stall"] if i % 3 == 0 else ["motor", "belt", "belt", "cable"][: 2 + i % 3]
-        for i in range(3 * compiled.SELECT_BLOCK + 7)
+        for i in range(3 * dense.SELECT_BLOCK + 7)
     ]
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     queries = [["motor", "stall"], ["stall"], ["belt", "cable"], ["absent"]]
     found, scores = index.search_many(queries, k=k, backend="numba")
     for q, query in enumerate(queries):

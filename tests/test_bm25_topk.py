@@ -49,7 +49,7 @@ def test_maxscore_search_equals_exhaustive_scoring(
         return result
 
     monkeypatch.setattr(bm25_module, "maxscore_top_k", counting)
-    base = BM25Index(docs)
+    base = BM25Index(docs, k1=1.2, b=0.75)
     for k1, b in PARAMS:
         index = base.with_params(k1=k1, b=b)
         for query in queries:
@@ -68,9 +68,9 @@ def test_maxscore_is_exact_whatever_the_probe_size(
     """oracle: exhaustive scoring; the probe only sets where pruning starts, never the answer."""
     docs, queries = zipf_corpus
     monkeypatch.setattr(bm25_module, "_PRUNE_MIN_WORK", 0)
-    monkeypatch.setattr(topk_module, "_PROBE_DOCS", probe)
+    monkeypatch.setattr(topk_module, "PROBE_DOCS", probe)
     monkeypatch.setattr(topk_module, "_DENSE_PARTIAL_RATIO", 1 if probe == 3 else 10**9)
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     for query in queries:
         ranking = index.search(query, k=10)
         assert_same((ranking.indices, ranking.scores), exhaustive(index, query, 10))
@@ -86,21 +86,35 @@ def test_maxscore_skips_documents_on_a_skewed_query() -> None:
     docs[150] = ["rare"]
     docs[299] = ["rare", "rare", "common"]
     docs.append(["other"])  # one document without "common": its idf stays positive
-    index = BM25Index(docs)
-    cols = index._columns
-    terms, weights = index._query_terms(["rare", "common"])
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    cols = index.stats.columns
+    terms, weights = index.stats.query_terms(["rare", "common"])
     pruned = topk_module.maxscore_top_k(cols, terms, weights, index.k1, index.b, 3)
     assert pruned is not None
     assert sorted(pruned[0].tolist()) == [7, 150, 299]
     assert_same(pruned, exhaustive(index, ["rare", "common"], 3))
 
 
+def test_the_probe_takes_the_shortest_lists_in_their_own_order_up_to_its_size() -> None:
+    """oracle: hand-worked. "rare" is held by documents 4 and 9, "mid" by 1, 4, 6 and 8: the
+    probe reads rare's list, then mid's in ascending order, until its size, and keeps each
+    document once (4 is in both lists)."""
+    docs = [["x"], ["mid"], ["x"], ["x"], ["rare", "mid"], ["x"], ["mid"], ["x"], ["mid"], ["rare"]]
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    cols, vocab = index.stats.columns, index.vocabulary.mapping
+    shortest = np.array([vocab["rare"], vocab["mid"]], dtype=np.int64)
+    assert topk_module.probed(cols, shortest, 1).tolist() == [4]
+    assert topk_module.probed(cols, shortest, 2).tolist() == [4, 9]
+    assert topk_module.probed(cols, shortest, 4).tolist() == [1, 4, 9]
+    assert topk_module.probed(cols, shortest, 100).tolist() == [1, 4, 6, 8, 9]
+
+
 def test_maxscore_declines_when_the_shortest_lists_hold_too_few_documents() -> None:
     """With fewer than k documents in the probe lists, MaxScore hands back to exhaustive
     scoring (which fills the list with documents scoring 0)."""
-    index = BM25Index([["a", "b"], ["b"], ["c"], ["c"]])
-    terms, weights = index._query_terms(["a", "b"])
-    assert topk_module.maxscore_top_k(index._columns, terms, weights, 1.2, 0.75, 5) is None
+    index = BM25Index([["a", "b"], ["b"], ["c"], ["c"]], k1=1.2, b=0.75)
+    terms, weights = index.stats.query_terms(["a", "b"])
+    assert topk_module.maxscore_top_k(index.stats.columns, terms, weights, 1.2, 0.75, 5) is None
     ranking = index.search(["a", "b"], k=4)
     assert ranking.indices.tolist() == [0, 1, 2, 3]
     assert ranking.scores[2] == ranking.scores[3] == 0.0
@@ -116,7 +130,7 @@ def test_search_many_numpy_equals_search(
     """oracle: exhaustive scoring per query; rows of search_many must be those lists, bit for
     bit, including k past the collection size and empty or unknown queries."""
     docs, queries = zipf_corpus
-    base = BM25Index(docs)
+    base = BM25Index(docs, k1=1.2, b=0.75)
     for k1, b in PARAMS:
         index = base.with_params(k1=k1, b=b)
         found, scores = index.search_many(queries, k=k, backend="numpy")
@@ -133,8 +147,8 @@ def test_search_many_numpy_mixes_batched_and_pruned_queries(
     docs, queries = zipf_corpus
     monkeypatch.setattr(bm25_module, "_PRUNE_MIN_WORK", 900)
     monkeypatch.setattr(bm25_module, "_BATCH_BLOCK_ELEMENTS", 3 * len(docs))
-    index = BM25Index(docs)
-    works = [index._work(index._query_terms(q)[0]) for q in queries]
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    works = [index.stats.work(index.stats.query_terms(q)[0]) for q in queries]
     assert min(works) < 900 <= max(works)
     found, scores = index.search_many(queries, k=10, backend="numpy")
     for q, query in enumerate(queries):
@@ -161,7 +175,7 @@ def test_dense_batch_sums_equal_exhaustive_scoring(
     queries = [*queries[:20], ["no-such-term"], [], *queries[20:40]]
     monkeypatch.setattr(batch_module, "_WIDE_RATIO", wide_ratio)
     monkeypatch.setattr(batch_module, "_SCATTER_BLOCK", block)
-    base = BM25Index(docs)
+    base = BM25Index(docs, k1=1.2, b=0.75)
     for k1, b in PARAMS:
         index = base.with_params(k1=k1, b=b)
         found, scores = index.search_many(queries, k=10, backend="numpy")
@@ -181,11 +195,11 @@ def test_dense_batch_interleaves_wide_and_narrow_terms_in_column_order() -> None
         doc += [f"w{j}" for j in range(1, 8, 2) if d % 37 == j]
         doc += [f"f{int(x)}" for x in rng.integers(0, 50, size=int(rng.integers(1, 30)))]
         docs.append(doc or ["f0"])
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     cols = [index.vocabulary.mapping[f"w{j}"] for j in range(8)]
     queries = [[f"w{j}" for j in range(8)] for _ in range(3)] + [["w1", "w2", "w3", "f7"]]
     # The interleaving only tests something if the columns alternate as the names do.
-    wide = [index._columns.indptr[c + 1] - index._columns.indptr[c] >= 100 for c in cols]
+    wide = [index.stats.columns.indptr[c + 1] - index.stats.columns.indptr[c] >= 100 for c in cols]
     assert wide == [True, False] * 4
     found, scores = index.search_many(queries, k=15, backend="numpy")
     for q, query in enumerate(queries):
@@ -223,7 +237,7 @@ def test_search_many_on_cranfield_equals_search(
 ) -> None:
     """oracle: BM25Index.search (itself equal to bm25s's rankings, test_bm25.py) on all 225
     Cranfield queries, at k = 10 and k = 100."""
-    index = BM25Index(cranfield_doc_tokens)
+    index = BM25Index(cranfield_doc_tokens, k1=1.2, b=0.75)
     for k in (10, 100):
         found, scores = index.search_many(cranfield_query_tokens, k=k, backend="numpy")
         for q, query in enumerate(cranfield_query_tokens):
@@ -232,7 +246,7 @@ def test_search_many_on_cranfield_equals_search(
 
 
 def test_search_many_rejects_bad_arguments() -> None:
-    index = BM25Index([["a"], ["b"]])
+    index = BM25Index([["a"], ["b"]], k1=1.2, b=0.75)
     with pytest.raises(ValueError, match="backend must be one of"):
         index.search_many([["a"]], k=1, backend="fortran")
     with pytest.raises(ValueError, match="k must be a positive integer"):

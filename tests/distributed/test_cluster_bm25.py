@@ -16,7 +16,8 @@ import pytest
 from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
 from raglab import _config as C
-from raglab.bm25.index import BM25Index, grid_top_k
+from raglab.bm25.grid import grid_top_k
+from raglab.bm25.index import BM25Index
 from raglab.distributed.bm25 import TREE_ARITY, DistributedBM25, count_partition, reduce_tree
 from raglab.distributed.evaluation import evaluate_on_cluster, measure_on_cluster
 from raglab.distributed.pipeline import index_lab, prime_bm25, prime_grid
@@ -71,7 +72,7 @@ def test_tokens_sent_from_the_client_index_the_same(client: Any, cranfield: Lab)
     """Oracle: BM25Index over the same tokens, cut into three uneven partitions."""
     tokens = cranfield.indexes.chunk_set(WHOLE_PAGES).tokens
     index = DistributedBM25.from_partitions(client, [tokens[:1], tokens[1:900], tokens[900:]])
-    _check_index(cranfield, index, BM25Index(tokens), k=10)
+    _check_index(cranfield, index, BM25Index(tokens, k1=1.2, b=0.75), k=10)
 
 
 @pytest.mark.parametrize("arity", [2, 3, TREE_ARITY])
@@ -87,9 +88,9 @@ def test_frequencies_reduced_in_a_tree_on_the_workers(
     futures = client.scatter(parts, hash=False)
     counts = [client.submit(count_partition, f, pure=False) for f in futures]
     index = DistributedBM25.from_counts(client, counts, arity=arity)
-    local = BM25Index(tokens)
+    local = BM25Index(tokens, k1=1.2, b=0.75)
     assert index.stats.df == {}
-    indptr = local._columns.indptr
+    indptr = local.stats.columns.indptr
     want = dict(zip(local.vocabulary.terms, np.diff(indptr).tolist(), strict=True))
     assert index.document_frequencies() == want
     _check_index(cranfield, index, local, k=10)
@@ -148,14 +149,14 @@ def test_cranfield_metrics_on_the_workers(client: Any, cranfield: Lab) -> None:
 
 
 def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) -> None:
-    """Oracle: :func:`raglab.bm25.index.grid_top_k` on the single index, every one of the 176 cells
+    """Oracle: :func:`raglab.bm25.grid.grid_top_k` on the single index, every one of the 176 cells
     of exhibit II's grid, Cranfield's training questions; and the whole :class:`Grid` (recall,
     hits, best cell, ties) of :func:`bm25_grid` from the lab's own index."""
     index = index_lab(client, cranfield, WHOLE_PAGES)
     queries = [cranfield.indexes.query_tokens(q) for q in cranfield.split("train")]
     local = cranfield.indexes.chunk_set(WHOLE_PAGES).bm25
     docs, scores = index.search_grid(queries, k=5, k1s=C.GRID_K1, bs=C.GRID_B)
-    want = grid_top_k(local, queries, k=5)
+    want = grid_top_k(local, queries, k1s=C.GRID_K1, bs=C.GRID_B, k=5)
     assert docs.shape == want.shape == (16, 11, len(queries), 5)
     assert docs.tobytes() == want.tobytes()
     for i, k1 in enumerate(C.GRID_K1[::5]):

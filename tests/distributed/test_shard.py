@@ -37,7 +37,7 @@ def shards_of(docs: list[list[str]], cuts: list[int]) -> list[ScoredShard]:
 def test_global_statistics_are_the_single_index_statistics(handbook: Lab) -> None:
     """Oracle: BM25Index's N, avgdl and IDFs."""
     docs = handbook.indexes.chunk_set().tokens
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     shards = shards_of(docs, [7, 100, 101])
     stats = global_statistics(s.counts.summary() for s in shards)
     assert stats.n_docs == index.n_docs
@@ -66,8 +66,8 @@ def test_per_shard_idf_would_differ(handbook: Lab) -> None:
     documents differently from the whole index, so the global rule above is what makes the
     equality hold. Oracle: BM25Index over the whole collection."""
     docs = handbook.indexes.chunk_set().tokens
-    whole = BM25Index(docs)
-    alone = BM25Index(docs[:100])
+    whole = BM25Index(docs, k1=1.2, b=0.75)
+    alone = BM25Index(docs[:100], k1=1.2, b=0.75)
     tokens = handbook.indexes.query_tokens(next(iter(handbook.questions)))
     assert not np.array_equal(alone.scores(tokens), whole.scores(tokens)[:100])
 
@@ -76,7 +76,7 @@ def test_per_shard_idf_would_differ(handbook: Lab) -> None:
 def test_merged_top_k_is_the_single_index_search(handbook: Lab, k: int) -> None:
     """Oracle: BM25Index.search (order by score, then chunk index; zeros fill by index)."""
     docs = handbook.indexes.chunk_set().tokens
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     shards = shards_of(docs, [3, 4, 120])
     queries = [handbook.indexes.query_tokens(q) for q in handbook.questions]
     got_docs, got_scores = merge_top_k(
@@ -105,7 +105,7 @@ def test_a_shard_without_documents_or_terms_is_harmless() -> None:
     shard = ScoredShard(counts[1], stats, 0)
     assert (
         shard.scores(["c", "zzz"], 1.2, 0.75).tobytes()
-        == BM25Index(docs).scores(["c", "zzz"]).tobytes()
+        == BM25Index(docs, k1=1.2, b=0.75).scores(["c", "zzz"]).tobytes()
     )
     assert shard.scores([], 1.2, 0.75).tolist() == [0.0, 0.0, 0.0]
 
@@ -138,7 +138,7 @@ def test_a_shard_needs_only_its_own_terms_frequencies(handbook: Lab) -> None:
     terms only (the table cut by term, as DistributedBM25 sends it) has the single index's IDFs
     and answers bit for bit; each part is a strict subset of the whole table here."""
     docs = handbook.indexes.chunk_set().tokens
-    index = BM25Index(docs)
+    index = BM25Index(docs, k1=1.2, b=0.75)
     bounds = [0, 60, 150, len(docs)]
     counts = [ShardCounts.from_tokens(docs[a:z]) for a, z in itertools.pairwise(bounds)]
     stats = global_statistics(c.summary() for c in counts)

@@ -16,7 +16,7 @@ import pytest
 
 from raglab import _config as C
 from raglab.base.sentinels import NOT_GIVEN
-from raglab.bm25.scoring import lucene_idf
+from raglab.bm25.formula import lucene_idf
 from raglab.metrics.measures import first_relevant_rank
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.chunking_report import chunking_report

@@ -1,10 +1,11 @@
-"""The dense batch behind :meth:`raglab.bm25.index.BM25Index.search_many` with numpy (private).
+"""The numpy batch: many BM25 queries scored together into one dense block, each row's top k taken.
 
-Many queries against a small collection are scored exhaustively together, every posting by
-vectorised numpy, into one dense (queries x N) block (:func:`batch_top_k`), and each row's top k
-is selected from it (:func:`top_k_rows`). The sums are those of the exhaustive and MaxScore
-paths of :mod:`raglab.bm25.maxscore` bit for bit: each score adds its terms' ``weight *
-saturation`` in ascending column order, from 0.0.
+The path behind :meth:`raglab.bm25.index.BM25Index.search_many` with numpy on a small
+collection: every posting of every query is scored by vectorised numpy into one dense
+(queries x N) block (:func:`batch_top_k`), and each row's top k is selected from it
+(:func:`top_k_rows`). The sums are those of the exhaustive and MaxScore paths bit for bit: each
+score adds its terms' ``weight * saturation`` (:mod:`raglab.bm25.formula`) in ascending column
+order, from 0.0.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.base.topk import top_k
-from raglab.bm25.maxscore import Columns, impacts
+from raglab.bm25.formula import impact
+from raglab.bm25.postings import Columns
 
 __all__ = ["batch_top_k", "top_k_rows"]
 
@@ -108,7 +110,7 @@ def batch_top_k(
 
     ``pairs`` = (row, term, weight), each (T,): every (query, distinct term) of the batch with
     its weight ``idf * query count``, row by row, each row's terms ascending; ``length_term``
-    (N,) is ``k1 * length_factor`` (see :func:`impacts`). The scores live in one dense
+    (N,) is ``k1 * length_factor`` (see :func:`raglab.bm25.formula.length_term`). The scores live in one dense
     (n_rows, N) block, starting at 0.0. A *wide* term (held by N / ``_WIDE_RATIO`` documents or
     more) has its saturations spread over all N columns once (0.0 elsewhere, which changes no
     sum) and added, times each weight, to every row that holds it as a contiguous vector. The
@@ -141,7 +143,7 @@ def batch_top_k(
         t = int(wide_terms[j])
         start, end = int(cols.indptr[t]), int(cols.indptr[t + 1])
         docs = cols.docs[start:end]
-        spread[docs] = impacts(cols.tf[start:end], length_term[docs], k1)
+        spread[docs] = impact(cols.tf[start:end], length_term[docs], k1)
         # The rows that hold a term mostly weigh it alike (idf times a query count of 1): each
         # weight's product vector is formed once, then added to its rows one by one, in place
         # (a fancy-indexed ``dense[rows] += ...`` would copy the rows out and back).
@@ -207,6 +209,6 @@ class _Scatter:
             int(held[z]) - at
         )
         docs = cols.docs[pos]
-        products = impacts(cols.tf[pos], self._length_term[docs], self._k1)
+        products = impact(cols.tf[pos], self._length_term[docs], self._k1)
         products *= np.repeat(weight[a:z], span)
         return at, int(held[z]), np.repeat(row[a:z] * n, span) + docs, products

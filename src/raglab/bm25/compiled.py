@@ -1,9 +1,10 @@
-"""A compiled BM25 top-k kernel for many queries, used when numba is installed (private).
+"""The compiled BM25 kernel: the exact top k of many queries at once, used when numba is installed.
 
-Inputs are the index's postings (CSC-style ``indptr``, ``docs``, ``tf``), each document's
-``k1 * length_factor`` and each term's largest saturation, at the index's k1 and b. A posting's
-impact, its saturation ``tf (k1 + 1) / (tf + k1 * length_factor)``, is computed where it is
-read, with the same float operations as numpy's (so no per-posting float is stored). For each
+Inputs are the index's postings (CSC-style ``indptr``, ``docs``, ``tf``), each document's length
+term ``k1 * length_factor`` and each term's largest saturation, at the index's k1 and b. A
+posting's saturation is :func:`raglab.bm25.formula.impact`, compiled by numba as it is and
+inlined where the posting is read (so no per-posting float is stored, and the float operations
+are numpy's, in numpy's order). For each
 query the kernel counts its known terms (weight = ``idf * count``, the same float product numpy
 forms) and then either
 
@@ -11,7 +12,8 @@ forms) and then either
   and keeps the best k of the documents it touched (short posting lists); when the lists touch
   a good share of the collection, the best k come from a block-max selection over the whole
   accumulator (:mod:`raglab.bm25.dense`), or
-- walks the posting lists document at a time with MaxScore (Turtle and Flood 1995): the terms
+- walks the posting lists document at a time with MaxScore (Turtle and Flood 1995), the
+  compiled form of :mod:`raglab.bm25.maxscore` with its constants and its skip rule: the terms
   whose bounds (``weight * largest impact``) sum to no more than the current k-th score cannot
   lift a document into the top k on their own, so only the documents of the other lists are
   visited, and a visited document is dropped as soon as its partial sum plus the bounds of the
@@ -36,13 +38,10 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25 import dense as _bm25_dense
-from raglab.bm25.dense import (
-    SELECT_BLOCK,
-    _dense_top_k_source,
-    _hold_source,
-    _impact_source,
-    _seek_source,
-)
+from raglab.bm25 import maxscore as _maxscore
+from raglab.bm25.dense import SELECT_BLOCK, dense_top_k_source, hold_source, seek_source
+from raglab.bm25.formula import impact
+from raglab.bm25.maxscore import skippable
 
 # From this many postings a query is evaluated document at a time (MaxScore), below term at a time.
 MAXSCORE_MIN_POSTINGS = 8192
@@ -50,16 +49,8 @@ MAXSCORE_MIN_POSTINGS = 8192
 # accumulator; one touching fewer keeps a list of the documents it touched. (16, not 8: 7 % less
 # time a query at 10,000 and 100,000 generated chunks, Cranfield and 200,000 chunks unchanged.)
 DENSE_FACTOR = 16
-# MaxScore first scores up to this many documents of the shortest lists (a k-th score to start):
-# 32 rather than 128 took 10 % less time a pruned query at 10,000 generated chunks, 5 % at 100,000.
-PROBE_DOCS = 32
-# MaxScore walks its essential lists only when they hold less than 1 / WALK_FACTOR of the
-# query's postings once the probe has set the first k-th score; otherwise the query is added term
-# at a time.
-WALK_FACTOR = 3.0
-# MaxScore skips a document only when its bound, raised by this relative margin, is at most the
-# k-th score: a guard against last-bit differences between sums added in other orders.
-BOUND_MARGIN = 1e-9
+# MaxScore's own constants (probe size, bound margin, walk factor) are raglab.bm25.maxscore's,
+# read there at every call.
 
 
 @cache
@@ -72,11 +63,12 @@ def available() -> bool:
     return True
 
 
-_impact: Callable[..., float] = _impact_source
-_seek: Callable[..., int] = _seek_source
 # The kernel calls these names: the Python functions until _kernel() publishes compiled twins.
-_hold: Callable[..., int] = _hold_source
-_dense_top_k: Callable[..., int] = _dense_top_k_source
+_impact: Callable[..., float] = impact
+_seek: Callable[..., int] = seek_source
+_skippable: Callable[..., int] = skippable
+_hold: Callable[..., int] = hold_source
+_dense_top_k: Callable[..., int] = dense_top_k_source
 
 
 def _kernel_source(
@@ -84,7 +76,7 @@ def _kernel_source(
     docs: Any,
     tf: Any,
     length_term: Any,
-    k1p1: float,
+    k1: float,
     max_impact: Any,
     idf: Any,
     n_docs: int,
@@ -207,14 +199,12 @@ def _kernel_source(
                     c = _seek(docs, cursor[j], indptr[terms[j] + 1], d)
                     cursor[j] = c
                     if c < indptr[terms[j] + 1] and docs[c] == d:
-                        s += weights[j] * _impact(tf, length_term, k1p1, c, d)
+                        s += weights[j] * _impact(tf[c], length_term[d], k1)
                 acc[d] = 1.0
                 if filled < k or s > top_s[k - 1] or (s == top_s[k - 1] and d < top_d[k - 1]):
                     filled = _hold(top_d, top_s, filled, k, d, s)
             theta = top_s[k - 1] if filled == k else -1.0
-            n_skip = 0
-            while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
-                n_skip += 1
+            n_skip = _skippable(below, m, theta, margin)
             # The walk visits every posting of the essential lists document at a time, several
             # times dearer a posting than adding term at a time: when the probe left too many
             # of the postings essential (a query whose rare terms hold fewer than k documents,
@@ -247,7 +237,7 @@ def _kernel_source(
                         if list_doc[r] == d:
                             c = list_cur[r]
                             j = by_bound[r]
-                            contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
+                            contribution[j] = weights[j] * _impact(tf[c], length_term[d], k1)
                             partial += contribution[j]
                             was_set[n_set] = j
                             n_set += 1
@@ -263,7 +253,7 @@ def _kernel_source(
                         list_cur[r] = c
                         if c < list_end[r] and docs[c] == d:
                             j = by_bound[r]
-                            contribution[j] = weights[j] * _impact(tf, length_term, k1p1, c, d)
+                            contribution[j] = weights[j] * _impact(tf[c], length_term[d], k1)
                             partial += contribution[j]
                             was_set[n_set] = j
                             n_set += 1
@@ -279,9 +269,8 @@ def _kernel_source(
                             filled = _hold(top_d, top_s, filled, k, d, s)
                         if filled == k and top_s[k - 1] > theta:
                             theta = top_s[k - 1]
-                            while n_skip < m and below[n_skip] * (1.0 + margin) < theta:
-                                # The list leaves the essential ones: its cursor stays where it is.
-                                n_skip += 1
+                            # Lists leave the essential ones: their cursors stay where they are.
+                            n_skip = _skippable(below, m, theta, margin)
                     for i in range(n_set):
                         contribution[was_set[i]] = 0.0
             for i in range(n_probe):
@@ -290,7 +279,7 @@ def _kernel_source(
             dense = n_docs <= dense_factor * postings
             if dense:
                 filled = _dense_top_k(
-                    acc, indptr, docs, tf, length_term, k1p1, terms, weights, m, block_max, k,
+                    acc, indptr, docs, tf, length_term, k1, terms, weights, m, block_max, k,
                     top_d, top_s,
                 )  # fmt: skip
             else:
@@ -301,7 +290,7 @@ def _kernel_source(
                         # Remember first touches without a branch (a sum is 0.0 until touched).
                         touched[n_touched] = d
                         n_touched += acc[d] == 0.0
-                        acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
+                        acc[d] += w * _impact(tf[p], length_term[d], k1)
                 for i in range(n_touched):
                     d = touched[i]
                     s = acc[d]
@@ -336,8 +325,11 @@ def _kernel_source(
 def _kernel() -> Callable[..., None]:
     import numba
 
-    global _hold, _impact, _seek, _dense_top_k
-    sources = (_impact_source, _seek_source)
+    global _hold, _impact, _seek, _skippable, _dense_top_k
+    # The saturation, the buffer and the dense path first, so that the kernel compiles against
+    # their twins (numba reads a global function when it compiles a caller, on its first call).
+    _impact, _hold, _dense_top_k = _bm25_dense.compiled()
+    sources = (seek_source, skippable)
     try:
         jit = partial(numba.njit, cache=True, nogil=True)
         helpers: list[Any] = [jit(inline="always")(f) for f in sources]
@@ -347,8 +339,7 @@ def _kernel() -> Callable[..., None]:
         jit = partial(numba.njit, nogil=True)
         helpers = [jit(inline="always")(f) for f in sources]
         kernel = jit()(_kernel_source)
-    _impact, _seek = helpers
-    _hold, _dense_top_k = _bm25_dense.compiled()
+    _seek, _skippable = helpers
     compiled: Callable[..., None] = kernel
     return compiled
 
@@ -382,7 +373,7 @@ def search_many(
         docs,
         tf,
         length_term,
-        k1 + 1.0,
+        k1,
         max_impact,
         idf,
         n_docs,
@@ -390,10 +381,10 @@ def search_many(
         query_ids,
         k,
         MAXSCORE_MIN_POSTINGS,
-        BOUND_MARGIN,
+        _maxscore.BOUND_MARGIN,
         DENSE_FACTOR,
-        PROBE_DOCS,
-        WALK_FACTOR,
+        _maxscore.PROBE_DOCS,
+        _maxscore.WALK_FACTOR,
         out_docs,
         out_scores,
     )

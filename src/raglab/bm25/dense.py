@@ -1,14 +1,16 @@
-"""The compiled BM25 kernel's dense path, top-k buffer and posting helpers (private; numba
-compiles them).
+"""The compiled kernel's dense path: a query added term at a time into all N sums, its best k taken.
 
-:mod:`raglab.bm25.compiled` scores a query with short posting lists term at a time into one
-dense accumulator of all N documents (:func:`_dense_top_k_source`), then takes the best k from
-it by block maxima (:func:`_select_dense_source`): the largest sum of every block of
+The Python sources that :func:`compiled` hands to numba for :mod:`raglab.bm25.compiled`, which
+scores a query with short posting lists term at a time into one
+dense accumulator of all N documents (:func:`dense_top_k_source`), then takes the best k from
+it by block maxima (:func:`select_dense_source`): the largest sum of every block of
 ``SELECT_BLOCK`` documents first, in a loop of fixed length the compiler vectorises, then the
 k-th largest of those maxima, theta, which no k-th best sum can be below (k blocks each hold a
 sum of at least theta); only the blocks whose maximum reaches theta are read again. Every list
 is ordered by (-score, document), ties to the lower document, as everywhere in RAG lab. The
-saturation of a posting and MaxScore's galloping search, which the kernel inlines, live here too.
+top-k buffer both paths of the kernel fill (:func:`hold_source`) and the galloping search in a
+posting list (:func:`seek_source`) are the kernel's building blocks here too; the saturation is
+:func:`raglab.bm25.formula.impact`, compiled as it is.
 """
 
 from __future__ import annotations
@@ -17,13 +19,22 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-__all__ = ["SELECT_BLOCK", "compiled"]
+from raglab.bm25.formula import impact
+
+__all__ = [
+    "SELECT_BLOCK",
+    "compiled",
+    "dense_top_k_source",
+    "hold_source",
+    "seek_source",
+    "select_dense_source",
+]
 
 # Dense selection reads the largest sum of each block of this many documents first.
 SELECT_BLOCK = 32
 
 
-def _seek_source(docs: Any, lo: int, end: int, d: int) -> int:
+def seek_source(docs: Any, lo: int, end: int, d: int) -> int:
     """The first position in ``docs[lo:end]`` (ascending) holding d or more, else ``end``:
     galloping from ``lo`` (the documents asked for ascend, so the answer is usually near), then
     bisecting the last stride."""  # pragma: no cover - compiled
@@ -41,13 +52,7 @@ def _seek_source(docs: Any, lo: int, end: int, d: int) -> int:
     return lo
 
 
-def _impact_source(tf: Any, length_term: Any, k1p1: float, p: int, d: int) -> float:
-    """Posting p's saturation in document d, ``tf (k1 + 1) / (tf + k1 length_factor)``, with
-    numpy's operations in numpy's order."""  # pragma: no cover - compiled
-    return (tf[p] * k1p1) / (tf[p] + length_term[d])  # type: ignore[no-any-return]
-
-
-def _hold_source(top_d: Any, top_s: Any, filled: int, k: int, d: int, s: float) -> int:
+def hold_source(top_d: Any, top_s: Any, filled: int, k: int, d: int, s: float) -> int:
     """Offer document d with score s to the buffer of the best ``filled`` (at most k) documents,
     sorted by (-score, document); returns the new count."""  # pragma: no cover - compiled
     if filled == k:
@@ -66,13 +71,13 @@ def _hold_source(top_d: Any, top_s: Any, filled: int, k: int, d: int, s: float) 
     return filled
 
 
-def _dense_top_k_source(
+def dense_top_k_source(
     acc: Any,
     indptr: Any,
     docs: Any,
     tf: Any,
     length_term: Any,
-    k1p1: float,
+    k1: float,
     terms: Any,
     weights: Any,
     m: int,
@@ -90,11 +95,11 @@ def _dense_top_k_source(
         w = weights[j]
         for p in range(indptr[terms[j]], indptr[terms[j] + 1]):
             d = docs[p]
-            acc[d] += w * ((tf[p] * k1p1) / (tf[p] + length_term[d]))
+            acc[d] += w * _impact(tf[p], length_term[d], k1)
     return _select_dense(acc, block_max, k, top_d, top_s)
 
 
-def _select_dense_source(acc: Any, block_max: Any, k: int, top_d: Any, top_s: Any) -> int:
+def select_dense_source(acc: Any, block_max: Any, k: int, top_d: Any, top_s: Any) -> int:
     """The best k positive sums of ``acc`` into ``top_d``/``top_s`` (by -score, then document),
     clearing ``acc``; returns how many were held (fewer than k when fewer are positive).
 
@@ -140,26 +145,30 @@ def _select_dense_source(acc: Any, block_max: Any, k: int, top_d: Any, top_s: An
 
 
 # The functions call these names: the Python functions until compiled() publishes their twins.
-_hold: Callable[..., int] = _hold_source
-_select_dense: Callable[..., int] = _select_dense_source
+_impact: Callable[..., float] = impact
+_hold: Callable[..., int] = hold_source
+_select_dense: Callable[..., int] = select_dense_source
 
 
 @cache
-def compiled() -> tuple[Callable[..., int], Callable[..., int]]:
-    """The compiled top-k buffer (inlined where it is called) and dense path: (hold,
-    dense_top_k). The selection is compiled after the buffer is published, so that it calls
-    the compiled twin, and on its own, not inlined, so that the compiler optimises each loop
-    alone (inlined, it ran 1.6 times slower on Cranfield)."""
+def compiled() -> tuple[Callable[..., float], Callable[..., int], Callable[..., int]]:
+    """The compiled saturation and top-k buffer (both inlined where they are called) and dense
+    path: (impact, hold, dense_top_k). The saturation is :func:`raglab.bm25.formula.impact`
+    itself, compiled for scalars. The selection is compiled after the buffer is published, so
+    that it calls the compiled twin, and on its own, not inlined, so that the compiler optimises
+    each loop alone (inlined, it ran 1.6 times slower on Cranfield)."""
     import numba
 
-    global _hold, _select_dense
+    global _impact, _hold, _select_dense
     try:
-        _hold = numba.njit(cache=True, nogil=True, inline="always")(_hold_source)
-        _select_dense = numba.njit(cache=True, nogil=True)(_select_dense_source)
-        dense = numba.njit(cache=True, nogil=True)(_dense_top_k_source)
+        _impact = numba.njit(cache=True, nogil=True, inline="always")(impact)
+        _hold = numba.njit(cache=True, nogil=True, inline="always")(hold_source)
+        _select_dense = numba.njit(cache=True, nogil=True)(select_dense_source)
+        dense = numba.njit(cache=True, nogil=True)(dense_top_k_source)
     except RuntimeError:
         # numba found nowhere to write its cache (read-only install and home): compile anew.
-        _hold = numba.njit(nogil=True, inline="always")(_hold_source)
-        _select_dense = numba.njit(nogil=True)(_select_dense_source)
-        dense = numba.njit(nogil=True)(_dense_top_k_source)
-    return _hold, dense
+        _impact = numba.njit(nogil=True, inline="always")(impact)
+        _hold = numba.njit(nogil=True, inline="always")(hold_source)
+        _select_dense = numba.njit(nogil=True)(select_dense_source)
+        dense = numba.njit(nogil=True)(dense_top_k_source)
+    return _impact, _hold, dense

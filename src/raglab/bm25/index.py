@@ -1,56 +1,56 @@
-"""BM25 ranking over token lists (Robertson and Zaragoza 2009), with Lucene's IDF.
+"""BM25 search over token lists (Robertson and Zaragoza 2009, Lucene's variant) at one (k1, b).
 
-For a query q and a document d of |d| tokens, in a collection of N documents of mean length avgdl::
+One job: answer queries with BM25 at one (k1, b) (:class:`BM25Index`: scores, exact top k of one
+query or of a batch, a score explained term by term). The formula is :mod:`raglab.bm25.formula`'s::
 
     score(q, d) = sum over query terms t of  IDF(t) * f (k1 + 1) / (f + k1 (1 - b + b |d| / avgdl))
     IDF(t)      = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))          (Lucene; always positive)
 
-with f the frequency of t in d and n_t the number of documents holding t. Defaults k1 = 1.2 and
-b = 0.75 come from ``raglab._config``. k1 = 0 scores the mere presence of a term; b = 0 ignores
-document length.
+with f the frequency of t in d, n_t the number of documents holding t, N documents of mean
+length avgdl. k1 and b are the caller's (no default here): k1 = 0 scores the mere presence of a
+term; b = 0 ignores document length.
 
 A term repeated in the query counts once per occurrence (its contribution is multiplied by its
 query count), as in bm25s and in a Lucene query made of one clause per token. Tokens that are not in
 the collection contribute nothing.
 
-Ties are broken by ascending document index everywhere (``search`` and ``grid_top_k``), so every
-ranking is deterministic.
+Ties are broken by ascending document index everywhere (``search``, ``search_many`` and
+:func:`raglab.bm25.grid.grid_top_k`), so every ranking is deterministic.
 
 The scores equal bm25s's ``method="lucene"`` scores times (k1 + 1): bm25s drops the constant
 numerator factor, which changes no ranking but makes our k1 = 0 scores count matching terms.
 
-The index's statistics and postings live in :mod:`raglab.bm25.statistics`, the formula over postings
-in :mod:`raglab.bm25.scoring` and the exact top-k kernels in :mod:`raglab.bm25.maxscore`; this
-module searches (:class:`BM25Index`) and sweeps the (k1, b) grid (:func:`grid_top_k`).
+The collection's statistics live in :mod:`raglab.bm25.statistics` (held, not inherited: every
+(k1, b) of an index shares one :class:`raglab.bm25.statistics.BM25Statistics`); the exact top-k
+paths this module chooses between are exhaustive scoring (:mod:`raglab.bm25.scoring`), MaxScore
+(:mod:`raglab.bm25.maxscore`), the numpy batch (:mod:`raglab.bm25.batch`) and the compiled kernel
+(:mod:`raglab.bm25.compiled`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from raglab._config import GRID_B, GRID_K1, GRID_RECALL_K
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k as _top_k
 from raglab.bm25 import compiled as _bm25_compiled
-from raglab.bm25.batch import batch_top_k, top_k_rows
+from raglab.bm25.batch import batch_top_k
+from raglab.bm25.formula import check_k as _check_k
+from raglab.bm25.formula import check_params as _check_params
+from raglab.bm25.formula import check_query as _check_query
+from raglab.bm25.formula import impact, length_factor, length_term, lucene_idf
 from raglab.bm25.maxscore import maxscore_top_k
-from raglab.bm25.scoring import cell_scores as _cell_scores
-from raglab.bm25.scoring import check_k as _check_k
-from raglab.bm25.scoring import check_params as _check_params
-from raglab.bm25.scoring import check_query as _check_query
+from raglab.bm25.postings import per_term_reduce
 from raglab.bm25.scoring import query_scores as _query_scores
 from raglab.bm25.statistics import BM25Statistics
-from raglab.embedding.vectors import check_token_lists
+from raglab.embedding.vectors import Vocabulary, check_token_lists
 
-__all__ = [
-    "BM25Index",
-    "grid_top_k",
-]
+__all__ = ["BM25Index", "TermContribution"]
 
-# Largest (cells x queries x documents) score block grid_top_k holds in memory at once.
-_GRID_BLOCK_ELEMENTS = 1 << 23
 # A query whose postings plus documents number at least this goes through MaxScore: below it,
 # scoring everything costs less than the pruning's own bookkeeping.
 _PRUNE_MIN_WORK = 16_384
@@ -64,42 +64,152 @@ _BATCH_PRUNE_MIN_DOCS = 65_536
 _BACKENDS = ("auto", "numba", "numpy")
 
 
-class BM25Index(BM25Statistics):
-    """A sparse BM25 index over token lists.
+@dataclass(frozen=True, slots=True)
+class TermContribution:
+    """One query term's share of a document's BM25 score.
 
-    ``BM25Index(docs, k1=BM25_K1, b=BM25_B)`` counts term frequencies once, into postings
-    held term by term (see :class:`raglab.bm25.statistics.BM25Statistics`); :meth:`with_params`
-    shares them, so trying other k1 and b costs nothing. Documents are addressed by their
-    position in ``docs``.
+    ``contribution = (idf * query_count) * tf (k1 + 1) / (tf + k1 * length_factor)`` with
+    ``length_factor = 1 - b + b |d| / avgdl``: the product the score adds for this term. A term
+    absent from the document has tf 0 and contributes 0; a term absent from the collection also
+    has df 0.
     """
 
-    # Every field is the statistics' (:class:`raglab.bm25.statistics.BM25Statistics`).
-    __slots__ = ()
+    term: str
+    tf: int
+    df: int
+    idf: float
+    length_factor: float
+    contribution: float
+    query_count: int
+
+
+class BM25Index:
+    """A sparse BM25 index over token lists at one (k1, b).
+
+    ``BM25Index(docs, k1=..., b=...)`` (both required) counts term frequencies once into
+    ``stats`` (:class:`raglab.bm25.statistics.BM25Statistics`); :meth:`with_params` shares them,
+    so trying other k1 and b costs nothing. Documents are addressed by their position in
+    ``docs``.
+
+    Per (k1, b) only N + V floats are kept: each document's length term ``k1 ((1 - b) + b |d| /
+    avgdl)`` and each term's largest saturation (MaxScore's bound); every saturation is computed
+    from the stored frequencies in float64 when it is needed, so scores are exact.
+    """
+
+    __slots__ = ("_b", "_k1", "_klf", "_max_impacts", "stats")
+
+    def __init__(self, docs: Sequence[Sequence[str]], *, k1: float, b: float) -> None:
+        _check_params(k1, b)
+        self._set(BM25Statistics(docs), k1, b)
+        # Each term's largest saturation at (k1, b), for search_many's bounds: part of indexing,
+        # as bm25s precomputes its scores (a clone at other k1, b computes its own on first use).
+        self._max_impact()
+
+    def _set(self, stats: BM25Statistics, k1: float, b: float) -> None:
+        self.stats = stats
+        self._k1 = float(k1)
+        self._b = float(b)
+        self._klf: FloatArray | None = None
+        self._max_impacts: FloatArray | None = None
+
+    def with_params(self, *, k1: float | None = None, b: float | None = None) -> BM25Index:
+        """The same index with other k1 and/or b (None keeps the current value).
+
+        The statistics (counts, lengths, IDFs) are shared, not copied, so this costs nothing.
+        """
+        new_k1 = self._k1 if k1 is None else float(k1)
+        new_b = self._b if b is None else float(b)
+        _check_params(new_k1, new_b)
+        clone = object.__new__(BM25Index)
+        clone._set(self.stats, new_k1, new_b)
+        return clone
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents N."""
+        return self.stats.n_docs
+
+    @property
+    def avgdl(self) -> float:
+        """Mean document length in tokens."""
+        return self.stats.avgdl
+
+    @property
+    def k1(self) -> float:
+        return self._k1
+
+    @property
+    def b(self) -> float:
+        return self._b
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The collection's terms (sorted)."""
+        return self.stats.vocabulary
+
+    @property
+    def doc_lengths(self) -> FloatArray:
+        """|d| for every document, shape (n_docs,)."""
+        return self.stats.doc_len.copy()
+
+    @property
+    def idf(self) -> FloatArray:
+        """Lucene IDF of every vocabulary term, shape (n_terms,)."""
+        return self.stats.idf.copy()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays the index holds: postings (documents and frequencies), pointers,
+        per-document and per-term arrays. The vocabulary's terms and dict are not counted."""
+        held = self.stats.arrays() + [a for a in (self._klf, self._max_impacts) if a is not None]
+        arrays = {id(a): a for a in held}
+        return sum(int(a.nbytes) for a in arrays.values())
+
+    def _length_term(self) -> FloatArray:
+        """Each document's :func:`raglab.bm25.formula.length_term` at this k1 and b, (N,)."""
+        if self._klf is None:
+            self._klf = length_term(self.stats.columns.ratio, self._k1, self._b)
+        return self._klf
+
+    def _max_impact(self) -> FloatArray:
+        """Each term's largest saturation at this index's k1 and b, shape (V,)."""
+        if self._max_impacts is None:
+            cols, klf, k1 = self.stats.columns, self._length_term(), self._k1
+            self._max_impacts = per_term_reduce(
+                cols.indptr,
+                lambda a, z: impact(cols.tf[a:z], klf[cols.docs[a:z]], k1),
+                np.maximum,
+            )
+        return self._max_impacts
 
     def scores(self, query_tokens: Sequence[str]) -> FloatArray:
         """BM25 score of every document for one query, shape (n_docs,), float64."""
         _check_query(query_tokens)
         return _query_scores(
-            self._postings([query_tokens]), self._ratio, self._k1, self._b, self.n_docs
+            self.stats.postings([query_tokens]),
+            self.stats.columns.ratio,
+            self._k1,
+            self._b,
+            self.n_docs,
         )
 
     def _prunes(self, terms: IntArray) -> bool:
         """Whether a query of these terms goes through MaxScore (two terms or more, and enough
         work that skipping some of it pays)."""
         return terms.shape[0] > 1 and (
-            self.n_docs >= _PRUNE_MIN_WORK or self._work(terms) >= _PRUNE_MIN_WORK
+            self.n_docs >= _PRUNE_MIN_WORK or self.stats.work(terms) >= _PRUNE_MIN_WORK
         )
 
     def _search_terms(self, terms: IntArray, weights: FloatArray, k: int) -> Ranking:
-        """:meth:`search` for a query given as :meth:`_query_terms` returns it."""
+        """:meth:`search` for a query given as :meth:`BM25Statistics.query_terms` returns it."""
         if self._prunes(terms):
             pruned = maxscore_top_k(
-                self._columns, terms, weights, self._k1, self._b, k, self._max_impact()
+                self.stats.columns, terms, weights, self._k1, self._b, k, self._max_impact()
             )
             if pruned is not None:
                 return Ranking(*pruned)
-        postings = self._gather(np.zeros(terms.shape[0], dtype=np.int64), terms, weights)
-        scores = _query_scores(postings, self._ratio, self._k1, self._b, self.n_docs)
+        postings = self.stats.gather(np.zeros(terms.shape[0], dtype=np.int64), terms, weights)
+        scores = _query_scores(postings, self.stats.columns.ratio, self._k1, self._b, self.n_docs)
         idx = _top_k(scores, k)
         return Ranking(idx, scores[idx])
 
@@ -113,7 +223,7 @@ class BM25Index(BM25Statistics):
         """
         _check_k(k)
         _check_query(query_tokens)
-        return self._search_terms(*self._query_terms(query_tokens), int(k))
+        return self._search_terms(*self.stats.query_terms(query_tokens), int(k))
 
     def search_many(
         self, queries: Sequence[Sequence[str]], *, k: int, backend: str = "auto"
@@ -137,23 +247,23 @@ class BM25Index(BM25Statistics):
             raise ValueError("backend 'numba' needs numba installed (pip install numba)")
         k = int(k)
         if backend == "numba" or (backend == "auto" and _bm25_compiled.available()):
-            ptr, ids = self._token_ids(queries)
-            cols = self._columns
+            ptr, ids = self.stats.token_ids(queries)
+            cols = self.stats.columns
             return _bm25_compiled.search_many(
                 cols.indptr, cols.docs, cols.tf, self._length_term(), self._k1,
-                self._max_impact(), self._idf, self.n_docs, ptr, ids, k,
+                self._max_impact(), self.stats.idf, self.n_docs, ptr, ids, k,
             )  # fmt: skip
         return self._search_many_numpy(queries, k)
 
     def _search_many_numpy(
         self, queries: Sequence[Sequence[str]], k: int
     ) -> tuple[IntArray, FloatArray]:
-        ptr, terms, weights = self._query_terms_many(queries)
+        ptr, terms, weights = self.stats.query_terms_many(queries)
         n = self.n_docs
         k_eff = min(k, n)
         out_docs = np.zeros((len(queries), k_eff), dtype=np.int64)
         out_scores = np.zeros((len(queries), k_eff), dtype=np.float64)
-        indptr = self._columns.indptr
+        indptr = self.stats.columns.indptr
         # Postings of each query: a running sum over its terms' list lengths.
         running = np.concatenate(([0], np.cumsum(indptr[terms + 1] - indptr[terms])))
         postings = running[ptr[1:]] - running[ptr[:-1]]
@@ -176,48 +286,36 @@ class BM25Index(BM25Statistics):
             pairs = (np.repeat(np.arange(rows.shape[0], dtype=np.int64), lengths), terms[at],
                      weights[at])  # fmt: skip
             out_docs[rows], out_scores[rows] = batch_top_k(
-                self._columns, self._length_term(), self._k1, pairs, rows.shape[0], k
+                self.stats.columns, self._length_term(), self._k1, pairs, rows.shape[0], k
             )
         return out_docs, out_scores
 
+    def explain(self, query_tokens: Sequence[str], doc: int) -> list[TermContribution]:
+        """Term-by-term breakdown of ``scores(query_tokens)[doc]``.
 
-def grid_top_k(
-    index: BM25Index,
-    queries: Sequence[Sequence[str]],
-    *,
-    k1s: Sequence[float] = GRID_K1,
-    bs: Sequence[float] = GRID_B,
-    k: int = GRID_RECALL_K,
-) -> IntArray:
-    """Top-k document indices for every (k1, b) pair of a grid, all queries at once.
-
-    Returns an int64 array of shape (len(k1s), len(bs), len(queries), min(k, n_docs)); entry
-    ``[i, j, q]`` equals ``index.with_params(k1=k1s[i], b=bs[j]).search(queries[q], k=k).indices``
-    exactly (same scores, same tie-breaking by ascending document index). The postings of every
-    query are gathered once and all cells are scored with numpy; queries are processed in blocks
-    so that at most about 8 million scores are held at a time.
-    """
-    _check_k(k)
-    check_token_lists(queries, what="queries")
-    k1_arr = np.asarray(k1s, dtype=np.float64).reshape(-1)
-    b_arr = np.asarray(bs, dtype=np.float64).reshape(-1)
-    if k1_arr.size == 0 or b_arr.size == 0:
-        raise ValueError("k1s and bs must not be empty")
-    for k1 in k1_arr:
-        for b in b_arr:
-            _check_params(float(k1), float(b))
-    n_docs = index.n_docs
-    k_eff = min(int(k), n_docs)
-    n_cells = k1_arr.size * b_arr.size
-    out = np.zeros((k1_arr.size, b_arr.size, len(queries), k_eff), dtype=np.int64)
-    block = max(1, _GRID_BLOCK_ELEMENTS // (n_cells * n_docs))
-    for start in range(0, len(queries), block):
-        batch = queries[start : start + block]
-        scores = _cell_scores(
-            index._postings(batch), index._ratio, k1_arr, b_arr, len(batch), n_docs
-        )
-        idx, _ = top_k_rows(scores.reshape(-1, n_docs), k_eff, overwrite=True)
-        out[:, :, start : start + len(batch)] = idx.reshape(
-            k1_arr.size, b_arr.size, len(batch), k_eff
-        )
-    return out
+        One entry per distinct query token in order of first appearance. Each contribution is
+        the very product the score adds for its term (``weight * saturation``, the weight being
+        ``idf * query count``), so added from 0.0 in ascending term column they give the score
+        bit for bit (in another order, to the last bit or so).
+        """
+        _check_query(query_tokens)
+        if isinstance(doc, bool) or not isinstance(doc, int | np.integer):
+            raise ValueError(f"doc must be an integer index, got {doc!r}")
+        if not 0 <= doc < self.n_docs:
+            raise ValueError(f"doc {doc} is out of range for {self.n_docs} documents")
+        stats = self.stats
+        factor = float(length_factor(stats.columns.ratio[doc : doc + 1], self._b)[0])
+        klf = float(self._length_term()[doc])
+        out: list[TermContribution] = []
+        for term, count in Counter(query_tokens).items():
+            col = stats.vocabulary.get(term)
+            if col is None:
+                tf, df = 0, 0
+                idf = float(lucene_idf(0, self.n_docs))
+            else:
+                tf = stats.tf_of(doc, col)
+                df = int(stats.columns.indptr[col + 1] - stats.columns.indptr[col])
+                idf = float(stats.idf[col])
+            contribution = float((idf * count) * impact(float(tf), klf, self._k1)) if tf else 0.0
+            out.append(TermContribution(term, tf, df, idf, factor, contribution, count))
+        return out

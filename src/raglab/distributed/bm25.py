@@ -268,7 +268,7 @@ class DistributedBM25:
         """:meth:`search_many` at every (k1, b) of a grid, one task per shard for all cells:
         documents and scores, both (len(k1s), len(bs), Q, min(k, N)), each cell equal to
         ``search_many(queries, k=k, k1=k1s[i], b=bs[j])`` (and so to
-        :func:`raglab.bm25.index.grid_top_k`'s cell) bit for bit."""
+        :func:`raglab.bm25.grid.grid_top_k`'s cell) bit for bit."""
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
         k1_list, b_list = [float(v) for v in k1s], [float(v) for v in bs]

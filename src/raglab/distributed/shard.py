@@ -14,7 +14,7 @@ A shard holds documents ``offset .. offset + n - 1`` of the whole collection. It
 
 Scoring then follows :mod:`raglab.bm25.index` operation for operation, with the global N, avgdl and
 n_t (never the shard's own: IDFs and length ratios from one shard would make a score depend on
-how the collection was cut)::
+how the collection was cut), through the one formula module (:mod:`raglab.bm25.formula`)::
 
     IDF(t)      = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))                      (float64, log1p)
     ratio(d)    = |d| / avgdl                 (1.0 for every document when avgdl = 0)
@@ -37,8 +37,8 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25 import compiled as _bm25_compiled
-from raglab.bm25.maxscore import impacts
-from raglab.bm25.scoring import build_postings, lucene_idf, per_term_reduce
+from raglab.bm25.formula import impact, length_term, lucene_idf, saturation
+from raglab.bm25.postings import build_postings, per_term_reduce
 
 __all__ = [
     "GlobalStatistics",
@@ -72,7 +72,7 @@ class ShardCounts:
     @classmethod
     def from_tokens(cls, token_lists: Sequence[Sequence[str]]) -> ShardCounts:
         """Count the tokens of the shard's documents (``token_lists[i]`` is local document i)
-        with the single index's own streamed build (:func:`raglab.bm25.scoring.build_postings`:
+        with the single index's own streamed build (:func:`raglab.bm25.postings.build_postings`:
         a block of documents at a time, about 5 bytes a posting kept), so a shard's counts are
         the index's postings for its documents and cost a worker what they cost one machine."""
         terms, indptr, docs, tf, _ = build_postings(token_lists)
@@ -178,8 +178,7 @@ class ScoredShard:
         pos = np.repeat(starts - (ends - lengths), lengths) + np.arange(ends[-1], dtype=np.int64)
         docs = c.docs[pos]
         tf = c.tf[pos]
-        length_factor = (1.0 - b) + b * self.ratio[docs]
-        sat = (tf * (k1 + 1.0)) / (tf + k1 * length_factor)
+        sat = saturation(tf, self.ratio[docs], k1, b)
         out: FloatArray = np.bincount(
             docs, weights=np.repeat(weights, lengths) * sat, minlength=c.n_docs
         ).astype(np.float64, copy=False)
@@ -212,9 +211,9 @@ class ScoredShard:
         c = self.counts
         key = (k1, b)
         if self._bounds is None or self._bounds[0] != key:
-            klf = k1 * ((1.0 - b) + b * self.ratio)
+            klf = length_term(self.ratio, k1, b)
             bound = per_term_reduce(
-                c.indptr, lambda a, z: impacts(c.tf[a:z], klf[c.docs[a:z]], k1), np.maximum
+                c.indptr, lambda a, z: impact(c.tf[a:z], klf[c.docs[a:z]], k1), np.maximum
             )
             self._bounds = (key, klf, bound)
         _, klf, bound = self._bounds

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from raglab import _config as C
 from raglab.base.ranking import FloatArray, IntArray
-from raglab.bm25.index import grid_top_k
+from raglab.bm25.grid import grid_top_k
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
@@ -81,7 +81,7 @@ def grid_rule(k: int = C.GRID_RECALL_K, split: str = "train") -> str:
 
 
 def local_cells(lab: Lab, chunking: ChunkingKey | None = None) -> GridCells:
-    """:data:`GridCells` from the lab's own BM25 index (:func:`raglab.bm25.index.grid_top_k`)."""
+    """:data:`GridCells` from the lab's own BM25 index (:func:`raglab.bm25.grid.grid_top_k`)."""
     index = lab.indexes.chunk_set(chunking).bm25
 
     def cells(
