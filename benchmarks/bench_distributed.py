@@ -56,7 +56,7 @@ import bench_sweep  # noqa: E402
 from bench_sweep import _reset_peak, _status_kb, _timed  # noqa: E402
 from common import Config, Disagreement, Section, run_json_worker  # noqa: E402
 
-from raglab._config import LSA_OVERSAMPLE, LSA_RANK  # noqa: E402
+from raglab.settings import LSA_OVERSAMPLE, LSA_RANK  # noqa: E402
 
 SIZES = (100_000,)
 QUICK_SIZES = (10_000,)

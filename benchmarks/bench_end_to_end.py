@@ -44,11 +44,11 @@ from common import (
     traced_peak,
 )
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.bm25.index import BM25Index
 from raglab.embedding.lsa import even_windows, fit_lsa, unit_rows
 from raglab.fusion.fuse import rrf
+from raglab.settings import default
 
 COLD_PROCESS = textwrap.dedent(
     """
@@ -132,7 +132,7 @@ def _generated(cfg: Config, section: Section) -> None:
     # Normalised once, as the lab keeps them (ChunkSet.lsa_unit_projections); the rankings are
     # bitwise those of the raw projections.
     unit, unit_seconds = timed(lambda: unit_rows(projections))
-    depth = min(C.RANK_DEPTH, len(docs))
+    depth = min(default("depth"), len(docs))
     questions = coll.queries[: cfg.retrieval_questions]
 
     def bm25_list(q: list[str]) -> Ranking:

@@ -10,10 +10,10 @@ import pytest
 
 import raglab.bm25.index as bm25_module
 from conftest import Cranfield
-from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
 from raglab.bm25.index import BM25Index, grid_top_k
 from raglab.bm25.scoring import lucene_idf
 from raglab.bm25.statistics import TermContribution
+from raglab.settings import GRID_B, GRID_K1, GRID_RECALL_K, default
 
 # ---------------------------------------------------------------- fixtures
 
@@ -129,7 +129,7 @@ def test_lucene_idf_is_positive_even_for_a_term_in_every_document() -> None:
 # ---------------------------------------------------------------- oracle bm25s
 
 
-@pytest.mark.parametrize(("k1", "b"), [(BM25_K1, BM25_B), (2.0, 1.0)])
+@pytest.mark.parametrize(("k1", "b"), [(default("k1"), default("b")), (2.0, 1.0)])
 def test_scores_match_bm25s_on_cranfield(
     cranfield_doc_tokens: list[list[str]],
     cranfield_query_tokens: list[list[str]],
@@ -154,7 +154,9 @@ def test_scores_match_bm25s_on_the_handbook() -> None:
     lab = Lab.load()
     cs = lab.chunk_set()
     queries = [lab.query_tokens(q) for q in lab.questions]
-    expected = bm25s_scores(cs.tokens, queries, k1=BM25_K1, b=BM25_B) * (BM25_K1 + 1)
+    expected = bm25s_scores(cs.tokens, queries, k1=default("k1"), b=default("b")) * (
+        default("k1") + 1
+    )
     ours = np.stack([cs.bm25.scores(q) for q in queries])
     np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-12)
     for q, query in enumerate(queries):
@@ -167,7 +169,7 @@ def test_scores_match_bm25s_on_a_seeded_random_corpus(
     """oracle: bm25s BM25(method="lucene"), including an empty document, a repeated query term
     (counted per occurrence on both sides) and a term outside the collection."""
     docs, queries = random_corpus
-    for k1, b in [(BM25_K1, BM25_B), (0.0, 0.5), (3.0, 0.0)]:
+    for k1, b in [(default("k1"), default("b")), (0.0, 0.5), (3.0, 0.0)]:
         expected = bm25s_scores(docs, queries, k1=k1, b=b) * (k1 + 1)
         index = BM25Index(docs, k1=k1, b=b)
         ours = np.stack([index.scores(q) for q in queries])
@@ -227,7 +229,7 @@ def test_with_params_equals_a_fresh_index(
     base = BM25Index(docs)
     other = base.with_params(k1=0.4, b=0.2)
     fresh = BM25Index(docs, k1=0.4, b=0.2)
-    assert (other.k1, other.b, base.k1, base.b) == (0.4, 0.2, BM25_K1, BM25_B)
+    assert (other.k1, other.b, base.k1, base.b) == (0.4, 0.2, default("k1"), default("b"))
     for query in queries:
         np.testing.assert_array_equal(other.scores(query), fresh.scores(query))
     assert other.with_params().k1 == 0.4

@@ -11,12 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raglab._config import (
-    FIXED_OVERLAP,
-    FIXED_SIZE,
-    HEADING_MAX_WORDS,
-    SENTENCE_SIZE,
-)
 from raglab.chunking.chunk import Chunk, ChunkIndex, containing_chunks
 from raglab.chunking.chunkers import (
     METHODS,
@@ -28,6 +22,7 @@ from raglab.chunking.chunkers import (
 )
 from raglab.chunking.closed_forms import cut_probabilities, cut_probability, expected_chunk_count
 from raglab.corpus.pages import Page, parse_page
+from raglab.settings import CHUNK_SIZES, FIXED_OVERLAP
 from raglab.text.tokens import sentence_spans, word_offsets, word_spans
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -323,7 +318,7 @@ def test_heading_chunks_follow_sections() -> None:
     """oracle: the fixture's sections read by hand: the intro, 'Motor faults' (heading only)
     merged into 'E-4107', 'E-4012', 'Link faults', and the trailing heading-only 'Notes'."""
     page = parse_page(HANDBOOK_PAGE, stem="x")
-    chunks = chunk_headings([page], max_words=HEADING_MAX_WORDS)
+    chunks = chunk_headings([page], max_words=CHUNK_SIZES["heading"])
     check_chunks_index_pages(chunks, [page])
     heads = [c.text.splitlines()[0] for c in chunks]
     assert heads == ["# Error Codes", "## Motor faults", "### E-4012", "## Link faults", "## Notes"]
@@ -430,11 +425,13 @@ def test_chunk_pages_defaults_come_from_config() -> None:
     """oracle: the named chunkers called with raglab._config's defaults."""
     pages = [parse_page(HANDBOOK_PAGE, stem="x"), words_page(700)]
     assert chunk_pages(pages, method="fixed") == chunk_fixed(
-        pages, size=FIXED_SIZE, overlap=FIXED_OVERLAP
+        pages, size=CHUNK_SIZES["fixed"], overlap=FIXED_OVERLAP
     )
-    assert chunk_pages(pages, method="sentence") == chunk_sentences(pages, size=SENTENCE_SIZE)
+    assert chunk_pages(pages, method="sentence") == chunk_sentences(
+        pages, size=CHUNK_SIZES["sentence"]
+    )
     assert chunk_pages(pages, method="heading") == chunk_headings(
-        pages, max_words=HEADING_MAX_WORDS
+        pages, max_words=CHUNK_SIZES["heading"]
     )
     assert chunk_pages(pages, method="fixed", size=50, overlap=10) == chunk_fixed(
         pages, size=50, overlap=10

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import ranx
 
-from raglab._config import FUSION_DEPTH, RRF_K
 from raglab.base.ranking import Ranking
 from raglab.fusion.fuse import minmax, rrf, rrf_all, score_fusion, score_fusion_all
+from raglab.settings import RRF_K, default
 
 N_DOCS = 50
 
@@ -112,9 +112,12 @@ def test_rrf_equals_ranx(seed: int, norm: str | None) -> None:
     unchanged and both settings must agree. ranx ranks by score, which is distinct here.
     """
     runs = random_runs(seed, 3, 30)
-    fused = rrf_all(runs, k=RRF_K, depth=FUSION_DEPTH)
+    fused = rrf_all(runs, k=RRF_K, depth=default("fusion_depth"))
     theirs = ranx.fuse(
-        [to_ranx(run, FUSION_DEPTH) for run in runs], norm=norm, method="rrf", params={"k": 60}
+        [to_ranx(run, default("fusion_depth")) for run in runs],
+        norm=norm,
+        method="rrf",
+        params={"k": 60},
     )
     reference = theirs.to_dict()
     assert len(fused) == 30
@@ -198,7 +201,7 @@ def test_score_fusion_equals_ranx_wsum(seed: int, weight: float) -> None:
     runs = random_runs(seed, 2, 40)
     fused = score_fusion_all(runs[0], runs[1], weight=weight)
     theirs = ranx.fuse(
-        [to_ranx(run, FUSION_DEPTH) for run in runs],
+        [to_ranx(run, default("fusion_depth")) for run in runs],
         norm="min-max",
         method="wsum",
         params={"weights": [weight, 1 - weight]},
@@ -237,8 +240,8 @@ def test_weight_one_gives_bm25_order_and_zero_the_cosine_order(seed: int) -> Non
     bm25, cosine = runs[0][0], runs[1][0]
     for weight, lead, other in ((1.0, bm25, cosine), (0.0, cosine, bm25)):
         fused = score_fusion(bm25, cosine, weight=weight)
-        head = lead.indices[:FUSION_DEPTH].tolist()
-        rest = (set(head) | set(other.indices[:FUSION_DEPTH].tolist())) - set(head[:-1])
+        head = lead.indices[: default("fusion_depth")].tolist()
+        rest = (set(head) | set(other.indices[: default("fusion_depth")].tolist())) - set(head[:-1])
         assert fused.indices.tolist() == head[:-1] + sorted(rest)
 
 

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import raglab.embedding.lsa as lsa_module
-from raglab._config import LSA_RANK, LSA_WINDOWS
 from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, term_window_matrix, unit_rows
 from raglab.embedding.svd import _lu_basis, randomized_svd
 from raglab.embedding.vectors import tfidf_matrix
+from raglab.settings import LSA_RANK, LSA_WINDOWS
 from raglab.text.tokens import tokenize
 
 # ---------------------------------------------------------------- fixtures

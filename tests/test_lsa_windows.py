@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.sparse.linalg import svds  # type: ignore[import-untyped]
 
-from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
 from raglab.embedding.lsa import (
     even_windows,
     fit_lsa,
@@ -28,6 +27,7 @@ from raglab.embedding.lsa import (
 from raglab.embedding.svd import randomized_svd
 from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.lab import Lab
+from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
 
 CRANFIELD = Path(__file__).resolve().parent / "fixtures" / "cranfield"
 HANDBOOK_WORDS = 14_067

@@ -13,7 +13,6 @@ import pytrec_eval
 import ranx
 
 import raglab.metrics.judging as judging_module
-from raglab._config import NDCG_K, RECALL_KS
 from raglab.base.ranking import IntArray, Ranking
 from raglab.metrics.judging import RankingLike, Relevance
 from raglab.metrics.measures import (
@@ -35,6 +34,7 @@ from raglab.metrics.measures import (
     top1_accuracy,
     top1_accuracy_per_query,
 )
+from raglab.settings import NDCG_K, RECALL_KS
 
 N_DOCS = 60
 

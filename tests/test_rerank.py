@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 
-from raglab._config import RERANK_L2, RERANK_LEARNING_RATE, SEED
 from raglab.base.ranking import FloatArray
 from raglab.rerank.features import DAYS_PER_YEAR, FEATURES, candidate_features, page_age_years
 from raglab.rerank.logistic import (
@@ -21,6 +20,7 @@ from raglab.rerank.logistic import (
     logistic_objective,
 )
 from raglab.rerank.mmr import mmr
+from raglab.settings import RERANK_L2, RERANK_LEARNING_RATE, SEED
 
 # --------------------------------------------------------------------------------------------
 # Fixtures

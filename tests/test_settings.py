@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from raglab import _config as C
 from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.cli.main import build_parser
 from raglab.cli.options import add_setting_options, given_settings
@@ -23,7 +22,7 @@ from raglab.pipeline.end_to_end import RUN_SETTING_NAMES, TUNED_NAMES, RunSettin
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings
 from raglab.rerank.features import FEATURES
-from raglab.settings import SETTINGS, default, setting, settings_in
+from raglab.settings import RETRIEVERS, SETTINGS, default, setting, settings_in
 from raglab.web.routes.end_to_end import RunRequest
 
 
@@ -95,7 +94,7 @@ def test_bad_values_name_the_setting(name: str, value: Any, needle: str) -> None
 
 def test_labels_cover_every_choice_and_feature() -> None:
     assert tuple(FEATURE_LABELS) == FEATURES
-    assert tuple(RETRIEVER_LABELS) == C.RETRIEVERS == setting("retriever").choices
+    assert tuple(RETRIEVER_LABELS) == RETRIEVERS == setting("retriever").choices
     for s in SETTINGS:
         if s.choices is not None:
             assert s.choice_labels is not None and tuple(s.choice_labels) == s.choices, s.name

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
-from raglab import _config as C
 from raglab.bm25.index import BM25Index, grid_top_k
 from raglab.distributed.bm25 import TREE_ARITY, DistributedBM25, count_partition, reduce_tree
 from raglab.distributed.evaluation import evaluate_on_cluster, measure_on_cluster
@@ -24,6 +23,7 @@ from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split, relevance_of
+from raglab.settings import GRID_B, GRID_K1
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -152,12 +152,12 @@ def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) 
     index = index_lab(client, cranfield, WHOLE_PAGES)
     queries = [cranfield.query_tokens(q) for q in cranfield.split("train")]
     local = cranfield.chunk_set(WHOLE_PAGES).bm25
-    docs, scores = index.search_grid(queries, k=5, k1s=C.GRID_K1, bs=C.GRID_B)
+    docs, scores = index.search_grid(queries, k=5, k1s=GRID_K1, bs=GRID_B)
     want = grid_top_k(local, queries, k=5)
     assert docs.shape == want.shape == (16, 11, len(queries), 5)
     assert docs.tobytes() == want.tobytes()
-    for i, k1 in enumerate(C.GRID_K1[::5]):
-        for j, b in enumerate(C.GRID_B[::5]):
+    for i, k1 in enumerate(GRID_K1[::5]):
+        for j, b in enumerate(GRID_B[::5]):
             tops = local.with_params(k1=k1, b=b).search_many(queries, k=5)[1]
             assert scores[5 * i, 5 * j].tobytes() == tops.tobytes()
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from raglab import _config as C
 from raglab.labels import RETRIEVER_LABELS
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.markdown import render_markdown
 from raglab.report.model import Table
 from raglab.report.sections import sections
+from raglab.settings import RETRIEVERS
 from report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
@@ -120,4 +120,4 @@ def test_page_labels_are_said_to_be_unsupported(tmp_path: Path) -> None:
     assert "The end-to-end run is not supported" in text
     assert text.count("labelled by relevant pages") >= 2
     rankers = table_rows(text, "Rankers")
-    assert [r[0] for r in rankers[1:]] == [RETRIEVER_LABELS[name] for name in C.RETRIEVERS]
+    assert [r[0] for r in rankers[1:]] == [RETRIEVER_LABELS[name] for name in RETRIEVERS]

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import bm25_search, grid_view, stemming_effect
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_ranks, measure
+from raglab.settings import GRID_RECALL_K, default
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
 
-K = C.GRID_RECALL_K
+K = GRID_RECALL_K
 # A training question whose second result splits its score 54 : 46 between two terms: bars
 # drawn the same width would hide the difference.
 QUERY = "When should an agent escalate a ticket?"
@@ -210,7 +210,7 @@ def test_the_stemming_switch_changes_search_and_grid(
         expect(results.nth(n).locator("tbody th")).to_have_text(["lock"])
     expect(page.locator("#bm25-results .stemmed")).to_have_text("Stemming changed locks → lock.")
     expect(page.locator("#bm25-train")).to_have_text(
-        f"{counted(stemmed, 'train', C.BM25_K1, C.BM25_B)} {at(C.BM25_K1, C.BM25_B)}"
+        f"{counted(stemmed, 'train', default('k1'), default('b'))} {at(default('k1'), default('b'))}"
     )
 
     page.locator("#bm25-map").click()
@@ -226,7 +226,7 @@ def test_the_stemming_switch_changes_search_and_grid(
         f"{len(view.tied)} of {len(view.k1s) * len(view.bs)} cells"
     )
     # Stemming fixes training questions at the defaults; the page counts and names them.
-    changed = stemming_effect(lab, k1=C.BM25_K1, b=C.BM25_B)
+    changed = stemming_effect(lab, k1=default("k1"), b=default("b"))
     assert changed["fixes"]
     effect = page.locator("#bm25-stem-effect")
     fixes = len(changed["fixes"])

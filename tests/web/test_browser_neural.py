@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, first_rank_rows, measure
+from raglab.settings import NEURAL_RETRIEVERS
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
@@ -49,7 +49,7 @@ def test_the_neural_panel_shows_the_library_ranks(page: Page, lab: Lab) -> None:
 
 
 def test_the_fusion_table_shows_the_neural_rows(page: Page, lab: Lab) -> None:
-    for name in C.NEURAL_RETRIEVERS:
+    for name in NEURAL_RETRIEVERS:
         row = page.locator(f'#fusion-table tr[data-ranker="{name}"] td')
         want = measure(lab, "test", RetrievalSettings(name))["recall@5"]
         expect(row.nth(2)).to_have_text(f"{want:.3f}")

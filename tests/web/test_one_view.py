@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from raglab import _config as C
 from raglab.cli.main import main
 from raglab.pipeline.exhibits.bm25 import grid_view
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows, reranker_summary
@@ -25,6 +24,7 @@ from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
 from raglab.pipeline.retrieval import RetrievalSettings, measure
+from raglab.settings import GRID_B, GRID_K1, default
 
 Cap = pytest.CaptureFixture[str]
 
@@ -43,13 +43,13 @@ def test_the_grid_is_the_same_on_the_command_line_and_the_api(
     web = api.get("/api/bm25/grid").json()
     recall = [list(row) for row in view.recall]
     assert cli["train_recall@5"] == web["recall"] == recall == bm25_grid(lab).recall.tolist()
-    assert cli["k1"] == web["k1s"] == list(view.k1s) == list(C.GRID_K1)
-    assert cli["b"] == web["bs"] == list(view.bs) == list(C.GRID_B)
+    assert cli["k1"] == web["k1s"] == list(view.k1s) == list(GRID_K1)
+    assert cli["b"] == web["bs"] == list(view.bs) == list(GRID_B)
     assert (cli["best"]["k1"], cli["best"]["b"]) == (web["best"]["k1"], web["best"]["b"])
     assert (web["best"]["k1"], web["best"]["b"]) == (view.best.k1, view.best.b)
     assert cli["best"]["train_recall@5"] == web["best"]["recall"] == view.best.train_recall
     assert cli["default_train_recall@5"] == web["default"]["recall"] == view.default.train_recall
-    assert (web["default"]["k1"], web["default"]["b"]) == (C.BM25_K1, C.BM25_B)
+    assert (web["default"]["k1"], web["default"]["b"]) == (default("k1"), default("b"))
     assert web["split"] == view.tuned_on == "train" and web["k"] == view.k == 5
     best = RetrievalSettings("bm25", k1=view.best.k1, b=view.best.b)
     assert cli["test_recall@5_at_best"] == view.best.split_recall

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from raglab._config import GRID_B, GRID_K1, GRID_RECALL_K
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k as _top_k
 from raglab.bm25 import compiled as _bm25_compiled
@@ -43,6 +42,7 @@ from raglab.bm25.scoring import check_query as _check_query
 from raglab.bm25.scoring import query_scores as _query_scores
 from raglab.bm25.statistics import BM25Statistics
 from raglab.embedding.vectors import check_token_lists
+from raglab.settings import GRID_B, GRID_K1, GRID_RECALL_K
 
 __all__ = [
     "BM25Index",

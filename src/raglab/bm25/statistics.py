@@ -18,7 +18,6 @@ from typing import Self
 
 import numpy as np
 
-from raglab._config import BM25_B, BM25_K1
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25.maxscore import Columns, impacts
 from raglab.bm25.scoring import (
@@ -30,6 +29,7 @@ from raglab.bm25.scoring import (
     per_term_reduce,
 )
 from raglab.embedding.vectors import Vocabulary, check_token_lists
+from raglab.settings import default
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ class BM25Statistics:
     )
 
     def __init__(
-        self, docs: Sequence[Sequence[str]], *, k1: float = BM25_K1, b: float = BM25_B
+        self, docs: Sequence[Sequence[str]], *, k1: float = default("k1"), b: float = default("b")
     ) -> None:
         check_token_lists(docs)
         if len(docs) == 0:

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from raglab._config import FIXED_OVERLAP, FIXED_SIZE, HEADING_MAX_WORDS, SENTENCE_SIZE
 from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.closed_forms import (
@@ -25,6 +24,7 @@ from raglab.chunking.closed_forms import (
     expected_chunk_count,
 )
 from raglab.corpus.pages import Page, Section, find_sections
+from raglab.settings import CHUNK_SIZES, FIXED_OVERLAP
 from raglab.text.tokens import count_words, sentence_spans, word_offsets, word_starts
 
 __all__ = [
@@ -106,7 +106,7 @@ def fixed_window_spans(words: IntArray, *, size: int, overlap: int) -> tuple[Int
 
 
 def chunk_fixed(
-    pages: Iterable[Page], *, size: int = FIXED_SIZE, overlap: int = FIXED_OVERLAP
+    pages: Iterable[Page], *, size: int = CHUNK_SIZES["fixed"], overlap: int = FIXED_OVERLAP
 ) -> list[Chunk]:
     """Fixed windows of ``size`` words, consecutive windows sharing ``overlap`` words.
 
@@ -213,7 +213,7 @@ def _sentence_chunks(text: str, size: int, *, from_start: bool = False) -> list[
     return _pack(units, word_starts(text), size)
 
 
-def chunk_sentences(pages: Iterable[Page], *, size: int = SENTENCE_SIZE) -> list[Chunk]:
+def chunk_sentences(pages: Iterable[Page], *, size: int = CHUNK_SIZES["sentence"]) -> list[Chunk]:
     """Whole sentences (:func:`raglab.text.tokens.sentence_spans`) packed greedily up to ``size`` words.
 
     Default ``size=SENTENCE_SIZE`` (raglab._config). A sentence longer than ``size`` stands alone.
@@ -265,7 +265,9 @@ def _heading_spans(page: Page, max_words: int) -> list[tuple[int, int]]:
     return spans
 
 
-def chunk_headings(pages: Iterable[Page], *, max_words: int = HEADING_MAX_WORDS) -> list[Chunk]:
+def chunk_headings(
+    pages: Iterable[Page], *, max_words: int = CHUNK_SIZES["heading"]
+) -> list[Chunk]:
     """One chunk per section (:class:`raglab.corpus.pages.Section`), heading line included.
 
     Default ``max_words=HEADING_MAX_WORDS`` (raglab._config). Section spans are trimmed of
@@ -295,7 +297,7 @@ def chunk_pages(
     if method == "fixed":
         return chunk_fixed(
             pages,
-            size=FIXED_SIZE if size is None else size,
+            size=CHUNK_SIZES["fixed"] if size is None else size,
             overlap=FIXED_OVERLAP if overlap is None else overlap,
         )
     if method not in METHODS:
@@ -303,5 +305,5 @@ def chunk_pages(
     if overlap:
         raise ValueError(f"overlap applies only to the fixed chunker, not to {method!r}")
     if method == "sentence":
-        return chunk_sentences(pages, size=SENTENCE_SIZE if size is None else size)
-    return chunk_headings(pages, max_words=HEADING_MAX_WORDS if size is None else size)
+        return chunk_sentences(pages, size=CHUNK_SIZES["sentence"] if size is None else size)
+    return chunk_headings(pages, max_words=CHUNK_SIZES["heading"] if size is None else size)

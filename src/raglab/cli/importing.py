@@ -9,7 +9,6 @@ from typing import Any
 
 from rich.markup import escape
 
-from raglab._config import SEED
 from raglab.cli._cluster import add_cluster_options, uses_cluster
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
@@ -23,6 +22,7 @@ from raglab.errors import InputError, OutputError
 from raglab.formats.beir import import_beir
 from raglab.formats.collection import TEST_FRACTION, ImportSummary
 from raglab.formats.glasgow import CRANFIELD_GRADE_MAP, import_glasgow
+from raglab.settings import SEED
 
 
 def _fraction(text: str) -> float:

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from raglab._config import NDCG_K, RECALL_KS
 from raglab.base.ranking import FloatArray, Ranking
 from raglab.metrics.measures import (
     PRECISION_K,
@@ -27,6 +26,7 @@ from raglab.metrics.measures import (
 )
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank_split, relevance_of, resolve
+from raglab.settings import NDCG_K, RECALL_KS
 
 __all__ = ["evaluate_on_cluster", "measure_on_cluster", "per_query_values"]
 

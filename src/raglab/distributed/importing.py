@@ -29,7 +29,6 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from raglab._config import SEED
 from raglab.errors import Problem
 from raglab.formats.beir import (
     _json_object,
@@ -42,6 +41,7 @@ from raglab.formats.collection import (
     TEST_FRACTION,
     ImportSummary,
 )
+from raglab.settings import SEED
 
 __all__ = ["check_corpus_lines", "import_beir_on_cluster", "line_ranges", "read_corpus"]
 

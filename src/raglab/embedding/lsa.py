@@ -32,14 +32,6 @@ from typing import TypeVar
 import numpy as np
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
-from raglab._config import (
-    LSA_OVERSAMPLE,
-    LSA_POWER_ITERATIONS,
-    LSA_RANK,
-    LSA_WINDOW_WORDS,
-    LSA_WINDOWS,
-    SEED,
-)
 from raglab.base.exact import exact_sum_of_squares
 from raglab.base.ranking import FloatArray, Ranking
 from raglab.base.topk import top_k
@@ -50,6 +42,14 @@ from raglab.embedding.vectors import (
     check_token_lists,
     count_matrix,
     tfidf_matrix,
+)
+from raglab.settings import (
+    LSA_OVERSAMPLE,
+    LSA_POWER_ITERATIONS,
+    LSA_RANK,
+    LSA_WINDOW_WORDS,
+    LSA_WINDOWS,
+    SEED,
 )
 
 __all__ = [

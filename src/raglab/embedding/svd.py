@@ -16,9 +16,9 @@ import numpy as np
 import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
-from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, SEED
 from raglab.base.ranking import FloatArray
 from raglab.embedding.vectors import SparseMatrix
+from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, SEED
 
 __all__ = ["randomized_svd", "small_problem"]
 

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from raglab._config import SEED
 from raglab.base.files import read_text_lines
 from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError, Problem
@@ -58,6 +57,7 @@ from raglab.formats.collection import (
 )
 from raglab.formats.progress import progress
 from raglab.formats.trec import cap_problems, parse_int
+from raglab.settings import SEED
 
 BEIR_KIND = "beir"
 # BEIR's qrels file names and the split each feeds (we have no dev split: tuning uses train).

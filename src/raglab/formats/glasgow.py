@@ -39,7 +39,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from raglab._config import SEED
 from raglab.base.files import read_text_lines
 from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError, Problem
@@ -54,6 +53,7 @@ from raglab.formats.collection import (
     write_collection,
 )
 from raglab.formats.trec import cap_problems, parse_int
+from raglab.settings import SEED
 
 # Cranfield's grades: 1 (complete answer) .. 4 (minimum interest) -> relevance 5 - grade; -1 dropped.
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 4, 2: 3, 3: 2, 4: 1, -1: 0}

@@ -22,9 +22,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from raglab._config import FUSION_DEPTH, RRF_K
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.metrics.judging import index_array
+from raglab.settings import RRF_K, default
 
 __all__ = ["minmax", "rrf", "rrf_all", "score_fusion", "score_fusion_all"]
 
@@ -198,7 +198,7 @@ def rrf_all(
     runs: Sequence[Sequence[Ranking | IntArray]],
     *,
     k: float = RRF_K,
-    depth: int = FUSION_DEPTH,
+    depth: int = default("fusion_depth"),
 ) -> list[Ranking]:
     """Reciprocal rank fusion of many questions at once.
 
@@ -229,7 +229,10 @@ def rrf_all(
 
 
 def rrf(
-    rankings: Sequence[Ranking | IntArray], *, k: float = RRF_K, depth: int = FUSION_DEPTH
+    rankings: Sequence[Ranking | IntArray],
+    *,
+    k: float = RRF_K,
+    depth: int = default("fusion_depth"),
 ) -> Ranking:
     """Reciprocal rank fusion of one question's rankings (Cormack, Clarke and Buettcher 2009).
 
@@ -247,7 +250,7 @@ def score_fusion_all(
     cosine: Sequence[Ranking],
     *,
     weight: float,
-    depth: int = FUSION_DEPTH,
+    depth: int = default("fusion_depth"),
 ) -> list[Ranking]:
     """Min-max score fusion of many questions at once; ``bm25[q]`` and ``cosine[q]`` pair up.
 
@@ -288,7 +291,7 @@ def score_fusion_all(
 
 
 def score_fusion(
-    bm25: Ranking, cosine: Ranking, *, weight: float, depth: int = FUSION_DEPTH
+    bm25: Ranking, cosine: Ranking, *, weight: float, depth: int = default("fusion_depth")
 ) -> Ranking:
     """Weighted min-max score fusion of a BM25 and a cosine ranking for one question.
 

@@ -44,7 +44,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from raglab._config import NDCG_K, RECALL_KS
 from raglab.base.ranking import FloatArray
 from raglab.metrics.judging import (
     RankingLike,
@@ -58,6 +57,7 @@ from raglab.metrics.judging import (
     ndcg_scores,
     ranking_indices,
 )
+from raglab.settings import NDCG_K, RECALL_KS
 
 __all__ = [
     "PRECISION_K",

@@ -10,7 +10,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from raglab._config import WILSON_Z
+from raglab.settings import WILSON_Z
 
 __all__ = ["McNemarResult", "mcnemar_exact", "wilson_interval"]
 

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from raglab import _config as C
+from raglab.settings import CACHE_SIZE
 
 __all__ = ["BoundedCache"]
 
@@ -18,7 +18,7 @@ V = TypeVar("V")
 class BoundedCache(Generic[K, V]):
     """A least-recently-used cache with a fixed number of entries."""
 
-    def __init__(self, size: int = C.CACHE_SIZE) -> None:
+    def __init__(self, size: int = CACHE_SIZE) -> None:
         self._size = size
         self._data: OrderedDict[K, V] = OrderedDict()
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from raglab import _config as C
 from raglab.chunking.closed_forms import cut_probability, expected_chunk_count
 from raglab.pipeline.lab import ChunkingKey, Lab
+from raglab.settings import CHUNK_SIZES
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ def chunking_report(
     k = key.resolved()
     cs = lab.chunk_set(k)
     fixed = k.method == "fixed"
-    size = k.size if k.size is not None else C.FIXED_SIZE
+    size = k.size if k.size is not None else CHUNK_SIZES["fixed"]
     overlap = k.overlap if k.overlap is not None else 0
     answers = []
     for q in lab.questions:

@@ -25,14 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from raglab import _config as C
 from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.metrics.stats import wilson_interval
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reading import Reading, read_question
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import RetrievalSettings, choose_weight
-from raglab.settings import default, setting, settings_in
+from raglab.settings import READER_THRESHOLDS, SCORE_FUSIONS, default, setting, settings_in
 
 __all__ = [
     "DIAGNOSES",
@@ -256,7 +255,7 @@ def choose_threshold(lab: Lab, s: RunSettings) -> float:
     s = resolve_run(lab, s, upto="mmr_lambda")
     readings = _readings(lab, "train", s, threshold_lambda(s))
     best = max(
-        C.READER_THRESHOLDS,
+        READER_THRESHOLDS,
         key=lambda t: (sum(_outcome(r, t) == "correct" for r in readings), -t),
     )
     return float(best)
@@ -267,7 +266,7 @@ def resolve_run(lab: Lab, s: RunSettings, *, upto: str = "threshold") -> RunSett
     fusion weight (score fusion only), then MMR's lambda (with MMR only), then the reader's
     threshold, each chosen with the ones before it fixed. ``upto`` stops after that one. A value
     the run does not use stays TUNED."""
-    if s.weight is TUNED and s.retriever in C.SCORE_FUSIONS:
+    if s.weight is TUNED and s.retriever in SCORE_FUSIONS:
         s = s.replace(weight=choose_weight(lab, s.retrieval))
     if upto == "weight":
         return s
@@ -363,7 +362,7 @@ def outcomes_vector(result: RunResult) -> list[bool]:
 
 
 def threshold_sweep(
-    lab: Lab, result: RunResult, thresholds: Sequence[float] = C.READER_THRESHOLDS
+    lab: Lab, result: RunResult, thresholds: Sequence[float] = READER_THRESHOLDS
 ) -> list[dict[str, float | int]]:
     """The run's reader replayed at each threshold, everything before the reader kept.
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from raglab import _config as C
 from raglab.metrics.stats import mcnemar_exact
+from raglab.settings import RETRIEVERS
 
 #: The recall depth of the gate: a question counts as found by a ranker when its first relevant
 #: chunk is in the first RECALL_K (the exhibits' headline recall@5).
 RECALL_K = 5
 #: The rankers of section IV, in the order the gate lists them: every retriever of the lab.
-RANKERS = C.RETRIEVERS
+RANKERS = RETRIEVERS
 #: The gate also compares the run's final list (after reranking and MMR) under this name.
 FINAL_LIST = "final"
 # Floats closer than this count as equal when the gate compares two rates (rounding only).

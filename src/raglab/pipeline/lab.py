@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import ChunkIndex
@@ -29,7 +28,7 @@ from raglab.errors import InputError, Problem
 from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
 from raglab.rerank.features import page_age_years
-from raglab.settings import default, setting
+from raglab.settings import CACHE_SIZE, CHUNK_SIZES, FIXED_OVERLAP, LSA_RANK, SEED, default, setting
 from raglab.text.tokens import (
     count_words,
     identifiers,
@@ -64,7 +63,7 @@ def _stemmed_terms(text: str, start: int, end: int) -> frozenset[str]:
 class ChunkingKey:
     """A chunker setting: ``method`` with its size (or size cap) and overlap."""
 
-    method: str = C.RETRIEVAL_CHUNKER
+    method: str = default("chunker")
     size: int | None = None
     overlap: int | None = None
 
@@ -77,17 +76,17 @@ class ChunkingKey:
         if self.method != "fixed" and self.overlap:
             raise ValueError(f"overlap applies only to the fixed chunker, not to {self.method!r}")
         if self.method == "fixed":
-            size = C.FIXED_SIZE if self.size is None else self.size
+            size = CHUNK_SIZES["fixed"] if self.size is None else self.size
             return ChunkingKey(
-                "fixed", size, C.FIXED_OVERLAP if self.overlap is None else self.overlap
+                "fixed", size, FIXED_OVERLAP if self.overlap is None else self.overlap
             )
         if self.method == "sentence":
             return ChunkingKey(
-                "sentence", C.SENTENCE_SIZE if self.size is None else self.size, None
+                "sentence", CHUNK_SIZES["sentence"] if self.size is None else self.size, None
             )
         if self.method == "heading":
             return ChunkingKey(
-                "heading", C.HEADING_MAX_WORDS if self.size is None else self.size, None
+                "heading", CHUNK_SIZES["heading"] if self.size is None else self.size, None
             )
         raise ValueError(f"chunker must be one of fixed, sentence, heading; not {self.method!r}")
 
@@ -130,7 +129,7 @@ class ChunkSet:
     @cached_property
     def bm25(self) -> BM25Index:
         """BM25 over the chunks at the default k1 and b; ``with_params`` gives others for free."""
-        return BM25Index(self.tokens, k1=C.BM25_K1, b=C.BM25_B)
+        return BM25Index(self.tokens, k1=default("k1"), b=default("b"))
 
     @cached_property
     def lsa_projections(self) -> FloatArray:
@@ -209,9 +208,9 @@ class Lab:
         self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
         # External retrievers' runs by name: question id -> [(doc id, score)] best first.
         self.runs: dict[str, dict[str, list[tuple[str, float]]]] = {}
-        self.cache: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 8)
+        self.cache: BoundedCache[Hashable, object] = BoundedCache(CACHE_SIZE * 8)
         # One entry per (setting, question): rankings and reranked lists, reused across measures.
-        self.per_question: BoundedCache[Hashable, object] = BoundedCache(C.CACHE_SIZE * 512)
+        self.per_question: BoundedCache[Hashable, object] = BoundedCache(CACHE_SIZE * 512)
         # This lab's data under the other stemming (with_stem), built on first use.
         self._siblings: dict[bool, Lab] = {}
         #: What measures a split's rankings (raglab.pipeline.retrieval.measure): None for
@@ -382,7 +381,7 @@ class Lab:
     @cached_property
     def lsa(self) -> LSAModel:
         """LSA fitted on the windows with the default rank and seed."""
-        return self.lsa_model(C.LSA_RANK)
+        return self.lsa_model(LSA_RANK)
 
     def lsa_model(self, rank: int, *, fit: Callable[..., LSAModel] | None = None) -> LSAModel:
         """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has.
@@ -393,6 +392,6 @@ class Lab:
         n_terms = len({t for w in self.lsa_windows for t in w})
         k = max(1, min(rank, len(self.lsa_windows), n_terms))
         key = ("lsa", k)
-        model = self.cache.get(key, lambda: fitter(self.lsa_windows, rank=k, seed=C.SEED))
+        model = self.cache.get(key, lambda: fitter(self.lsa_windows, rank=k, seed=SEED))
         assert isinstance(model, LSAModel)
         return model

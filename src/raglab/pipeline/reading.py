@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.corpus.questions import Question
 from raglab.metrics.measures import first_relevant_rank
@@ -36,6 +35,7 @@ from raglab.reading.reader import (
     quote_relation,
     read,
 )
+from raglab.settings import default
 from raglab.text.tokens import tokenize
 
 if TYPE_CHECKING:  # end_to_end imports this module; the settings are only read here
@@ -164,7 +164,7 @@ def read_prepared(inp: ReadingInput) -> Reading:
         k_budget=inp.k_budget,
         # Retrieval hands the reranker its first FUSION_DEPTH; a chunk packed into the context
         # was retrieved too, however generous the budget.
-        in_retrieved=first is not None and first <= max(C.FUSION_DEPTH, inp.k_budget),
+        in_retrieved=first is not None and first <= max(default("fusion_depth"), inp.k_budget),
         best=best,
         best_text=best_text,
         best_chunk=chunk_ids[answer.sentence] if answer.sentence is not None else None,

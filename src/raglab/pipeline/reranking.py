@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
 from raglab.corpus.questions import Question
@@ -28,6 +27,15 @@ from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split
 from raglab.rerank.features import FEATURES, candidate_features
 from raglab.rerank.logistic import LogisticModel, fit_logistic
 from raglab.rerank.mmr import mmr
+from raglab.settings import (
+    MMR_DEPTH,
+    MMR_LAMBDAS,
+    RERANK_DEPTH,
+    RERANK_ITERATIONS,
+    RERANK_L2,
+    RERANK_LEARNING_RATE,
+    SEED,
+)
 from raglab.text.tokens import identifiers
 
 ORDERS = ("fusion", "reranked", "reranked + MMR")
@@ -67,7 +75,7 @@ def _cosines(
 
 def candidates(lab: Lab, q: Question | str, first_stage: RetrievalSettings) -> Ranking:
     """The first stage's top ``RERANK_DEPTH`` for a question."""
-    return rank(lab, q, first_stage).top(C.RERANK_DEPTH)
+    return rank(lab, q, first_stage).top(RERANK_DEPTH)
 
 
 def candidate_bm25_key(first_stage: RetrievalSettings, question_id: str) -> Hashable:
@@ -157,7 +165,7 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings(
             # a whole answer there is nothing to learn (fixed chunks smaller than the answers).
             raise DataLimit(
                 f"the reranker has no example to learn from: no training question's answer lies "
-                f"whole in one of its first {C.RERANK_DEPTH} candidate chunks with the "
+                f"whole in one of its first {RERANK_DEPTH} candidate chunks with the "
                 f"{_chunker_words(first_stage.chunking)}; use larger chunks (--size), another "
                 "--chunker, or run without the reranker (--no-rerank)"
             )
@@ -172,10 +180,10 @@ def train_reranker(lab: Lab, first_stage: RetrievalSettings = RetrievalSettings(
         model = fit_logistic(
             X,
             y,
-            l2=C.RERANK_L2,
-            learning_rate=C.RERANK_LEARNING_RATE,
-            iterations=C.RERANK_ITERATIONS,
-            seed=C.SEED,
+            l2=RERANK_L2,
+            learning_rate=RERANK_LEARNING_RATE,
+            iterations=RERANK_ITERATIONS,
+            seed=SEED,
         )
         return Reranker(model, first_stage, len(y), int(y.sum()))
 
@@ -236,7 +244,7 @@ def with_mmr(lab: Lab, reranked: Ranking, *, lam: float, reranker: Reranker) -> 
     # Relevance on the scale of the cosine: the probability over the best candidate's, so the
     # first pick scores 1 and lambda trades like against like.
     relevance = reranked.scores / max(float(reranked.scores.max()), 1e-12)
-    order = mmr(relevance, sim, lam=lam, k=C.MMR_DEPTH)
+    order = mmr(relevance, sim, lam=lam, k=MMR_DEPTH)
     return Ranking(reranked.indices[order], reranked.scores[order])
 
 
@@ -276,7 +284,7 @@ def choose_lambda(lab: Lab, reranker: Reranker) -> float:
     measure, so the rule takes the most variety that costs no training recall@5.
     """
     plain = measure_order(lab, "train", reranker, ORDERS[1], 1.0)["recall@5"]
-    for lam in sorted(C.MMR_LAMBDAS):
+    for lam in sorted(MMR_LAMBDAS):
         if measure_order(lab, "train", reranker, ORDERS[2], lam)["recall@5"] >= plain - 1e-12:
             return float(lam)
     return 1.0

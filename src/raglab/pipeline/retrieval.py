@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import Question
@@ -22,7 +21,15 @@ from raglab.metrics.measures import evaluate, first_relevant_rank
 from raglab.pipeline.dense import is_neural, unavailable
 from raglab.pipeline.external import external_ranking
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
-from raglab.settings import default, setting
+from raglab.settings import (
+    FUSION_WEIGHTS,
+    NEURAL_RETRIEVERS,
+    RETRIEVERS,
+    RRF_K,
+    SCORE_FUSIONS,
+    default,
+    setting,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +65,7 @@ class RetrievalSettings:
             setting("retriever").check(self.retriever)
         for name in ("k1", "b", "depth", "fusion_depth"):
             object.__setattr__(self, name, setting(name).check(getattr(self, name)))
-        fusion = self.retriever in C.SCORE_FUSIONS
+        fusion = self.retriever in SCORE_FUSIONS
         weight = setting("weight").check(self.weight) if fusion else TUNED
         object.__setattr__(self, "weight", weight)
         resolved = self.chunking.resolved()
@@ -74,12 +81,12 @@ def resolve(lab: Lab, settings: RetrievalSettings) -> RetrievalSettings:
     """``settings`` with every value chosen on the training split filled in (the fusion weight
     of score fusion, :func:`choose_weight`); settings with nothing to choose come back as they
     are."""
-    if settings.weight is TUNED and settings.retriever in C.SCORE_FUSIONS:
+    if settings.weight is TUNED and settings.retriever in SCORE_FUSIONS:
         return settings.replace(weight=choose_weight(lab, settings))
     return settings
 
 
-def _depth(chunks: ChunkSet, depth: int = C.RANK_DEPTH) -> int:
+def _depth(chunks: ChunkSet, depth: int = default("depth")) -> int:
     return len(chunks) if depth == 0 else min(depth, len(chunks))
 
 
@@ -87,10 +94,10 @@ def bm25_ranking(
     lab: Lab,
     q: Question | str,
     *,
-    k1: float = C.BM25_K1,
-    b: float = C.BM25_B,
+    k1: float = default("k1"),
+    b: float = default("b"),
     chunking: ChunkingKey | None = None,
-    depth: int = C.RANK_DEPTH,
+    depth: int = default("depth"),
 ) -> Ranking:
     cs = lab.chunk_set(chunking)
     ranking = cs.bm25.with_params(k1=k1, b=b).search(lab.query_tokens(q), k=_depth(cs, depth))
@@ -101,7 +108,11 @@ def bm25_ranking(
 
 
 def lsa_ranking(
-    lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None, depth: int = C.RANK_DEPTH
+    lab: Lab,
+    q: Question | str,
+    *,
+    chunking: ChunkingKey | None = None,
+    depth: int = default("depth"),
 ) -> Ranking:
     cs = lab.chunk_set(chunking)
     return lab.lsa.search(
@@ -110,7 +121,11 @@ def lsa_ranking(
 
 
 def neural_ranking(
-    lab: Lab, q: Question | str, *, chunking: ChunkingKey | None = None, depth: int = C.RANK_DEPTH
+    lab: Lab,
+    q: Question | str,
+    *,
+    chunking: ChunkingKey | None = None,
+    depth: int = default("depth"),
 ) -> Ranking:
     """Chunks by the cosine of their sentence vectors with the question's (docs/design.md#neural-embedding):
     every chunk is ranked, as under LSA, since a cosine has no "shares no term" zero."""
@@ -171,9 +186,9 @@ def _rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
     cos = rank(lab, q, lsa_settings)
     depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
     if external is not None:
-        return rrf([bm25, cos, external], k=C.RRF_K, depth=depth).top(cut)
+        return rrf([bm25, cos, external], k=RRF_K, depth=depth).top(cut)
     if settings.retriever in ("rrf", "neural-rrf"):
-        return rrf([bm25, cos], k=C.RRF_K, depth=depth).top(cut)
+        return rrf([bm25, cos], k=RRF_K, depth=depth).top(cut)
     return score_fusion(bm25, cos, weight=settings.weight, depth=depth).top(cut)
 
 
@@ -190,7 +205,7 @@ def _fused_split(lab: Lab, qs: Sequence[Question], settings: RetrievalSettings) 
     cos = [rank(lab, q, lsa_settings) for q in qs]
     depth = _depth(lab.chunk_set(settings.chunking), settings.fusion_depth)
     if settings.retriever in ("rrf", "neural-rrf"):
-        fused = rrf_all([bm25, cos], k=C.RRF_K, depth=depth)
+        fused = rrf_all([bm25, cos], k=RRF_K, depth=depth)
     else:
         fused = score_fusion_all(bm25, cos, weight=settings.weight, depth=depth)
     cut = _depth(lab.chunk_set(settings.chunking), settings.depth)
@@ -293,13 +308,13 @@ def choose_weight(
     base = (
         settings if settings is not None else RetrievalSettings(chunking=chunking or ChunkingKey())
     )
-    fusion = base.retriever if base.retriever in C.SCORE_FUSIONS else "score"
-    base = base.replace(retriever=fusion, weight=C.FUSION_WEIGHTS[0])
+    fusion = base.retriever if base.retriever in SCORE_FUSIONS else "score"
+    base = base.replace(retriever=fusion, weight=FUSION_WEIGHTS[0])
 
     def build() -> float:
         lab.require(split, "choosing the fusion weight (or give one: --weight)")
         best: tuple[float, float, float] | None = None
-        for w in C.FUSION_WEIGHTS:
+        for w in FUSION_WEIGHTS:
             m = measure(lab, split, base.replace(weight=w))
             cand = (m["recall@5"], m["mrr"], -w)
             if best is None or cand > best:
@@ -326,7 +341,7 @@ def ranker_settings(
     w = base.weight if weight is None else weight
     return {
         name: base.replace(retriever=name, weight=w if name == "score" else TUNED)
-        for name in C.RETRIEVERS
+        for name in RETRIEVERS
         if neural or not is_neural(name)
     }
 
@@ -335,7 +350,7 @@ def neural_unavailable(lab: Lab) -> dict[str, str]:
     """The neural retrievers that cannot run on this lab, each with how to make it run: empty
     when the model is installed or given (every table then has their rows)."""
     why = unavailable(lab.model)
-    return {} if why is None else dict.fromkeys(C.NEURAL_RETRIEVERS, why)
+    return {} if why is None else dict.fromkeys(NEURAL_RETRIEVERS, why)
 
 
 def ranker_table(

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab._config import BUDGET_WORDS
 from raglab.base.ranking import FloatArray
+from raglab.settings import default
 
 # New constant of this module: coverages are ratios of small integers compared against decimal
 # thresholds (0.35 = 7/20), so "equal to the threshold" is decided with this float slack.
@@ -34,7 +34,7 @@ COVERAGE_EPSILON = 1e-12
 Span = tuple[str, int, int]
 
 
-def pack(chunk_words: Sequence[int], *, budget: int = BUDGET_WORDS) -> int:
+def pack(chunk_words: Sequence[int], *, budget: int = default("budget")) -> int:
     """k_budget: how many chunks, taken in rank order, fit a context of ``budget`` words.
 
     ``chunk_words[i]`` is the word count of the chunk at rank i + 1. Chunks are taken while the

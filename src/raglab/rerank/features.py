@@ -20,9 +20,9 @@ from datetime import date
 
 import numpy as np
 
-from raglab._config import RERANK_FEATURES
 from raglab.base.checks import as_float_vector
 from raglab.base.ranking import FloatArray, IntArray
+from raglab.settings import RERANK_FEATURES
 
 __all__ = [
     "DAYS_PER_YEAR",

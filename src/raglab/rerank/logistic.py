@@ -17,15 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab._config import (
+from raglab.base.checks import as_float_matrix, as_float_vector
+from raglab.base.ranking import FloatArray
+from raglab.settings import (
     RERANK_FEATURES,
     RERANK_ITERATIONS,
     RERANK_L2,
     RERANK_LEARNING_RATE,
     SEED,
 )
-from raglab.base.checks import as_float_matrix, as_float_vector
-from raglab.base.ranking import FloatArray
 
 __all__ = [
     "RERANK_INIT_SCALE",

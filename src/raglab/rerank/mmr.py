@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from raglab._config import MMR_DEPTH
 from raglab.base.checks import as_float_vector
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.base.topk import top_k
+from raglab.settings import MMR_DEPTH
 
 __all__ = ["mmr"]
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _snippet
 from raglab.pipeline.grid import bm25_grid, grid_rule
@@ -23,6 +22,7 @@ from raglab.pipeline.retrieval import (
     measure,
     ranked_chunks,
 )
+from raglab.settings import GRID_RECALL_K, default
 from raglab.text.tokens import tokenize
 
 # How many example queries exhibit II offers.
@@ -30,7 +30,7 @@ EXAMPLE_QUERIES = 5
 
 
 def bm25_search(
-    lab: Lab, query: str, *, k1: float = C.BM25_K1, b: float = C.BM25_B, top: int = 5
+    lab: Lab, query: str, *, k1: float = default("k1"), b: float = default("b"), top: int = 5
 ) -> dict[str, Any]:
     """BM25 over the heading chunks with each query term's share of every score.
 
@@ -104,7 +104,7 @@ def bm25_recall(lab: Lab, *, k1: float, b: float, split: str = "train") -> dict[
     once, for the setting the learner commits to.
     """
     settings = RetrievalSettings("bm25", k1=k1, b=b)
-    k = C.GRID_RECALL_K
+    k = GRID_RECALL_K
     ranks = first_ranks(lab, split, settings)
     return {
         "split": split,
@@ -123,7 +123,7 @@ def stemming_effect(lab: Lab, *, k1: float, b: float) -> dict[str, Any]:
     Lucene analyzer stems either way, and then nothing changes).
     """
     settings = RetrievalSettings("bm25", k1=k1, b=b)
-    k = C.GRID_RECALL_K
+    k = GRID_RECALL_K
     plain, stemmed = (first_ranks(lab.with_stem(on), "train", settings) for on in (False, True))
     rows: dict[str, list[dict[str, str]]] = {"fixes": [], "breaks": []}
     for q, off, on in zip(lab.split("train", answerable=True), plain, stemmed, strict=True):
@@ -236,7 +236,7 @@ def grid_view(
         bs=bs,
         recall=tuple(tuple(float(v) for v in row) for row in grid.recall.tolist()),
         best=best,
-        default=cell(C.BM25_K1, C.BM25_B),
+        default=cell(default("k1"), default("b")),
         hits=tuple(tuple(int(v) for v in row) for row in grid.hits.tolist()),
         questions=grid.questions,
         split_questions=(len(lab.split(split, answerable=True)) if split is not None else None),

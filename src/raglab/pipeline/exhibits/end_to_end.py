@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.end_to_end import (
@@ -18,6 +17,7 @@ from raglab.pipeline.end_to_end import (
     threshold_sweep,
 )
 from raglab.pipeline.lab import Lab
+from raglab.settings import default
 
 
 def funnel(result: RunResult) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def funnel(result: RunResult) -> dict[str, Any]:
     stages.append({"stage": "answerable", "count": left, "lost": 0, "loss": None, "answered": 0})
     for stage, loss in (
         ("whole in one chunk", "cut"),
-        (f"in the first {C.FUSION_DEPTH}", "not retrieved"),
+        (f"in the first {default('fusion_depth')}", "not retrieved"),
         ("inside the budget", "past budget"),
         ("quoted correctly", "reader"),
     ):

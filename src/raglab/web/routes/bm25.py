@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import (
     GridCell,
     bm25_recall,
@@ -17,7 +16,7 @@ from raglab.pipeline.exhibits.bm25 import (
     stemming_effect,
 )
 from raglab.pipeline.lab import Lab
-from raglab.settings import setting
+from raglab.settings import default, setting
 from raglab.web.models import setting_query
 from raglab.web.state import State, WebState, plain
 
@@ -60,8 +59,8 @@ def _query(q: str) -> str:
 async def get_search(
     state: State,
     q: Annotated[str, Query(min_length=1, max_length=500, pattern=r"\S", description="the query")],
-    k1: K1 = C.BM25_K1,
-    b: B = C.BM25_B,
+    k1: K1 = default("k1"),
+    b: B = default("b"),
     top: Top = 5,
     stem: Stem = None,
 ) -> Response:
@@ -127,7 +126,7 @@ def get_grid(state: State, stem: Stem = None) -> dict[str, Any]:
     "training questions stemming fixes and breaks there",
 )
 def get_recall(
-    state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B, stem: Stem = None
+    state: State, k1: K1 = default("k1"), b: B = default("b"), stem: Stem = None
 ) -> dict[str, Any]:
     on = _stem(state, stem)
 
@@ -145,7 +144,7 @@ def get_recall(
     "for the setting the learner commits to, never tuned on",
 )
 def get_test(
-    state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B, stem: Stem = None
+    state: State, k1: K1 = default("k1"), b: B = default("b"), stem: Stem = None
 ) -> dict[str, Any]:
     on = _stem(state, stem)
     values = state.call(lambda: bm25_recall(_lab(state, on), k1=k1, b=b, split="test"))

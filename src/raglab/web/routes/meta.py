@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
-from raglab import _config as C
 from raglab.corpus.pages import bundled_handbook_dir
 from raglab.corpus.questions import SPLITS
 from raglab.labels import (
@@ -19,7 +18,33 @@ from raglab.labels import (
     SIZE_SLIDERS,
 )
 from raglab.pipeline.fingerprint import data_fingerprint
-from raglab.settings import SETTINGS
+from raglab.settings import (
+    CHUNK_SIZES,
+    FIXED_OVERLAP,
+    FUSION_WEIGHTS,
+    GRID_B,
+    GRID_K1,
+    GRID_RECALL_K,
+    LSA_OVERSAMPLE,
+    LSA_POWER_ITERATIONS,
+    LSA_RANK,
+    LSA_WINDOW_WORDS,
+    LSA_WINDOWS,
+    MMR_DEPTH,
+    MMR_LAMBDAS,
+    NDCG_K,
+    NEURAL_RETRIEVERS,
+    READER_THRESHOLDS,
+    RECALL_KS,
+    RERANK_DEPTH,
+    RERANK_L2,
+    RETRIEVERS,
+    RRF_K,
+    SCORE_FUSIONS,
+    SEED,
+    SETTINGS,
+    default,
+)
 from raglab.web.state import State, WebState
 
 router = APIRouter(tags=["data"])
@@ -27,41 +52,41 @@ router = APIRouter(tags=["data"])
 
 def _defaults() -> dict[str, Any]:
     return {
-        "seed": C.SEED,
-        "fixed_size": C.FIXED_SIZE,
-        "fixed_overlap": C.FIXED_OVERLAP,
-        "sentence_size": C.SENTENCE_SIZE,
-        "heading_max_words": C.HEADING_MAX_WORDS,
-        "bm25_k1": C.BM25_K1,
-        "bm25_b": C.BM25_B,
-        "grid_k1": list(C.GRID_K1),
-        "grid_b": list(C.GRID_B),
-        "grid_recall_k": C.GRID_RECALL_K,
-        "lsa_rank": C.LSA_RANK,
-        "lsa_windows": C.LSA_WINDOWS,
-        "lsa_window_words": C.LSA_WINDOW_WORDS,
-        "lsa_oversample": C.LSA_OVERSAMPLE,
-        "lsa_power_iterations": C.LSA_POWER_ITERATIONS,
-        "rrf_k": C.RRF_K,
-        "fusion_depth": C.FUSION_DEPTH,
-        "fusion_weights": list(C.FUSION_WEIGHTS),
-        "recall_ks": list(C.RECALL_KS),
-        "ndcg_k": C.NDCG_K,
-        "rerank_depth": C.RERANK_DEPTH,
-        "rerank_l2": C.RERANK_L2,
-        "mmr_lambdas": list(C.MMR_LAMBDAS),
-        "mmr_depth": C.MMR_DEPTH,
-        "budget_words": C.BUDGET_WORDS,
-        "reader_thresholds": list(C.READER_THRESHOLDS),
-        "retrieval_chunker": C.RETRIEVAL_CHUNKER,
-        "retrievers": list(C.RETRIEVERS),
-        "neural_retrievers": list(C.NEURAL_RETRIEVERS),
-        "score_fusions": list(C.SCORE_FUSIONS),
+        "seed": SEED,
+        "fixed_size": CHUNK_SIZES["fixed"],
+        "fixed_overlap": FIXED_OVERLAP,
+        "sentence_size": CHUNK_SIZES["sentence"],
+        "heading_max_words": CHUNK_SIZES["heading"],
+        "bm25_k1": default("k1"),
+        "bm25_b": default("b"),
+        "grid_k1": list(GRID_K1),
+        "grid_b": list(GRID_B),
+        "grid_recall_k": GRID_RECALL_K,
+        "lsa_rank": LSA_RANK,
+        "lsa_windows": LSA_WINDOWS,
+        "lsa_window_words": LSA_WINDOW_WORDS,
+        "lsa_oversample": LSA_OVERSAMPLE,
+        "lsa_power_iterations": LSA_POWER_ITERATIONS,
+        "rrf_k": RRF_K,
+        "fusion_depth": default("fusion_depth"),
+        "fusion_weights": list(FUSION_WEIGHTS),
+        "recall_ks": list(RECALL_KS),
+        "ndcg_k": NDCG_K,
+        "rerank_depth": RERANK_DEPTH,
+        "rerank_l2": RERANK_L2,
+        "mmr_lambdas": list(MMR_LAMBDAS),
+        "mmr_depth": MMR_DEPTH,
+        "budget_words": default("budget"),
+        "reader_thresholds": list(READER_THRESHOLDS),
+        "retrieval_chunker": default("chunker"),
+        "retrievers": list(RETRIEVERS),
+        "neural_retrievers": list(NEURAL_RETRIEVERS),
+        "score_fusions": list(SCORE_FUSIONS),
         "size_sliders": {
             method: {"label": label, "min": lo, "max": hi, "step": step}
             for method, (label, (lo, hi, step)) in SIZE_SLIDERS.items()
         },
-        "default_retriever": C.DEFAULT_RETRIEVER,
+        "default_retriever": default("retriever"),
     }
 
 

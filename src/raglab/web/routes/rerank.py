@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.rerank import (
     fitted_reranker,
     rerank_rows,
@@ -15,6 +14,7 @@ from raglab.pipeline.exhibits.rerank import (
 )
 from raglab.pipeline.reranking import Reranker
 from raglab.pipeline.retrieval import RetrievalSettings
+from raglab.settings import RETRIEVERS, default
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/rerank", tags=["V. reranker"])
@@ -31,21 +31,21 @@ Lambda = Annotated[
 
 
 FirstStage = Annotated[
-    Literal[C.RETRIEVERS],  # type: ignore[valid-type]
+    Literal[RETRIEVERS],  # type: ignore[valid-type]
     Query(description="the first stage whose top 20 the reranker reorders"),
 ]
 
 
-def _model(state: State, retriever: str = C.DEFAULT_RETRIEVER) -> tuple[Reranker, float]:
+def _model(state: State, retriever: str = default("retriever")) -> tuple[Reranker, float]:
     # The default first stage keeps the key the warm-up fills, so the first page finds it ready.
-    key = ("reranker",) if retriever == C.DEFAULT_RETRIEVER else ("reranker", retriever)
+    key = ("reranker",) if retriever == default("retriever") else ("reranker", retriever)
     value = state.compute(key, lambda: fitted_reranker(state.lab, RetrievalSettings(retriever)))
     assert isinstance(value, tuple)
     return value
 
 
 @router.post("/train", summary="Train the reranker on the training split (cached)")
-def post_train(state: State, retriever: FirstStage = C.DEFAULT_RETRIEVER) -> dict[str, Any]:
+def post_train(state: State, retriever: FirstStage = default("retriever")) -> dict[str, Any]:
     reranker, chosen = _model(state, retriever)
     summary: dict[str, Any] = plain(reranker_summary(reranker, chosen))
     return summary
@@ -53,13 +53,13 @@ def post_train(state: State, retriever: FirstStage = C.DEFAULT_RETRIEVER) -> dic
 
 @router.get("/table", summary="Top-1, P@3, R@5 and MRR of each order, on train and test")
 def get_table(
-    state: State, lam: Lambda = None, retriever: FirstStage = C.DEFAULT_RETRIEVER
+    state: State, lam: Lambda = None, retriever: FirstStage = default("retriever")
 ) -> dict[str, Any]:
     reranker, chosen = _model(state, retriever)
     value = chosen if lam is None else lam
     key = (
         ("rerank table", value)
-        if retriever == C.DEFAULT_RETRIEVER
+        if retriever == default("retriever")
         else ("rerank table", value, retriever)
     )
     rows = state.compute(key, lambda: plain(rerank_rows(state.lab, reranker, value)))
@@ -71,7 +71,7 @@ def get_version(
     state: State,
     lam: Lambda = None,
     question_id: Annotated[str | None, Query(max_length=200)] = None,
-    retriever: FirstStage = C.DEFAULT_RETRIEVER,
+    retriever: FirstStage = default("retriever"),
 ) -> dict[str, Any]:
     reranker, chosen = _model(state, retriever)
     value = chosen if lam is None else lam
