@@ -76,9 +76,12 @@ def test_meta_counts_and_defaults_match_the_library(api: Any, lab: Lab) -> None:
             "total": len(lab.split(split)),
             "answerable": len(lab.split(split, answerable=True)),
         }
-    d = data["defaults"]
-    assert (d["bm25_k1"], d["bm25_b"], d["lsa_rank"]) == (default("k1"), default("b"), LSA_RANK)
-    assert d["grid_k1"] == list(GRID_K1) and d["mmr_lambdas"] == list(MMR_LAMBDAS)
+    # The settings table only: no second dict of defaults beside it.
+    assert "defaults" not in data
+    d = {s["name"]: s["default"] for s in data["settings"]}
+    f = {row["name"]: row["value"] for row in data["fixed"]}
+    assert (d["k1"], d["b"], f["lsa_rank"]) == (default("k1"), default("b"), LSA_RANK)
+    assert f["grid_k1"] == list(GRID_K1) and f["mmr_lambdas"] == list(MMR_LAMBDAS)
     assert re.fullmatch(r"[0-9a-f]{16}", data["fingerprint"])
 
 

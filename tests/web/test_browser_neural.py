@@ -70,14 +70,14 @@ def test_controls_take_their_options_and_ranges_from_the_api(
     for selector, name in (("#run-budget", "budget"), ("#bm25-k1", "k1"), ("#bm25-b", "b")):
         got = page.eval_on_selector(selector, "e => [Number(e.min), Number(e.max), Number(e.step)]")
         assert got == spec[name]["slider"], name
-    size = meta["defaults"]["size_sliders"]["fixed"]
+    size = meta["labels"]["size_sliders"]["fixed"]
     got = page.eval_on_selector(
         "#chunk-size", "e => [Number(e.min), Number(e.max), Number(e.step)]"
     )
     assert got == [size["min"], size["max"], size["step"]]
     assert (
         page.eval_on_selector_all("#fusion-k option", "os => os.map(o => Number(o.value))")
-        == meta["defaults"]["recall_ks"]
+        == next(f["value"] for f in meta["fixed"] if f["name"] == "recall_ks")
     )
 
 

@@ -21,7 +21,7 @@ expect.set_options(timeout=15_000)
 
 STATIC = Path(__file__).resolve().parents[2] / "src" / "raglab" / "web" / "static"
 # The exhibit VI sliders whose default is "chosen on the training split": the slider's id stem,
-# the setting's name and the grid in meta.defaults the pipeline chooses it on.
+# the setting's name and the grid in meta's fixed values the pipeline chooses it on.
 TUNED = (("weight", "weight", "fusion_weights"), ("lambda", "mmr_lambda", "mmr_lambdas"))
 TUNED += (("threshold", "threshold", "reader_thresholds"),)
 
@@ -63,7 +63,7 @@ def test_run_controls_take_defaults_bounds_and_choices_from_meta(
         slider = f"#run-{key}"
         assert attr(page, slider, "min") == s["minimum"]
         assert attr(page, slider, "max") == s["maximum"]
-        grid_values = meta["defaults"][grid]
+        grid_values = next(f["value"] for f in meta["fixed"] if f["name"] == grid)
         assert attr(page, slider, "step") == pytest.approx(grid_values[1] - grid_values[0])
         assert page.locator(f"{slider}-tuned").is_checked() is s["tuned"] is True
         expect(page.locator(slider)).to_be_disabled()

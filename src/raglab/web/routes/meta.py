@@ -1,4 +1,4 @@
-"""The data summary, the defaults and the labelled questions."""
+"""The data summary, the settings table and the labelled questions."""
 
 from __future__ import annotations
 
@@ -18,81 +18,15 @@ from raglab.labels import (
     SIZE_SLIDERS,
 )
 from raglab.pipeline.fingerprint import data_fingerprint
-from raglab.settings import (
-    CHUNK_SIZES,
-    FIXED_OVERLAP,
-    FUSION_WEIGHTS,
-    GRID_B,
-    GRID_K1,
-    GRID_RECALL_K,
-    LSA_OVERSAMPLE,
-    LSA_POWER_ITERATIONS,
-    LSA_RANK,
-    LSA_WINDOW_WORDS,
-    LSA_WINDOWS,
-    MMR_DEPTH,
-    MMR_LAMBDAS,
-    NDCG_K,
-    NEURAL_RETRIEVERS,
-    READER_THRESHOLDS,
-    RECALL_KS,
-    RERANK_DEPTH,
-    RERANK_L2,
-    RETRIEVERS,
-    RRF_K,
-    SCORE_FUSIONS,
-    SEED,
-    SETTINGS,
-    default,
-)
+from raglab.settings import FIXED, SETTINGS
 from raglab.web.state import State, WebState
 
 router = APIRouter(tags=["data"])
 
 
-def _defaults() -> dict[str, Any]:
-    return {
-        "seed": SEED,
-        "fixed_size": CHUNK_SIZES["fixed"],
-        "fixed_overlap": FIXED_OVERLAP,
-        "sentence_size": CHUNK_SIZES["sentence"],
-        "heading_max_words": CHUNK_SIZES["heading"],
-        "bm25_k1": default("k1"),
-        "bm25_b": default("b"),
-        "grid_k1": list(GRID_K1),
-        "grid_b": list(GRID_B),
-        "grid_recall_k": GRID_RECALL_K,
-        "lsa_rank": LSA_RANK,
-        "lsa_windows": LSA_WINDOWS,
-        "lsa_window_words": LSA_WINDOW_WORDS,
-        "lsa_oversample": LSA_OVERSAMPLE,
-        "lsa_power_iterations": LSA_POWER_ITERATIONS,
-        "rrf_k": RRF_K,
-        "fusion_depth": default("fusion_depth"),
-        "fusion_weights": list(FUSION_WEIGHTS),
-        "recall_ks": list(RECALL_KS),
-        "ndcg_k": NDCG_K,
-        "rerank_depth": RERANK_DEPTH,
-        "rerank_l2": RERANK_L2,
-        "mmr_lambdas": list(MMR_LAMBDAS),
-        "mmr_depth": MMR_DEPTH,
-        "budget_words": default("budget"),
-        "reader_thresholds": list(READER_THRESHOLDS),
-        "retrieval_chunker": default("chunker"),
-        "retrievers": list(RETRIEVERS),
-        "neural_retrievers": list(NEURAL_RETRIEVERS),
-        "score_fusions": list(SCORE_FUSIONS),
-        "size_sliders": {
-            method: {"label": label, "min": lo, "max": hi, "step": step}
-            for method, (label, (lo, hi, step)) in SIZE_SLIDERS.items()
-        },
-        "default_retriever": default("retriever"),
-    }
-
-
 @router.get(
     "/meta",
-    summary="The corpus, the questions, every setting and every default",
+    summary="The corpus, the questions and the settings table (every setting and fixed value)",
     response_model=dict[str, Any],
 )
 async def get_meta(state: State) -> Response:
@@ -105,7 +39,11 @@ async def get_meta(state: State) -> Response:
 
 
 def meta(state: WebState) -> dict[str, Any]:
-    """``/api/meta``'s answer: the data's summary, every setting, label and default."""
+    """``/api/meta``'s answer: the data's summary, the settings table and the labels.
+
+    Every default the page shows or starts from is in ``settings`` (the user's settings,
+    :data:`raglab.settings.SETTINGS`) or ``fixed`` (the values a user does not choose,
+    :data:`raglab.settings.FIXED`): the page has no default of its own."""
     lab = state.lab
     qs = list(lab.questions)
     labels = {name: sum(q.labels == name for q in qs) for name in ("passage", "pages", "none")}
@@ -133,14 +71,20 @@ def meta(state: WebState) -> dict[str, Any]:
         "stem": lab.stem,
         "analyzer": lab.analyzer,
         "settings": [s.to_json() for s in SETTINGS],
+        "fixed": [f.to_json() for f in FIXED],
         "labels": {
             "retrievers": dict(RETRIEVER_LABELS),
             "features": dict(FEATURE_LABELS),
             "chunkers": dict(CHUNKER_LABELS),
             # In the page's order: its navigation and closing note name the exhibits by these.
             "exhibits": dict(EXHIBIT_LABELS),
+            # Each chunker's size slider: its label and span (its start is the chunker's own
+            # size, in ``fixed``'s chunk_sizes).
+            "size_sliders": {
+                method: {"label": label, "min": lo, "max": hi, "step": step}
+                for method, (label, (lo, hi, step)) in SIZE_SLIDERS.items()
+            },
         },
-        "defaults": _defaults(),
         # The data's one fingerprint (the same as a report's corpus and questions digests give),
         # shortened: the page keeps its progress per corpus under it.
         "fingerprint": data_fingerprint(lab)[:16],
