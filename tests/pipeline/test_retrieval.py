@@ -56,7 +56,9 @@ def test_fusion_rankings_are_the_fusion_of_the_two_lists(lab: Lab) -> None:
     expected = rrf([bm25, lsa], k=RRF_K, depth=default("fusion_depth"))
     np.testing.assert_array_equal(fused.indices, expected.indices)
     weighted = rank(lab, q, RetrievalSettings("score", weight=0.3))
-    np.testing.assert_array_equal(weighted.indices, score_fusion(bm25, lsa, weight=0.3).indices)
+    np.testing.assert_array_equal(
+        weighted.indices, score_fusion(bm25, lsa, weight=0.3, depth=default("fusion_depth")).indices
+    )
 
 
 def test_table_rows_equal_metrics_of_the_rankings(lab: Lab) -> None:

@@ -75,10 +75,9 @@ def test_controls_take_their_options_and_ranges_from_the_api(
         "#chunk-size", "e => [Number(e.min), Number(e.max), Number(e.step)]"
     )
     assert got == [size["min"], size["max"], size["step"]]
-    assert (
-        page.eval_on_selector_all("#fusion-k option", "os => os.map(o => Number(o.value))")
-        == next(f["value"] for f in meta["fixed"] if f["name"] == "recall_ks")
-    )
+    assert page.eval_on_selector_all(
+        "#fusion-k option", "os => os.map(o => Number(o.value))"
+    ) == next(f["value"] for f in meta["fixed"] if f["name"] == "recall_ks")
 
 
 def test_exhibit_five_reranks_the_neural_first_stage(page: Page, lab: Lab) -> None:

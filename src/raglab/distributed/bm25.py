@@ -42,7 +42,6 @@ from raglab.distributed.shard import (
     add_statistics,
     merge_top_k,
 )
-from raglab.settings import default
 
 __all__ = [
     "TREE_ARITY",
@@ -233,8 +232,8 @@ class DistributedBM25:
         queries: Sequence[Sequence[str]],
         *,
         k: int,
-        k1: float = default("k1"),
-        b: float = default("b"),
+        k1: float,
+        b: float,
     ) -> tuple[IntArray, FloatArray]:
         """Every query's top ``min(k, N)``: (documents, scores), both (Q, min(k, N)), equal to
         ``BM25Index(all documents, k1=k1, b=b).search_many(queries, k=k)`` bit for bit."""
@@ -298,8 +297,8 @@ class DistributedBM25:
         queries: Sequence[Sequence[str]],
         chunk_lists: Sequence[IntArray],
         *,
-        k1: float = default("k1"),
-        b: float = default("b"),
+        k1: float,
+        b: float,
     ) -> list[FloatArray]:
         """The BM25 scores of chosen chunks per query: ``out[q][i]`` is query q's score of chunk
         ``chunk_lists[q][i]`` (a global index), equal to ``BM25Index.scores(queries[q])`` there
@@ -330,9 +329,7 @@ class DistributedBM25:
                 row[positions] = values
         return out
 
-    def scores(
-        self, query: Sequence[str], *, k1: float = default("k1"), b: float = default("b")
-    ) -> FloatArray:
+    def scores(self, query: Sequence[str], *, k1: float, b: float) -> FloatArray:
         """Every document's score for one query, shape (N,), gathered from the shards (for
         checking against ``BM25Index.scores``; a large collection wants :meth:`search_many`)."""
         parts = self._client.gather(

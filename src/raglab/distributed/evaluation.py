@@ -17,7 +17,6 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, Ranking
 from raglab.metrics.measures import (
-    PRECISION_K,
     hit_rate_at_k_per_query,
     ndcg_at_k_per_query,
     precision_at_k_per_query,
@@ -26,7 +25,7 @@ from raglab.metrics.measures import (
 )
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank_split, relevance_of, resolve
-from raglab.settings import NDCG_K, RECALL_KS
+from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS
 
 __all__ = ["evaluate_on_cluster", "measure_on_cluster", "per_query_values"]
 

@@ -41,7 +41,6 @@ from raglab.formats.collection import (
     TEST_FRACTION,
     ImportSummary,
 )
-from raglab.settings import SEED
 
 __all__ = ["check_corpus_lines", "import_beir_on_cluster", "line_ranges", "read_corpus"]
 
@@ -163,7 +162,7 @@ def import_beir_on_cluster(
     *,
     split: str | None = None,
     test_fraction: float = TEST_FRACTION,
-    seed: int = SEED,
+    seed: int,
     qrels_file: str | Path | None = None,
     overwrite: bool = False,
     quiet: bool = False,

@@ -45,7 +45,7 @@ from raglab.pipeline.grid import Grid, bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.reranking import candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RetrievalSettings
-from raglab.settings import LSA_RANK, default
+from raglab.settings import default
 
 __all__ = [
     "Stage",
@@ -167,7 +167,7 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
     return len(questions)
 
 
-def prime_lsa(client: Any, lab: Lab, rank: int = LSA_RANK) -> LSAModel:
+def prime_lsa(client: Any, lab: Lab, rank: int) -> LSAModel:
     """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.lab.Lab.lsa_model`), fitted on
     the workers with A in row blocks (two per worker) unless the lab has it already, and kept
     in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the

@@ -57,7 +57,6 @@ from raglab.formats.collection import (
 )
 from raglab.formats.progress import progress
 from raglab.formats.trec import cap_problems, parse_int
-from raglab.settings import SEED
 
 BEIR_KIND = "beir"
 # BEIR's qrels file names and the split each feeds (we have no dev split: tuning uses train).
@@ -285,7 +284,7 @@ def import_beir(
     *,
     split: str | None = None,
     test_fraction: float = TEST_FRACTION,
-    seed: int = SEED,
+    seed: int,
     qrels_file: str | Path | None = None,
     overwrite: bool = False,
     quiet: bool = False,

@@ -53,7 +53,6 @@ from raglab.formats.collection import (
     write_collection,
 )
 from raglab.formats.trec import cap_problems, parse_int
-from raglab.settings import SEED
 
 # Cranfield's grades: 1 (complete answer) .. 4 (minimum interest) -> relevance 5 - grade; -1 dropped.
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 4, 2: 3, 3: 2, 4: 1, -1: 0}
@@ -298,7 +297,7 @@ def import_glasgow(
     out_dir: str | Path,
     *,
     test_fraction: float = TEST_FRACTION,
-    seed: int = SEED,
+    seed: int,
     grade_map: Mapping[int, int] | None = None,
     queries_by_position: bool = True,
     overwrite: bool = False,
