@@ -108,9 +108,14 @@ def _literal(node: ast.expr | None) -> tuple[bool, Any]:
         return False, None
 
 
-def _is_default(name: str, node: ast.expr | None) -> bool:
+def _is_default(name: str, node: ast.expr | None, *, flags: bool = True) -> bool:
+    """Whether ``node`` is the literal default of a setting called ``name``. ``flags`` False
+    leaves booleans out: ``tokenize(text, stem=False)`` asks for unstemmed words on purpose,
+    where a parameter's ``stem: bool = False`` is a default of the stem setting."""
     known, value = _literal(node)
-    return known and any(_same(value, v) for v in NAMES.get(name, ()))
+    if not known or (not flags and isinstance(value, bool)):
+        return False
+    return any(_same(value, v) for v in NAMES.get(name, ()))
 
 
 def _settings_names(tree: ast.Module) -> set[str]:
@@ -169,19 +174,19 @@ def offences(path: Path) -> Iterator[str]:
                     yield say(d, f"parameter {arg.arg} reads raglab.settings when defined")
         elif isinstance(node, ast.Call):
             for kw in node.keywords:
-                if kw.arg is not None and _is_default(kw.arg, kw.value):
+                if kw.arg is not None and _is_default(kw.arg, kw.value, flags=False):
                     yield say(kw.value, f"keyword {kw.arg} given the literal default")
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 name = _target_name(target)
-                if name is not None and _is_default(name, node.value):
+                if name is not None and _is_default(name, node.value, flags=False):
                     yield say(node, f"{name} assigned the literal default")
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
                 if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                     continue  # a ** entry (key None) or a computed key
-                if _is_default(key.value, value):
+                if _is_default(key.value, value, flags=False):
                     yield say(value, f"entry {key.value!r} holds the literal default")
 
 
@@ -203,10 +208,11 @@ def test_the_scan_finds_each_kind_of_default(tmp_path: Path) -> None:
         "budget = 400\n"
         "row = {'k1': 1.2}\n"
         "def fine(k=5, depth=None, stem=0, overlap=False, size=None): fuse([], k=k)\n"
+        "def words(text, *, stem: bool = False): return tokenize(text, stem=False)\n"
     )
     found = list(offences(bad))
     lines = sorted(int(f.split(":")[1]) for f in found)
-    assert lines == [2, 2, 3, 4, 5, 6, 7], found
+    assert lines == [2, 2, 3, 4, 5, 6, 7, 9], found
 
 
 # --- the page ---------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from raglab.base.sentinels import TUNED
+from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.labels import (
     ANALYZER_LABELS,
     CHUNKER_LABELS,
@@ -85,6 +85,7 @@ __all__ = [
     "chunk_size",
     "default",
     "fixed",
+    "or_default",
     "setting",
     "settings_in",
 ]
@@ -495,6 +496,14 @@ def setting(name: str) -> Setting:
 def default(name: str) -> Any:
     """The declared default of a setting (a value, None or :data:`TUNED`)."""
     return setting(name).default
+
+
+def or_default(name: str, value: Any) -> Any:
+    """``value``, or the table's default of ``name`` where the user gave none (``None`` or
+    :data:`NOT_GIVEN`): how a face resolves an option left out, at its edge, before any stage
+    sees it. A setting whose default is None (``size``, ``overlap``, ``windows``, ``model``) stays
+    None, its "the chunker's own" or "grows with the corpus"."""
+    return default(name) if value is None or value is NOT_GIVEN else value
 
 
 def settings_in(*groups: str) -> Iterator[Setting]:

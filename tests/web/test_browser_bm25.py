@@ -78,7 +78,7 @@ def search(page: Page, query: str) -> None:
 def test_contribution_bars_are_drawn_to_each_terms_share(page: Page, lab: Lab) -> None:
     """Oracle: bm25_search's contributions over each chunk's score; one scale for every bar."""
     search(page, QUERY)
-    found = bm25_search(lab, QUERY)
+    found = bm25_search(lab, QUERY, k1=default("k1"), b=default("b"))
     rows = page.locator("#bm25-results .result-list > li")
     expect(rows).to_have_count(len(found["results"]))
     expect(rows.first.locator(".chunk-id")).to_have_text(found["results"][0]["chunk"])
@@ -198,10 +198,10 @@ def test_the_stemming_switch_changes_search_and_grid(
 
     search(page, "locks")
     expect(page.locator("#bm25-results")).to_contain_text("BM25 retrieves nothing")
-    assert bm25_search(lab, "locks")["results"] == []
+    assert bm25_search(lab, "locks", k1=default("k1"), b=default("b"))["results"] == []
 
     switch.check()
-    want = bm25_search(stemmed, "locks")
+    want = bm25_search(stemmed, "locks", k1=default("k1"), b=default("b"))
     assert want["results"]
     expect(results).to_have_count(len(want["results"]))
     for n, row in enumerate(want["results"]):

@@ -21,7 +21,6 @@ import numpy as np
 from raglab.base.ranking import Ranking
 from raglab.formats.trec import format_qrels, format_run, read_run
 from raglab.pipeline.lab import ChunkingKey, ChunkSet, Lab
-from raglab.settings import default
 
 RUN_PREFIX = "run:"
 FUSED_RUN_PREFIX = "rrf+run:"
@@ -61,7 +60,7 @@ def run_ranking(lab: Lab, cs: ChunkSet, entries: Sequence[tuple[str, float]]) ->
 
 
 def external_ranking(
-    lab: Lab, cs: ChunkSet, name: str, question_id: str | None, *, depth: int = default("depth")
+    lab: Lab, cs: ChunkSet, name: str, question_id: str | None, *, depth: int
 ) -> Ranking:
     """A loaded run's ranking of one question, cut at ``depth`` chunks."""
     if name not in lab.runs:

@@ -19,7 +19,6 @@ from raglab.pipeline.end_to_end import RunSettings, run_pipeline
 from raglab.pipeline.external import load_run
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RetrievalSettings, measure
-from raglab.settings import default
 
 __all__ = ["ExternalEvaluation", "evaluate_run", "external_rankers"]
 
@@ -64,7 +63,7 @@ def evaluate_run(
     *,
     name: str = "external",
     split: str = "test",
-    budget: int = default("budget"),
+    budget: int,
 ) -> ExternalEvaluation:
     """Load the TREC run at ``path`` onto the lab as ``name`` and measure it on ``split`` beside
     BM25, LSA and RRF, then run the pipeline end to end with it (budget ``budget`` words).

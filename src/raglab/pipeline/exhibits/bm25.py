@@ -29,9 +29,7 @@ from raglab.text.tokens import tokenize
 EXAMPLE_QUERIES = 5
 
 
-def bm25_search(
-    lab: Lab, query: str, *, k1: float = default("k1"), b: float = default("b"), top: int = 5
-) -> dict[str, Any]:
+def bm25_search(lab: Lab, query: str, *, k1: float, b: float, top: int = 5) -> dict[str, Any]:
     """BM25 over the heading chunks with each query term's share of every score.
 
     Chunks sharing no term with the query are not retrieved (as in
