@@ -56,12 +56,12 @@ def test_the_grid_gives_counts_ties_and_the_rule(
     assert all(
         counts[a, c] < counts[i, j] for a, c in np.ndindex(counts.shape) if [a, c] not in tied
     )
-    default = data["default"]
-    assert (default["k1"], default["b"]) == (default("k1"), default("b"))
-    assert default["hits"] == hits(expected, "train", default("k1"), default("b"))
-    assert default["recall"] == measure(expected, "train", RetrievalSettings("bm25"))["recall@5"]
+    cell = data["default"]
+    assert (cell["k1"], cell["b"]) == (default("k1"), default("b"))
+    assert cell["hits"] == hits(expected, "train", default("k1"), default("b"))
+    assert cell["recall"] == measure(expected, "train", RetrievalSettings("bm25"))["recall@5"]
     # k1 = 1.2 is the seventh row; b = 0.75 lies halfway between the columns of 0.7 and 0.8.
-    assert default["at"] == [6.0, 7.5]
+    assert cell["at"] == [6.0, 7.5]
     assert data["rule"] == grid_rule(K, "train")
 
 
