@@ -103,6 +103,26 @@ def test_fusion_and_rerank_show_the_display_names_of_meta(page: Page, meta: dict
 
 
 @pytest.mark.browser
+def test_the_texts_numbers_come_from_the_settings_table(page: Page, meta: dict[str, Any]) -> None:
+    """Every number the text states (RRF's k in prose and MathML, the fusion depth, BM25's
+    defaults, LSA's shape) is /api/meta's: the HTML holds none of them (test_defaults.py)."""
+    values = {f["name"]: f["value"] for f in meta["fixed"]}
+    values |= {s["name"]: s["default"] for s in meta["settings"]}
+    nodes = page.locator("[data-meta]")
+    assert nodes.count() > 20
+    for name, text in nodes.evaluate_all("(ns) => ns.map((n) => [n.dataset.meta, n.textContent])"):
+        if name in values:
+            assert text == str(values[name]).replace("True", "true"), name
+    k = values["rrf_k"]
+    expect(page.locator('mn[data-meta="rrf_k"]')).to_have_text(str(k))
+    expect(page.locator('[data-meta="rrf_k_plus_2"]').first).to_have_text(str(k + 2))
+    expect(page.locator('[data-meta="rrf_both_second"]')).to_have_text(f"{2 / (k + 2):.3f}")
+    expect(page.locator('[data-meta="fusion_depth"]').first).to_have_text(
+        str(spec(meta, "fusion_depth")["default"])
+    )
+
+
+@pytest.mark.browser
 def test_tuned_sliders_show_what_the_run_used(page: Page, meta: dict[str, Any]) -> None:
     page.locator("#run-retriever").select_option("score")
     expect(page.locator("#run-weight-tuned")).to_be_enabled()
