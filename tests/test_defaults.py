@@ -5,8 +5,9 @@ A module's default of a setting is one of:
 - a function parameter whose name is the setting's (``k1``, ``b``, ``depth``, ``budget``,
   ``size``...) with the setting's default as a literal (``k1: float = 1.2``);
 - any parameter default that reads raglab.settings when the function is defined
-  (``k: float = RRF_K``, ``depth: int = default("depth")``): a stage receives its values, and a
-  face resolves "not given" to the table's default at its edge, inside the function;
+  (``k: float = RRF_K``, ``depth: int = default("depth")``, or a value object built from the
+  table, ``s: RunSettings = RunSettings()``): a stage receives its values, and a face resolves
+  "not given" to the table's default at its edge, inside the function;
 - a keyword argument, an assignment or a dict entry of that name bound to that literal
   (``rrf(..., k=60)``, ``self.budget = 400``, ``{"k1": 1.2}``).
 
@@ -131,6 +132,18 @@ def _settings_names(tree: ast.Module) -> set[str]:
     return names
 
 
+#: The value objects whose fields default to the table's: a parameter defaulting to one of them
+#: (``settings: RunSettings = RunSettings()``) reads the table when the function is defined.
+VALUE_OBJECTS = ("ChunkingKey", "RetrievalSettings", "RunSettings")
+
+
+def _value_object(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call):
+        name = _target_name(node.func)
+        return name if name in VALUE_OBJECTS else None
+    return None
+
+
 def _reads(node: ast.expr, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
@@ -172,6 +185,8 @@ def offences(path: Path) -> Iterator[str]:
                     yield say(d, f"parameter {arg.arg} defaults to the literal default")
                 elif _reads(d, from_settings):
                     yield say(d, f"parameter {arg.arg} reads raglab.settings when defined")
+                elif (made := _value_object(d)) is not None:
+                    yield say(d, f"parameter {arg.arg} takes the table's defaults as {made}()")
         elif isinstance(node, ast.Call):
             for kw in node.keywords:
                 if kw.arg is not None and _is_default(kw.arg, kw.value, flags=False):
@@ -209,10 +224,11 @@ def test_the_scan_finds_each_kind_of_default(tmp_path: Path) -> None:
         "row = {'k1': 1.2}\n"
         "def fine(k=5, depth=None, stem=0, overlap=False, size=None): fuse([], k=k)\n"
         "def words(text, *, stem: bool = False): return tokenize(text, stem=False)\n"
+        "def run(lab, s=RunSettings(), *, key=ChunkingKey('fixed', 100)): ...\n"
     )
     found = list(offences(bad))
     lines = sorted(int(f.split(":")[1]) for f in found)
-    assert lines == [2, 2, 3, 4, 5, 6, 7, 9], found
+    assert lines == [2, 2, 3, 4, 5, 6, 7, 9, 10, 10], found
 
 
 # --- the page ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from raglab.cli import report as report_command
+from raglab.pipeline.end_to_end import RunSettings
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report
 from raglab.report.html import render_html
@@ -30,7 +31,7 @@ def cli(*argv: str) -> int:
 
 @pytest.fixture(scope="module")
 def library_report() -> dict[str, Any]:
-    return build_report(Lab.load())
+    return build_report(Lab.load(), settings=RunSettings())
 
 
 def without_created(report: dict[str, Any]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def lab() -> Lab:
 
 @pytest.fixture(scope="module")
 def report(lab: Lab) -> dict[str, Any]:
-    return build_report(lab, created=WHEN)
+    return build_report(lab, created=WHEN, settings=RunSettings())
 
 
 @pytest.fixture(scope="module")
@@ -233,7 +233,9 @@ def test_plain_json(report: dict[str, Any]) -> None:
 
 def test_two_builds_differ_only_in_created(report: dict[str, Any]) -> None:
     """Oracle: a second build on a freshly loaded lab (no shared cache), a minute later."""
-    again = build_report(Lab.load(), created=datetime(2025, 3, 1, 12, 31, 5, tzinfo=UTC))
+    again = build_report(
+        Lab.load(), created=datetime(2025, 3, 1, 12, 31, 5, tzinfo=UTC), settings=RunSettings()
+    )
     assert again["created"] != report["created"]
     assert {k: v for k, v in again.items() if k != "created"} == {
         k: v for k, v in report.items() if k != "created"
@@ -243,7 +245,7 @@ def test_two_builds_differ_only_in_created(report: dict[str, Any]) -> None:
 def test_created_is_utc_iso(lab: Lab) -> None:
     """Oracle: datetime.fromisoformat reads it back; a +02:00 time is converted to UTC."""
     when = datetime(2025, 3, 1, 14, 30, 5, 123456, tzinfo=timezone(timedelta(hours=2)))
-    record = build_report(lab, created=when)["created"]
+    record = build_report(lab, created=when, settings=RunSettings())["created"]
     assert record == "2025-03-01T12:30:05Z"
     assert datetime.fromisoformat(record) == when.replace(microsecond=0)
 
@@ -327,7 +329,7 @@ def test_settings_round_trip() -> None:
 def test_page_labels_say_what_they_cannot_support(tmp_path: Path) -> None:
     """Oracle: measure on the same lab for the rankers; docs/design.md#page-labels for what pages cannot support."""
     lab = write_page_labelled(tmp_path)
-    rep = build_report(lab, created=WHEN)
+    rep = build_report(lab, created=WHEN, settings=RunSettings())
     assert rep["data"]["labels"] == "pages"
     for key in ("chunking", "end_to_end"):
         assert rep[key]["supported"] is False

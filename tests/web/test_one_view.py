@@ -63,7 +63,7 @@ def test_the_grid_is_the_same_on_the_command_line_and_the_api(
 def test_the_reranker_is_the_same_on_the_command_line_and_the_api(
     capsys: Cap, api: Any, lab: Lab
 ) -> None:
-    reranker, chosen = fitted_reranker(lab)
+    reranker, chosen = fitted_reranker(lab, first_stage=RetrievalSettings())
     summary = reranker_summary(reranker, chosen)
     cli = cli_json(capsys, "rerank")
     web = api.post("/api/rerank/train").json()

@@ -77,7 +77,7 @@ def evaluate_on_cluster(
 
 
 def measure_on_cluster(
-    client: Any, lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
+    client: Any, lab: Lab, split: str, settings: RetrievalSettings
 ) -> dict[str, float]:
     """:func:`raglab.pipeline.retrieval.measure` with the measuring on the workers (the
     rankings come from the lab: primed from the cluster by

@@ -36,9 +36,7 @@ class ChunkingReport:
         return self.intact / self.total if self.total else 1.0
 
 
-def chunking_report(
-    lab: Lab, key: ChunkingKey = ChunkingKey(), *, split: str = "test"
-) -> ChunkingReport:
+def chunking_report(lab: Lab, key: ChunkingKey, *, split: str = "test") -> ChunkingReport:
     """Chunk the corpus with ``key`` and check each passage answer of ``split`` (or "all")."""
     k = key.resolved()
     cs = lab.chunk_set(k)

@@ -28,9 +28,7 @@ from raglab.rerank.features import FEATURES
 from raglab.settings import MMR_LAMBDAS, RERANK_DEPTH
 
 
-def fitted_reranker(
-    lab: Lab, first_stage: RetrievalSettings = RetrievalSettings()
-) -> tuple[Reranker, float]:
+def fitted_reranker(lab: Lab, first_stage: RetrievalSettings) -> tuple[Reranker, float]:
     """The reranker trained on the training split over ``first_stage``, and the MMR lambda
     chosen on that split (:func:`~raglab.pipeline.reranking.choose_lambda`)."""
     reranker = train_reranker(lab, first_stage)
