@@ -143,9 +143,12 @@ def register(sub: Any) -> None:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    options: dict[str, Any] = {"overwrite": args.force, "quiet": args.quiet or args.json}
-    if args.seed is not None:
-        options["seed"] = args.seed
+    # The seed left out is the table's, resolved here at the face's edge: the importers take one.
+    options: dict[str, Any] = {
+        "overwrite": args.force,
+        "quiet": args.quiet or args.json,
+        "seed": SEED if args.seed is None else args.seed,
+    }
     if args.test_fraction is not None:
         options["test_fraction"] = args.test_fraction
     return options
