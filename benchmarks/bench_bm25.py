@@ -47,8 +47,8 @@ from common import (
     traced_peak,
 )
 
-from raglab._config import BM25_B, BM25_K1
 from raglab.bm25.index import BM25Index
+from raglab.settings import default
 
 TOP_K = 10
 MEMORY_QUERIES = 50  # queries answered under tracemalloc for the query-time peak
@@ -155,7 +155,7 @@ def _collection(coll: TokenCollection, cfg: Config, section: Section, *, large: 
 
     lucene_okapi = _lucene_okapi()
     docs, queries = coll.docs, coll.queries
-    k1, b = BM25_K1, BM25_B
+    k1, b = default("k1"), default("b")
     case = coll.name
     rb_queries = queries[: cfg.rank_bm25_queries] if large else queries
     index_repeats = cfg.slow_repeats if large else cfg.repeats

@@ -56,7 +56,7 @@ import bench_sweep  # noqa: E402
 from bench_sweep import _reset_peak, _status_kb, _timed  # noqa: E402
 from common import Config, Disagreement, Section, run_json_worker  # noqa: E402
 
-from raglab._config import LSA_OVERSAMPLE, LSA_RANK  # noqa: E402
+from raglab.settings import LSA_OVERSAMPLE, LSA_RANK, SEED, default  # noqa: E402
 
 SIZES = (100_000,)
 QUICK_SIZES = (10_000,)
@@ -167,7 +167,7 @@ def single_lsa(n_docs: int, ref: Path) -> dict[str, Any]:
     windows = _windows(n_docs)
     reset = _reset_peak()
     t0 = time.perf_counter()
-    model = fit_lsa(windows)
+    model = fit_lsa(windows, rank=LSA_RANK, seed=SEED)
     lsa_s = time.perf_counter() - t0
     np.savez(ref, U=model.U, s=model.s, Vt=model.Vt, idf=model.idf, f=[model.frobenius_sq])
     return {
@@ -242,7 +242,7 @@ def _cluster_bm25(
         placed = client.who_has(shards)
         for rec, s in zip(info, shards, strict=True):
             rec["worker"] = addresses.index(next(iter(placed[s.key])))
-        found, scores = index.search_many(queries, k=TOP_K)
+        found, scores = index.search_many(queries, k=TOP_K, k1=default("k1"), b=default("b"))
         want = np.load(ref)
         if found.tobytes() != want["docs"].tobytes():
             q = int(np.flatnonzero((found != want["docs"]).any(axis=1))[0])
@@ -274,7 +274,7 @@ def cluster_lsa(n_docs: int, ref: Path) -> dict[str, Any]:
         peaks = _Peaks(client)
         peaks.reset()
         t0 = time.perf_counter()
-        model = fit_lsa_on_cluster(client, windows)
+        model = fit_lsa_on_cluster(client, windows, rank=LSA_RANK, seed=SEED)
         lsa_s = time.perf_counter() - t0
         lsa_peak = peaks.read()
     with np.load(ref) as want:

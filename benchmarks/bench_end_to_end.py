@@ -44,12 +44,11 @@ from common import (
     traced_peak,
 )
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.bm25.index import BM25Index
 from raglab.embedding.lsa import even_windows, fit_lsa, unit_rows
 from raglab.fusion.fuse import rrf
-from raglab.settings import default
+from raglab.settings import LSA_RANK, LSA_WINDOWS, RRF_K, SEED, default
 
 COLD_PROCESS = textwrap.dedent(
     """
@@ -128,13 +127,13 @@ def _generated(cfg: Config, section: Section) -> None:
         index = BM25Index(coll.docs, k1=default("k1"), b=default("b"))
     assert isinstance(index, BM25Index)
     docs = coll.docs
-    windows = even_windows([t for d in docs for t in d])
-    model, fit_seconds = timed(lambda: fit_lsa(windows))
+    windows = even_windows([t for d in docs for t in d], count=LSA_WINDOWS)
+    model, fit_seconds = timed(lambda: fit_lsa(windows, rank=LSA_RANK, seed=SEED))
     projections, project_seconds = timed(lambda: model.project(docs))
     # Normalised once, as the lab keeps them (ChunkSet.lsa_unit_projections); the rankings are
     # bitwise those of the raw projections.
     unit, unit_seconds = timed(lambda: unit_rows(projections))
-    depth = min(C.RANK_DEPTH, len(docs))
+    depth = min(default("depth"), len(docs))
     questions = coll.queries[: cfg.retrieval_questions]
 
     def bm25_list(q: list[str]) -> Ranking:
@@ -148,7 +147,9 @@ def _generated(cfg: Config, section: Section) -> None:
         cos, t_lsa = timed(
             lambda q=q: model.search(q, unit, k=depth, normalised=True)  # type: ignore[misc]
         )
-        fused, t_rrf = timed(lambda bm=bm, cos=cos: rrf([bm, cos]))  # type: ignore[misc]
+        fused, t_rrf = timed(
+            lambda bm=bm, cos=cos: rrf([bm, cos], k=RRF_K, depth=default("fusion_depth"))  # type: ignore[misc]
+        )
         if len(fused) == 0:
             raise Disagreement("a generated question matched no chunk")
         stages["bm25"].append(t_bm)
@@ -160,7 +161,13 @@ def _generated(cfg: Config, section: Section) -> None:
 
     def answer_all() -> int:
         return sum(
-            len(rrf([bm25_list(q), model.search(q, unit, k=depth, normalised=True)]))
+            len(
+                rrf(
+                    [bm25_list(q), model.search(q, unit, k=depth, normalised=True)],
+                    k=RRF_K,
+                    depth=default("fusion_depth"),
+                )
+            )
             for q in questions
         )
 

@@ -32,10 +32,8 @@ from common import (
     time_repeats,
 )
 
-from raglab._config import FUSION_DEPTH, NDCG_K, RECALL_KS, RRF_K
 from raglab.fusion.fuse import rrf_all
 from raglab.metrics.measures import (
-    PRECISION_K,
     evaluate,
     hit_rate_at_k,
     mrr,
@@ -44,13 +42,14 @@ from raglab.metrics.measures import (
     recall_at_k_per_query,
     reciprocal_rank_per_query,
 )
+from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS, RRF_K, default
 
 SEED = 11
 N_DOCS = 100_000
 DEPTH = 100
 HIT_K = 5
 #: The fusion depths timed: the product's (FUSION_DEPTH = 20) and a deep one.
-FUSION_DEPTHS = (FUSION_DEPTH, 100)
+FUSION_DEPTHS = (default("fusion_depth"), 100)
 EXACT = 1e-12
 
 

@@ -43,10 +43,10 @@ from common import (
     traced_peak,
 )
 
-from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
 from raglab.embedding.lsa import term_window_matrix
 from raglab.embedding.svd import randomized_svd
 from raglab.embedding.vectors import idf_weights
+from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
 
 MATRIX_SEED = 7
 ZIPF_EXPONENT = 1.0

@@ -12,10 +12,10 @@ import raglab.bm25.grid as grid_module
 import raglab.bm25.index as bm25_module
 import raglab.bm25.scoring as scoring_module
 from conftest import Cranfield
-from raglab._config import GRID_B, GRID_K1, GRID_RECALL_K
 from raglab.bm25.formula import lucene_idf
 from raglab.bm25.grid import grid_top_k
 from raglab.bm25.index import BM25Index, TermContribution
+from raglab.settings import GRID_B, GRID_K1, GRID_RECALL_K, default
 
 # ---------------------------------------------------------------- fixtures
 
@@ -131,7 +131,7 @@ def test_lucene_idf_is_positive_even_for_a_term_in_every_document() -> None:
 # ---------------------------------------------------------------- oracle bm25s
 
 
-@pytest.mark.parametrize(("k1", "b"), [(1.2, 0.75), (2.0, 1.0)])
+@pytest.mark.parametrize(("k1", "b"), [(default("k1"), default("b")), (2.0, 1.0)])
 def test_scores_match_bm25s_on_cranfield(
     cranfield_doc_tokens: list[list[str]],
     cranfield_query_tokens: list[list[str]],
@@ -156,7 +156,9 @@ def test_scores_match_bm25s_on_the_handbook() -> None:
     lab = Lab.load()
     cs = lab.indexes.chunk_set()
     queries = [lab.indexes.query_tokens(q) for q in lab.questions]
-    expected = bm25s_scores(cs.tokens, queries, k1=1.2, b=0.75) * (1.2 + 1)
+    expected = bm25s_scores(cs.tokens, queries, k1=default("k1"), b=default("b")) * (
+        default("k1") + 1
+    )
     ours = np.stack([cs.bm25.scores(q) for q in queries])
     np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-12)
     for q, query in enumerate(queries):
@@ -169,7 +171,7 @@ def test_scores_match_bm25s_on_a_seeded_random_corpus(
     """oracle: bm25s BM25(method="lucene"), including an empty document, a repeated query term
     (counted per occurrence on both sides) and a term outside the collection."""
     docs, queries = random_corpus
-    for k1, b in [(1.2, 0.75), (0.0, 0.5), (3.0, 0.0)]:
+    for k1, b in [(default("k1"), default("b")), (0.0, 0.5), (3.0, 0.0)]:
         expected = bm25s_scores(docs, queries, k1=k1, b=b) * (k1 + 1)
         index = BM25Index(docs, k1=k1, b=b)
         ours = np.stack([index.scores(q) for q in queries])
@@ -229,7 +231,7 @@ def test_with_params_equals_a_fresh_index(
     base = BM25Index(docs, k1=1.2, b=0.75)
     other = base.with_params(k1=0.4, b=0.2)
     fresh = BM25Index(docs, k1=0.4, b=0.2)
-    assert (other.k1, other.b, base.k1, base.b) == (0.4, 0.2, 1.2, 0.75)
+    assert (other.k1, other.b, base.k1, base.b) == (0.4, 0.2, default("k1"), default("b"))
     for query in queries:
         np.testing.assert_array_equal(other.scores(query), fresh.scores(query))
     assert other.with_params().k1 == 0.4

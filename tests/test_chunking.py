@@ -11,12 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raglab._config import (
-    FIXED_OVERLAP,
-    FIXED_SIZE,
-    HEADING_MAX_WORDS,
-    SENTENCE_SIZE,
-)
 from raglab.chunking.chunk import Chunk, ChunkIndex, containing_chunks
 from raglab.chunking.chunkers import (
     METHODS,
@@ -28,6 +22,7 @@ from raglab.chunking.chunkers import (
 )
 from raglab.chunking.closed_forms import cut_probabilities, cut_probability, expected_chunk_count
 from raglab.corpus.pages import Page, parse_page
+from raglab.settings import CHUNK_SIZES, FIXED_OVERLAP, chunk_overlap, chunk_size
 from raglab.text.tokens import sentence_spans, word_offsets, word_spans
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -323,7 +318,7 @@ def test_heading_chunks_follow_sections() -> None:
     """oracle: the fixture's sections read by hand: the intro, 'Motor faults' (heading only)
     merged into 'E-4107', 'E-4012', 'Link faults', and the trailing heading-only 'Notes'."""
     page = parse_page(HANDBOOK_PAGE, stem="x")
-    chunks = chunk_headings([page], max_words=HEADING_MAX_WORDS)
+    chunks = chunk_headings([page], max_words=CHUNK_SIZES["heading"])
     check_chunks_index_pages(chunks, [page])
     heads = [c.text.splitlines()[0] for c in chunks]
     assert heads == ["# Error Codes", "## Motor faults", "### E-4012", "## Link faults", "## Notes"]
@@ -366,7 +361,7 @@ def test_long_sections_split_at_sentences() -> None:
 def test_heading_chunker_on_a_page_without_headings() -> None:
     """oracle: a plain-text page is one section (level 0), so one chunk: the whole trimmed text."""
     page = parse_page("\n  Plain text page. Two sentences.  \n", stem="plain")
-    chunks = chunk_headings([page])
+    chunks = chunk_headings([page], max_words=CHUNK_SIZES["heading"])
     assert [c.text for c in chunks] == ["Plain text page. Two sentences."]
     assert chunks[0].heading_path == ("Plain",)
 
@@ -397,7 +392,7 @@ def test_chunkers_keep_sentences_whole(text: str, size: int, method: str) -> Non
     chunker's chunk is its page's span; packed chunks stay within the size unless one sentence
     is longer."""
     page = parse_page(text, stem="gen")
-    chunks = chunk_pages([page], method=method, size=size)
+    chunks = chunk_pages([page], method=method, size=size, overlap=chunk_overlap(method, None))
     check_chunks_index_pages(chunks, [page])
     if method == "fixed":
         return
@@ -419,7 +414,7 @@ def test_chunkers_never_cross_pages(method: str) -> None:
         parse_page(RETURNS_PAGE, stem="y"),
         words_page(450, "words"),
     ]
-    chunks = chunk_pages(pages, method=method, size=20)
+    chunks = chunk_pages(pages, method=method, size=20, overlap=chunk_overlap(method, None))
     check_chunks_index_pages(chunks, pages)
     old = [c for c in chunks if c.page_id == "returns-policy-2021"]
     assert old and all(c.status == "superseded" and c.updated == date(2021, 1, 15) for c in old)
@@ -427,15 +422,23 @@ def test_chunkers_never_cross_pages(method: str) -> None:
 
 
 def test_chunk_pages_defaults_come_from_config() -> None:
-    """oracle: the named chunkers called with raglab._config's defaults."""
+    """oracle: the named chunkers called with the sizes raglab.settings gives a None size."""
     pages = [parse_page(HANDBOOK_PAGE, stem="x"), words_page(700)]
-    assert chunk_pages(pages, method="fixed") == chunk_fixed(
-        pages, size=FIXED_SIZE, overlap=FIXED_OVERLAP
-    )
-    assert chunk_pages(pages, method="sentence") == chunk_sentences(pages, size=SENTENCE_SIZE)
-    assert chunk_pages(pages, method="heading") == chunk_headings(
-        pages, max_words=HEADING_MAX_WORDS
-    )
+    assert chunk_pages(
+        pages, method="fixed", size=chunk_size("fixed", None), overlap=chunk_overlap("fixed", None)
+    ) == chunk_fixed(pages, size=CHUNK_SIZES["fixed"], overlap=FIXED_OVERLAP)
+    assert chunk_pages(
+        pages,
+        method="sentence",
+        size=chunk_size("sentence", None),
+        overlap=chunk_overlap("sentence", None),
+    ) == chunk_sentences(pages, size=CHUNK_SIZES["sentence"])
+    assert chunk_pages(
+        pages,
+        method="heading",
+        size=chunk_size("heading", None),
+        overlap=chunk_overlap("heading", None),
+    ) == chunk_headings(pages, max_words=CHUNK_SIZES["heading"])
     assert chunk_pages(pages, method="fixed", size=50, overlap=10) == chunk_fixed(
         pages, size=50, overlap=10
     )
@@ -445,13 +448,18 @@ def test_chunk_pages_rejects_bad_arguments() -> None:
     """oracle: the documented validation."""
     pages = [words_page(10)]
     with pytest.raises(ValueError, match="unknown chunking method"):
-        chunk_pages(pages, method="semantic")
+        chunk_pages(
+            pages,
+            method="semantic",
+            size=100,
+            overlap=None,
+        )
     with pytest.raises(ValueError, match="overlap applies only"):
-        chunk_pages(pages, method="sentence", overlap=5)
+        chunk_pages(pages, method="sentence", overlap=5, size=chunk_size("sentence", None))
     with pytest.raises(ValueError, match="overlap must be smaller"):
         chunk_pages(pages, method="fixed", size=10, overlap=10)
     with pytest.raises(ValueError, match="max_words must be at least 1"):
-        chunk_pages(pages, method="heading", size=0)
+        chunk_pages(pages, method="heading", size=0, overlap=chunk_overlap("heading", None))
     with pytest.raises(ValueError, match="overlap must be at least 0"):
         chunk_fixed(pages, size=10, overlap=-1)
 

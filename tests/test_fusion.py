@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import ranx
 
-from raglab._config import FUSION_DEPTH, RRF_K
 from raglab.base.ranking import Ranking
 from raglab.fusion.fuse import minmax, rrf, rrf_all, score_fusion, score_fusion_all
+from raglab.settings import RRF_K, default
 
 N_DOCS = 50
 
@@ -75,7 +75,7 @@ def test_rrf_second_in_both_beats_first_in_one() -> None:
     RRF(20) = 1/62 + 1/62 = 1/31 = 0.032258; RRF(10) = RRF(30) = 1/61 = 0.016393.
     20 comes first; 10 and 30 tie and go by ascending index.
     """
-    fused = rrf([ranking([10, 20]), ranking([30, 20])])
+    fused = rrf([ranking([10, 20]), ranking([30, 20])], k=RRF_K, depth=default("fusion_depth"))
     assert fused.indices.tolist() == [20, 10, 30]
     np.testing.assert_allclose(fused.scores, [2 / 62, 1 / 61, 1 / 61], rtol=0, atol=1e-15)
     assert RRF_K == 60
@@ -89,7 +89,11 @@ def test_rrf_three_lists_by_hand() -> None:
     RRF(3) = 1/63 = 0.015873; RRF(4) = 1/62 + 1/61 = 0.032522, tying with 2 exactly.
     Order: 2, 4 (tie, ascending index), 1, 3.
     """
-    fused = rrf([ranking([1, 2, 3]), ranking([2, 4, 1]), np.array([4], dtype=np.int64)])
+    fused = rrf(
+        [ranking([1, 2, 3]), ranking([2, 4, 1]), np.array([4], dtype=np.int64)],
+        k=RRF_K,
+        depth=default("fusion_depth"),
+    )
     assert fused.indices.tolist() == [2, 4, 1, 3]
     expected = [1 / 62 + 1 / 61, 1 / 61 + 1 / 62, 1 / 61 + 1 / 63, 1 / 63]
     np.testing.assert_allclose(fused.scores, expected, rtol=0, atol=1e-15)
@@ -98,7 +102,7 @@ def test_rrf_three_lists_by_hand() -> None:
 
 def test_rrf_uses_only_the_first_depth_results() -> None:
     """Oracle: hand computation. With depth 2, chunk 3 (third in A) gets nothing and is absent."""
-    fused = rrf([ranking([1, 2, 3]), ranking([2, 1])], depth=2)
+    fused = rrf([ranking([1, 2, 3]), ranking([2, 1])], depth=2, k=RRF_K)
     assert sorted(fused.indices.tolist()) == [1, 2]
     np.testing.assert_allclose(fused.scores, [1 / 61 + 1 / 62] * 2, rtol=0, atol=1e-15)
 
@@ -112,9 +116,12 @@ def test_rrf_equals_ranx(seed: int, norm: str | None) -> None:
     unchanged and both settings must agree. ranx ranks by score, which is distinct here.
     """
     runs = random_runs(seed, 3, 30)
-    fused = rrf_all(runs, k=RRF_K, depth=FUSION_DEPTH)
+    fused = rrf_all(runs, k=RRF_K, depth=default("fusion_depth"))
     theirs = ranx.fuse(
-        [to_ranx(run, FUSION_DEPTH) for run in runs], norm=norm, method="rrf", params={"k": 60}
+        [to_ranx(run, default("fusion_depth")) for run in runs],
+        norm=norm,
+        method="rrf",
+        params={"k": 60},
     )
     reference = theirs.to_dict()
     assert len(fused) == 30
@@ -131,9 +138,9 @@ def test_rrf_equals_ranx(seed: int, norm: str | None) -> None:
 def test_rrf_does_not_depend_on_ranker_order(seed: int) -> None:
     """Oracle: the unpermuted fusion, bit for bit, for every order of four rankers."""
     runs = random_runs(seed, 4, 5)
-    reference = rrf_all(runs)
+    reference = rrf_all(runs, k=RRF_K, depth=default("fusion_depth"))
     for order in itertools.permutations(range(4)):
-        again = rrf_all([runs[r] for r in order])
+        again = rrf_all([runs[r] for r in order], k=RRF_K, depth=default("fusion_depth"))
         for a, b in zip(reference, again, strict=True):
             np.testing.assert_array_equal(a.indices, b.indices)
             np.testing.assert_array_equal(a.scores, b.scores)
@@ -152,7 +159,7 @@ def test_rrf_batch_equals_one_question_at_a_time() -> None:
 def test_rrf_of_one_ranker_keeps_its_order() -> None:
     """Oracle: the definition. One list's RRF, 1/(k + rank), decreases with rank."""
     only = ranking([9, 3, 7, 1])
-    fused = rrf([only])
+    fused = rrf([only], k=RRF_K, depth=default("fusion_depth"))
     assert fused.indices.tolist() == [9, 3, 7, 1]
 
 
@@ -181,7 +188,7 @@ def test_score_fusion_by_hand() -> None:
     """
     bm25 = ranking([5, 2, 9], [12.0, 8.0, 2.0])
     cosine = ranking([2, 7, 5], [0.9, 0.5, -0.1])
-    fused = score_fusion(bm25, cosine, weight=0.4)
+    fused = score_fusion(bm25, cosine, weight=0.4, depth=default("fusion_depth"))
     assert fused.indices.tolist() == [2, 5, 7, 9]
     np.testing.assert_allclose(fused.scores, [0.84, 0.4, 0.36, 0.0], rtol=0, atol=1e-15)
 
@@ -196,9 +203,9 @@ def test_score_fusion_equals_ranx_wsum(seed: int, weight: float) -> None:
     1e-9 (ranx floors the denominator at 1e-9; we scale exactly), which random scores never hit.
     """
     runs = random_runs(seed, 2, 40)
-    fused = score_fusion_all(runs[0], runs[1], weight=weight)
+    fused = score_fusion_all(runs[0], runs[1], weight=weight, depth=default("fusion_depth"))
     theirs = ranx.fuse(
-        [to_ranx(run, FUSION_DEPTH) for run in runs],
+        [to_ranx(run, default("fusion_depth")) for run in runs],
         norm="min-max",
         method="wsum",
         params={"weights": [weight, 1 - weight]},
@@ -220,7 +227,7 @@ def test_score_fusion_with_constant_scores_adds_nothing_from_that_ranker() -> No
     """
     bm25 = ranking([3, 1, 2], [0.0, 0.0, 0.0])
     cosine = ranking([4, 1], [0.8, 0.2])
-    fused = score_fusion(bm25, cosine, weight=0.5)
+    fused = score_fusion(bm25, cosine, weight=0.5, depth=default("fusion_depth"))
     assert fused.indices.tolist() == [4, 1, 2, 3]
     np.testing.assert_array_equal(fused.scores, [0.5, 0.0, 0.0, 0.0])
 
@@ -236,9 +243,9 @@ def test_weight_one_gives_bm25_order_and_zero_the_cosine_order(seed: int) -> Non
     runs = random_runs(seed, 2, 1)
     bm25, cosine = runs[0][0], runs[1][0]
     for weight, lead, other in ((1.0, bm25, cosine), (0.0, cosine, bm25)):
-        fused = score_fusion(bm25, cosine, weight=weight)
-        head = lead.indices[:FUSION_DEPTH].tolist()
-        rest = (set(head) | set(other.indices[:FUSION_DEPTH].tolist())) - set(head[:-1])
+        fused = score_fusion(bm25, cosine, weight=weight, depth=default("fusion_depth"))
+        head = lead.indices[: default("fusion_depth")].tolist()
+        rest = (set(head) | set(other.indices[: default("fusion_depth")].tolist())) - set(head[:-1])
         assert fused.indices.tolist() == head[:-1] + sorted(rest)
 
 
@@ -250,8 +257,8 @@ def test_swapping_the_rankers_with_the_weight_gives_the_same_fusion(seed: int) -
     up to near-ties within that rounding.
     """
     runs = random_runs(seed, 2, 20)
-    a = score_fusion_all(runs[0], runs[1], weight=0.3)
-    b = score_fusion_all(runs[1], runs[0], weight=0.7)
+    a = score_fusion_all(runs[0], runs[1], weight=0.3, depth=default("fusion_depth"))
+    b = score_fusion_all(runs[1], runs[0], weight=0.7, depth=default("fusion_depth"))
     for x, y in zip(a, b, strict=True):
         assert as_dict(x).keys() == as_dict(y).keys()
         scores_y = as_dict(y)
@@ -273,11 +280,18 @@ def test_score_fusion_batch_equals_one_question_at_a_time() -> None:
 def test_many_questions_with_empty_lists() -> None:
     """Oracle: hand computation. An empty list contributes nothing; two empty lists fuse to none."""
     empty = Ranking(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-    fused = score_fusion_all([empty, ranking([2, 1])], [empty, empty], weight=0.5)
+    fused = score_fusion_all(
+        [empty, ranking([2, 1])], [empty, empty], weight=0.5, depth=default("fusion_depth")
+    )
     assert len(fused[0]) == 0
     assert fused[1].indices.tolist() == [2, 1]
     np.testing.assert_array_equal(fused[1].scores, [0.5, 0.0])
-    assert [len(r) for r in rrf_all([[empty, empty], [empty, ranking([4])]])] == [0, 1]
+    assert [
+        len(r)
+        for r in rrf_all(
+            [[empty, empty], [empty, ranking([4])]], k=RRF_K, depth=default("fusion_depth")
+        )
+    ] == [0, 1]
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -289,18 +303,35 @@ GOOD = Ranking(np.array([1, 2], dtype=np.int64), np.array([2.0, 1.0]))
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: rrf([ranking([1, 1])]), "more than once"),
-        (lambda: rrf([ranking([1, -1])]), "non-negative"),
-        (lambda: rrf([]), "at least one ranker"),
-        (lambda: rrf([GOOD], depth=0), "depth"),
-        (lambda: rrf([GOOD], k=-1), "k must be"),
-        (lambda: rrf([np.array([1.5])]), "integer"),
-        (lambda: rrf([[1, 2]]), "numpy array"),  # type: ignore[list-item]
-        (lambda: rrf_all([[GOOD, GOOD], [GOOD]]), "one ranking per question"),
-        (lambda: score_fusion(GOOD, GOOD, weight=1.5), "weight"),
-        (lambda: score_fusion(GOOD, GOOD, weight=float("nan")), "weight"),
-        (lambda: score_fusion(GOOD, np.array([1, 2]), weight=0.5), "Ranking"),  # type: ignore[arg-type]
-        (lambda: score_fusion(GOOD, ranking([1, 2], [1.0, float("inf")]), weight=0.5), "finite"),
+        (lambda: rrf([ranking([1, 1])], k=RRF_K, depth=default("fusion_depth")), "more than once"),
+        (lambda: rrf([ranking([1, -1])], k=RRF_K, depth=default("fusion_depth")), "non-negative"),
+        (lambda: rrf([], k=RRF_K, depth=default("fusion_depth")), "at least one ranker"),
+        (lambda: rrf([GOOD], depth=0, k=RRF_K), "depth"),
+        (lambda: rrf([GOOD], k=-1, depth=default("fusion_depth")), "k must be"),
+        (lambda: rrf([np.array([1.5])], k=RRF_K, depth=default("fusion_depth")), "integer"),
+        (lambda: rrf([[1, 2]], k=RRF_K, depth=default("fusion_depth")), "numpy array"),  # type: ignore[list-item]
+        (
+            lambda: rrf_all([[GOOD, GOOD], [GOOD]], k=RRF_K, depth=default("fusion_depth")),
+            "one ranking per question",
+        ),
+        (lambda: score_fusion(GOOD, GOOD, weight=1.5, depth=default("fusion_depth")), "weight"),
+        (
+            lambda: score_fusion(GOOD, GOOD, weight=float("nan"), depth=default("fusion_depth")),
+            "weight",
+        ),
+        (
+            lambda: score_fusion(GOOD, np.array([1, 2]), weight=0.5, depth=default("fusion_depth")),  # type: ignore[arg-type]
+            "Ranking",
+        ),
+        (
+            lambda: score_fusion(
+                GOOD,
+                ranking([1, 2], [1.0, float("inf")]),
+                weight=0.5,
+                depth=default("fusion_depth"),
+            ),
+            "finite",
+        ),
         (lambda: minmax(np.array([1.0, float("nan")])), "finite"),
         (lambda: minmax(np.ones((2, 2))), "1-d"),
     ],
@@ -313,7 +344,7 @@ def test_bad_fusion_input_is_a_clear_value_error(call: Callable[[], object], mes
 
 def test_a_repeat_past_the_depth_is_ignored() -> None:
     """Oracle: the definition (only the first ``depth`` results are read)."""
-    fused = rrf([ranking([1, 2, 1])], depth=2)
+    fused = rrf([ranking([1, 2, 1])], depth=2, k=RRF_K)
     assert fused.indices.tolist() == [1, 2]
 
 
@@ -322,7 +353,7 @@ def test_large_batch_fuses_every_question() -> None:
     rng = np.random.default_rng(0)
     docs_a = [rng.permutation(500)[:20].astype(np.int64) for _ in range(10_000)]
     docs_b = [rng.permutation(500)[:20].astype(np.int64) for _ in range(10_000)]
-    fused = rrf_all([docs_a, docs_b])
+    fused = rrf_all([docs_a, docs_b], k=RRF_K, depth=default("fusion_depth"))
     assert len(fused) == 10_000
     for q in (0, 4_321, 9_999):
         assert set(fused[q].indices.tolist()) == set(docs_a[q].tolist()) | set(docs_b[q].tolist())
@@ -338,8 +369,10 @@ def test_huge_chunk_indices_fuse_as_their_order_preserving_relabelling() -> None
     used = np.unique(np.concatenate([x for run in small for x in run]))
     huge_of = {int(d): 2**62 + 7 * int(d) for d in used}
     huge = [[np.array([huge_of[int(d)] for d in x], dtype=np.int64) for x in run] for run in small]
-    for a, b in zip(rrf_all(small, depth=10), rrf_all(huge, depth=10), strict=True):
+    for a, b in zip(
+        rrf_all(small, depth=10, k=RRF_K), rrf_all(huge, depth=10, k=RRF_K), strict=True
+    ):
         assert [huge_of[int(d)] for d in a.indices] == b.indices.tolist()
         assert a.scores.tolist() == b.scores.tolist()
     with pytest.raises(ValueError, match="more than once"):
-        rrf_all([[np.array([2**62, 5, 2**62])]])
+        rrf_all([[np.array([2**62, 5, 2**62])]], k=RRF_K, depth=default("fusion_depth"))

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import raglab.embedding.lsa as lsa_module
-from raglab._config import LSA_RANK, LSA_WINDOWS
 from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, term_window_matrix, unit_rows
 from raglab.embedding.svd import _lu_basis, randomized_svd
 from raglab.embedding.vectors import tfidf_matrix
+from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, LSA_WINDOWS, SEED
 from raglab.text.tokens import tokenize
 
 # ---------------------------------------------------------------- fixtures
@@ -24,7 +24,9 @@ from raglab.text.tokens import tokenize
 @pytest.fixture(scope="module")
 def cranfield_windows(cranfield_abstract_words: list[str]) -> list[list[str]]:
     """The Cranfield abstracts as 100 evenly spaced windows of 256 words, tokenised."""
-    return [tokenize(" ".join(w)) for w in even_windows(cranfield_abstract_words)]
+    return [
+        tokenize(" ".join(w)) for w in even_windows(cranfield_abstract_words, count=LSA_WINDOWS)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def cranfield_matrix(cranfield_windows: list[list[str]]) -> sp.csc_matrix:
 
 @pytest.fixture(scope="module")
 def cranfield_model(cranfield_windows: list[list[str]]) -> LSAModel:
-    return fit_lsa(cranfield_windows)
+    return fit_lsa(cranfield_windows, rank=LSA_RANK, seed=SEED)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +110,7 @@ def test_even_windows_rejects_bad_sizes() -> None:
     with pytest.raises(ValueError, match="count"):
         even_windows([1, 2, 3], count=0)
     with pytest.raises(ValueError, match="size"):
-        even_windows([1, 2, 3], size=0)
+        even_windows([1, 2, 3], size=0, count=LSA_WINDOWS)
 
 
 # ---------------------------------------------------------------- randomized_svd accuracy
@@ -130,9 +132,17 @@ def test_singular_values_match_exact_svd_on_cranfield(cranfield_matrix: sp.csc_m
     estimates never exceed the exact values.
     """
     exact = np.linalg.svd(cranfield_matrix.toarray(), compute_uv=False)[:LSA_RANK]
-    _, s8, _ = randomized_svd(cranfield_matrix, rank=LSA_RANK, power_iterations=8)
+    _, s8, _ = randomized_svd(
+        cranfield_matrix, rank=LSA_RANK, power_iterations=8, oversample=LSA_OVERSAMPLE, seed=SEED
+    )
     assert relative_error(s8, exact).max() < 0.005
-    _, s, _ = randomized_svd(cranfield_matrix, rank=LSA_RANK)
+    _, s, _ = randomized_svd(
+        cranfield_matrix,
+        rank=LSA_RANK,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+        seed=SEED,
+    )
     assert relative_error(s, exact)[:24].max() < 0.005
     assert relative_error(s, exact).max() < 0.025
     assert np.all(s <= exact * (1 + 1e-12)) and np.all(s8 <= exact * (1 + 1e-12))
@@ -146,7 +156,13 @@ def test_singular_values_match_exact_svd_on_low_rank_plus_noise(
     give all 48 leading values to far better than 0.5%, and the vectors span the same
     subspaces."""
     U_exact, exact, Vt_exact = np.linalg.svd(low_rank_matrix, full_matrices=False)
-    U, s, Vt = randomized_svd(low_rank_matrix, rank=LSA_RANK)
+    U, s, Vt = randomized_svd(
+        low_rank_matrix,
+        rank=LSA_RANK,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+        seed=SEED,
+    )
     assert U.shape == (400, LSA_RANK) and s.shape == (LSA_RANK,) and Vt.shape == (LSA_RANK, 150)
     assert relative_error(s, exact[:LSA_RANK]).max() < 0.005
     # Distinct singular values: each column matches the exact one up to sign.
@@ -158,7 +174,7 @@ def test_full_width_sketch_is_the_exact_svd() -> None:
     """oracle: numpy's exact SVD; when l reaches min(A.shape) the sketch spans the whole range,
     so the result is exact (to rounding) and U diag(s) Vt rebuilds A."""
     A = np.random.default_rng(3).standard_normal((30, 12))
-    U, s, Vt = randomized_svd(A, rank=12, oversample=5, power_iterations=0)
+    U, s, Vt = randomized_svd(A, rank=12, oversample=5, power_iterations=0, seed=SEED)
     np.testing.assert_allclose(s, np.linalg.svd(A, compute_uv=False), rtol=1e-10)
     np.testing.assert_allclose(U @ np.diag(s) @ Vt, A, atol=1e-10)
 
@@ -167,8 +183,16 @@ def test_dense_and_sparse_input_agree(low_rank_matrix: np.ndarray) -> None:
     """oracle: the same computation on the dense array (only summation order differs)."""
     A = low_rank_matrix.copy()
     A[np.abs(A) < 0.05] = 0.0
-    U1, s1, Vt1 = randomized_svd(A, rank=20)
-    U2, s2, Vt2 = randomized_svd(sp.csr_matrix(A), rank=20)
+    U1, s1, Vt1 = randomized_svd(
+        A, rank=20, oversample=LSA_OVERSAMPLE, power_iterations=LSA_POWER_ITERATIONS, seed=SEED
+    )
+    U2, s2, Vt2 = randomized_svd(
+        sp.csr_matrix(A),
+        rank=20,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+        seed=SEED,
+    )
     np.testing.assert_allclose(s2, s1, rtol=1e-10)
     np.testing.assert_allclose(U2, U1, atol=1e-8)
     np.testing.assert_allclose(Vt2, Vt1, atol=1e-8)
@@ -206,7 +230,9 @@ def test_lu_between_passes_gives_the_factors_of_qr_at_every_pass(
     vectors to 1e-8 (each column up to the documented sign), on Cranfield's flat spectrum and on
     a spectrum with a gap."""
     for A in (cranfield_matrix, low_rank_matrix):
-        U, s, Vt = randomized_svd(A, rank=LSA_RANK, power_iterations=passes)
+        U, s, Vt = randomized_svd(
+            A, rank=LSA_RANK, power_iterations=passes, oversample=LSA_OVERSAMPLE, seed=SEED
+        )
         U_ref, s_ref, Vt_ref = _subspace_iteration_with_qr(A, LSA_RANK, 26, passes, seed=0)
         np.testing.assert_allclose(s, s_ref, rtol=1e-12)
         np.testing.assert_allclose(U, U_ref, atol=1e-8)
@@ -245,8 +271,20 @@ def test_csc_and_csr_input_give_bitwise_the_same_factors(cranfield_matrix: sp.cs
     the CSC view of its transpose adds each output entry's terms in the same order, so the
     transposed view the solver multiplies by changes no bit."""
     assert cranfield_matrix.format == "csc"
-    csc = randomized_svd(cranfield_matrix, rank=LSA_RANK)
-    csr = randomized_svd(cranfield_matrix.tocsr(), rank=LSA_RANK)
+    csc = randomized_svd(
+        cranfield_matrix,
+        rank=LSA_RANK,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+        seed=SEED,
+    )
+    csr = randomized_svd(
+        cranfield_matrix.tocsr(),
+        rank=LSA_RANK,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+        seed=SEED,
+    )
     for a, b in zip(csc, csr, strict=True):
         np.testing.assert_array_equal(a, b)
 
@@ -260,7 +298,7 @@ def test_randomized_svd_holds_no_copy_of_a_sparse_matrix(fmt: str) -> None:
     size = A.data.nbytes + A.indices.nbytes + A.indptr.nbytes
     tracemalloc.start()
     try:
-        randomized_svd(A, rank=5, oversample=5)
+        randomized_svd(A, rank=5, oversample=5, power_iterations=LSA_POWER_ITERATIONS, seed=SEED)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -282,8 +320,8 @@ def test_term_window_matrix_is_the_transposed_tfidf(cranfield_windows: list[list
 
 def test_same_seed_is_bitwise_identical(cranfield_windows: list[list[str]]) -> None:
     """oracle: determinism; two fits with the same seed are equal bit for bit."""
-    a = fit_lsa(cranfield_windows, seed=7)
-    b = fit_lsa(cranfield_windows, seed=7)
+    a = fit_lsa(cranfield_windows, seed=7, rank=LSA_RANK)
+    b = fit_lsa(cranfield_windows, seed=7, rank=LSA_RANK)
     assert np.array_equal(a.U, b.U) and np.array_equal(a.s, b.s) and np.array_equal(a.Vt, b.Vt)
     assert a.frobenius_sq == b.frobenius_sq
 
@@ -293,11 +331,35 @@ def test_different_seeds_agree_on_singular_values(
 ) -> None:
     """oracle: seed invariance; the sketch changes, the spectrum it finds does not (to 1e-9
     with a spectral gap, to 3% on Cranfield's flat spectrum at the defaults)."""
-    _, s0, _ = randomized_svd(low_rank_matrix, rank=LSA_RANK, seed=0)
-    _, s1, _ = randomized_svd(low_rank_matrix, rank=LSA_RANK, seed=1)
+    _, s0, _ = randomized_svd(
+        low_rank_matrix,
+        rank=LSA_RANK,
+        seed=0,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+    )
+    _, s1, _ = randomized_svd(
+        low_rank_matrix,
+        rank=LSA_RANK,
+        seed=1,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+    )
     np.testing.assert_allclose(s1, s0, rtol=1e-9)
-    _, c0, _ = randomized_svd(cranfield_matrix, rank=LSA_RANK, seed=0)
-    _, c1, _ = randomized_svd(cranfield_matrix, rank=LSA_RANK, seed=1)
+    _, c0, _ = randomized_svd(
+        cranfield_matrix,
+        rank=LSA_RANK,
+        seed=0,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+    )
+    _, c1, _ = randomized_svd(
+        cranfield_matrix,
+        rank=LSA_RANK,
+        seed=1,
+        oversample=LSA_OVERSAMPLE,
+        power_iterations=LSA_POWER_ITERATIONS,
+    )
     assert not np.array_equal(c0, c1)
     np.testing.assert_allclose(c1, c0, rtol=0.03)
     np.testing.assert_allclose(c1[:16], c0[:16], rtol=0.005)
@@ -321,13 +383,23 @@ def test_randomized_svd_rejects_bad_arguments() -> None:
     """oracle: the contract."""
     A = np.ones((5, 3))
     with pytest.raises(ValueError, match="exceeds"):
-        randomized_svd(A, rank=4)
+        randomized_svd(
+            A, rank=4, oversample=LSA_OVERSAMPLE, power_iterations=LSA_POWER_ITERATIONS, seed=SEED
+        )
     with pytest.raises(ValueError, match="rank"):
-        randomized_svd(A, rank=0)
+        randomized_svd(
+            A, rank=0, oversample=LSA_OVERSAMPLE, power_iterations=LSA_POWER_ITERATIONS, seed=SEED
+        )
     with pytest.raises(ValueError, match="power_iterations"):
-        randomized_svd(A, rank=2, power_iterations=-1)
+        randomized_svd(A, rank=2, power_iterations=-1, oversample=LSA_OVERSAMPLE, seed=SEED)
     with pytest.raises(ValueError, match="2-d"):
-        randomized_svd(np.ones(3), rank=1)
+        randomized_svd(
+            np.ones(3),
+            rank=1,
+            oversample=LSA_OVERSAMPLE,
+            power_iterations=LSA_POWER_ITERATIONS,
+            seed=SEED,
+        )
 
 
 # ---------------------------------------------------------------- LSAModel
@@ -360,7 +432,7 @@ def test_variance_shares_of_a_full_rank_fit_sum_to_one() -> None:
     rng = np.random.default_rng(9)
     vocab = [f"t{i}" for i in range(30)]
     windows = [list(rng.choice(vocab, size=25)) for _ in range(8)]
-    model = fit_lsa(windows, rank=8)
+    model = fit_lsa(windows, rank=8, seed=SEED)
     assert model.variance_share.sum() == pytest.approx(1.0, rel=1e-10)
 
 
@@ -522,7 +594,7 @@ def test_neighbours_of_words_that_always_occur_together() -> None:
         ["gamma", "delta", "four"],
         ["delta", "five", "one"],
     ]
-    model = fit_lsa(windows, rank=4)
+    model = fit_lsa(windows, rank=4, seed=SEED)
     (word, cosine), *_ = model.neighbours("alpha", k=3)
     assert word == "beta"
     assert cosine == pytest.approx(1.0, abs=1e-12)
@@ -552,6 +624,6 @@ def test_neighbours_tied_in_exact_arithmetic_come_in_vocabulary_order() -> None:
 def test_fit_lsa_rejects_impossible_ranks() -> None:
     """oracle: the contract; rank cannot exceed min(terms, windows)."""
     with pytest.raises(ValueError, match="exceeds"):
-        fit_lsa([["a", "b"], ["b", "c"]], rank=3)
+        fit_lsa([["a", "b"], ["b", "c"]], rank=3, seed=SEED)
     with pytest.raises(ValueError, match="at least one window"):
-        fit_lsa([])
+        fit_lsa([], rank=LSA_RANK, seed=SEED)

@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.sparse.linalg import svds  # type: ignore[import-untyped]
 
-from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
 from raglab.embedding.lsa import (
     even_windows,
     fit_lsa,
@@ -28,6 +27,7 @@ from raglab.embedding.lsa import (
 from raglab.embedding.svd import randomized_svd
 from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.lab import Lab
+from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
 
 CRANFIELD = Path(__file__).resolve().parent / "fixtures" / "cranfield"
 HANDBOOK_WORDS = 14_067
@@ -41,7 +41,12 @@ def cranfield_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Cranfield in RAG lab's format: one page per abstract, and its questions."""
     out = tmp_path_factory.mktemp("cranfield")
     import_glasgow(
-        CRANFIELD / "cran.all.1400", CRANFIELD / "cran.qry", CRANFIELD / "cranqrel", out, quiet=True
+        CRANFIELD / "cran.all.1400",
+        CRANFIELD / "cran.qry",
+        CRANFIELD / "cranqrel",
+        out,
+        quiet=True,
+        seed=SEED,
     )
     return out
 
@@ -170,7 +175,9 @@ def test_cranfield_singular_values_match_the_exact_svd(cranfield_lab: Lab) -> No
     error = (exact - s) / exact
     assert error.max() < CRANFIELD_BOUND
     assert np.all(s <= exact * (1 + 1e-12))
-    _, s3, _ = randomized_svd(A, rank=LSA_RANK, power_iterations=3, seed=SEED)
+    _, s3, _ = randomized_svd(
+        A, rank=LSA_RANK, power_iterations=3, seed=SEED, oversample=LSA_OVERSAMPLE
+    )
     assert ((exact - s3) / exact).max() > 0.01
 
 
@@ -188,7 +195,9 @@ def test_a_set_window_count_overrides_the_rule(cranfield_pages: Path, handbook: 
         more.indexes.tokens(" ".join(words[s : s + 256])) for s in starts
     ]
     A, _, _ = term_window_matrix(more.indexes.lsa_windows)
-    _, s6, _ = randomized_svd(A, rank=LSA_RANK, power_iterations=6, seed=SEED)
+    _, s6, _ = randomized_svd(
+        A, rank=LSA_RANK, power_iterations=6, seed=SEED, oversample=LSA_OVERSAMPLE
+    )
     np.testing.assert_array_equal(more.indexes.lsa.singular_values, s6)
-    explicit = fit_lsa(more.indexes.lsa_windows, power_iterations=3)
+    explicit = fit_lsa(more.indexes.lsa_windows, power_iterations=3, rank=LSA_RANK, seed=SEED)
     assert not np.array_equal(explicit.s, s6)

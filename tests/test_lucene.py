@@ -21,6 +21,7 @@ from raglab.pipeline.external import page_run
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import rank
 from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.settings import SEED
 from raglab.text.lucene import STOP_WORDS, analyze, porter_stem
 from raglab.text.tokens import tokenize
 
@@ -125,7 +126,7 @@ def overlap(ours: Run, theirs: Run) -> float:
 def cranfield_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cranfield")
     files = (CRANFIELD_DIR / n for n in ("cran.all.1400", "cran.qry", "cranqrel"))
-    import_glasgow(*files, out, quiet=True)
+    import_glasgow(*files, out, quiet=True, seed=SEED)
     return out
 
 

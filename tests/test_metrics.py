@@ -14,11 +14,9 @@ import ranx
 
 import raglab.metrics.judging as judging_module
 import raglab.metrics.measures as measures
-from raglab._config import NDCG_K, RECALL_KS
 from raglab.base.ranking import IntArray, Ranking
 from raglab.metrics.judging import RankingLike, Relevance
 from raglab.metrics.measures import (
-    PRECISION_K,
     evaluate,
     first_relevant_rank,
     fractional_recall_at_k,
@@ -34,6 +32,7 @@ from raglab.metrics.measures import (
     top1_accuracy,
     top1_accuracy_per_query,
 )
+from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS
 
 N_DOCS = 60
 
@@ -120,8 +119,8 @@ def test_binary_example_by_hand() -> None:
     assert top1_accuracy(rankings, relevant) == 0.0
     dcg = 1 / math.log2(4) + 1 / math.log2(6)
     idcg = 1 / math.log2(2) + 1 / math.log2(3)
-    assert ndcg_at_k(rankings, relevant) == pytest.approx(dcg / idcg, abs=1e-15)
-    assert ndcg_at_k(rankings, relevant) == pytest.approx(0.543771, abs=1e-6)
+    assert ndcg_at_k(rankings, relevant, k=NDCG_K) == pytest.approx(dcg / idcg, abs=1e-15)
+    assert ndcg_at_k(rankings, relevant, k=NDCG_K) == pytest.approx(0.543771, abs=1e-6)
 
 
 def test_graded_example_by_hand() -> None:
@@ -198,8 +197,8 @@ def test_evaluate_keys_and_agreement_with_single_measures() -> None:
     for k in RECALL_KS:
         assert scores[f"recall@{k}"] == hit_rate_at_k(rankings, relevant, k=k)
     assert scores["mrr"] == mrr(rankings, relevant)
-    assert scores["ndcg@10"] == ndcg_at_k(rankings, relevant)
-    assert scores["p@3"] == precision_at_k(rankings, relevant)
+    assert scores["ndcg@10"] == ndcg_at_k(rankings, relevant, k=NDCG_K)
+    assert scores["p@3"] == precision_at_k(rankings, relevant, k=PRECISION_K)
     assert scores["top1"] == top1_accuracy(rankings, relevant) == scores["recall@1"]
 
 
@@ -289,9 +288,10 @@ def test_question_order_does_not_matter(seed: int) -> None:
     rankings_p = [rankings[i] for i in perm]
     relevant_p = [relevant[i] for i in perm]
     assert evaluate(rankings_p, relevant_p) == evaluate(rankings, relevant)
-    assert ndcg_at_k(rankings_p, relevant_p) == ndcg_at_k(rankings, relevant)
+    assert ndcg_at_k(rankings_p, relevant_p, k=NDCG_K) == ndcg_at_k(rankings, relevant, k=NDCG_K)
     np.testing.assert_array_equal(
-        ndcg_at_k_per_query(rankings_p, relevant_p), ndcg_at_k_per_query(rankings, relevant)[perm]
+        ndcg_at_k_per_query(rankings_p, relevant_p, k=NDCG_K),
+        ndcg_at_k_per_query(rankings, relevant, k=NDCG_K)[perm],
     )
     np.testing.assert_array_equal(
         reciprocal_rank_per_query(rankings_p, relevant_p),
@@ -392,7 +392,8 @@ def test_labels_of_other_types_give_the_same_measures() -> None:
     assert evaluate(rankings, others) == evaluate(rankings, list(binary))
     proxies: list[Relevance] = [MappingProxyType(g) for g in graded]
     np.testing.assert_array_equal(
-        ndcg_at_k_per_query(rankings, proxies), ndcg_at_k_per_query(rankings, list(graded))
+        ndcg_at_k_per_query(rankings, proxies, k=NDCG_K),
+        ndcg_at_k_per_query(rankings, list(graded), k=NDCG_K),
     )
 
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raglab._config import BUDGET_WORDS, READER_THRESHOLDS
 from raglab.reading.reader import (
     QUOTE_RELATIONS,
     ReaderAnswer,
@@ -20,6 +19,7 @@ from raglab.reading.reader import (
     quote_relation,
     read,
 )
+from raglab.settings import READER_THRESHOLDS, default
 
 # --------------------------------------------------------------------------------------------
 # Fixtures
@@ -60,8 +60,8 @@ def test_pack_by_hand(words: list[int], budget: int, expected: int) -> None:
 
 def test_pack_default_budget() -> None:
     """oracle: the default is BUDGET_WORDS: chunks of BUDGET_WORDS // 2 words fit exactly two."""
-    half = BUDGET_WORDS // 2
-    assert pack([half, half, half]) == 2
+    half = default("budget") // 2
+    assert pack([half, half, half], budget=default("budget")) == 2
 
 
 @given(

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
 
-from raglab._config import RERANK_L2, RERANK_LEARNING_RATE, SEED
 from raglab.base.ranking import FloatArray
 from raglab.rerank.features import DAYS_PER_YEAR, FEATURES, candidate_features, page_age_years
 from raglab.rerank.logistic import (
@@ -21,6 +20,7 @@ from raglab.rerank.logistic import (
     logistic_objective,
 )
 from raglab.rerank.mmr import mmr
+from raglab.settings import RERANK_ITERATIONS, RERANK_L2, RERANK_LEARNING_RATE, SEED
 
 # --------------------------------------------------------------------------------------------
 # Fixtures
@@ -54,7 +54,14 @@ def training_rows() -> tuple[FloatArray, FloatArray]:
 @pytest.fixture(scope="module")
 def fitted(training_rows: tuple[FloatArray, FloatArray]) -> LogisticModel:
     X, y = training_rows
-    return fit_logistic(X, y)
+    return fit_logistic(
+        X,
+        y,
+        l2=RERANK_L2,
+        learning_rate=RERANK_LEARNING_RATE,
+        iterations=RERANK_ITERATIONS,
+        seed=SEED,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,7 +293,15 @@ def test_fit_takes_exactly_the_documented_steps(
     the loss between steps, which must change nothing)."""
     X, y = training_rows
     steps = 300
-    model = fit_logistic(X, y, iterations=steps, tolerance=0.0)
+    model = fit_logistic(
+        X,
+        y,
+        iterations=steps,
+        tolerance=0.0,
+        l2=RERANK_L2,
+        learning_rate=RERANK_LEARNING_RATE,
+        seed=SEED,
+    )
     assert model.iterations == steps
     Z = model.standardiser.transform(X)
     w = np.random.default_rng(SEED).normal(0.0, RERANK_INIT_SCALE, size=(X.shape[1],))
@@ -305,12 +320,12 @@ def test_fit_takes_exactly_the_documented_steps(
 def test_same_seed_gives_identical_weights(training_rows: tuple[FloatArray, FloatArray]) -> None:
     """oracle: determinism (bit-identical results for the same seed)."""
     X, y = training_rows
-    a = fit_logistic(X, y, seed=3, iterations=50)
-    b = fit_logistic(X, y, seed=3, iterations=50)
+    a = fit_logistic(X, y, seed=3, iterations=50, l2=RERANK_L2, learning_rate=RERANK_LEARNING_RATE)
+    b = fit_logistic(X, y, seed=3, iterations=50, l2=RERANK_L2, learning_rate=RERANK_LEARNING_RATE)
     np.testing.assert_array_equal(a.weights, b.weights)
     assert a.bias == b.bias
     # After only 50 steps the seeded start still shows, so a different seed is a different path.
-    c = fit_logistic(X, y, seed=4, iterations=50)
+    c = fit_logistic(X, y, seed=4, iterations=50, l2=RERANK_L2, learning_rate=RERANK_LEARNING_RATE)
     assert not np.array_equal(a.weights, c.weights)
 
 
@@ -321,7 +336,14 @@ def test_optimum_does_not_depend_on_seed(
     """oracle: strict convexity (l2 > 0 gives a unique optimum), so every seed ends at the same
     weights as the default seed."""
     X, y = training_rows
-    other = fit_logistic(X, y, seed=seed)
+    other = fit_logistic(
+        X,
+        y,
+        seed=seed,
+        l2=RERANK_L2,
+        learning_rate=RERANK_LEARNING_RATE,
+        iterations=RERANK_ITERATIONS,
+    )
     np.testing.assert_allclose(other.weights, fitted.weights, atol=1e-7)
     assert other.bias == pytest.approx(fitted.bias, abs=1e-7)
 
@@ -332,7 +354,14 @@ def test_fit_invariant_to_row_order(
     """oracle: the objective is a mean over rows, so permuting the rows leaves the optimum."""
     X, y = training_rows
     perm = np.random.default_rng(11).permutation(X.shape[0])
-    other = fit_logistic(X[perm], y[perm])
+    other = fit_logistic(
+        X[perm],
+        y[perm],
+        l2=RERANK_L2,
+        learning_rate=RERANK_LEARNING_RATE,
+        iterations=RERANK_ITERATIONS,
+        seed=SEED,
+    )
     np.testing.assert_allclose(other.weights, fitted.weights, atol=1e-7)
 
 
@@ -362,17 +391,38 @@ def test_predict_proba_in_open_unit_interval(
 def test_fit_rejects_bad_training_data(X: FloatArray, y: FloatArray) -> None:
     """oracle: the validation contract (ValueError)."""
     with pytest.raises(ValueError):
-        fit_logistic(X, y, feature_names=("a", "b"))
+        fit_logistic(
+            X,
+            y,
+            feature_names=("a", "b"),
+            l2=RERANK_L2,
+            learning_rate=RERANK_LEARNING_RATE,
+            iterations=RERANK_ITERATIONS,
+            seed=SEED,
+        )
 
 
 def test_fit_rejects_bad_options(training_rows: tuple[FloatArray, FloatArray]) -> None:
     """oracle: the validation contract (ValueError)."""
     X, y = training_rows
+    good = {
+        "l2": RERANK_L2,
+        "learning_rate": RERANK_LEARNING_RATE,
+        "iterations": RERANK_ITERATIONS,
+        "seed": SEED,
+    }
     for kwargs in ({"l2": -1.0}, {"learning_rate": 0.0}, {"iterations": 0}):
         with pytest.raises(ValueError):
-            fit_logistic(X, y, **kwargs)
+            fit_logistic(X, y, **{**good, **kwargs})  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        fit_logistic(X[:, :5], y)  # six feature names for five columns
+        fit_logistic(
+            X[:, :5],
+            y,
+            l2=RERANK_L2,
+            learning_rate=RERANK_LEARNING_RATE,
+            iterations=RERANK_ITERATIONS,
+            seed=SEED,
+        )  # six feature names for five columns
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from raglab import _config as C
+from raglab import settings as S
 from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.cli.main import build_parser
 from raglab.cli.options import add_setting_options, given_settings
@@ -28,7 +28,18 @@ from raglab.run_settings import (
     RetrievalSettings,
     RunSettings,
 )
-from raglab.settings import SETTINGS, default, setting, settings_in
+from raglab.settings import (
+    FIXED,
+    RETRIEVERS,
+    SETTINGS,
+    chunk_overlap,
+    chunk_size,
+    default,
+    fixed,
+    or_default,
+    setting,
+    settings_in,
+)
 from raglab.web.routes.end_to_end import RunRequest
 
 
@@ -100,7 +111,7 @@ def test_bad_values_name_the_setting(name: str, value: Any, needle: str) -> None
 
 def test_labels_cover_every_choice_and_feature() -> None:
     assert tuple(FEATURE_LABELS) == FEATURES
-    assert tuple(RETRIEVER_LABELS) == C.RETRIEVERS == setting("retriever").choices
+    assert tuple(RETRIEVER_LABELS) == RETRIEVERS == setting("retriever").choices
     for s in SETTINGS:
         if s.choices is not None:
             assert s.choice_labels is not None and tuple(s.choice_labels) == s.choices, s.name
@@ -235,3 +246,42 @@ def test_the_stage_commands_take_their_settings_from_the_table(
     if action == "search":
         with pytest.raises(SystemExit):
             parser.parse_args(["word", "--b", "1.5"])  # the table's range: b in [0, 1]
+
+
+def test_the_fixed_rows_are_the_named_constants() -> None:
+    """Each value /api/meta's ``fixed`` sends is one of raglab.settings' constants, written once
+    there: the row holds the constant itself, not a copy of its literal."""
+    rows = {row.name: row.value for row in FIXED}
+    assert len(rows) == len(FIXED)
+    constants = {name: getattr(S, name) for name in S.__all__ if name.isupper()}
+    for name, value in rows.items():
+        assert any(value is c for c in constants.values()), name
+        assert fixed(name) is value
+    assert rows["rrf_k"] is S.RRF_K and rows["chunk_sizes"] is S.CHUNK_SIZES
+    assert FIXED[0].to_json() == {"name": "seed", "value": S.SEED, "help": FIXED[0].help}
+    assert fixed_row_json("grid_k1")["value"] == list(S.GRID_K1)
+    with pytest.raises(KeyError, match="no fixed value named 'k1'"):
+        fixed("k1")
+
+
+def fixed_row_json(name: str) -> dict[str, Any]:
+    return next(row.to_json() for row in FIXED if row.name == name)
+
+
+def test_a_face_resolves_what_was_not_given_to_the_tables_default() -> None:
+    assert or_default("k1", None) == or_default("k1", NOT_GIVEN) == default("k1")
+    assert or_default("k1", 0.9) == 0.9 and or_default("rerank", False) is False
+    # A setting whose default is None keeps None: the chunker's own size, resolved next.
+    assert or_default("size", None) is None
+    assert [chunk_size(m, None) for m in ("fixed", "sentence", "heading")] == [
+        S.CHUNK_SIZES[m] for m in ("fixed", "sentence", "heading")
+    ]
+    assert chunk_size("sentence", 80) == 80
+    assert chunk_overlap("fixed", None) == S.FIXED_OVERLAP and chunk_overlap("fixed", 7) == 7
+    assert chunk_overlap("heading", None) is None
+
+
+def test_the_size_rows_words_name_the_chunkers_own_sizes() -> None:
+    text = setting("size").describe_default()
+    assert all(f"{S.CHUNK_SIZES[m]} {m}" in text for m in ("fixed", "sentence", "heading"))
+    assert str(S.FIXED_OVERLAP) in setting("overlap").describe_default()

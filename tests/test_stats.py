@@ -9,8 +9,8 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from raglab._config import WILSON_Z
 from raglab.metrics.stats import McNemarResult, mcnemar_exact, wilson_interval
+from raglab.settings import WILSON_Z
 
 # --- Wilson interval ------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 and the words and span of the chunk-size slider under each chunker.
 
 The command line, the web page (through ``/api/meta``) and the reports all print these, so one
-ranker has one name everywhere. :mod:`raglab.settings` re-exports them.
+ranker has one name everywhere; :mod:`raglab.settings` gives its choices these labels.
 """
 
 from __future__ import annotations

@@ -17,9 +17,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from raglab import _config as C
 from raglab.base.sentinels import NOT_GIVEN, TUNED
-from raglab.settings import default, setting, settings_in
+from raglab.settings import (
+    CHUNK_SIZES,
+    FIXED_OVERLAP,
+    RERANK_DEPTH,
+    SCORE_FUSIONS,
+    default,
+    setting,
+    settings_in,
+)
 
 __all__ = [
     "RUN_SETTING_NAMES",
@@ -55,17 +62,17 @@ class ChunkingKey:
         if self.method != "fixed" and self.overlap:
             raise ValueError(f"overlap applies only to the fixed chunker, not to {self.method!r}")
         if self.method == "fixed":
-            size = C.FIXED_SIZE if self.size is None else self.size
+            size = CHUNK_SIZES["fixed"] if self.size is None else self.size
             return ChunkingKey(
-                "fixed", size, C.FIXED_OVERLAP if self.overlap is None else self.overlap
+                "fixed", size, FIXED_OVERLAP if self.overlap is None else self.overlap
             )
         if self.method == "sentence":
             return ChunkingKey(
-                "sentence", C.SENTENCE_SIZE if self.size is None else self.size, None
+                "sentence", CHUNK_SIZES["sentence"] if self.size is None else self.size, None
             )
         if self.method == "heading":
             return ChunkingKey(
-                "heading", C.HEADING_MAX_WORDS if self.size is None else self.size, None
+                "heading", CHUNK_SIZES["heading"] if self.size is None else self.size, None
             )
         raise ValueError(f"chunker must be one of fixed, sentence, heading; not {self.method!r}")
 
@@ -116,7 +123,7 @@ class RetrievalSettings:
     @property
     def weighted(self) -> bool:
         """Whether the retriever is a score fusion, the one that uses ``weight``."""
-        return self.retriever in C.SCORE_FUSIONS
+        return self.retriever in SCORE_FUSIONS
 
     @property
     def resolved(self) -> bool:
@@ -249,7 +256,7 @@ class ReadSettings:
         reranker's RERANK_DEPTH (20) with the reranker, else the first stage's ``depth`` (0: every
         chunk). A question whose answer chunk is not within it was not retrieved."""
         # The reranker reorders the first stage's top RERANK_DEPTH (20) and nothing past it.
-        depth = C.RERANK_DEPTH if self.rerank else self.first_stage.depth
+        depth = RERANK_DEPTH if self.rerank else self.first_stage.depth
         return n_chunks if depth == 0 else min(depth, n_chunks)
 
 

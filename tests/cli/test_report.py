@@ -14,6 +14,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report
 from raglab.report.html import render_html
 from raglab.report.markdown import render_markdown
+from raglab.run_settings import RunSettings
 
 
 def cli(*argv: str) -> int:
@@ -30,7 +31,7 @@ def cli(*argv: str) -> int:
 
 @pytest.fixture(scope="module")
 def library_report() -> dict[str, Any]:
-    return build_report(Lab.load())
+    return build_report(Lab.load(), settings=RunSettings())
 
 
 def without_created(report: dict[str, Any]) -> dict[str, Any]:

@@ -30,15 +30,15 @@ import pytest
 import pytrec_eval
 from ir_measures import RR, P, Success, nDCG
 
-from raglab import _config as C
 from raglab.cli.main import main
 from raglab.corpus.questions import bundled_questions_path
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import measure
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import RETRIEVERS
 
 #: Every retriever, the neural ones included (CI installs the model).
-RETRIEVERS = C.RETRIEVERS
+RETRIEVERS = RETRIEVERS
 ORACLES = ("pytrec_eval", "ranx")
 #: Our metric -> (pytrec_eval's name, ir_measures' measure).
 MEASURES = {

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
-from raglab import _config as C
 from raglab.bm25.grid import grid_top_k
 from raglab.bm25.index import BM25Index
 from raglab.distributed.bm25 import TREE_ARITY, DistributedBM25, count_partition, reduce_tree
@@ -26,6 +25,7 @@ from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RANKINGS, rank, rank_split, relevance_of, resolve
 from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.settings import GRID_B, GRID_K1, default
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -35,8 +35,11 @@ def _check_index(lab: Lab, index: DistributedBM25, local: BM25Index, *, k: int) 
     assert len(index.sizes) > 1  # really sharded
     assert index.n_docs == local.n_docs and index.avgdl == local.avgdl
     for tokens in queries:
-        assert index.scores(tokens).tobytes() == local.scores(tokens).tobytes()
-    docs, scores = index.search_many(queries, k=k)
+        assert (
+            index.scores(tokens, k1=default("k1"), b=default("b")).tobytes()
+            == local.scores(tokens).tobytes()
+        )
+    docs, scores = index.search_many(queries, k=k, k1=default("k1"), b=default("b"))
     for row, tokens in enumerate(queries):
         want = local.search(tokens, k=k)
         assert docs[row].tolist() == want.indices.tolist()
@@ -155,12 +158,12 @@ def test_grid_cells_on_the_shards_equal_grid_top_k(client: Any, cranfield: Lab) 
     index = index_lab(client, cranfield, WHOLE_PAGES)
     queries = [cranfield.indexes.query_tokens(q) for q in cranfield.split("train")]
     local = cranfield.indexes.chunk_set(WHOLE_PAGES).bm25
-    docs, scores = index.search_grid(queries, k=5, k1s=C.GRID_K1, bs=C.GRID_B)
-    want = grid_top_k(local, queries, k1s=C.GRID_K1, bs=C.GRID_B, k=5)
+    docs, scores = index.search_grid(queries, k=5, k1s=GRID_K1, bs=GRID_B)
+    want = grid_top_k(local, queries, k1s=GRID_K1, bs=GRID_B, k=5)
     assert docs.shape == want.shape == (16, 11, len(queries), 5)
     assert docs.tobytes() == want.tobytes()
-    for i, k1 in enumerate(C.GRID_K1[::5]):
-        for j, b in enumerate(C.GRID_B[::5]):
+    for i, k1 in enumerate(GRID_K1[::5]):
+        for j, b in enumerate(GRID_B[::5]):
             tops = local.with_params(k1=k1, b=b).search_many(queries, k=5)[1]
             assert scores[5 * i, 5 * j].tobytes() == tops.tobytes()
 

@@ -19,6 +19,7 @@ from raglab.errors import InputError
 from raglab.formats.beir import import_beir
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
+from raglab.settings import SEED, chunk_overlap, chunk_size
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -62,8 +63,13 @@ def test_beir_chunks_on_the_workers(client: Any, tmp_path: Path) -> None:
     pages = list(load_corpus())
     lines = [json.dumps({"_id": p.id, "title": p.title, "text": p.text}) for p in pages]
     folder = _beir(tmp_path, lines)
-    import_beir(folder, tmp_path / "out", quiet=True)
-    single = chunk_pages(load_corpus(tmp_path / "out" / "pages"), method="heading")
+    import_beir(folder, tmp_path / "out", quiet=True, seed=SEED)
+    single = chunk_pages(
+        load_corpus(tmp_path / "out" / "pages"),
+        method="heading",
+        size=chunk_size("heading", None),
+        overlap=chunk_overlap("heading", None),
+    )
     by_page: dict[str, list[tuple[Any, ...]]] = {}
     for c in single:
         by_page.setdefault(c.page_id, []).append((c.id, c.start, c.end, c.heading_path, c.text))
@@ -84,7 +90,7 @@ def test_beir_problems_name_the_lines_the_single_machine_names(client: Any, tmp_
     lines[31] = json.dumps({"_id": "d31"})  # no text
     folder = _beir(tmp_path, lines)
     with pytest.raises(InputError) as single:
-        import_beir(folder, tmp_path / "out", quiet=True)
+        import_beir(folder, tmp_path / "out", quiet=True, seed=SEED)
     with pytest.raises(InputError) as ours:
         chunk_beir(client, folder / "corpus.jsonl", ChunkingKey("heading"), block_bytes=8_000)
     assert [(p.line, p.field) for p in ours.value.problems] == [

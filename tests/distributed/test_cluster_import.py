@@ -21,6 +21,7 @@ from raglab.corpus.pages import load_corpus
 from raglab.distributed.importing import import_beir_on_cluster, line_ranges
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
+from raglab.settings import SEED
 
 __all__ = ["client", "cranfield_dir"]  # fixtures, used by name
 
@@ -88,9 +89,11 @@ def test_problems_in_every_range_are_the_single_machines(client: Any, tmp_path: 
     good[250] = json.dumps({"_id": "d3", "text": "again"})
     good[280] = json.dumps({"_id": " spaced", "text": "z"})
     folder = _beir_folder(tmp_path, ("\n".join(good) + "\n").encode(), [("q1", "d1")])
-    single = _problems(lambda: import_beir(folder, tmp_path / "a", quiet=True))
+    single = _problems(lambda: import_beir(folder, tmp_path / "a", quiet=True, seed=SEED))
     ours = _problems(
-        lambda: import_beir_on_cluster(client, folder, tmp_path / "b", quiet=True, ranges=7)
+        lambda: import_beir_on_cluster(
+            client, folder, tmp_path / "b", quiet=True, ranges=7, seed=SEED
+        )
     )
     assert len(single) == 6 and any(":251," in p and "first on line 4" in p for p in single)
     assert ours == single
@@ -105,9 +108,11 @@ def test_a_byte_that_is_not_utf8_is_found_where_one_machine_finds_it(
     lines = [json.dumps({"_id": f"d{i}", "text": "w " * 30}).encode() for i in range(200)]
     lines[150] = lines[150].replace(b"w ", b"\xff ", 1)
     folder = _beir_folder(tmp_path, b"\n".join(lines) + b"\n", [("q1", "d1")])
-    single = _problems(lambda: import_beir(folder, tmp_path / "a", quiet=True))
+    single = _problems(lambda: import_beir(folder, tmp_path / "a", quiet=True, seed=SEED))
     ours = _problems(
-        lambda: import_beir_on_cluster(client, folder, tmp_path / "b", quiet=True, ranges=7)
+        lambda: import_beir_on_cluster(
+            client, folder, tmp_path / "b", quiet=True, ranges=7, seed=SEED
+        )
     )
     assert len(single) == 1 and "not UTF-8" in single[0] and ":151:" in single[0]
     assert ours == single

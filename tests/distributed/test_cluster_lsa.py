@@ -24,6 +24,7 @@ from raglab.distributed.lsa import (
 from raglab.embedding.lsa import term_window_matrix, unit_rows
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
+from raglab.settings import SEED
 
 __all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
@@ -37,7 +38,7 @@ def test_blocked_lsa_matches_one_machine(
     key = WHOLE_PAGES if name == "cranfield" else ChunkingKey()
     ref = lab.indexes.lsa
     windows = lab.indexes.lsa_windows
-    ours = fit_lsa_on_cluster(client, windows, rank=ref.rank, blocks=blocks)
+    ours = fit_lsa_on_cluster(client, windows, rank=ref.rank, blocks=blocks, seed=SEED)
 
     A, vocabulary, _ = term_window_matrix(windows)
     for a, b in term_ranges(A.shape[0], blocks)[::2]:

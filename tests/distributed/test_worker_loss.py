@@ -16,6 +16,7 @@ from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import count_chunks, submit_files
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
+from raglab.settings import default
 
 __all__ = ["client", "handbook"]  # fixtures, used by name
 
@@ -44,7 +45,7 @@ def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook
     index = DistributedBM25.from_counts(client, counts)
     local = handbook.indexes.chunk_set().bm25
     queries = [handbook.indexes.query_tokens(q) for q in handbook.questions]
-    docs, scores = index.search_many(queries, k=10)
+    docs, scores = index.search_many(queries, k=10, k1=default("k1"), b=default("b"))
     for row, tokens in enumerate(queries):
         want = local.search(tokens, k=10)
         assert docs[row].tolist() == want.indices.tolist()

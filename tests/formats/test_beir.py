@@ -19,6 +19,7 @@ from raglab.errors import InputError
 from raglab.formats.beir import import_beir
 from raglab.formats.collection import PageRecord, safe_file_stems, seeded_split, write_collection
 from raglab.formats.progress import progress
+from raglab.settings import SEED
 
 CORPUS: list[dict[str, Any]] = [
     {"_id": "d1", "title": "Lift", "text": "A wing in a slipstream gains lift."},
@@ -69,7 +70,7 @@ def test_import_writes_pages_and_graded_questions(tmp_path: Path) -> None:
     """oracle: the fixture's counts worked by hand (see QRELS): 4 pages, 1 empty (d4);
     q1 and q2 kept, q3 (only a 0) and q4 (no qrels) skipped; 3 labels kept, 2 zero rows dropped."""
     out = tmp_path / "out"
-    summary = import_beir(make_beir(tmp_path / "beir"), out, split="test")
+    summary = import_beir(make_beir(tmp_path / "beir"), out, split="test", seed=SEED)
     assert (summary.pages, summary.empty_pages, summary.renamed_pages) == (4, 1, 0)
     assert dict(summary.questions) == {"train": 0, "test": 2}
     assert (summary.skipped_questions, summary.labels, summary.dropped_labels) == (2, 3, 2)
@@ -98,7 +99,7 @@ def test_import_writes_pages_and_graded_questions(tmp_path: Path) -> None:
 def test_split_follows_qrels_file_names_with_dev_as_train(tmp_path: Path) -> None:
     qrels = {"train": [("q1", "d1", 1)], "dev": [("q2", "d2", 1)], "test": [("q3", "3", 1)]}
     out = tmp_path / "out"
-    summary = import_beir(make_beir(tmp_path / "beir", qrels=qrels), out)
+    summary = import_beir(make_beir(tmp_path / "beir", qrels=qrels), out, seed=SEED)
     assert {q["id"]: q["split"] for q in read_questions(out)} == {
         "q1": "train",
         "q2": "train",
@@ -161,7 +162,9 @@ def test_unsafe_ids_get_safe_file_names_and_keep_their_ids(tmp_path: Path) -> No
     queries = [{"_id": "q", "text": "which?"}]
     qrels = {"test": [("q", "a/b", 1), ("q", "x:y", 1)]}
     out = tmp_path / "out"
-    summary = import_beir(make_beir(tmp_path / "beir", corpus, queries, qrels), out, split="test")
+    summary = import_beir(
+        make_beir(tmp_path / "beir", corpus, queries, qrels), out, split="test", seed=SEED
+    )
     names = sorted(os.listdir(out / "pages"))
     assert "Case.md" in names and "case.md" not in names and len(names) == 5
     assert summary.renamed_pages == 4
@@ -179,7 +182,7 @@ def test_an_id_with_whitespace_is_refused_naming_its_line(tmp_path: Path) -> Non
         tmp_path / "beir", corpus, [{"_id": "q", "text": "?"}], {"test": [("q", "d1", 1)]}
     )
     with pytest.raises(InputError) as exc:
-        import_beir(folder, tmp_path / "out", split="test")
+        import_beir(folder, tmp_path / "out", split="test", seed=SEED)
     (problem,) = exc.value.problems
     assert (problem.line, problem.field) == (2, "_id")
     assert (
@@ -210,6 +213,7 @@ def test_line_separators_inside_text_survive(tmp_path: Path) -> None:
         make_beir(tmp_path / "beir", corpus, queries, {"test": [("q1", "d1", 1)]}),
         out,
         split="train",
+        seed=SEED,
     )
     corpus_read = load_corpus(out / "pages")
     (question,) = load_questions(out / "questions.jsonl", corpus=corpus_read)
@@ -252,7 +256,7 @@ def test_each_bad_input_is_named_and_nothing_is_written(
     folder = make_beir(tmp_path / "beir", **change)
     out = tmp_path / "out"
     with pytest.raises(InputError) as exc:
-        import_beir(folder, out)
+        import_beir(folder, out, seed=SEED)
     matching = [p for p in exc.value.problems if message in p.message]
     assert matching, str(exc.value)
     problem = matching[0]
@@ -268,7 +272,7 @@ def test_every_problem_is_reported_in_one_pass(tmp_path: Path) -> None:
         qrels={"test": [("q1", "d1", "x")]},
     )
     with pytest.raises(InputError) as exc:
-        import_beir(folder, tmp_path / "out")
+        import_beir(folder, tmp_path / "out", seed=SEED)
     where = {(Path(p.file).name, p.line, p.field) for p in exc.value.problems}
     assert where == {
         ("corpus.jsonl", 5, None),
@@ -280,18 +284,22 @@ def test_every_problem_is_reported_in_one_pass(tmp_path: Path) -> None:
 def test_missing_files_are_named(tmp_path: Path) -> None:
     (tmp_path / "beir").mkdir()
     with pytest.raises(InputError) as exc:
-        import_beir(tmp_path / "beir", tmp_path / "out")
+        import_beir(tmp_path / "beir", tmp_path / "out", seed=SEED)
     named = sorted(Path(p.file).name for p in exc.value.problems)
     assert named == ["corpus.jsonl", "qrels", "queries.jsonl"]
     with pytest.raises(InputError, match="does not exist"):
-        import_beir(tmp_path / "nowhere", tmp_path / "out")
+        import_beir(tmp_path / "nowhere", tmp_path / "out", seed=SEED)
 
 
 def test_one_qrels_file_can_be_chosen(tmp_path: Path) -> None:
     qrels = {"train": [("q1", "d1", 1)], "test": [("q2", "d2", 1), ("q3", "3", 1)]}
     out = tmp_path / "out"
     summary = import_beir(
-        make_beir(tmp_path / "beir", qrels=qrels), out, qrels_file="test.tsv", test_fraction=0.0
+        make_beir(tmp_path / "beir", qrels=qrels),
+        out,
+        qrels_file="test.tsv",
+        test_fraction=0.0,
+        seed=SEED,
     )
     assert [q["id"] for q in read_questions(out)] == ["q2", "q3"]
     assert dict(summary.questions) == {"train": 2, "test": 0}
@@ -304,9 +312,9 @@ def test_non_empty_output_is_refused_unless_overwrite(tmp_path: Path) -> None:
     (out / "pages" / "stale.md").write_text("# Stale\n", encoding="utf-8")
     (out / "notes.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(InputError, match="not empty"):
-        import_beir(folder, out, split="test")
+        import_beir(folder, out, split="test", seed=SEED)
     assert os.listdir(out / "pages") == ["stale.md"]
-    import_beir(folder, out, split="test", overwrite=True)
+    import_beir(folder, out, split="test", overwrite=True, seed=SEED)
     assert sorted(os.listdir(out / "pages")) == ["3.md", "d1.md", "d2.md", "d4.md"]
     assert sorted(os.listdir(out)) == ["notes.txt", "pages", "questions.jsonl"]
     assert (out / "notes.txt").read_text("utf-8") == "mine"
@@ -331,9 +339,9 @@ def test_failed_write_restores_the_output_folder(tmp_path: Path) -> None:
 def test_bad_arguments_are_value_errors(tmp_path: Path) -> None:
     folder = make_beir(tmp_path / "beir")
     with pytest.raises(ValueError, match="split"):
-        import_beir(folder, tmp_path / "out", split="dev")
+        import_beir(folder, tmp_path / "out", split="dev", seed=SEED)
     with pytest.raises(ValueError, match="test_fraction"):
-        import_beir(folder, tmp_path / "out", test_fraction=-0.1)
+        import_beir(folder, tmp_path / "out", test_fraction=-0.1, seed=SEED)
 
 
 # ---------------------------------------------------------------------------------------------

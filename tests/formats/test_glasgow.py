@@ -19,6 +19,7 @@ from raglab.formats.glasgow import (
     import_glasgow,
     parse_glasgow,
 )
+from raglab.settings import SEED
 
 CRANFIELD = CRANFIELD_DIR
 
@@ -105,7 +106,7 @@ def test_import_small_collection(tmp_path: Path) -> None:
     question 2 -> {2: 3} (its -1 dropped), question 3 has only a -1 and is skipped;
     3 labels kept, 2 dropped; 2 questions, floor(0.4 * 2 + 0.5) = 1 of them test."""
     out = tmp_path / "out"
-    summary = import_glasgow(*collection(tmp_path), out)
+    summary = import_glasgow(*collection(tmp_path), out, seed=SEED)
     assert (summary.pages, summary.empty_pages) == (4, 1)
     assert (summary.labels, summary.dropped_labels, summary.skipped_questions) == (3, 2, 1)
     assert dict(summary.questions) == {"train": 1, "test": 1}
@@ -142,7 +143,11 @@ def test_queries_numbered_by_id_and_a_custom_grade_map(tmp_path: Path) -> None:
     qrels = "4 2 0 0.000000\n9 10 0 0.000000\n"
     out = tmp_path / "out"
     summary = import_glasgow(
-        *collection(tmp_path, qrels=qrels), out, queries_by_position=False, grade_map={0: 1}
+        *collection(tmp_path, qrels=qrels),
+        out,
+        queries_by_position=False,
+        grade_map={0: 1},
+        seed=SEED,
     )
     assert [(q["id"], q["pages"]) for q in read_questions(out)] == [
         ("4", {"2": 1}),
@@ -153,7 +158,7 @@ def test_queries_numbered_by_id_and_a_custom_grade_map(tmp_path: Path) -> None:
 
 def test_by_position_rejects_a_number_past_the_last_query(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
-        import_glasgow(*collection(tmp_path, qrels="4 2 1\n"), tmp_path / "out")
+        import_glasgow(*collection(tmp_path, qrels="4 2 1\n"), tmp_path / "out", seed=SEED)
     (problem,) = exc.value.problems
     assert (problem.line, problem.field) == (1, "query") and "no query 4" in problem.message
 
@@ -184,7 +189,7 @@ def test_each_bad_line_is_named_and_nothing_is_written(
     out = tmp_path / "out"
     paths = collection(tmp_path, **{which: text})
     with pytest.raises(InputError) as exc:
-        import_glasgow(*paths, out)
+        import_glasgow(*paths, out, seed=SEED)
     matching = [p for p in exc.value.problems if message in p.message]
     assert matching, str(exc.value)
     problem = matching[0]
@@ -195,9 +200,9 @@ def test_each_bad_line_is_named_and_nothing_is_written(
 def test_bad_arguments(tmp_path: Path) -> None:
     paths = collection(tmp_path)
     with pytest.raises(ValueError, match="grade_map"):
-        import_glasgow(*paths, tmp_path / "out", grade_map={"1": 4})  # type: ignore[dict-item]
+        import_glasgow(*paths, tmp_path / "out", grade_map={"1": 4}, seed=SEED)  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="test_fraction"):
-        import_glasgow(*paths, tmp_path / "out", test_fraction=2.0)
+        import_glasgow(*paths, tmp_path / "out", test_fraction=2.0, seed=SEED)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +226,7 @@ def test_cranfield(tmp_path: Path, cranfield: Cranfield) -> None:
     positive_queries = {r[0] for r in rows if r[2] != "-1"}
 
     out = tmp_path / "cranfield"
-    summary = import_glasgow(docs, queries, qrels, out, quiet=True)
+    summary = import_glasgow(docs, queries, qrels, out, quiet=True, seed=SEED)
 
     assert (summary.pages, summary.empty_pages) == (1400, 2)
     assert len(positive_queries) == 225
@@ -299,7 +304,10 @@ def test_cranfield_pages_hold_their_title_once(tmp_path: Path, cranfield: Cranfi
     after the opening one: documents 410, 697, 749, 908, 1058, 1149 and 1200 restate it once."""
     out = tmp_path / "cranfield"
     import_glasgow(
-        *(CRANFIELD / n for n in ("cran.all.1400", "cran.qry", "cranqrel")), out, quiet=True
+        *(CRANFIELD / n for n in ("cran.all.1400", "cran.qry", "cranqrel")),
+        out,
+        quiet=True,
+        seed=SEED,
     )
     corpus = load_corpus(out / "pages")
     opening, restated = 0, []

@@ -18,6 +18,7 @@ from raglab.pipeline.external import page_run
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import rank
 from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.settings import SEED
 
 CRANFIELD = Path(__file__).resolve().parents[1] / "fixtures" / "cranfield"
 WHOLE_PAGES = ChunkingKey("heading", 100_000)
@@ -28,7 +29,12 @@ MEASURES = ("ndcg_cut_10", "recip_rank", "recall_100")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     out = tmp_path_factory.mktemp("cranfield")
     import_glasgow(
-        CRANFIELD / "cran.all.1400", CRANFIELD / "cran.qry", CRANFIELD / "cranqrel", out, quiet=True
+        CRANFIELD / "cran.all.1400",
+        CRANFIELD / "cran.qry",
+        CRANFIELD / "cranqrel",
+        out,
+        quiet=True,
+        seed=SEED,
     )
     return Lab.load(out / "pages", out / "questions.jsonl", stem=True)
 

@@ -250,12 +250,12 @@ def test_a_miss_answered_anyway_is_flagged_a_false_answer(tmp_path: Path) -> Non
 def test_the_threshold_sweep_is_the_run_at_each_threshold(small_lab: Lab, scoring: str) -> None:
     """Oracle: an independent computation: a whole run at each threshold of the grid, its
     outcomes counted one by one, against the sweep that replays one run's readings."""
-    from raglab import _config as C
     from raglab.pipeline.end_to_end import threshold_sweep
+    from raglab.settings import READER_THRESHOLDS
 
     base = run_pipeline(small_lab, plain(threshold=0.5, reader_scoring=scoring))
     sweep = threshold_sweep(small_lab, base)
-    assert [p["threshold"] for p in sweep] == list(C.READER_THRESHOLDS)
+    assert [p["threshold"] for p in sweep] == list(READER_THRESHOLDS)
     for point in sweep:
         t = float(point["threshold"])
         again = run_pipeline(small_lab, plain(threshold=t, reader_scoring=scoring))

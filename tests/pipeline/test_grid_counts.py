@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import grid_view, stemming_effect
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_ranks
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import GRID_K1, GRID_RECALL_K, default
 
-K = C.GRID_RECALL_K
+K = GRID_RECALL_K
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +51,13 @@ def test_grid_hits_count_the_questions_found_in_every_cell(lab: Lab, stem: bool)
     nearest = min(
         tied,
         key=lambda c: (
-            ((grid.k1s[c[0]] - C.BM25_K1) / step_k1) ** 2
-            + ((grid.bs[c[1]] - C.BM25_B) / step_b) ** 2,
+            ((grid.k1s[c[0]] - default("k1")) / step_k1) ** 2
+            + ((grid.bs[c[1]] - default("b")) / step_b) ** 2,
             c,
         ),
     )
     assert (grid.best_k1, grid.best_b) == (grid.k1s[nearest[0]], grid.bs[nearest[1]])
-    assert "nearest the defaults" in grid_rule() and f"k1 = {C.BM25_K1}" in grid_rule()
+    assert "nearest the defaults" in grid_rule() and f"k1 = {default('k1')}" in grid_rule()
 
 
 def test_grid_view_carries_the_counts_of_both_splits(lab: Lab) -> None:
@@ -69,7 +69,7 @@ def test_grid_view_carries_the_counts_of_both_splits(lab: Lab) -> None:
     for cell in (view.best, view.default):
         assert cell.train_hits == found(lab, "train", cell.k1, cell.b)
         assert cell.split_hits == found(lab, "test", cell.k1, cell.b)
-    assert view.default.at == (C.GRID_K1.index(C.BM25_K1), 7.5)  # b = 0.75: between 0.7, 0.8
+    assert view.default.at == (GRID_K1.index(default("k1")), 7.5)  # b = 0.75: between 0.7, 0.8
     assert view.best.at == (view.k1s.index(view.best.k1), view.bs.index(view.best.b))
     alone = grid_view(lab, split=None)
     assert alone.split_questions is None and alone.best.split_hits is None
@@ -93,7 +93,7 @@ def test_with_stem_is_the_data_under_the_other_stemming(lab: Lab) -> None:
 def test_stemming_effect_compares_the_two_labs(lab: Lab) -> None:
     """Oracle: first_ranks of each training question on a plain and a stemmed lab."""
     loaded = Lab.load(stem=True)
-    for k1, b in ((C.BM25_K1, C.BM25_B), (0.0, 0.0), (2.2, 0.2)):
+    for k1, b in ((default("k1"), default("b")), (0.0, 0.0), (2.2, 0.2)):
         effect = stemming_effect(lab, k1=k1, b=b)
         settings = RetrievalSettings("bm25", k1=k1, b=b)
         pairs = zip(

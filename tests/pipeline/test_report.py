@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 import raglab
-from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.corpus.pages import bundled_handbook_dir
 from raglab.metrics.stats import mcnemar_exact
@@ -32,6 +31,7 @@ from raglab.pipeline.report_check import REPORT_FORMAT, validate_report
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import choose_weight, first_ranks, measure, ranker_table
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.settings import CHUNK_SIZES, FIXED_OVERLAP, RETRIEVERS, default
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
 SMALL_BUDGET = 50  # words: a context that holds one or two heading chunks at most
@@ -44,7 +44,7 @@ def lab() -> Lab:
 
 @pytest.fixture(scope="module")
 def report(lab: Lab) -> dict[str, Any]:
-    return build_report(lab, created=WHEN)
+    return build_report(lab, created=WHEN, settings=RunSettings())
 
 
 @pytest.fixture(scope="module")
@@ -134,9 +134,9 @@ def test_settings_are_resolved(lab: Lab, report: dict[str, Any]) -> None:
     s = report["settings"]
     assert s["threshold"] == result.threshold
     assert s["mmr_lambda"] == result.mmr_lambda
-    assert (s["chunker"], s["size"], s["overlap"]) == ("heading", C.HEADING_MAX_WORDS, None)
+    assert (s["chunker"], s["size"], s["overlap"]) == ("heading", CHUNK_SIZES["heading"], None)
     assert s["chosen_on_train"] == ["mmr_lambda", "threshold"]
-    assert (s["budget"], s["split"], s["stem"]) == (C.BUDGET_WORDS, "test", False)
+    assert (s["budget"], s["split"], s["stem"]) == (default("budget"), "test", False)
 
 
 def test_bm25_grid_equals_the_library(lab: Lab, report: dict[str, Any]) -> None:
@@ -163,7 +163,7 @@ def test_ranker_table_equals_the_library(lab: Lab, report: dict[str, Any]) -> No
     assert sec["weight"] == weight
     assert sec["table"] == ranker_table(lab, weight=weight)
     answerable = [q for q in sec["questions"] if q["answerable"]]
-    for name in C.RETRIEVERS:
+    for name in RETRIEVERS:
         # The neural score fusion's weight is chosen on train on its own (TUNED).
         w = weight if name == "score" else TUNED
         expected = first_ranks(lab, "test", RetrievalSettings(name, weight=w))
@@ -182,7 +182,7 @@ def test_chunking_equals_the_library(lab: Lab, report: dict[str, Any]) -> None:
         ChunkingKey(),
         ChunkingKey("heading"),
         ChunkingKey("sentence"),
-        ChunkingKey("fixed", C.FIXED_SIZE, C.FIXED_OVERLAP),
+        ChunkingKey("fixed", CHUNK_SIZES["fixed"], FIXED_OVERLAP),
     ]
     assert [c["role"] for c in sec["chunkers"]] == ["chosen", "reference", "reference", "reference"]
     for row, key in zip(sec["chunkers"], keys, strict=True):
@@ -228,7 +228,9 @@ def test_plain_json(report: dict[str, Any]) -> None:
 
 def test_two_builds_differ_only_in_created(report: dict[str, Any]) -> None:
     """Oracle: a second build on a freshly loaded lab (no shared cache), a minute later."""
-    again = build_report(Lab.load(), created=datetime(2025, 3, 1, 12, 31, 5, tzinfo=UTC))
+    again = build_report(
+        Lab.load(), created=datetime(2025, 3, 1, 12, 31, 5, tzinfo=UTC), settings=RunSettings()
+    )
     assert again["created"] != report["created"]
     assert {k: v for k, v in again.items() if k != "created"} == {
         k: v for k, v in report.items() if k != "created"
@@ -238,7 +240,7 @@ def test_two_builds_differ_only_in_created(report: dict[str, Any]) -> None:
 def test_created_is_utc_iso(lab: Lab) -> None:
     """Oracle: datetime.fromisoformat reads it back; a +02:00 time is converted to UTC."""
     when = datetime(2025, 3, 1, 14, 30, 5, 123456, tzinfo=timezone(timedelta(hours=2)))
-    record = build_report(lab, created=when)["created"]
+    record = build_report(lab, created=when, settings=RunSettings())["created"]
     assert record == "2025-03-01T12:30:05Z"
     assert datetime.fromisoformat(record) == when.replace(microsecond=0)
 
@@ -281,9 +283,9 @@ def test_fingerprint_changes_with_one_setting(lab: Lab) -> None:
         RunSettings(), split="test", resolved=RunSettings(mmr_lambda=0.3, threshold=0.45)
     )
     wider = settings_record(
-        RunSettings(budget=C.BUDGET_WORDS + 1),
+        RunSettings(budget=default("budget") + 1),
         split="test",
-        resolved=RunSettings(budget=C.BUDGET_WORDS + 1, mmr_lambda=0.3, threshold=0.45),
+        resolved=RunSettings(budget=default("budget") + 1, mmr_lambda=0.3, threshold=0.45),
     )
     assert fingerprint(digests, dict(base)) == fingerprint(digests, base)
     assert fingerprint(digests, wider) != fingerprint(digests, base)
@@ -309,7 +311,7 @@ def test_settings_round_trip() -> None:
     chosen = settings_record(
         RunSettings(), split="test", resolved=RunSettings(mmr_lambda=0.3, threshold=0.45)
     )
-    assert run_settings_from(chosen) == RunSettings(size=C.HEADING_MAX_WORDS)
+    assert run_settings_from(chosen) == RunSettings(size=CHUNK_SIZES["heading"])
     with pytest.raises(ValueError, match="budget"):
         run_settings_from({**record, "budget": "many"})
     with pytest.raises(ValueError, match="rerank"):
@@ -322,7 +324,7 @@ def test_settings_round_trip() -> None:
 def test_page_labels_say_what_they_cannot_support(tmp_path: Path) -> None:
     """Oracle: measure on the same lab for the rankers; docs/design.md#page-labels for what pages cannot support."""
     lab = write_page_labelled(tmp_path)
-    rep = build_report(lab, created=WHEN)
+    rep = build_report(lab, created=WHEN, settings=RunSettings())
     assert rep["data"]["labels"] == "pages"
     for key in ("chunking", "end_to_end"):
         assert rep[key]["supported"] is False
@@ -371,7 +373,7 @@ def test_a_small_budget_fails_and_names_the_questions(
     )
     assert (acc["baseline"], acc["current"]) == (base.accuracy, small.accuracy)
     assert result["settings_changed"]["budget"] == {
-        "baseline": C.BUDGET_WORDS,
+        "baseline": default("budget"),
         "current": SMALL_BUDGET,
     }
 

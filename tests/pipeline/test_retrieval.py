@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.fusion.fuse import rrf, score_fusion
 from raglab.metrics.measures import evaluate
@@ -23,6 +22,7 @@ from raglab.pipeline.retrieval import (
     resolve,
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.settings import CHUNK_SIZES, FUSION_WEIGHTS, RETRIEVERS, RRF_K, default
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +53,18 @@ def test_fusion_rankings_are_the_fusion_of_the_two_lists(lab: Lab) -> None:
     bm25 = rank(lab, q, RetrievalSettings("bm25"))
     lsa = rank(lab, q, RetrievalSettings("lsa"))
     fused = rank(lab, q, RetrievalSettings("rrf"))
-    expected = rrf([bm25, lsa], k=C.RRF_K, depth=C.FUSION_DEPTH)
+    expected = rrf([bm25, lsa], k=RRF_K, depth=default("fusion_depth"))
     np.testing.assert_array_equal(fused.indices, expected.indices)
     weighted = rank(lab, q, RetrievalSettings("score", weight=0.3))
-    np.testing.assert_array_equal(weighted.indices, score_fusion(bm25, lsa, weight=0.3).indices)
+    np.testing.assert_array_equal(
+        weighted.indices, score_fusion(bm25, lsa, weight=0.3, depth=default("fusion_depth")).indices
+    )
 
 
 def test_table_rows_equal_metrics_of_the_rankings(lab: Lab) -> None:
     """Oracle: raglab.metrics.measures.evaluate (itself checked against ranx) on the same lists."""
     table = ranker_table(lab, weight=0.5)
-    assert list(table) == list(C.RETRIEVERS)
+    assert list(table) == list(RETRIEVERS)
     for name, row in table.items():
         # The weight given is the BM25 + LSA fusion's; the neural one is chosen on train.
         settings = resolve(lab, RetrievalSettings(name, weight=0.5 if name == "score" else TUNED))
@@ -84,9 +86,9 @@ def test_ranking_never_chooses_a_weight(lab: Lab) -> None:
 
 def test_weight_is_chosen_on_training_questions_only(lab: Lab) -> None:
     w = choose_weight(lab)
-    assert w in C.FUSION_WEIGHTS
+    assert w in FUSION_WEIGHTS
     best = measure(lab, "train", RetrievalSettings("score", weight=w))
-    for other in C.FUSION_WEIGHTS:
+    for other in FUSION_WEIGHTS:
         m = measure(lab, "train", RetrievalSettings("score", weight=other))
         assert (m["recall@5"], m["mrr"]) <= (best["recall@5"], best["mrr"])
 
@@ -128,7 +130,7 @@ def test_a_split_fused_in_one_batch_equals_each_question_fused_alone(
 def test_settings_naming_the_same_chunker_are_equal_and_share_their_results(lab: Lab) -> None:
     """The default chunker left out or spelled out is one setting, so the reranker the web lab
     trains (RetrievalSettings()) is the one the end-to-end run uses (RunSettings().retrieval)."""
-    spelled = RetrievalSettings(chunking=ChunkingKey("heading", C.HEADING_MAX_WORDS))
+    spelled = RetrievalSettings(chunking=ChunkingKey("heading", CHUNK_SIZES["heading"]))
     assert RetrievalSettings() == spelled == RunSettings().retrieval
     assert RetrievalSettings().chunking == ChunkingKey().resolved()
     assert train_reranker(lab, RetrievalSettings()) is train_reranker(lab, RunSettings().retrieval)

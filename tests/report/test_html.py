@@ -16,6 +16,7 @@ import pytest
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.html import funnel_svg, heatmap_svg, render_html, singular_values_svg
+from raglab.run_settings import RunSettings
 from report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
@@ -24,7 +25,7 @@ VOID = {"meta", "br", "img", "input", "link", "hr", "area", "base", "col", "wbr"
 
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
-    return build_report(Lab.load(), created=WHEN)
+    return build_report(Lab.load(), created=WHEN, settings=RunSettings())
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +153,7 @@ def test_user_text_is_escaped(report: dict[str, Any]) -> None:
 
 def test_page_labels_are_said_to_be_unsupported(tmp_path: Path) -> None:
     """Oracle: docs/design.md#page-labels; without a run there is no funnel, the other two charts remain."""
-    rep = build_report(page_labelled_lab(tmp_path), created=WHEN)
+    rep = build_report(page_labelled_lab(tmp_path), created=WHEN, settings=RunSettings())
     text = render_html(rep)
     assert text.count('<p class="note">') >= 2
     assert "labelled by relevant pages" in text

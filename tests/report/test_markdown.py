@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
-from raglab import _config as C
 from raglab.labels import RETRIEVER_LABELS
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.markdown import render_markdown
 from raglab.report.model import Table
 from raglab.report.sections import sections
+from raglab.run_settings import RunSettings
+from raglab.settings import RETRIEVERS
 from report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
@@ -27,7 +28,7 @@ CELL_PIPE = re.compile(r"(?<!\\)\|")
 
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
-    return build_report(Lab.load(), created=WHEN)
+    return build_report(Lab.load(), created=WHEN, settings=RunSettings())
 
 
 @pytest.fixture(scope="module")
@@ -114,10 +115,10 @@ def test_user_text_cannot_break_a_table_or_inject_markup(report: dict[str, Any])
 
 def test_page_labels_are_said_to_be_unsupported(tmp_path: Path) -> None:
     """Oracle: docs/design.md#page-labels: passage measures say plainly that page labels do not support them."""
-    rep = build_report(page_labelled_lab(tmp_path), created=WHEN)
+    rep = build_report(page_labelled_lab(tmp_path), created=WHEN, settings=RunSettings())
     text = render_markdown(rep)
     assert "Answer-intact rates are not supported" in text
     assert "The end-to-end run is not supported" in text
     assert text.count("labelled by relevant pages") >= 2
     rankers = table_rows(text, "Rankers")
-    assert [r[0] for r in rankers[1:]] == [RETRIEVER_LABELS[name] for name in C.RETRIEVERS]
+    assert [r[0] for r in rankers[1:]] == [RETRIEVER_LABELS[name] for name in RETRIEVERS]

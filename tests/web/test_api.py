@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from raglab import _config as C
 from raglab.base.sentinels import NOT_GIVEN
 from raglab.bm25.formula import lucene_idf
 from raglab.metrics.measures import first_relevant_rank
@@ -42,6 +41,7 @@ from raglab.pipeline.retrieval import (
     ranker_table,
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.settings import GRID_K1, LSA_RANK, MMR_LAMBDAS, default
 from raglab.text.tokens import identifiers
 from raglab.web.app import create_app
 
@@ -74,9 +74,12 @@ def test_meta_counts_and_defaults_match_the_library(api: Any, lab: Lab) -> None:
             "total": len(lab.split(split)),
             "answerable": len(lab.split(split, answerable=True)),
         }
-    d = data["defaults"]
-    assert (d["bm25_k1"], d["bm25_b"], d["lsa_rank"]) == (C.BM25_K1, C.BM25_B, C.LSA_RANK)
-    assert d["grid_k1"] == list(C.GRID_K1) and d["mmr_lambdas"] == list(C.MMR_LAMBDAS)
+    # The settings table only: no second dict of defaults beside it.
+    assert "defaults" not in data
+    d = {s["name"]: s["default"] for s in data["settings"]}
+    f = {row["name"]: row["value"] for row in data["fixed"]}
+    assert (d["k1"], d["b"], f["lsa_rank"]) == (default("k1"), default("b"), LSA_RANK)
+    assert f["grid_k1"] == list(GRID_K1) and f["mmr_lambdas"] == list(MMR_LAMBDAS)
     assert re.fullmatch(r"[0-9a-f]{16}", data["fingerprint"])
 
 
@@ -276,7 +279,7 @@ def test_bm25_examples_are_training_questions(api: Any, lab: Lab) -> None:
 def test_lsa_spectrum_neighbours_and_search_match_the_library(api: Any, lab: Lab) -> None:
     data = api.get("/api/lsa").json()
     model = lab.indexes.lsa
-    assert data["rank"] == model.rank == C.LSA_RANK
+    assert data["rank"] == model.rank == LSA_RANK
     assert data["singular_values"] == model.singular_values.tolist()
     assert data["variance_share"] == model.variance_share.tolist()
     assert data["kept_share"] == pytest.approx(float(model.variance_share.sum()))

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 from fastapi.responses import JSONResponse
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import bm25_search
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_ranks, measure
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import GRID_B, GRID_K1, GRID_RECALL_K, default
 from raglab.web.state import plain
 
-K = C.GRID_RECALL_K
+K = GRID_RECALL_K
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +48,8 @@ def test_the_grid_gives_counts_ties_and_the_rule(
     assert data["stem"] is stem and data["questions"] == n
     assert data["recall"] == grid.recall.tolist()
     assert data["hits"] == counts.tolist()
-    assert data["cells"] == len(C.GRID_K1) * len(C.GRID_B)
-    i, j = C.GRID_K1.index(grid.best_k1), C.GRID_B.index(grid.best_b)
+    assert data["cells"] == len(GRID_K1) * len(GRID_B)
+    i, j = GRID_K1.index(grid.best_k1), GRID_B.index(grid.best_b)
     assert data["best"]["hits"] == counts[i, j] and data["best"]["at"] == [i, j]
     tied = [[int(a), int(c)] for a, c in zip(*np.nonzero(counts == counts[i, j]), strict=True)]
     assert data["tied"] == tied and [i, j] in tied
@@ -57,12 +57,12 @@ def test_the_grid_gives_counts_ties_and_the_rule(
     assert all(
         counts[a, c] < counts[i, j] for a, c in np.ndindex(counts.shape) if [a, c] not in tied
     )
-    default = data["default"]
-    assert (default["k1"], default["b"]) == (C.BM25_K1, C.BM25_B)
-    assert default["hits"] == hits(expected, "train", C.BM25_K1, C.BM25_B)
-    assert default["recall"] == measure(expected, "train", RetrievalSettings("bm25"))["recall@5"]
+    cell = data["default"]
+    assert (cell["k1"], cell["b"]) == (default("k1"), default("b"))
+    assert cell["hits"] == hits(expected, "train", default("k1"), default("b"))
+    assert cell["recall"] == measure(expected, "train", RetrievalSettings("bm25"))["recall@5"]
     # k1 = 1.2 is the seventh row; b = 0.75 lies halfway between the columns of 0.7 and 0.8.
-    assert default["at"] == [6.0, 7.5]
+    assert cell["at"] == [6.0, 7.5]
     assert data["rule"] == grid_rule(K, "train")
 
 
@@ -74,7 +74,7 @@ def test_the_handbook_grid_ties_widely_and_the_best_is_one_question_ahead(
     data = api.get("/api/bm25/grid", stem=False).json()
     assert len(data["tied"]) > data["cells"] / 2
     assert data["best"]["hits"] == data["default"]["hits"] + 1
-    assert f"k1 = {C.BM25_K1}, b = {C.BM25_B}" in data["rule"]
+    assert f"k1 = {default('k1')}, b = {default('b')}" in data["rule"]
 
 
 def test_recall_is_training_only_and_test_comes_on_its_own_route(
@@ -100,7 +100,7 @@ def test_recall_names_the_training_questions_stemming_fixes_and_breaks(
     api: Any, lab: Lab, stemmed: Lab
 ) -> None:
     """Oracle: first ranks of each training question without and with stemming, compared."""
-    for k1, b in ((C.BM25_K1, C.BM25_B), (0.0, 0.0)):
+    for k1, b in ((default("k1"), default("b")), (0.0, 0.0)):
         effect = api.get("/api/bm25/recall", k1=k1, b=b).json()["stemming"]
         settings = RetrievalSettings("bm25", k1=k1, b=b)
         plain, stem = first_ranks(lab, "train", settings), first_ranks(stemmed, "train", settings)
@@ -127,10 +127,14 @@ def test_stemming_switches_the_search(api: Any, lab: Lab, stemmed: Lab) -> None:
     off = api.get("/api/bm25/search", q="locks", stem=False).json()
     on = api.get("/api/bm25/search", q="locks", stem=True).json()
     assert off["stem"] is False and off["results"] == [] and off["stemmed"] == []
-    assert off["tokens"] == bm25_search(lab, "locks")["tokens"] == ["locks"]
+    assert (
+        off["tokens"]
+        == bm25_search(lab, "locks", k1=default("k1"), b=default("b"))["tokens"]
+        == ["locks"]
+    )
     assert on["stem"] is True and on["tokens"] == ["lock"]
     assert on["stemmed"] == [{"word": "locks", "stem": "lock"}]
-    want = bm25_search(stemmed, "locks")
+    want = bm25_search(stemmed, "locks", k1=default("k1"), b=default("b"))
     assert [r["chunk"] for r in on["results"]] == [r["chunk"] for r in want["results"]]
     assert [r["score"] for r in on["results"]] == [r["score"] for r in want["results"]]
     cs = stemmed.indexes.chunk_set()

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from raglab import _config as C
 from raglab.cli.main import main
 from raglab.embedding.neural.timing import encode_timing
 from raglab.pipeline.exhibits.lsa import term_cosine
@@ -21,6 +20,7 @@ from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight, first_rank_rows, measure
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import NEURAL_RETRIEVERS, RETRIEVERS
 
 
 @pytest.mark.parametrize("split", ["test", "train"])
@@ -67,8 +67,8 @@ def test_costs_are_measured_and_counted(api: Any, lab: Lab) -> None:
 
 def test_the_fusion_table_has_the_neural_rows(api: Any, lab: Lab) -> None:
     data = api.get("/api/fusion/table").json()
-    assert list(data["rankers"]) == list(C.RETRIEVERS) and data["unavailable"] == {}
-    for name in C.NEURAL_RETRIEVERS:
+    assert list(data["rankers"]) == list(RETRIEVERS) and data["unavailable"] == {}
+    for name in NEURAL_RETRIEVERS:
         assert data["rankers"][name] == measure(lab, "test", RetrievalSettings(name))
     assert data["neural_weight"] == choose_weight(lab, RetrievalSettings("neural-score"))
 

@@ -16,16 +16,16 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import bm25_search, grid_view, stemming_effect
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_ranks, measure
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import GRID_RECALL_K, default
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
 
-K = C.GRID_RECALL_K
+K = GRID_RECALL_K
 # A training question whose second result splits its score 54 : 46 between two terms: bars
 # drawn the same width would hide the difference.
 QUERY = "When should an agent escalate a ticket?"
@@ -79,7 +79,7 @@ def search(page: Page, query: str) -> None:
 def test_contribution_bars_are_drawn_to_each_terms_share(page: Page, lab: Lab) -> None:
     """Oracle: bm25_search's contributions over each chunk's score; one scale for every bar."""
     search(page, QUERY)
-    found = bm25_search(lab, QUERY)
+    found = bm25_search(lab, QUERY, k1=default("k1"), b=default("b"))
     rows = page.locator("#bm25-results .result-list > li")
     expect(rows).to_have_count(len(found["results"]))
     expect(rows.first.locator(".chunk-id")).to_have_text(found["results"][0]["chunk"])
@@ -199,10 +199,10 @@ def test_the_stemming_switch_changes_search_and_grid(
 
     search(page, "locks")
     expect(page.locator("#bm25-results")).to_contain_text("BM25 retrieves nothing")
-    assert bm25_search(lab, "locks")["results"] == []
+    assert bm25_search(lab, "locks", k1=default("k1"), b=default("b"))["results"] == []
 
     switch.check()
-    want = bm25_search(stemmed, "locks")
+    want = bm25_search(stemmed, "locks", k1=default("k1"), b=default("b"))
     assert want["results"]
     expect(results).to_have_count(len(want["results"]))
     for n, row in enumerate(want["results"]):
@@ -211,7 +211,7 @@ def test_the_stemming_switch_changes_search_and_grid(
         expect(results.nth(n).locator("tbody th")).to_have_text(["lock"])
     expect(page.locator("#bm25-results .stemmed")).to_have_text("Stemming changed locks → lock.")
     expect(page.locator("#bm25-train")).to_have_text(
-        f"{counted(stemmed, 'train', C.BM25_K1, C.BM25_B)} {at(C.BM25_K1, C.BM25_B)}"
+        f"{counted(stemmed, 'train', default('k1'), default('b'))} {at(default('k1'), default('b'))}"
     )
 
     page.locator("#bm25-map").click()
@@ -227,7 +227,7 @@ def test_the_stemming_switch_changes_search_and_grid(
         f"{len(view.tied)} of {len(view.k1s) * len(view.bs)} cells"
     )
     # Stemming fixes training questions at the defaults; the page counts and names them.
-    changed = stemming_effect(lab, k1=C.BM25_K1, b=C.BM25_B)
+    changed = stemming_effect(lab, k1=default("k1"), b=default("b"))
     assert changed["fixes"]
     effect = page.locator("#bm25-stem-effect")
     fixes = len(changed["fixes"])

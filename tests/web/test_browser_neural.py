@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_rank_rows, measure
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import NEURAL_RETRIEVERS
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
@@ -50,7 +50,7 @@ def test_the_neural_panel_shows_the_library_ranks(page: Page, lab: Lab) -> None:
 
 
 def test_the_fusion_table_shows_the_neural_rows(page: Page, lab: Lab) -> None:
-    for name in C.NEURAL_RETRIEVERS:
+    for name in NEURAL_RETRIEVERS:
         row = page.locator(f'#fusion-table tr[data-ranker="{name}"] td')
         want = measure(lab, "test", RetrievalSettings(name))["recall@5"]
         expect(row.nth(2)).to_have_text(f"{want:.3f}")
@@ -71,15 +71,14 @@ def test_controls_take_their_options_and_ranges_from_the_api(
     for selector, name in (("#run-budget", "budget"), ("#bm25-k1", "k1"), ("#bm25-b", "b")):
         got = page.eval_on_selector(selector, "e => [Number(e.min), Number(e.max), Number(e.step)]")
         assert got == spec[name]["slider"], name
-    size = meta["defaults"]["size_sliders"]["fixed"]
+    size = meta["labels"]["size_sliders"]["fixed"]
     got = page.eval_on_selector(
         "#chunk-size", "e => [Number(e.min), Number(e.max), Number(e.step)]"
     )
     assert got == [size["min"], size["max"], size["step"]]
-    assert (
-        page.eval_on_selector_all("#fusion-k option", "os => os.map(o => Number(o.value))")
-        == meta["defaults"]["recall_ks"]
-    )
+    assert page.eval_on_selector_all(
+        "#fusion-k option", "os => os.map(o => Number(o.value))"
+    ) == next(f["value"] for f in meta["fixed"] if f["name"] == "recall_ks")
 
 
 def test_exhibit_five_reranks_the_neural_first_stage(page: Page, lab: Lab) -> None:

@@ -21,7 +21,7 @@ expect.set_options(timeout=15_000)
 
 STATIC = Path(__file__).resolve().parents[2] / "src" / "raglab" / "web" / "static"
 # The exhibit VI sliders whose default is "chosen on the training split": the slider's id stem,
-# the setting's name and the grid in meta.defaults the pipeline chooses it on.
+# the setting's name and the grid in meta's fixed values the pipeline chooses it on.
 TUNED = (("weight", "weight", "fusion_weights"), ("lambda", "mmr_lambda", "mmr_lambdas"))
 TUNED += (("threshold", "threshold", "reader_thresholds"),)
 
@@ -63,7 +63,7 @@ def test_run_controls_take_defaults_bounds_and_choices_from_meta(
         slider = f"#run-{key}"
         assert attr(page, slider, "min") == s["minimum"]
         assert attr(page, slider, "max") == s["maximum"]
-        grid_values = meta["defaults"][grid]
+        grid_values = next(f["value"] for f in meta["fixed"] if f["name"] == grid)
         assert attr(page, slider, "step") == pytest.approx(grid_values[1] - grid_values[0])
         assert page.locator(f"{slider}-tuned").is_checked() is s["tuned"] is True
         expect(page.locator(slider)).to_be_disabled()
@@ -100,6 +100,26 @@ def test_fusion_and_rerank_show_the_display_names_of_meta(page: Page, meta: dict
     lam = spec(meta, "mmr_lambda")
     assert attr(page, "#rerank-lambda", "min") == lam["minimum"]
     assert attr(page, "#rerank-lambda", "max") == lam["maximum"]
+
+
+@pytest.mark.browser
+def test_the_texts_numbers_come_from_the_settings_table(page: Page, meta: dict[str, Any]) -> None:
+    """Every number the text states (RRF's k in prose and MathML, the fusion depth, BM25's
+    defaults, LSA's shape) is /api/meta's: the HTML holds none of them (test_defaults.py)."""
+    values = {f["name"]: f["value"] for f in meta["fixed"]}
+    values |= {s["name"]: s["default"] for s in meta["settings"]}
+    nodes = page.locator("[data-meta]")
+    assert nodes.count() > 20
+    for name, text in nodes.evaluate_all("(ns) => ns.map((n) => [n.dataset.meta, n.textContent])"):
+        if name in values:
+            assert text == str(values[name]).replace("True", "true"), name
+    k = values["rrf_k"]
+    expect(page.locator('mn[data-meta="rrf_k"]')).to_have_text(str(k))
+    expect(page.locator('[data-meta="rrf_k_plus_2"]').first).to_have_text(str(k + 2))
+    expect(page.locator('[data-meta="rrf_both_second"]')).to_have_text(f"{2 / (k + 2):.3f}")
+    expect(page.locator('[data-meta="fusion_depth"]').first).to_have_text(
+        str(spec(meta, "fusion_depth")["default"])
+    )
 
 
 @pytest.mark.browser

@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 
-from raglab import _config as C
 from raglab.cli.main import main
 from raglab.labels import RETRIEVER_LABELS
 from raglab.pipeline.end_to_end import RunResult, run_pipeline
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight, measure
 from raglab.run_settings import RetrievalSettings, RunSettings
-from raglab.settings import SETTINGS
+from raglab.settings import RETRIEVERS, SCORE_FUSIONS, SETTINGS
 
 Cap = pytest.CaptureFixture[str]
 
@@ -37,8 +36,8 @@ def test_every_retriever_measures_the_same_on_every_face(capsys: Cap, api: Any, 
     chosen = choose_weight(lab)
     assert cli["weight"] == web["weight"] == web["chosen_weight"] == chosen
     assert cli["settings"]["weight"] == chosen
-    assert set(cli["rankers"]) == set(web["rankers"]) == set(C.RETRIEVERS)
-    for name in C.RETRIEVERS:
+    assert set(cli["rankers"]) == set(web["rankers"]) == set(RETRIEVERS)
+    for name in RETRIEVERS:
         library = measure(lab, "test", RetrievalSettings(name))
         assert cli["rankers"][name] == web["rankers"][name] == library, name
 
@@ -76,7 +75,7 @@ def _face(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("retriever", C.RETRIEVERS)
+@pytest.mark.parametrize("retriever", RETRIEVERS)
 def test_every_retriever_runs_the_same_on_every_face(
     capsys: Cap, api: Any, lab: Lab, retriever: str
 ) -> None:
@@ -91,9 +90,9 @@ def test_every_retriever_runs_the_same_on_every_face(
     for name in ("weight", "mmr_lambda", "threshold"):
         value = getattr(resolved, name)
         assert web["settings"][name] == (
-            None if name == "weight" and retriever not in C.SCORE_FUSIONS else value
+            None if name == "weight" and retriever not in SCORE_FUSIONS else value
         )
-    if retriever in C.SCORE_FUSIONS:
+    if retriever in SCORE_FUSIONS:
         chosen = choose_weight(lab, RetrievalSettings(retriever))
         assert web["settings"]["weight"] == chosen and "weight" in cli["chosen_on_train"]
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from raglab import _config as C
 from raglab.cli.main import main
 from raglab.pipeline.exhibits.bm25 import grid_view
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows, reranker_summary
@@ -26,6 +25,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
 from raglab.pipeline.retrieval import measure
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import GRID_B, GRID_K1, default
 
 Cap = pytest.CaptureFixture[str]
 
@@ -44,13 +44,13 @@ def test_the_grid_is_the_same_on_the_command_line_and_the_api(
     web = api.get("/api/bm25/grid").json()
     recall = [list(row) for row in view.recall]
     assert cli["train_recall@5"] == web["recall"] == recall == bm25_grid(lab).recall.tolist()
-    assert cli["k1"] == web["k1s"] == list(view.k1s) == list(C.GRID_K1)
-    assert cli["b"] == web["bs"] == list(view.bs) == list(C.GRID_B)
+    assert cli["k1"] == web["k1s"] == list(view.k1s) == list(GRID_K1)
+    assert cli["b"] == web["bs"] == list(view.bs) == list(GRID_B)
     assert (cli["best"]["k1"], cli["best"]["b"]) == (web["best"]["k1"], web["best"]["b"])
     assert (web["best"]["k1"], web["best"]["b"]) == (view.best.k1, view.best.b)
     assert cli["best"]["train_recall@5"] == web["best"]["recall"] == view.best.train_recall
     assert cli["default_train_recall@5"] == web["default"]["recall"] == view.default.train_recall
-    assert (web["default"]["k1"], web["default"]["b"]) == (C.BM25_K1, C.BM25_B)
+    assert (web["default"]["k1"], web["default"]["b"]) == (default("k1"), default("b"))
     assert web["split"] == view.tuned_on == "train" and web["k"] == view.k == 5
     best = RetrievalSettings("bm25", k1=view.best.k1, b=view.best.b)
     assert cli["test_recall@5_at_best"] == view.best.split_recall
@@ -64,7 +64,7 @@ def test_the_grid_is_the_same_on_the_command_line_and_the_api(
 def test_the_reranker_is_the_same_on_the_command_line_and_the_api(
     capsys: Cap, api: Any, lab: Lab
 ) -> None:
-    reranker, chosen = fitted_reranker(lab)
+    reranker, chosen = fitted_reranker(lab, first_stage=RetrievalSettings())
     summary = reranker_summary(reranker, chosen)
     cli = cli_json(capsys, "rerank")
     web = api.post("/api/rerank/train").json()
@@ -87,7 +87,7 @@ def test_trec_eval_prints_the_pipeline_evaluation(tmp_path: Path, capsys: Cap) -
     run_file = tmp_path / "bm25.txt"
     assert main(["trec", "export", "--retriever", "bm25", "--run", str(run_file)]) == 0
     cli = cli_json(capsys, "trec", "eval", str(run_file), "--name", "mine")
-    found = evaluate_run(Lab.load(), run_file, name="mine")
+    found = evaluate_run(Lab.load(), run_file, name="mine", budget=default("budget"))
     assert cli == json.loads(json.dumps(found.to_dict()))
     assert list(found.rankers) == ["mine", "BM25", "LSA", "RRF", "RRF + mine"]
     assert found.retriever == "run:mine" and found.supported and found.end_to_end is not None

@@ -16,9 +16,8 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, assume, settings
 
-from raglab import _config as C
 from raglab.pipeline.lab import Lab
-from raglab.settings import default
+from raglab.settings import CHUNK_SIZES, default
 from raglab.web.app import create_app
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -46,7 +45,7 @@ def _chunking_refused(values: dict[str, Any], default_method: str) -> bool:
     if method != "fixed":
         return overlap != 0  # an overlap belongs to the fixed chunker
     size = _int(values.get("size"))
-    return overlap >= (C.FIXED_SIZE if size is None else size)  # an overlap below the size
+    return overlap >= (CHUNK_SIZES["fixed"] if size is None else size)  # an overlap below the size
 
 
 def breaks_a_documented_rule(values: Any, default_method: str) -> bool:

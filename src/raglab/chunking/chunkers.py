@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from raglab._config import FIXED_OVERLAP, FIXED_SIZE, HEADING_MAX_WORDS, SENTENCE_SIZE
 from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.closed_forms import (
@@ -105,12 +104,11 @@ def fixed_window_spans(words: IntArray, *, size: int, overlap: int) -> tuple[Int
     return words[first, 0], words[last, 1]
 
 
-def chunk_fixed(
-    pages: Iterable[Page], *, size: int = FIXED_SIZE, overlap: int = FIXED_OVERLAP
-) -> list[Chunk]:
+def chunk_fixed(pages: Iterable[Page], *, size: int, overlap: int) -> list[Chunk]:
     """Fixed windows of ``size`` words, consecutive windows sharing ``overlap`` words.
 
-    Defaults: ``size=FIXED_SIZE``, ``overlap=FIXED_OVERLAP`` (raglab._config). Windows start at
+    No defaults here: a face passes the settings' (``raglab.settings.CHUNK_SIZES["fixed"]``,
+    ``FIXED_OVERLAP``) where the user gave none. Windows start at
     word 0, s−o, 2(s−o), …; the last window is the first whose end reaches the page end, so a page
     of N words gives exactly ⌈(N−o)/(s−o)⌉ chunks (one when N ≤ s, none for an empty page). A
     chunk's span runs from its first word's start to its last word's end. Requires
@@ -213,10 +211,11 @@ def _sentence_chunks(text: str, size: int, *, from_start: bool = False) -> list[
     return _pack(units, word_starts(text), size)
 
 
-def chunk_sentences(pages: Iterable[Page], *, size: int = SENTENCE_SIZE) -> list[Chunk]:
+def chunk_sentences(pages: Iterable[Page], *, size: int) -> list[Chunk]:
     """Whole sentences (:func:`raglab.text.tokens.sentence_spans`) packed greedily up to ``size`` words.
 
-    Default ``size=SENTENCE_SIZE`` (raglab._config). A sentence longer than ``size`` stands alone.
+    The settings' size is ``raglab.settings.CHUNK_SIZES["sentence"]``; a face passes it where the
+    user gave none. A sentence longer than ``size`` stands alone.
     Paragraph-aware: when the next paragraph does not fit in the current chunk but fits in an
     empty one, a new chunk starts at the paragraph boundary; a heading-only paragraph travels with
     the paragraph after it. A chunk's span runs from its first sentence's start to its last
@@ -265,10 +264,11 @@ def _heading_spans(page: Page, max_words: int) -> list[tuple[int, int]]:
     return spans
 
 
-def chunk_headings(pages: Iterable[Page], *, max_words: int = HEADING_MAX_WORDS) -> list[Chunk]:
+def chunk_headings(pages: Iterable[Page], *, max_words: int) -> list[Chunk]:
     """One chunk per section (:class:`raglab.corpus.pages.Section`), heading line included.
 
-    Default ``max_words=HEADING_MAX_WORDS`` (raglab._config). Section spans are trimmed of
+    The settings' cap is ``raglab.settings.CHUNK_SIZES["heading"]``; a face passes it where the
+    user gave none. Section spans are trimmed of
     surrounding whitespace. A section whose body is only its heading line is merged into the
     following section (a page's last such section stands alone). A section longer than
     ``max_words`` words is split with the same sentence packing as :func:`chunk_sentences`, its
@@ -283,25 +283,26 @@ def chunk_headings(pages: Iterable[Page], *, max_words: int = HEADING_MAX_WORDS)
 
 
 def chunk_pages(
-    pages: Iterable[Page], *, method: str, size: int | None = None, overlap: int | None = None
+    pages: Iterable[Page], *, method: str, size: int | None, overlap: int | None
 ) -> list[Chunk]:
-    """Chunk ``pages`` by ``method`` (one of :data:`METHODS`), with defaults from raglab._config.
+    """Chunk ``pages`` by ``method`` (one of :data:`METHODS`) with the values given.
 
-    ``size`` is the window for ``"fixed"`` (default FIXED_SIZE), the packing limit for
-    ``"sentence"`` (SENTENCE_SIZE) and the section cap for ``"heading"`` (HEADING_MAX_WORDS).
-    ``overlap`` (default FIXED_OVERLAP) applies to ``"fixed"`` only; any other method rejects a
-    non-zero overlap.
+    ``size`` is the window for ``"fixed"``, the packing limit for ``"sentence"`` and the section
+    cap for ``"heading"``; ``overlap`` applies to ``"fixed"`` only (which needs one) and any other
+    method rejects a non-zero overlap. Nothing is defaulted here: ``raglab.settings.chunk_size``
+    and ``chunk_overlap`` turn the ``size`` and ``overlap`` settings' None into the chunker's own
+    before the call (a None size here is a ValueError, not a default).
     """
+    if size is None:
+        raise ValueError(f"the {method!r} chunker needs a size (raglab.settings.chunk_size)")
     if method == "fixed":
-        return chunk_fixed(
-            pages,
-            size=FIXED_SIZE if size is None else size,
-            overlap=FIXED_OVERLAP if overlap is None else overlap,
-        )
+        if overlap is None:
+            raise ValueError("the fixed chunker needs an overlap (0 for none)")
+        return chunk_fixed(pages, size=size, overlap=overlap)
     if method not in METHODS:
         raise ValueError(f"unknown chunking method {method!r}; expected one of {METHODS}")
     if overlap:
         raise ValueError(f"overlap applies only to the fixed chunker, not to {method!r}")
     if method == "sentence":
-        return chunk_sentences(pages, size=SENTENCE_SIZE if size is None else size)
-    return chunk_headings(pages, max_words=HEADING_MAX_WORDS if size is None else size)
+        return chunk_sentences(pages, size=size)
+    return chunk_headings(pages, max_words=size)

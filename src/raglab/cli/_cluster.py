@@ -146,6 +146,7 @@ def cluster_lab(
         prime_grid,
         prime_lsa,
     )
+    from raglab.settings import LSA_RANK
 
     require_dask()  # before any data is read: a missing extra is said at once
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
@@ -160,7 +161,7 @@ def cluster_lab(
         lab.evaluator = partial(evaluate_on_cluster, client)
         n_windows = len(lab.indexes.lsa_windows)
         with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
-            prime_lsa(client, lab)
+            prime_lsa(client, lab, LSA_RANK)
         indexes: dict[ChunkingKey, Any] = {}
 
         def index_of(chunking: ChunkingKey) -> Any:

@@ -9,7 +9,6 @@ from typing import Any
 
 from rich.markup import escape
 
-from raglab._config import SEED
 from raglab.cli._cluster import add_cluster_options, uses_cluster
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
@@ -23,6 +22,7 @@ from raglab.errors import InputError, OutputError
 from raglab.formats.beir import import_beir
 from raglab.formats.collection import TEST_FRACTION, ImportSummary
 from raglab.formats.glasgow import CRANFIELD_GRADE_MAP, import_glasgow
+from raglab.settings import SEED
 
 
 def _fraction(text: str) -> float:
@@ -143,9 +143,12 @@ def register(sub: Any) -> None:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    options: dict[str, Any] = {"overwrite": args.force, "quiet": args.quiet or args.json}
-    if args.seed is not None:
-        options["seed"] = args.seed
+    # The seed left out is the table's, resolved here at the face's edge: the importers take one.
+    options: dict[str, Any] = {
+        "overwrite": args.force,
+        "quiet": args.quiet or args.json,
+        "seed": SEED if args.seed is None else args.seed,
+    }
     if args.test_fraction is not None:
         options["test_fraction"] = args.test_fraction
     return options

@@ -7,7 +7,6 @@ from typing import Any
 
 from rich.table import Table
 
-from raglab import _config as C
 from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.cli._common import (
     EXIT_OK,
@@ -21,7 +20,7 @@ from raglab.cli.options import add_setting_options, setting_parser
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows, reranker_summary
 from raglab.pipeline.metric_table import ORDER_METRICS
 from raglab.run_settings import RetrievalSettings
-from raglab.settings import setting
+from raglab.settings import default, setting
 
 #: The columns of the table of orders (kept under its old name).
 COLUMNS = ORDER_METRICS
@@ -47,7 +46,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lab = load_lab(args)
-    retriever = C.DEFAULT_RETRIEVER if args.retriever is NOT_GIVEN else args.retriever
+    retriever = default("retriever") if args.retriever is NOT_GIVEN else args.retriever
     reranker, chosen = fitted_reranker(lab, RetrievalSettings(retriever))
     lam = chosen if args.mmr_lambda in (NOT_GIVEN, TUNED, None) else args.mmr_lambda
     model = reranker_summary(reranker, chosen)

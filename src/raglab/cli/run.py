@@ -7,7 +7,6 @@ from typing import Any
 
 from rich.table import Table
 
-from raglab import _config as C
 from raglab.base.sentinels import NOT_GIVEN
 from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import EXIT_OK, add_lab_options, console, print_json
@@ -16,6 +15,7 @@ from raglab.corpus.questions import SPLITS
 from raglab.pipeline.end_to_end import RunResult, run_pipeline
 from raglab.reading.diagnosis import OUTCOMES
 from raglab.run_settings import RUN_SETTING_NAMES, RunSettings
+from raglab.settings import SCORE_FUSIONS
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +57,7 @@ def used_line(result: RunResult) -> str:
         parts.append(mark("mmr_lambda", f"MMR lambda {result.mmr_lambda:.2f}"))
     else:
         parts.append("MMR off")
-    if r.retriever in C.SCORE_FUSIONS:
+    if r.retriever in SCORE_FUSIONS:
         parts.append(mark("weight", f"fusion weight w {float(r.weight):.2f}"))
     parts.append(f"budget {r.budget} words")
     return ", ".join(parts)

@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.table import Table
 
-from raglab import _config as C
 from raglab.base.files import atomic_write_text
 from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
@@ -52,7 +51,7 @@ def register(sub: Any) -> None:
         export.add_argument_group("retrieval settings"),
         EXPORT_SETTINGS,
         default_texts={
-            "depth": f"{C.RANK_DEPTH}; 'all' for the whole collection; a fusion then takes each "
+            "depth": f"{default('depth')}; 'all' for the whole collection; a fusion then takes each "
             "ranker's first DEPTH results, unless --fusion-depth says otherwise"
         },
     )
@@ -94,7 +93,7 @@ def export_settings(args: argparse.Namespace) -> RetrievalSettings:
     """The export's retrieval settings: those given, the rest at their defaults, and the fusion
     depth equal to the depth unless given."""
     given = given_settings(args, EXPORT_SETTINGS)
-    given.setdefault("fusion_depth", given.get("depth", C.RANK_DEPTH))
+    given.setdefault("fusion_depth", given.get("depth", default("depth")))
     chunking = ChunkingKey(
         given.pop("chunker", default("chunker")),
         given.pop("size", None),

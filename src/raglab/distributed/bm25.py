@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from raglab._config import BM25_B, BM25_K1
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.distributed.shard import (
     GlobalStatistics,
@@ -233,8 +232,8 @@ class DistributedBM25:
         queries: Sequence[Sequence[str]],
         *,
         k: int,
-        k1: float = BM25_K1,
-        b: float = BM25_B,
+        k1: float,
+        b: float,
     ) -> tuple[IntArray, FloatArray]:
         """Every query's top ``min(k, N)``: (documents, scores), both (Q, min(k, N)), equal to
         ``BM25Index(all documents, k1=k1, b=b).search_many(queries, k=k)`` bit for bit."""
@@ -298,8 +297,8 @@ class DistributedBM25:
         queries: Sequence[Sequence[str]],
         chunk_lists: Sequence[IntArray],
         *,
-        k1: float = BM25_K1,
-        b: float = BM25_B,
+        k1: float,
+        b: float,
     ) -> list[FloatArray]:
         """The BM25 scores of chosen chunks per query: ``out[q][i]`` is query q's score of chunk
         ``chunk_lists[q][i]`` (a global index), equal to ``BM25Index.scores(queries[q])`` there
@@ -330,7 +329,7 @@ class DistributedBM25:
                 row[positions] = values
         return out
 
-    def scores(self, query: Sequence[str], *, k1: float = BM25_K1, b: float = BM25_B) -> FloatArray:
+    def scores(self, query: Sequence[str], *, k1: float, b: float) -> FloatArray:
         """Every document's score for one query, shape (N,), gathered from the shards (for
         checking against ``BM25Index.scores``; a large collection wants :meth:`search_many`)."""
         parts = self._client.gather(

@@ -15,10 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from raglab._config import NDCG_K, RECALL_KS
 from raglab.base.ranking import FloatArray, Ranking
 from raglab.metrics.measures import (
-    PRECISION_K,
     hit_rate_at_k_per_query,
     ndcg_at_k_per_query,
     precision_at_k_per_query,
@@ -28,6 +26,7 @@ from raglab.metrics.measures import (
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import rank_split, relevance_of, resolve
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS
 
 __all__ = ["evaluate_on_cluster", "measure_on_cluster", "per_query_values"]
 
@@ -79,7 +78,7 @@ def evaluate_on_cluster(
 
 
 def measure_on_cluster(
-    client: Any, lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
+    client: Any, lab: Lab, split: str, settings: RetrievalSettings
 ) -> dict[str, float]:
     """:func:`raglab.pipeline.retrieval.measure` with the measuring on the workers (the
     rankings come from the lab: primed from the cluster by

@@ -29,7 +29,6 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from raglab._config import SEED
 from raglab.errors import Problem
 from raglab.formats.beir import (
     _json_object,
@@ -163,7 +162,7 @@ def import_beir_on_cluster(
     *,
     split: str | None = None,
     test_fraction: float = TEST_FRACTION,
-    seed: int = SEED,
+    seed: int,
     qrels_file: str | Path | None = None,
     overwrite: bool = False,
     quiet: bool = False,

@@ -42,12 +42,12 @@ from typing import Any
 
 import numpy as np
 
-from raglab._config import LSA_OVERSAMPLE, LSA_RANK, SEED
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
+from raglab.settings import LSA_OVERSAMPLE
 
 __all__ = [
     "BlockedTermMatrix",
@@ -187,10 +187,10 @@ def fit_lsa_on_cluster(
     client: Any,
     windows: Sequence[Sequence[str]],
     *,
-    rank: int = LSA_RANK,
+    rank: int,
     oversample: int = LSA_OVERSAMPLE,
     power_iterations: int | None = None,
-    seed: int = SEED,
+    seed: int,
     blocks: int | None = None,
 ) -> LSAModel:
     """:func:`raglab.embedding.lsa.fit_lsa` with A in ``blocks`` row blocks on the workers (default: two

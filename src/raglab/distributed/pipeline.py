@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
@@ -47,6 +46,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import CANDIDATE_BM25, candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RANKINGS
 from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.settings import default
 
 __all__ = [
     "Stage",
@@ -170,7 +170,7 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
     return len(questions)
 
 
-def prime_lsa(client: Any, lab: Lab, rank: int = C.LSA_RANK) -> LSAModel:
+def prime_lsa(client: Any, lab: Lab, rank: int) -> LSAModel:
     """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.indexes.Indexes.lsa_model`), fitted on
     the workers with A in row blocks (two per worker) unless the lab has it already, and kept
     in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the
@@ -196,6 +196,6 @@ def prime_grid(lab: Lab, index: DistributedBM25, chunking: ChunkingKey) -> Grid 
     if not lab.split("train", answerable=True):
         return None
     grid = bm25_grid(lab, chunking=chunking, cells=_grid_cells(index))
-    for k1, b in dict.fromkeys(((grid.best_k1, grid.best_b), (C.BM25_K1, C.BM25_B))):
+    for k1, b in dict.fromkeys(((grid.best_k1, grid.best_b), (default("k1"), default("b")))):
         prime_bm25(lab, index, RetrievalSettings("bm25", k1=k1, b=b, chunking=chunking))
     return grid

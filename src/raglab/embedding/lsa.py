@@ -32,14 +32,6 @@ from typing import TypeVar
 import numpy as np
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
-from raglab._config import (
-    LSA_OVERSAMPLE,
-    LSA_POWER_ITERATIONS,
-    LSA_RANK,
-    LSA_WINDOW_WORDS,
-    LSA_WINDOWS,
-    SEED,
-)
 from raglab.base.exact import exact_sum_of_squares
 from raglab.base.ranking import FloatArray, Ranking
 from raglab.base.topk import top_k
@@ -51,6 +43,7 @@ from raglab.embedding.vectors import (
     count_matrix,
     tfidf_matrix,
 )
+from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS
 
 __all__ = [
     "LSAModel",
@@ -72,7 +65,7 @@ _PROJECT_BLOCK_TOKENS = 1 << 20
 
 
 def even_windows(
-    items: Sequence[T], *, count: int = LSA_WINDOWS, size: int = LSA_WINDOW_WORDS
+    items: Sequence[T], *, count: int, size: int = LSA_WINDOW_WORDS
 ) -> list[Sequence[T]]:
     """``count`` windows of ``size`` consecutive items with evenly spaced starts.
 
@@ -313,10 +306,10 @@ def term_window_matrix(
 def fit_lsa(
     windows: Sequence[Sequence[str]],
     *,
-    rank: int = LSA_RANK,
+    rank: int,
     oversample: int = LSA_OVERSAMPLE,
     power_iterations: int | None = None,
-    seed: int = SEED,
+    seed: int,
 ) -> LSAModel:
     """Fit LSA on token windows (see ``even_windows``): truncated SVD of the TF-IDF term x window
     matrix by :func:`randomized_svd`. ``rank`` must not exceed min(n_terms, n_windows).

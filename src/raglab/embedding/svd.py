@@ -16,7 +16,6 @@ import numpy as np
 import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
-from raglab._config import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, SEED
 from raglab.base.ranking import FloatArray
 from raglab.embedding.vectors import SparseMatrix
 
@@ -80,9 +79,9 @@ def randomized_svd(
     A: SparseMatrix | FloatArray,
     *,
     rank: int,
-    oversample: int = LSA_OVERSAMPLE,
-    power_iterations: int = LSA_POWER_ITERATIONS,
-    seed: int = SEED,
+    oversample: int,
+    power_iterations: int,
+    seed: int,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Truncated SVD A ~ U diag(s) Vt by randomised subspace iteration (Halko, Martinsson and
     Tropp 2011, Algorithms 4.3 and 4.4 with the LU normaliser of section 4.5).

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from raglab._config import SEED
 from raglab.base.files import read_text_lines
 from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError, Problem
@@ -285,7 +284,7 @@ def import_beir(
     *,
     split: str | None = None,
     test_fraction: float = TEST_FRACTION,
-    seed: int = SEED,
+    seed: int,
     qrels_file: str | Path | None = None,
     overwrite: bool = False,
     quiet: bool = False,

@@ -39,7 +39,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from raglab._config import SEED
 from raglab.base.files import read_text_lines
 from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError, Problem
@@ -298,7 +297,7 @@ def import_glasgow(
     out_dir: str | Path,
     *,
     test_fraction: float = TEST_FRACTION,
-    seed: int = SEED,
+    seed: int,
     grade_map: Mapping[int, int] | None = None,
     queries_by_position: bool = True,
     overwrite: bool = False,

@@ -1,6 +1,6 @@
 """Rank fusion: reciprocal rank fusion and min-max score fusion of several rankers.
 
-Each ranker contributes its first ``depth`` results (default FUSION_DEPTH = 20). The fused
+Each ranker contributes its first ``depth`` results (the settings' ``fusion_depth``). The fused
 ranking holds the union of those results, at most (number of rankers) x ``depth`` chunks, ordered
 by decreasing fused score; equal fused scores are ordered by ascending chunk index, so the result
 never depends on the order the rankers are listed in. Callers wanting a fixed length take
@@ -22,7 +22,6 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from raglab._config import FUSION_DEPTH, RRF_K
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.metrics.judging import index_array
 
@@ -197,8 +196,8 @@ def minmax(scores: FloatArray) -> FloatArray:
 def rrf_all(
     runs: Sequence[Sequence[Ranking | IntArray]],
     *,
-    k: float = RRF_K,
-    depth: int = FUSION_DEPTH,
+    k: float,
+    depth: int,
 ) -> list[Ranking]:
     """Reciprocal rank fusion of many questions at once.
 
@@ -229,13 +228,16 @@ def rrf_all(
 
 
 def rrf(
-    rankings: Sequence[Ranking | IntArray], *, k: float = RRF_K, depth: int = FUSION_DEPTH
+    rankings: Sequence[Ranking | IntArray],
+    *,
+    k: float,
+    depth: int,
 ) -> Ranking:
     """Reciprocal rank fusion of one question's rankings (Cormack, Clarke and Buettcher 2009).
 
-    Each ranker contributes its first ``depth`` results (default FUSION_DEPTH = 20), and
-    RRF(d) = sum over rankers r that list d of 1 / (k + rank_r(d)), rank 1-based, default
-    k = RRF_K = 60. ``rankings``: Rankings or (n,) int arrays of chunk indices, best first.
+    Each ranker contributes its first ``depth`` results (the lab passes its ``fusion_depth``
+    setting), and RRF(d) = sum over rankers r that list d of 1 / (k + rank_r(d)), rank 1-based
+    (the lab passes ``raglab.settings.RRF_K``, the paper's k). ``rankings``: Rankings or (n,) int arrays of chunk indices, best first.
     Returns the union of the contributed chunks ordered by decreasing RRF, ties by ascending
     chunk index; the Ranking's scores are the RRF values.
     """
@@ -247,7 +249,7 @@ def score_fusion_all(
     cosine: Sequence[Ranking],
     *,
     weight: float,
-    depth: int = FUSION_DEPTH,
+    depth: int,
 ) -> list[Ranking]:
     """Min-max score fusion of many questions at once; ``bm25[q]`` and ``cosine[q]`` pair up.
 
@@ -287,12 +289,10 @@ def score_fusion_all(
     return _fuse(question, doc, value, n_questions, ranker)
 
 
-def score_fusion(
-    bm25: Ranking, cosine: Ranking, *, weight: float, depth: int = FUSION_DEPTH
-) -> Ranking:
+def score_fusion(bm25: Ranking, cosine: Ranking, *, weight: float, depth: int) -> Ranking:
     """Weighted min-max score fusion of a BM25 and a cosine ranking for one question.
 
-    Each ranker contributes its first ``depth`` results (default FUSION_DEPTH = 20); its scores
+    Each ranker contributes its first ``depth`` results (the lab passes ``fusion_depth``); its scores
     are min-max scaled over those results alone (:func:`minmax`), and a chunk missing from a list
     gets 0 there: fused(d) = w * mm(BM25)(d) + (1 - w) * mm(cos)(d), ``weight`` = w in [0, 1].
     A list's last result also scales to 0, so it ties with the chunks missing from that list.

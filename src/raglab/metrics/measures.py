@@ -42,7 +42,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from raglab._config import NDCG_K, RECALL_KS
 from raglab.base.ranking import FloatArray
 from raglab.metrics.judging import (
     RankingLike,
@@ -56,9 +55,9 @@ from raglab.metrics.judging import (
     ndcg_scores,
     ranking_indices,
 )
+from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS
 
 __all__ = [
-    "PRECISION_K",
     "evaluate",
     "first_relevant_rank",
     "fractional_recall_at_k",
@@ -74,11 +73,6 @@ __all__ = [
     "top1_accuracy",
     "top1_accuracy_per_query",
 ]
-
-# The cutoff of the precision that :func:`evaluate` reports (P@3, docs/design.md#metrics). Defined
-# here because raglab._config has no constant for it.
-PRECISION_K = 3
-
 
 # --- public API -----------------------------------------------------------------------------
 
@@ -140,19 +134,19 @@ def fractional_recall_at_k(
 
 
 def precision_at_k_per_query(
-    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int = PRECISION_K
+    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
 ) -> FloatArray:
     """Precision at ``k`` per question, shape (Q,): relevant chunks in the first k, divided by k.
 
     P@k = sum_{i<=k} rel(d_i) / k, divided by k even when the ranking holds fewer than k chunks
-    (ranx ``precision@k``, trec_eval ``P_k``). Default k = :data:`PRECISION_K` (3).
+    (ranx ``precision@k``, trec_eval ``P_k``). The lab reports k = ``raglab.settings.PRECISION_K``.
     """
     k = check_cutoff(k)
     return count_hits(judge(rankings, relevant, k), k) / k
 
 
 def precision_at_k(
-    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int = PRECISION_K
+    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
 ) -> float:
     """Mean of :func:`precision_at_k_per_query`."""
     return mean_of(precision_at_k_per_query(rankings, relevant, k=k))
@@ -189,22 +183,20 @@ def mrr(rankings: Sequence[RankingLike], relevant: Sequence[Relevance]) -> float
 
 
 def ndcg_at_k_per_query(
-    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int = NDCG_K
+    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int
 ) -> FloatArray:
     """nDCG at ``k`` per question, shape (Q,) (Järvelin and Kekäläinen 2002).
 
     DCG@k = sum_{i<=k} g(d_i) / log2(i + 1) with linear gains (1 for every chunk of a relevant
     set, the given gain for a mapping); IDCG@k is the DCG@k of all the question's labels sorted
     by decreasing gain; nDCG = DCG / IDCG, 0 when the question has no relevant chunk. Equals ranx
-    ``ndcg@k`` and trec_eval ``ndcg_cut_k``. Default k = NDCG_K (10).
+    ``ndcg@k`` and trec_eval ``ndcg_cut_k``. The lab reports k = ``raglab.settings.NDCG_K``.
     """
     k = check_cutoff(k)
     return ndcg_scores(judge(rankings, relevant, k), k)
 
 
-def ndcg_at_k(
-    rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int = NDCG_K
-) -> float:
+def ndcg_at_k(rankings: Sequence[RankingLike], relevant: Sequence[Relevance], *, k: int) -> float:
     """Mean of :func:`ndcg_at_k_per_query`."""
     return mean_of(ndcg_at_k_per_query(rankings, relevant, k=k))
 
@@ -220,9 +212,10 @@ def evaluate(
     """Every headline measure, averaged over the questions given, in one pass over the labels.
 
     Keys, in this order: ``"recall@{k}"`` for each k in ``ks`` (the hit rate,
-    :func:`hit_rate_at_k`, under the product's label; default 1, 3, 5, 10),
-    ``"mrr"``, ``"ndcg@{ndcg_k}"`` (default ``"ndcg@10"``), ``"p@{precision_k}"`` (default
-    ``"p@3"``) and ``"top1"``. Raises ValueError when no questions are given.
+    :func:`hit_rate_at_k`, under the product's label), ``"mrr"``, ``"ndcg@{ndcg_k}"``,
+    ``"p@{precision_k}"`` and ``"top1"``; the lab's reports pass ``raglab.settings.RECALL_KS``
+    (1, 3, 5, 10), ``NDCG_K`` (10) and ``PRECISION_K`` (3). Raises ValueError when no questions
+    are given.
     """
     cutoffs = [check_cutoff(k, "every k in ks") for k in ks]
     ndcg_k = check_cutoff(ndcg_k, "ndcg_k")

@@ -10,7 +10,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from raglab._config import WILSON_Z
+from raglab.settings import WILSON_Z
 
 __all__ = ["McNemarResult", "mcnemar_exact", "wilson_interval"]
 
@@ -26,7 +26,8 @@ def wilson_interval(successes: int, n: int, *, z: float = WILSON_Z) -> tuple[flo
 
     With p = successes / n:
     (p + z^2/2n -+ z sqrt(p(1 - p)/n + z^2/4n^2)) / (1 + z^2/n).
-    The default z = WILSON_Z (the 97.5% normal quantile) gives a 95% interval. It inverts the
+    z = ``raglab.settings.WILSON_Z`` (the 97.5% normal quantile), which the lab passes, gives a 95%
+    interval. It inverts the
     score test, so unlike p -+ z sqrt(p(1 - p)/n) it stays inside [0, 1] and does not collapse to
     a point at p = 0 or 1. The bounds are exactly 0 at p = 0 and 1 at p = 1, and clipped to
     [0, 1] against rounding. Raises ValueError unless 0 <= successes <= n and n >= 1, or when z

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from raglab import _config as C
 from raglab.chunking.closed_forms import cut_probability, expected_chunk_count
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
+from raglab.settings import CHUNK_SIZES
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +37,12 @@ class ChunkingReport:
         return self.intact / self.total if self.total else 1.0
 
 
-def chunking_report(
-    lab: Lab, key: ChunkingKey = ChunkingKey(), *, split: str = "test"
-) -> ChunkingReport:
+def chunking_report(lab: Lab, key: ChunkingKey, *, split: str = "test") -> ChunkingReport:
     """Chunk the corpus with ``key`` and check each passage answer of ``split`` (or "all")."""
     k = key.resolved()
     cs = lab.indexes.chunk_set(k)
     fixed = k.method == "fixed"
-    size = k.size if k.size is not None else C.FIXED_SIZE
+    size = k.size if k.size is not None else CHUNK_SIZES["fixed"]
     overlap = k.overlap if k.overlap is not None else 0
     answers = []
     for q in lab.questions:

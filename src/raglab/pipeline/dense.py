@@ -13,8 +13,8 @@ from contextlib import suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from raglab import _config as C
 from raglab.base.ranking import IntArray
+from raglab.settings import NEURAL_RETRIEVERS
 
 if TYPE_CHECKING:
     from raglab.embedding.neural.encoder import Float32Array
@@ -37,7 +37,7 @@ QUERY_FOLDER = "queries"
 
 def is_neural(retriever: str) -> bool:
     """Whether ``retriever`` needs the neural model (:data:`raglab._config.NEURAL_RETRIEVERS`)."""
-    return retriever in C.NEURAL_RETRIEVERS
+    return retriever in NEURAL_RETRIEVERS
 
 
 # One load at a time: a second caller (the warm start, while preload's thread is still

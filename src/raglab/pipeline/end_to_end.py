@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.metrics.stats import wilson_interval
 from raglab.pipeline.lab import Lab
@@ -38,6 +37,7 @@ from raglab.pipeline.resolve import resolve_run
 from raglab.reading.diagnosis import OUTCOMES, diagnose
 from raglab.reading.readings import Reading
 from raglab.run_settings import ReadSettings, RunSettings
+from raglab.settings import READER_THRESHOLDS
 
 __all__ = [
     "QuestionOutcome",
@@ -190,7 +190,7 @@ def threshold_sweep(
     readings = read_split(lab, read_settings(result), result.split)
     answerable = sum(r.q.answerable for r in readings)
     points: list[dict[str, float | int]] = []
-    for t in C.READER_THRESHOLDS if thresholds is None else thresholds:
+    for t in READER_THRESHOLDS if thresholds is None else thresholds:
         found = [r for r in readings if r.found(float(t))]
         right = sum(r.q.answerable and r.quote_correct for r in found)
         false_out = sum(not r.q.answerable for r in found)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.formats.trec import format_qrels, format_run, read_run
 from raglab.pipeline.indexes import ChunkSet
@@ -63,7 +62,7 @@ def run_ranking(lab: Lab, cs: ChunkSet, entries: Sequence[tuple[str, float]]) ->
 
 
 def external_ranking(
-    lab: Lab, cs: ChunkSet, name: str, question_id: str | None, *, depth: int = C.RANK_DEPTH
+    lab: Lab, cs: ChunkSet, name: str, question_id: str | None, *, depth: int
 ) -> Ranking:
     """A loaded run's ranking of one question, cut at ``depth`` chunks."""
     if name not in lab.runs:

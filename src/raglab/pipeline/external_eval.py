@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from raglab import _config as C
 from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.external import load_run
 from raglab.pipeline.lab import Lab
@@ -65,7 +64,7 @@ def evaluate_run(
     *,
     name: str = "external",
     split: str = "test",
-    budget: int = C.BUDGET_WORDS,
+    budget: int,
 ) -> ExternalEvaluation:
     """Load the TREC run at ``path`` onto the lab as ``name`` and measure it on ``split`` beside
     BM25, LSA and RRF, then run the pipeline end to end with it (budget ``budget`` words).

@@ -19,18 +19,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from raglab import _config as C
 from raglab.corpus.questions import SPLITS
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.record import data_settings_from, run_settings_from
 from raglab.pipeline.report_check import validate_report
 from raglab.run_settings import RunSettings
+from raglab.settings import RETRIEVERS
 
 #: The recall depth of the gate: a question counts as found by a ranker when its first relevant
 #: chunk is in the first RECALL_K (the exhibits' headline recall@5).
 RECALL_K = 5
 #: The rankers of section IV, in the order the gate lists them: every retriever of the lab.
-RANKERS = C.RETRIEVERS
+RANKERS = RETRIEVERS
 #: The gate also compares the run's final list (after reranking and MMR) under this name.
 FINAL_LIST = "final"
 # Floats closer than this count as equal when the gate compares two rates (rounding only).

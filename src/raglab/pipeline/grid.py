@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from raglab import _config as C
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25.grid import grid_top_k
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
+from raglab.settings import CACHE_SIZE, GRID_B, GRID_K1, GRID_RECALL_K, default
 
 __all__ = [
     "GRID_B_STEP",
@@ -62,19 +62,19 @@ class Grid:
 
 
 #: Grids by (split, k, chunking).
-GRIDS: CacheKind[tuple[str, int, ChunkingKey | None], Grid] = CacheKind("BM25 grids", C.CACHE_SIZE)
+GRIDS: CacheKind[tuple[str, int, ChunkingKey | None], Grid] = CacheKind("BM25 grids", CACHE_SIZE)
 
 #: The grid's steps, the units the tie-break's distance is counted in.
 GRID_K1_STEP = 0.2
 GRID_B_STEP = 0.1
 
 
-def grid_rule(k: int = C.GRID_RECALL_K, split: str = "train") -> str:
+def grid_rule(k: int = GRID_RECALL_K, split: str = "train") -> str:
     """How :func:`bm25_grid` chooses its best cell, in the words every face shows."""
     where = "training" if split == "train" else split
     return (
         f"The best cell has the highest {where} recall@{k}. Where cells tie, it is the tied cell "
-        f"nearest the defaults (k1 = {C.BM25_K1}, b = {C.BM25_B}), distance counted in grid "
+        f"nearest the defaults (k1 = {default('k1')}, b = {default('b')}), distance counted in grid "
         f"steps ({GRID_K1_STEP} in k1, {GRID_B_STEP} in b; equally near: the smaller k1, then "
         "the smaller b), so a flat stretch of the grid does not move the parameters for nothing."
     )
@@ -102,7 +102,7 @@ def bm25_grid(
     lab: Lab,
     *,
     split: str = "train",
-    k: int = C.GRID_RECALL_K,
+    k: int = GRID_RECALL_K,
     chunking: ChunkingKey | None = None,
     cells: GridCells | None = None,
 ) -> Grid:
@@ -119,7 +119,7 @@ def bm25_grid(
         cs = lab.indexes.chunk_set(chunking)
         qs = lab.require(split, "the BM25 grid")
         search = local_cells(lab, chunking) if cells is None else cells
-        tops, positive = search([lab.indexes.query_tokens(q) for q in qs], C.GRID_K1, C.GRID_B, k)
+        tops, positive = search([lab.indexes.query_tokens(q) for q in qs], GRID_K1, GRID_B, k)
         # A cell finds a question when one of its top k holds the answer and shares a term with
         # the question (a chunk scoring 0 is not retrieved, as in bm25_ranking).
         relevant = np.zeros((len(qs), len(cs)), dtype=bool)
@@ -127,20 +127,20 @@ def bm25_grid(
             relevant[i, list(cs.relevance(q))] = True
         rows = np.arange(len(qs))[None, None, :, None]
         found = (relevant[rows, tops] & positive).any(axis=3)
-        shape = (len(C.GRID_K1), len(C.GRID_B))
+        shape = (len(GRID_K1), len(GRID_B))
         recall = found.mean(axis=2) if qs else np.zeros(shape)
         hits = found.sum(axis=2).astype(np.int64) if qs else np.zeros(shape, dtype=np.int64)
-        k1s = np.asarray(C.GRID_K1)
-        bs = np.asarray(C.GRID_B)
-        distance = ((k1s[:, None] - C.BM25_K1) / GRID_K1_STEP) ** 2 + (
-            (bs[None, :] - C.BM25_B) / GRID_B_STEP
+        k1s = np.asarray(GRID_K1)
+        bs = np.asarray(GRID_B)
+        distance = ((k1s[:, None] - default("k1")) / GRID_K1_STEP) ** 2 + (
+            (bs[None, :] - default("b")) / GRID_B_STEP
         ) ** 2
         order = np.lexsort((distance.ravel(), -recall.ravel()))
         i, j = np.unravel_index(order[0], recall.shape)
         tied = tuple((int(a), int(c)) for a, c in zip(*np.nonzero(hits == hits[i, j]), strict=True))
         return Grid(
-            C.GRID_K1,
-            C.GRID_B,
+            GRID_K1,
+            GRID_B,
             recall,
             float(k1s[i]),
             float(bs[j]),

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.base.ranking import FloatArray
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import ChunkIndex
@@ -29,6 +28,7 @@ from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
 from raglab.rerank.features import page_age_years
 from raglab.run_settings import ChunkingKey
+from raglab.settings import CACHE_SIZE, LSA_RANK, SEED, default
 from raglab.text.tokens import count_words, identifiers, tokenize, word_offsets
 
 if TYPE_CHECKING:  # raglab.embedding.neural loads tokenizers and safetensors: only when used
@@ -80,7 +80,7 @@ class ChunkSet:
     @cached_property
     def bm25(self) -> BM25Index:
         """BM25 over the chunks (its statistics; ``with_params`` gives any k1 and b for free)."""
-        return BM25Index(self.tokens, k1=C.BM25_K1, b=C.BM25_B)
+        return BM25Index(self.tokens, k1=default("k1"), b=default("b"))
 
     @cached_property
     def lsa_projections(self) -> FloatArray:
@@ -146,10 +146,10 @@ class Indexes:
         self.analyzer = analyzer
         self.windows = windows
         self.model = model
-        self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache(C.CACHE_SIZE)
+        self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache(CACHE_SIZE)
         self._question_tokens: dict[str, list[str]] = {}
         self._query_vectors: dict[str, Float32Array] = {}
-        self._lsa_models: BoundedCache[int, LSAModel] = BoundedCache(C.CACHE_SIZE)
+        self._lsa_models: BoundedCache[int, LSAModel] = BoundedCache(CACHE_SIZE)
 
     def tokens(self, text: str) -> list[str]:
         """Retrieval tokens of ``text`` under the lab's analyzer and stemming."""
@@ -214,7 +214,7 @@ class Indexes:
     @cached_property
     def lsa(self) -> LSAModel:
         """LSA fitted on the windows with the default rank and seed."""
-        return self.lsa_model(C.LSA_RANK)
+        return self.lsa_model(LSA_RANK)
 
     def lsa_model(self, rank: int, *, fit: Callable[..., LSAModel] | None = None) -> LSAModel:
         """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has.
@@ -224,4 +224,4 @@ class Indexes:
         fitter = fit_lsa if fit is None else fit
         n_terms = len({t for w in self.lsa_windows for t in w})
         k = max(1, min(rank, len(self.lsa_windows), n_terms))
-        return self._lsa_models.get(k, lambda: fitter(self.lsa_windows, rank=k, seed=C.SEED))
+        return self._lsa_models.get(k, lambda: fitter(self.lsa_windows, rank=k, seed=SEED))

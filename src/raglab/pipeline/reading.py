@@ -17,7 +17,6 @@ cluster runs the second step on its workers for slices of the questions
 
 from __future__ import annotations
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.corpus.questions import Question
 from raglab.metrics.measures import first_relevant_rank
@@ -29,6 +28,7 @@ from raglab.pipeline.retrieval import ranked
 from raglab.reading.reader import document_frequencies, idf_weights, pack
 from raglab.reading.readings import Reading, ReadingInput, read_prepared
 from raglab.run_settings import ChunkingKey, ReadSettings
+from raglab.settings import CACHE_SIZE
 from raglab.text.tokens import tokenize
 
 __all__ = [
@@ -41,12 +41,10 @@ __all__ = [
 ]
 
 #: The readings of a split's questions, in file order, by (split, read settings).
-READINGS: CacheKind[tuple[str, ReadSettings], list[Reading]] = CacheKind(
-    "readings", C.CACHE_SIZE * 8
-)
+READINGS: CacheKind[tuple[str, ReadSettings], list[Reading]] = CacheKind("readings", CACHE_SIZE * 8)
 #: (N, df) of the reader's stemmed terms over a chunking's chunks.
 READER_DF: CacheKind[ChunkingKey, tuple[int, dict[str, int]]] = CacheKind(
-    "reader document frequencies", C.CACHE_SIZE
+    "reader document frequencies", CACHE_SIZE
 )
 
 

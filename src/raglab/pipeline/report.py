@@ -126,7 +126,7 @@ def build_time() -> datetime:
 
 def build_report(
     lab: Lab,
-    settings: RunSettings = RunSettings(),
+    settings: RunSettings,
     *,
     split: str = "test",
     created: datetime | None = None,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from raglab import _config as C
 from raglab.corpus.questions import SPLITS
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
 from raglab.pipeline.end_to_end import run_pipeline
@@ -30,12 +29,13 @@ from raglab.pipeline.retrieval import (
     resolve,
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.settings import CHUNK_SIZES, FIXED_OVERLAP, default
 
 #: The chunkers shown beside the run's chunker in section I.
 REFERENCE_CHUNKERS = (
     ChunkingKey("heading"),
     ChunkingKey("sentence"),
-    ChunkingKey("fixed", C.FIXED_SIZE, C.FIXED_OVERLAP),
+    ChunkingKey("fixed", CHUNK_SIZES["fixed"], FIXED_OVERLAP),
 )
 
 _NO_PASSAGES = (
@@ -164,8 +164,8 @@ def rankers_section(lab: Lab, key: ChunkingKey, split: str) -> dict[str, Any]:
     return {
         "split": split,
         "chunker": chunker_label(key),
-        "k1": C.BM25_K1,
-        "b": C.BM25_B,
+        "k1": default("k1"),
+        "b": default("b"),
         "weight": weight,
         "neural_weight": neural_weight,
         "weight_tuned_on": "train",

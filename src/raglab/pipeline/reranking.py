@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
 from raglab.corpus.questions import Question
@@ -30,6 +29,16 @@ from raglab.rerank.features import FEATURES, candidate_features
 from raglab.rerank.logistic import LogisticModel, fit_logistic
 from raglab.rerank.mmr import mmr
 from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.settings import (
+    CACHE_SIZE,
+    MMR_DEPTH,
+    MMR_LAMBDAS,
+    RERANK_DEPTH,
+    RERANK_ITERATIONS,
+    RERANK_L2,
+    RERANK_LEARNING_RATE,
+    SEED,
+)
 from raglab.text.tokens import identifiers
 
 ORDERS = ("fusion", "reranked", "reranked + MMR")
@@ -77,32 +86,32 @@ def candidates(lab: Lab, q: Question | str, first_stage: RetrievalSettings) -> R
 def _candidates(
     lab: Lab, cs: ChunkSet, q: Question | str, first_stage: RetrievalSettings
 ) -> Ranking:
-    return ranked(lab, cs, q, first_stage).top(C.RERANK_DEPTH)
+    return ranked(lab, cs, q, first_stage).top(RERANK_DEPTH)
 
 
 #: Where a labelled question's BM25 scores of chosen chunks are kept, if anything put them
 #: there (:func:`raglab.distributed.pipeline.prime_candidate_bm25`): a dict chunk index -> score
 #: under :func:`candidate_bm25_key`.
 CANDIDATE_BM25: CacheKind[tuple[ChunkingKey, float, float, str], dict[int, float]] = CacheKind(
-    "BM25 of candidate chunks", C.CACHE_SIZE * 512
+    "BM25 of candidate chunks", CACHE_SIZE * 512
 )
 #: A labelled question's candidate feature matrix, by (first stage, question id).
 FEATURE_MATRICES: CacheKind[tuple[RetrievalSettings, str], FloatArray] = CacheKind(
-    "candidate features", C.CACHE_SIZE * 512
+    "candidate features", CACHE_SIZE * 512
 )
 #: A labelled question's reranked candidates, by (first stage, question id).
 RERANKED: CacheKind[tuple[RetrievalSettings, str], Ranking] = CacheKind(
-    "reranked lists", C.CACHE_SIZE * 512
+    "reranked lists", CACHE_SIZE * 512
 )
 #: TF-IDF cosines between the chunks of a list, by (chunking, the list's indices as bytes).
 REDUNDANCY: CacheKind[tuple[ChunkingKey, bytes], FloatArray] = CacheKind(
-    "TF-IDF cosines", C.CACHE_SIZE * 512
+    "TF-IDF cosines", CACHE_SIZE * 512
 )
 #: Trained rerankers, by first stage.
-RERANKERS: CacheKind[RetrievalSettings, Reranker] = CacheKind("rerankers", C.CACHE_SIZE * 8)
+RERANKERS: CacheKind[RetrievalSettings, Reranker] = CacheKind("rerankers", CACHE_SIZE * 8)
 #: An order's measures on a split, by (split, first stage, order, MMR's lambda or None).
 ORDER_MEASURES: CacheKind[tuple[str, RetrievalSettings, str, float | None], dict[str, float]] = (
-    CacheKind("order measures", C.CACHE_SIZE * 8)
+    CacheKind("order measures", CACHE_SIZE * 8)
 )
 
 
@@ -195,7 +204,7 @@ def trained_reranker(lab: Lab, cs: ChunkSet, first_stage: RetrievalSettings) -> 
             # a whole answer there is nothing to learn (fixed chunks smaller than the answers).
             raise DataLimit(
                 f"the reranker has no example to learn from: no training question's answer lies "
-                f"whole in one of its first {C.RERANK_DEPTH} candidate chunks with the "
+                f"whole in one of its first {RERANK_DEPTH} candidate chunks with the "
                 f"{_chunker_words(first_stage.chunking)}; use larger chunks (--size), another "
                 "--chunker, or run without the reranker (--no-rerank)"
             )
@@ -210,10 +219,10 @@ def trained_reranker(lab: Lab, cs: ChunkSet, first_stage: RetrievalSettings) -> 
         model = fit_logistic(
             X,
             y,
-            l2=C.RERANK_L2,
-            learning_rate=C.RERANK_LEARNING_RATE,
-            iterations=C.RERANK_ITERATIONS,
-            seed=C.SEED,
+            l2=RERANK_L2,
+            learning_rate=RERANK_LEARNING_RATE,
+            iterations=RERANK_ITERATIONS,
+            seed=SEED,
         )
         return Reranker(model, first_stage, len(y), int(y.sum()))
 
@@ -279,7 +288,7 @@ def mmr_ordered(lab: Lab, cs: ChunkSet, reranked: Ranking, *, lam: float) -> Ran
     # Relevance on the scale of the cosine: the probability over the best candidate's, so the
     # first pick scores 1 and lambda trades like against like.
     relevance = reranked.scores / max(float(reranked.scores.max()), 1e-12)
-    order = mmr(relevance, sim, lam=lam, k=C.MMR_DEPTH)
+    order = mmr(relevance, sim, lam=lam, k=MMR_DEPTH)
     return Ranking(reranked.indices[order], reranked.scores[order])
 
 
@@ -324,7 +333,7 @@ def choose_lambda(lab: Lab, reranker: Reranker) -> float:
     measure, so the rule takes the most variety that costs no training recall@5.
     """
     plain = measure_order(lab, "train", reranker, ORDERS[1], 1.0)["recall@5"]
-    for lam in sorted(C.MMR_LAMBDAS):
+    for lam in sorted(MMR_LAMBDAS):
         if measure_order(lab, "train", reranker, ORDERS[2], lam)["recall@5"] >= plain - 1e-12:
             return float(lam)
     return 1.0

@@ -11,7 +11,6 @@ run then takes the resolved values and never chooses anything itself.
 
 from __future__ import annotations
 
-from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import read_split
@@ -19,6 +18,7 @@ from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import resolve
 from raglab.reading import diagnosis
 from raglab.run_settings import TUNED_NAMES, ReadSettings, ResolvedRun, RunSettings
+from raglab.settings import READER_THRESHOLDS
 
 __all__ = ["choose_threshold", "resolve_read", "resolve_run"]
 
@@ -43,7 +43,7 @@ def choose_threshold(lab: Lab, read: ReadSettings) -> float:
     lab.require(
         "train", "choosing the reader's threshold (or give one: --threshold)", answerable=False
     )
-    return diagnosis.choose_threshold(read_split(lab, read, "train"), C.READER_THRESHOLDS)
+    return diagnosis.choose_threshold(read_split(lab, read, "train"), READER_THRESHOLDS)
 
 
 def resolve_run(lab: Lab, settings: RunSettings) -> ResolvedRun:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import Question
@@ -23,18 +22,26 @@ from raglab.pipeline.external import external_ranking
 from raglab.pipeline.indexes import ChunkSet
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.settings import (
+    CACHE_SIZE,
+    FUSION_WEIGHTS,
+    NEURAL_RETRIEVERS,
+    RETRIEVERS,
+    RRF_K,
+    SCORE_FUSIONS,
+)
 
 #: One ranking per (settings, labelled question), reused across measures.
 RANKINGS: CacheKind[tuple[RetrievalSettings, str], Ranking] = CacheKind(
-    "rankings", C.CACHE_SIZE * 512
+    "rankings", CACHE_SIZE * 512
 )
 #: The rankings of a split's answerable questions, by (split, settings).
 SPLIT_RANKINGS: CacheKind[tuple[str, RetrievalSettings], list[Ranking]] = CacheKind(
-    "split rankings", C.CACHE_SIZE * 8
+    "split rankings", CACHE_SIZE * 8
 )
 #: The score-fusion weight chosen on a split, by (split, settings at the grid's first weight).
 CHOSEN_WEIGHTS: CacheKind[tuple[str, RetrievalSettings], float] = CacheKind(
-    "chosen weights", C.CACHE_SIZE * 8
+    "chosen weights", CACHE_SIZE * 8
 )
 
 
@@ -137,9 +144,9 @@ def _rank(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings
     cos = ranked(lab, cs, q, lsa_settings)
     depth = _depth(cs, settings.fusion_depth)
     if external is not None:
-        return rrf([bm25, cos, external], k=C.RRF_K, depth=depth).top(cut)
+        return rrf([bm25, cos, external], k=RRF_K, depth=depth).top(cut)
     if settings.retriever in ("rrf", "neural-rrf"):
-        return rrf([bm25, cos], k=C.RRF_K, depth=depth).top(cut)
+        return rrf([bm25, cos], k=RRF_K, depth=depth).top(cut)
     return score_fusion(bm25, cos, weight=settings.weight, depth=depth).top(cut)
 
 
@@ -158,7 +165,7 @@ def _fused_split(
     cos = [ranked(lab, cs, q, lsa_settings) for q in qs]
     depth = _depth(cs, settings.fusion_depth)
     if settings.retriever in ("rrf", "neural-rrf"):
-        fused = rrf_all([bm25, cos], k=C.RRF_K, depth=depth)
+        fused = rrf_all([bm25, cos], k=RRF_K, depth=depth)
     else:
         fused = score_fusion_all(bm25, cos, weight=settings.weight, depth=depth)
     cut = _depth(cs, settings.depth)
@@ -265,13 +272,13 @@ def choose_weight(
     base = (
         settings if settings is not None else RetrievalSettings(chunking=chunking or ChunkingKey())
     )
-    fusion = base.retriever if base.retriever in C.SCORE_FUSIONS else "score"
-    base = base.replace(retriever=fusion, weight=C.FUSION_WEIGHTS[0])
+    fusion = base.retriever if base.retriever in SCORE_FUSIONS else "score"
+    base = base.replace(retriever=fusion, weight=FUSION_WEIGHTS[0])
 
     def build() -> float:
         lab.require(split, "choosing the fusion weight (or give one: --weight)")
         best: tuple[float, float, float] | None = None
-        for w in C.FUSION_WEIGHTS:
+        for w in FUSION_WEIGHTS:
             m = measure(lab, split, base.replace(weight=w))
             cand = (m["recall@5"], m["mrr"], -w)
             if best is None or cand > best:
@@ -296,7 +303,7 @@ def ranker_settings(
     w = base.weight if weight is None else weight
     return {
         name: base.replace(retriever=name, weight=w if name == "score" else TUNED)
-        for name in C.RETRIEVERS
+        for name in RETRIEVERS
         if neural or not is_neural(name)
     }
 
@@ -305,7 +312,7 @@ def neural_unavailable(lab: Lab) -> dict[str, str]:
     """The neural retrievers that cannot run on this lab, each with how to make it run: empty
     when the model is installed or given (every table then has their rows)."""
     why = unavailable(lab.model)
-    return {} if why is None else dict.fromkeys(C.NEURAL_RETRIEVERS, why)
+    return {} if why is None else dict.fromkeys(NEURAL_RETRIEVERS, why)
 
 
 def ranker_table(

@@ -1,7 +1,7 @@
 """The end-to-end stage: packing the context and the extractive reader.
 
 After ranking, the pipeline packs chunks in rank order into a context window of
-:data:`~raglab._config.BUDGET_WORDS` words (:func:`pack`). The reader (:func:`read`) looks at the
+``budget`` words, the run's ``budget`` setting (:func:`pack`). The reader (:func:`read`) looks at the
 sentences of the packed context and quotes the one that covers the largest share of the question's
 content terms, or says "not found" when even the best sentence covers too little. No language
 model runs: the answer is one sentence of the context, so its correctness (:func:`is_correct`,
@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab._config import BUDGET_WORDS
 from raglab.base.ranking import FloatArray
 
 # New constant of this module: coverages are ratios of small integers compared against decimal
@@ -34,7 +33,7 @@ COVERAGE_EPSILON = 1e-12
 Span = tuple[str, int, int]
 
 
-def pack(chunk_words: Sequence[int], *, budget: int = BUDGET_WORDS) -> int:
+def pack(chunk_words: Sequence[int], *, budget: int) -> int:
     """k_budget: how many chunks, taken in rank order, fit a context of ``budget`` words.
 
     ``chunk_words[i]`` is the word count of the chunk at rank i + 1. Chunks are taken while the

@@ -1,7 +1,7 @@
 """The reranker: a second look at the first stage's top candidates.
 
 The first stage (BM25, the LSA embedding or their fusion) hands over its top
-:data:`~raglab._config.RERANK_DEPTH` chunks per question. The reranker describes every candidate by
+:data:`~raglab.settings.RERANK_DEPTH` chunks per question. The reranker describes every candidate by
 six features the first stage could not combine (:data:`FEATURES`), standardises them on the
 training rows and scores them by an L2-penalised logistic regression fitted by full-batch gradient
 descent. Maximal marginal relevance (Carbonell and Goldstein 1998) then reorders the scored
@@ -20,9 +20,9 @@ from datetime import date
 
 import numpy as np
 
-from raglab._config import RERANK_FEATURES
 from raglab.base.checks import as_float_vector
 from raglab.base.ranking import FloatArray, IntArray
+from raglab.settings import RERANK_FEATURES
 
 __all__ = [
     "DAYS_PER_YEAR",

@@ -17,15 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raglab._config import (
-    RERANK_FEATURES,
-    RERANK_ITERATIONS,
-    RERANK_L2,
-    RERANK_LEARNING_RATE,
-    SEED,
-)
 from raglab.base.checks import as_float_matrix, as_float_vector
 from raglab.base.ranking import FloatArray
+from raglab.settings import RERANK_FEATURES
 
 __all__ = [
     "RERANK_INIT_SCALE",
@@ -123,7 +117,7 @@ def _validate_labels(y: FloatArray, m: int) -> FloatArray:
 
 
 def logistic_objective(
-    X: FloatArray, y: FloatArray, weights: FloatArray, bias: float, *, l2: float = RERANK_L2
+    X: FloatArray, y: FloatArray, weights: FloatArray, bias: float, *, l2: float
 ) -> tuple[float, FloatArray, float]:
     """The penalised log loss and its gradient at (``weights``, ``bias``).
 
@@ -181,10 +175,10 @@ def fit_logistic(
     X: FloatArray,
     y: FloatArray,
     *,
-    l2: float = RERANK_L2,
-    learning_rate: float = RERANK_LEARNING_RATE,
-    iterations: int = RERANK_ITERATIONS,
-    seed: int = SEED,
+    l2: float,
+    learning_rate: float,
+    iterations: int,
+    seed: int,
     tolerance: float = RERANK_TOLERANCE,
     feature_names: Sequence[str] = RERANK_FEATURES,
 ) -> LogisticModel:

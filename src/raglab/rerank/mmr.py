@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from raglab._config import MMR_DEPTH
 from raglab.base.checks import as_float_vector
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.base.topk import top_k
@@ -40,9 +39,7 @@ def _mmr_kernel(relevance: FloatArray, similarity: FloatArray, lam: float, k: in
     return np.array(picked + rest, dtype=np.int64)
 
 
-def mmr(
-    relevance: FloatArray, similarity: FloatArray, *, lam: float, k: int = MMR_DEPTH
-) -> IntArray:
+def mmr(relevance: FloatArray, similarity: FloatArray, *, lam: float, k: int) -> IntArray:
     """Maximal marginal relevance order (Carbonell and Goldstein 1998), shape (n,).
 
     ``relevance`` has shape (n,) (the reranker's probabilities), ``similarity`` shape (n, n)

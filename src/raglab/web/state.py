@@ -17,12 +17,12 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from raglab import _config as C
 from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import Question
 from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
+from raglab.settings import CACHE_SIZE
 from raglab.web.idle import IdleGate
 
 #: Requests that may wait for the lab at once (computing, or waiting for a computation);
@@ -57,9 +57,7 @@ class WebState:
     lab: Lab
     warm_ms: dict[str, float] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
-    cache: BoundedCache[Hashable, Any] = field(
-        default_factory=lambda: BoundedCache(C.CACHE_SIZE * 4)
-    )
+    cache: BoundedCache[Hashable, Any] = field(default_factory=lambda: BoundedCache(CACHE_SIZE * 4))
     idle: IdleGate = field(default_factory=IdleGate)
     later_done: threading.Event = field(default_factory=threading.Event)
     max_waiting: int = MAX_WAITING

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from raglab import _config as C
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.exhibits.bm25 import bm25_recall, stemming_effect
@@ -22,6 +21,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import choose_weight, ranker_table
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.settings import FIXED_OVERLAP, MMR_LAMBDAS, default
 
 
 def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dict[str, float]:
@@ -60,10 +60,10 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
         version_candidates(lab, reranker)
 
     step("chunking", lambda: chunking_report(lab, ChunkingKey("fixed")))
-    step("intact curve", lambda: intact_curve(lab, overlap=C.FIXED_OVERLAP))
-    step("BM25", lambda: bm25_recall(lab, k1=C.BM25_K1, b=C.BM25_B))
+    step("intact curve", lambda: intact_curve(lab, overlap=FIXED_OVERLAP))
+    step("BM25", lambda: bm25_recall(lab, k1=default("k1"), b=default("b")))
     # The stemming switch's comparison at the defaults (it builds the lab's stemmed sibling).
-    step("BM25 stemming", lambda: stemming_effect(lab, k1=C.BM25_K1, b=C.BM25_B))
+    step("BM25 stemming", lambda: stemming_effect(lab, k1=default("k1"), b=default("b")))
     step("BM25 grid", lambda: bm25_grid(lab))
     step("LSA", lambda: identifier_twins(lab))
     step("fusion weight", fusion)
@@ -93,7 +93,7 @@ def warm_later(lab: Lab) -> list[Callable[[], object]]:
         partial(chunking_report, lab, ChunkingKey()),
         partial(chunking_report, lab, ChunkingKey("sentence")),
     ]
-    tasks += [partial(_rerank_rows_at, lab, lam) for lam in C.MMR_LAMBDAS]
+    tasks += [partial(_rerank_rows_at, lab, lam) for lam in MMR_LAMBDAS]
     tasks.append(partial(run_pipeline, lab, RunSettings()))
-    tasks += [partial(intact_curve, lab, overlap=o) for o in CURVE_OVERLAPS if o != C.FIXED_OVERLAP]
+    tasks += [partial(intact_curve, lab, overlap=o) for o in CURVE_OVERLAPS if o != FIXED_OVERLAP]
     return tasks

@@ -11,22 +11,20 @@ from typing import Any
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _snippet
 from raglab.pipeline.grid import bm25_grid, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_ranks, measure, rank, ranked_chunks
 from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.settings import GRID_RECALL_K, default
 from raglab.text.tokens import tokenize
 
 # How many example queries exhibit II offers.
 EXAMPLE_QUERIES = 5
 
 
-def bm25_search(
-    lab: Lab, query: str, *, k1: float = C.BM25_K1, b: float = C.BM25_B, top: int = 5
-) -> dict[str, Any]:
+def bm25_search(lab: Lab, query: str, *, k1: float, b: float, top: int = 5) -> dict[str, Any]:
     """BM25 over the heading chunks with each query term's share of every score.
 
     Chunks sharing no term with the query are not retrieved (as in
@@ -99,7 +97,7 @@ def bm25_recall(lab: Lab, *, k1: float, b: float, split: str = "train") -> dict[
     once, for the setting the learner commits to.
     """
     settings = RetrievalSettings("bm25", k1=k1, b=b)
-    k = C.GRID_RECALL_K
+    k = GRID_RECALL_K
     ranks = first_ranks(lab, split, settings)
     return {
         "split": split,
@@ -118,7 +116,7 @@ def stemming_effect(lab: Lab, *, k1: float, b: float) -> dict[str, Any]:
     Lucene analyzer stems either way, and then nothing changes).
     """
     settings = RetrievalSettings("bm25", k1=k1, b=b)
-    k = C.GRID_RECALL_K
+    k = GRID_RECALL_K
     plain, stemmed = (first_ranks(lab.with_stem(on), "train", settings) for on in (False, True))
     rows: dict[str, list[dict[str, str]]] = {"fixes": [], "breaks": []}
     for q, off, on in zip(lab.split("train", answerable=True), plain, stemmed, strict=True):
@@ -231,7 +229,7 @@ def grid_view(
         bs=bs,
         recall=tuple(tuple(float(v) for v in row) for row in grid.recall.tolist()),
         best=best,
-        default=cell(C.BM25_K1, C.BM25_B),
+        default=cell(default("k1"), default("b")),
         hits=tuple(tuple(int(v) for v in row) for row in grid.hits.tolist()),
         questions=grid.questions,
         split_questions=(len(lab.split(split, answerable=True)) if split is not None else None),

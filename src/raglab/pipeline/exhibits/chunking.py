@@ -60,7 +60,7 @@ def _window_contains(windows: tuple[IntArray, IntArray] | None, start: int, end:
     return bool((ends[:k] >= end).any())
 
 
-def intact_curve(lab: Lab, *, overlap: int = 0, split: str = "test") -> IntactCurve:
+def intact_curve(lab: Lab, *, overlap: int, split: str = "test") -> IntactCurve:
     """The fixed chunker at every size of :data:`CURVE_SIZES` above ``overlap``.
 
     An answer is intact when some chunk contains one of its spans, exactly as
@@ -145,7 +145,7 @@ class AnswerView:
     touching: tuple[str, ...]  # chunks that hold some of it
 
 
-def answer_view(lab: Lab, question_id: str, key: ChunkingKey = ChunkingKey()) -> AnswerView | None:
+def answer_view(lab: Lab, question_id: str, key: ChunkingKey) -> AnswerView | None:
     """The first located span of a question's answer, with the chunks of ``key`` around it.
 
     ``None`` for a question without an answer passage (out of corpus, or labelled by pages).

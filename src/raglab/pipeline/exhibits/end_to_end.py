@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from raglab import _config as C
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.end_to_end import RunResult, outcomes_vector, read_settings, threshold_sweep
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.resolve import choose_threshold
 from raglab.run_settings import RunSettings
+from raglab.settings import default
 
 
 def funnel(result: RunResult) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def funnel(result: RunResult) -> dict[str, Any]:
     stages.append({"stage": "answerable", "count": left, "lost": 0, "loss": None, "answered": 0})
     for stage, loss in (
         ("whole in one chunk", "cut"),
-        (f"in the first {C.FUSION_DEPTH}", "not retrieved"),
+        (f"in the first {default('fusion_depth')}", "not retrieved"),
         ("inside the budget", "past budget"),
         ("quoted correctly", "reader"),
     ):

@@ -17,13 +17,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from raglab import _config as C
 from raglab.base.topk import top_k
 from raglab.embedding.lsa import even_windows
 from raglab.pipeline.exhibits._shared import _cached, _snippet
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import rank, ranked_chunks
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS
 from raglab.text.tokens import count_words, identifiers
 
 # How many words exhibit III suggests for the nearest-words box.
@@ -104,9 +104,9 @@ def lsa_spectrum(lab: Lab) -> dict[str, Any]:
     return {
         "rank": model.rank,
         "windows": len(lab.indexes.lsa_windows),
-        "window_words": C.LSA_WINDOW_WORDS,
-        "oversample": C.LSA_OVERSAMPLE,
-        "power_iterations": C.LSA_POWER_ITERATIONS,
+        "window_words": LSA_WINDOW_WORDS,
+        "oversample": LSA_OVERSAMPLE,
+        "power_iterations": LSA_POWER_ITERATIONS,
         "vocabulary": len(model.vocabulary),
         "singular_values": model.singular_values.tolist(),
         "variance_share": share.tolist(),

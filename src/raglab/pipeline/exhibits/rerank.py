@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from raglab import _config as C
 from raglab.corpus.questions import Question
 from raglab.pipeline.exhibits._shared import _cached, question
 from raglab.pipeline.lab import Lab
@@ -27,11 +26,10 @@ from raglab.pipeline.reranking import (
 from raglab.pipeline.retrieval import ranked_chunks
 from raglab.rerank.features import FEATURES
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import MMR_LAMBDAS, RERANK_DEPTH
 
 
-def fitted_reranker(
-    lab: Lab, first_stage: RetrievalSettings = RetrievalSettings()
-) -> tuple[Reranker, float]:
+def fitted_reranker(lab: Lab, first_stage: RetrievalSettings) -> tuple[Reranker, float]:
     """The reranker trained on the training split over ``first_stage``, and the MMR lambda
     chosen on that split (:func:`~raglab.pipeline.reranking.choose_lambda`)."""
     reranker = train_reranker(lab, first_stage)
@@ -48,9 +46,9 @@ def reranker_summary(reranker: Reranker, chosen_lambda: float) -> dict[str, Any]
         "bias": float(reranker.model.bias),
         "rows": reranker.rows,
         "positives": reranker.positives,
-        "depth": C.RERANK_DEPTH,
+        "depth": RERANK_DEPTH,
         "chosen_lambda": float(chosen_lambda),
-        "lambdas": [float(v) for v in C.MMR_LAMBDAS],
+        "lambdas": [float(v) for v in MMR_LAMBDAS],
     }
 
 
@@ -76,7 +74,7 @@ def _top_rows(lab: Lab, ranking: Any, q: Question, reranker: Reranker) -> list[d
 def _leaves_at(lab: Lab, q: Question, reranker: Reranker) -> float | None:
     """The largest lambda on the grid at which no superseded chunk is left in the top 3."""
     reranked = rerank(lab, q, reranker)
-    for lam in sorted(C.MMR_LAMBDAS, reverse=True):
+    for lam in sorted(MMR_LAMBDAS, reverse=True):
         if not superseded_in_top(
             lab, with_mmr(lab, reranked, lam=lam, reranker=reranker), reranker
         ):

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.bm25 import (
     GridCell,
     bm25_recall,
@@ -17,14 +16,15 @@ from raglab.pipeline.exhibits.bm25 import (
     stemming_effect,
 )
 from raglab.pipeline.lab import Lab
-from raglab.settings import setting
+from raglab.settings import or_default, setting
 from raglab.web.models import setting_query
 from raglab.web.state import State, WebState, plain
 
 router = APIRouter(prefix="/bm25", tags=["II. BM25"])
 
-K1 = Annotated[float, setting_query("k1")]
-B = Annotated[float, setting_query("b")]
+# Absent: the table's default, resolved here at the face's edge (or_default), not in the signature.
+K1 = Annotated[float | None, setting_query("k1")]
+B = Annotated[float | None, setting_query("b")]
 Top = Annotated[int, Query(ge=1, le=50, description="how many results")]
 Stem = Annotated[
     bool | None,
@@ -60,12 +60,13 @@ def _query(q: str) -> str:
 async def get_search(
     state: State,
     q: Annotated[str, Query(min_length=1, max_length=500, pattern=r"\S", description="the query")],
-    k1: K1 = C.BM25_K1,
-    b: B = C.BM25_B,
+    k1: K1 = None,
+    b: B = None,
     top: Top = 5,
     stem: Stem = None,
 ) -> Response:
     # Asked at every keystroke: answered from the event loop once cached (WebState.json).
+    k1, b = or_default("k1", k1), or_default("b", b)
     query = _query(q)
     on = _stem(state, stem)
     return await state.json(
@@ -126,9 +127,8 @@ def get_grid(state: State, stem: Stem = None) -> dict[str, Any]:
     summary="Training recall@5 of BM25 at one k1 and b (the share and its count), and the "
     "training questions stemming fixes and breaks there",
 )
-def get_recall(
-    state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B, stem: Stem = None
-) -> dict[str, Any]:
+def get_recall(state: State, k1: K1 = None, b: B = None, stem: Stem = None) -> dict[str, Any]:
+    k1, b = or_default("k1", k1), or_default("b", b)
     on = _stem(state, stem)
 
     def work() -> dict[str, Any]:
@@ -144,9 +144,8 @@ def get_recall(
     summary="Test recall@5 of BM25 at one k1 and b (the share and its count): measured once, "
     "for the setting the learner commits to, never tuned on",
 )
-def get_test(
-    state: State, k1: K1 = C.BM25_K1, b: B = C.BM25_B, stem: Stem = None
-) -> dict[str, Any]:
+def get_test(state: State, k1: K1 = None, b: B = None, stem: Stem = None) -> dict[str, Any]:
+    k1, b = or_default("k1", k1), or_default("b", b)
     on = _stem(state, stem)
     values = state.call(lambda: bm25_recall(_lab(state, on), k1=k1, b=b, split="test"))
     return {"k1": k1, "b": b, "stem": on, **plain(values)}

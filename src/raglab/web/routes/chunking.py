@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.exhibits.chunking import answer_view, intact_curve
+from raglab.settings import chunk_overlap
 from raglab.web.models import setting_query
 from raglab.web.state import State, chunking_key, find_question, plain
 
@@ -45,11 +46,16 @@ def get_report(
 @router.get("/curve", summary="Answer-intact rate of fixed chunks against their size")
 def get_curve(
     state: State,
-    overlap: Annotated[int, Query(ge=0, le=399, description="overlap in words")] = 0,
+    overlap: Annotated[
+        int | None,
+        Query(ge=0, le=399, description="overlap in words; absent: the fixed chunker's own"),
+    ] = None,
     split: Split = "test",
 ) -> dict[str, Any]:
+    words = chunk_overlap("fixed", overlap)
+    assert words is not None  # the fixed chunker always has one
     result: dict[str, Any] = state.call(
-        lambda: plain(intact_curve(state.lab, overlap=overlap, split=split))
+        lambda: plain(intact_curve(state.lab, overlap=words, split=split))
     )
     return result
 

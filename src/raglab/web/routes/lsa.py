@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from raglab._config import LSA_WINDOW_WORDS
 from raglab.embedding.lsa import power_iterations_for, window_count, window_rule
 from raglab.pipeline.exhibits.lsa import (
     identifier_pairs,
@@ -17,6 +16,7 @@ from raglab.pipeline.exhibits.lsa import (
     nearest_words,
 )
 from raglab.pipeline.lab import Lab
+from raglab.settings import LSA_WINDOW_WORDS
 from raglab.web.state import State, plain
 
 router = APIRouter(prefix="/lsa", tags=["III. LSA"])

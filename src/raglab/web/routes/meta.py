@@ -1,4 +1,4 @@
-"""The data summary, the defaults and the labelled questions."""
+"""The data summary, the settings table and the labelled questions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
-from raglab import _config as C
 from raglab.corpus.pages import bundled_handbook_dir
 from raglab.corpus.questions import SPLITS
 from raglab.labels import (
@@ -19,55 +18,15 @@ from raglab.labels import (
     SIZE_SLIDERS,
 )
 from raglab.pipeline.fingerprint import data_fingerprint
-from raglab.settings import SETTINGS
+from raglab.settings import FIXED, SETTINGS
 from raglab.web.state import State, WebState
 
 router = APIRouter(tags=["data"])
 
 
-def _defaults() -> dict[str, Any]:
-    return {
-        "seed": C.SEED,
-        "fixed_size": C.FIXED_SIZE,
-        "fixed_overlap": C.FIXED_OVERLAP,
-        "sentence_size": C.SENTENCE_SIZE,
-        "heading_max_words": C.HEADING_MAX_WORDS,
-        "bm25_k1": C.BM25_K1,
-        "bm25_b": C.BM25_B,
-        "grid_k1": list(C.GRID_K1),
-        "grid_b": list(C.GRID_B),
-        "grid_recall_k": C.GRID_RECALL_K,
-        "lsa_rank": C.LSA_RANK,
-        "lsa_windows": C.LSA_WINDOWS,
-        "lsa_window_words": C.LSA_WINDOW_WORDS,
-        "lsa_oversample": C.LSA_OVERSAMPLE,
-        "lsa_power_iterations": C.LSA_POWER_ITERATIONS,
-        "rrf_k": C.RRF_K,
-        "fusion_depth": C.FUSION_DEPTH,
-        "fusion_weights": list(C.FUSION_WEIGHTS),
-        "recall_ks": list(C.RECALL_KS),
-        "ndcg_k": C.NDCG_K,
-        "rerank_depth": C.RERANK_DEPTH,
-        "rerank_l2": C.RERANK_L2,
-        "mmr_lambdas": list(C.MMR_LAMBDAS),
-        "mmr_depth": C.MMR_DEPTH,
-        "budget_words": C.BUDGET_WORDS,
-        "reader_thresholds": list(C.READER_THRESHOLDS),
-        "retrieval_chunker": C.RETRIEVAL_CHUNKER,
-        "retrievers": list(C.RETRIEVERS),
-        "neural_retrievers": list(C.NEURAL_RETRIEVERS),
-        "score_fusions": list(C.SCORE_FUSIONS),
-        "size_sliders": {
-            method: {"label": label, "min": lo, "max": hi, "step": step}
-            for method, (label, (lo, hi, step)) in SIZE_SLIDERS.items()
-        },
-        "default_retriever": C.DEFAULT_RETRIEVER,
-    }
-
-
 @router.get(
     "/meta",
-    summary="The corpus, the questions, every setting and every default",
+    summary="The corpus, the questions and the settings table (every setting and fixed value)",
     response_model=dict[str, Any],
 )
 async def get_meta(state: State) -> Response:
@@ -80,7 +39,11 @@ async def get_meta(state: State) -> Response:
 
 
 def meta(state: WebState) -> dict[str, Any]:
-    """``/api/meta``'s answer: the data's summary, every setting, label and default."""
+    """``/api/meta``'s answer: the data's summary, the settings table and the labels.
+
+    Every default the page shows or starts from is in ``settings`` (the user's settings,
+    :data:`raglab.settings.SETTINGS`) or ``fixed`` (the values a user does not choose,
+    :data:`raglab.settings.FIXED`): the page has no default of its own."""
     lab = state.lab
     qs = list(lab.questions)
     labels = {name: sum(q.labels == name for q in qs) for name in ("passage", "pages", "none")}
@@ -108,14 +71,20 @@ def meta(state: WebState) -> dict[str, Any]:
         "stem": lab.stem,
         "analyzer": lab.analyzer,
         "settings": [s.to_json() for s in SETTINGS],
+        "fixed": [f.to_json() for f in FIXED],
         "labels": {
             "retrievers": dict(RETRIEVER_LABELS),
             "features": dict(FEATURE_LABELS),
             "chunkers": dict(CHUNKER_LABELS),
             # In the page's order: its navigation and closing note name the exhibits by these.
             "exhibits": dict(EXHIBIT_LABELS),
+            # Each chunker's size slider: its label and span (its start is the chunker's own
+            # size, in ``fixed``'s chunk_sizes).
+            "size_sliders": {
+                method: {"label": label, "min": lo, "max": hi, "step": step}
+                for method, (label, (lo, hi, step)) in SIZE_SLIDERS.items()
+            },
         },
-        "defaults": _defaults(),
         # The data's one fingerprint (the same as a report's corpus and questions digests give),
         # shortened: the page keeps its progress per corpus under it.
         "fingerprint": data_fingerprint(lab)[:16],

@@ -1,4 +1,4 @@
-"""Exhibit V: the learned reranker over the fusion's top 20, and MMR."""
+"""Exhibit V: the learned reranker over the first stage's top RERANK_DEPTH, and MMR."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from raglab import _config as C
 from raglab.pipeline.exhibits.rerank import (
     fitted_reranker,
     rerank_rows,
@@ -15,6 +14,7 @@ from raglab.pipeline.exhibits.rerank import (
 )
 from raglab.pipeline.reranking import Reranker
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import RERANK_DEPTH, RETRIEVERS, default, or_default
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/rerank", tags=["V. reranker"])
@@ -31,35 +31,37 @@ Lambda = Annotated[
 
 
 FirstStage = Annotated[
-    Literal[C.RETRIEVERS],  # type: ignore[valid-type]
-    Query(description="the first stage whose top 20 the reranker reorders"),
+    Literal[RETRIEVERS] | None,  # type: ignore[valid-type]
+    Query(
+        description=f"the first stage whose top {RERANK_DEPTH} the reranker reorders (absent: "
+        "the retriever setting's default)"
+    ),
 ]
 
 
-def _model(state: State, retriever: str = C.DEFAULT_RETRIEVER) -> tuple[Reranker, float]:
+def _model(state: State, retriever: str) -> tuple[Reranker, float]:
     # The default first stage keeps the key the warm-up fills, so the first page finds it ready.
-    key = ("reranker",) if retriever == C.DEFAULT_RETRIEVER else ("reranker", retriever)
+    key = ("reranker",) if retriever == default("retriever") else ("reranker", retriever)
     value = state.compute(key, lambda: fitted_reranker(state.lab, RetrievalSettings(retriever)))
     assert isinstance(value, tuple)
     return value
 
 
 @router.post("/train", summary="Train the reranker on the training split (cached)")
-def post_train(state: State, retriever: FirstStage = C.DEFAULT_RETRIEVER) -> dict[str, Any]:
-    reranker, chosen = _model(state, retriever)
+def post_train(state: State, retriever: FirstStage = None) -> dict[str, Any]:
+    reranker, chosen = _model(state, or_default("retriever", retriever))
     summary: dict[str, Any] = plain(reranker_summary(reranker, chosen))
     return summary
 
 
 @router.get("/table", summary="Top-1, P@3, R@5 and MRR of each order, on train and test")
-def get_table(
-    state: State, lam: Lambda = None, retriever: FirstStage = C.DEFAULT_RETRIEVER
-) -> dict[str, Any]:
+def get_table(state: State, lam: Lambda = None, retriever: FirstStage = None) -> dict[str, Any]:
+    retriever = or_default("retriever", retriever)
     reranker, chosen = _model(state, retriever)
     value = chosen if lam is None else lam
     key = (
         ("rerank table", value)
-        if retriever == C.DEFAULT_RETRIEVER
+        if retriever == default("retriever")
         else ("rerank table", value, retriever)
     )
     rows = state.compute(key, lambda: plain(rerank_rows(state.lab, reranker, value)))
@@ -71,9 +73,9 @@ def get_version(
     state: State,
     lam: Lambda = None,
     question_id: Annotated[str | None, Query(max_length=200)] = None,
-    retriever: FirstStage = C.DEFAULT_RETRIEVER,
+    retriever: FirstStage = None,
 ) -> dict[str, Any]:
-    reranker, chosen = _model(state, retriever)
+    reranker, chosen = _model(state, or_default("retriever", retriever))
     value = chosen if lam is None else lam
     qid = find_question(state.lab, question_id).id if question_id is not None else None
     data = state.call(lambda: plain(version_demo(state.lab, reranker, value, qid)))

@@ -1,6 +1,6 @@
 // The page's entry point: load the data summary, restore progress, start every exhibit.
 
-import { $, $$, EXHIBITS, Store, el, get } from "./lib.js";
+import { $, $$, EXHIBITS, Store, el, fixedOf, get } from "./lib.js";
 import * as chunking from "./chunking.js";
 import * as bm25 from "./bm25.js";
 import * as lsa from "./lsa.js";
@@ -12,10 +12,20 @@ import * as endToEnd from "./end_to_end.js";
 const MODULES = [chunking, bm25, lsa, neural, fusion, rerank, endToEnd];
 
 function fillMeta(meta) {
-  const d = meta.defaults;
   const test = meta.questions.splits.test;
   const train = meta.questions.splits.train;
-  const values = { ...d, test_total: test.total, test_answerable: test.answerable };
+  // The numbers the text states: every setting's default and every fixed value, by name, from
+  // the settings table /api/meta sends (the HTML holds none of them), and RRF's worked example.
+  const values = { test_total: test.total, test_answerable: test.answerable };
+  for (const s of meta.settings) if (s.default !== null) values[s.name] = s.default;
+  for (const f of meta.fixed) values[f.name] = f.value;
+  const rrfK = fixedOf(meta, "rrf_k");
+  Object.assign(values, {
+    rrf_k_plus_1: rrfK + 1,
+    rrf_k_plus_2: rrfK + 2,
+    rrf_both_second: (2 / (rrfK + 2)).toFixed(3),
+    rrf_one_first: (1 / (rrfK + 1)).toFixed(3),
+  });
   for (const node of $$("[data-meta]")) {
     const value = values[node.dataset.meta];
     if (value !== undefined) node.textContent = String(value);

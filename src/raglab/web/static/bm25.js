@@ -8,13 +8,12 @@ import { $, fill, applySlider, bindOutput, debounce, el, get, num, sequence, set
 import { heatmap } from "./charts.js";
 
 export async function init({ meta, store }) {
-  const d = meta.defaults;
   const stemSetting = settingOf(meta, "stem");
   const saved = store.settings("bm25");
   const state = {
     query: saved.query || "",
-    k1: saved.k1 ?? d.bm25_k1,
-    b: saved.b ?? d.bm25_b,
+    k1: saved.k1 ?? settingOf(meta, "k1").default,
+    b: saved.b ?? settingOf(meta, "b").default,
     // The served lab's stemming: the setting's default unless the server was started otherwise.
     stem: saved.stem ?? meta.stem,
     mapped: Boolean(saved.mapped),

@@ -1,17 +1,17 @@
 // Exhibit I: cut the text, count the chunks, check which answers survive, draw the cuts.
 
-import { $, fill, $$, applySlider, bindOutput, debounce, el, get, keepingFocus, num, sequence, settingOf, share, status } from "./lib.js";
+import { $, fill, $$, applySlider, bindOutput, debounce, el, fixedOf, get, keepingFocus, num, sequence, settingOf, share, status } from "./lib.js";
 import { plot } from "./charts.js";
 
 export async function init({ meta, store }) {
-  const d = meta.defaults;
-  // Each chunker's size slider (label and span) comes from /api/meta, as every default does.
-  const SIZE = d.size_sliders;
+  // Each chunker's size slider (label and span) and its own size come from /api/meta, as every
+  // default does.
+  const SIZE = meta.labels.size_sliders;
   const saved = store.settings("chunking");
   const state = {
     method: saved.method || "fixed",
-    sizes: { fixed: d.fixed_size, sentence: d.sentence_size, heading: d.heading_max_words, ...(saved.sizes || {}) },
-    overlap: saved.overlap ?? d.fixed_overlap,
+    sizes: { ...fixedOf(meta, "chunk_sizes"), ...(saved.sizes || {}) },
+    overlap: saved.overlap ?? fixedOf(meta, "fixed_overlap"),
     cut: Boolean(saved.cut),
     selected: saved.selected || null,
     filter: saved.filter || "test",

@@ -1,11 +1,11 @@
 // Exhibit VI: run the whole pipeline, diagnose every miss, keep runs and compare two of them.
 
-import { $, fill, applyBounds, applySlider, bindOutput, el, fillChoices, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
+import { $, fill, applyBounds, applySlider, bindOutput, el, fillChoices, fixedOf, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
 import { LOSS_NAMES, buildExtras, diagnosis, showBases, showMisses, showRisk } from "./end_to_end_views.js";
 
 // The sliders whose default is "chosen on the training split": the form's key, the setting's
-// name in /api/meta and the grid (in meta.defaults) the pipeline chooses it on.
+// name in /api/meta and the grid (in meta.fixed) the pipeline chooses it on.
 const TUNED_SLIDERS = [
   { key: "weight", name: "weight", grid: "fusion_weights" },
   { key: "lambda", name: "mmr_lambda", grid: "mmr_lambdas" },
@@ -56,7 +56,7 @@ export async function init({ meta, store }) {
   fillChoices(ids.retriever, spec("retriever"));
   applyBounds(ids.size, spec("size"), 1);
   applyBounds(ids.overlap, spec("overlap"), 1);
-  for (const t of TUNED_SLIDERS) applyBounds(ids[t.key], spec(t.name), gridStep(meta.defaults[t.grid]));
+  for (const t of TUNED_SLIDERS) applyBounds(ids[t.key], spec(t.name), gridStep(fixedOf(meta, t.grid)));
   // The budget's allowed range (up to millions of words) is too wide for a slider: the slider
   // spans the setting's own slider range, from /api/meta.
   applySlider(ids.budget, spec("budget"));

@@ -1,6 +1,6 @@
 // Exhibit IV: every ranker measured on the test split, and the question-by-question grid.
 
-import { $, fill, $$, applyBounds, bindOutput, debounce, el, get, gridStep, keepingFocus, num, sequence, settingOf, status } from "./lib.js";
+import { $, fill, $$, applyBounds, bindOutput, debounce, el, fixedOf, get, gridStep, keepingFocus, num, sequence, settingOf, status } from "./lib.js";
 
 const COLUMNS = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10"];
 
@@ -11,13 +11,13 @@ export async function init({ meta, store }) {
   const state = {
     weight: saved.weight ?? null,
     method: saved.method || "score",
-    k: saved.k || 5,
+    k: saved.k || fixedOf(meta, "grid_recall_k"),
     selected: saved.selected || null,
     chosen: null,
     grid: null,
   };
   const weightInput = $("#fusion-weight");
-  applyBounds(weightInput, settingOf(meta, "weight"), gridStep(meta.defaults.fusion_weights));
+  applyBounds(weightInput, settingOf(meta, "weight"), gridStep(fixedOf(meta, "fusion_weights")));
   const statusLine = $("#fusion-status");
   const showWeight = bindOutput(weightInput, $("#fusion-weight-out"), 2);
   const tableSeq = sequence();
@@ -186,7 +186,7 @@ export async function init({ meta, store }) {
   }
   const kSelect = $("#fusion-k");
   // The depths a question counts as found at: the R@k columns' k, from /api/meta.
-  kSelect.replaceChildren(...meta.defaults.recall_ks.map((k) => el("option", { value: String(k), text: String(k) })));
+  kSelect.replaceChildren(...fixedOf(meta, "recall_ks").map((k) => el("option", { value: String(k), text: String(k) })));
   kSelect.value = String(state.k);
   kSelect.addEventListener("change", () => {
     state.k = Number(kSelect.value);

@@ -129,6 +129,14 @@ export function settingOf(meta, name) {
   return found;
 }
 
+/** The value called `name` in /api/meta's `fixed` (a value the lab uses but a user does not
+ *  choose: a grid, RRF's k, each chunker's own size). */
+export function fixedOf(meta, name) {
+  const found = meta.fixed.find((f) => f.name === name);
+  if (!found) throw new Error(`/api/meta has no fixed value named ${name}`);
+  return found.value;
+}
+
 /** The spacing of an evenly spaced grid of values (its first two), or undefined. */
 export function gridStep(grid) {
   return grid && grid.length > 1 ? Number((grid[1] - grid[0]).toFixed(6)) : undefined;

@@ -1,6 +1,6 @@
 // Exhibit V: train the reranker, show its weights, compare orders, and watch MMR drop a stale copy.
 
-import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, get, gridStep, num, post, sequence, settingOf, status } from "./lib.js";
+import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, fixedOf, get, gridStep, num, post, sequence, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
 
 const COLUMNS = ["top1", "p@3", "recall@5", "mrr"];
@@ -17,7 +17,7 @@ export async function init({ meta, store }) {
   if (!firstSpec.choices.includes(state.retriever)) state.retriever = firstSpec.default;
   firstSelect.value = state.retriever;
   const lamInput = $("#rerank-lambda");
-  applyBounds(lamInput, settingOf(meta, "mmr_lambda"), gridStep(meta.defaults.mmr_lambdas));
+  applyBounds(lamInput, settingOf(meta, "mmr_lambda"), gridStep(fixedOf(meta, "mmr_lambdas")));
   const statusLine = $("#rerank-status");
   const showLam = bindOutput(lamInput, $("#rerank-lambda-out"), 2);
   const tableSeq = sequence();
