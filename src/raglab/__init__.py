@@ -9,6 +9,7 @@ exhibit's computation lives in :mod:`raglab.pipeline`, each stage in its own mod
 """
 
 from raglab.base.ranking import Ranking
+from raglab.base.version import __version__ as __version__
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
@@ -26,8 +27,6 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import measure, rank
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.text.tokens import tokenize
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AnswerSpan",

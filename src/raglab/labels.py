@@ -1,4 +1,6 @@
-"""Display names on every face: retrievers, reranker features, chunkers, analyzers, exhibits,
+"""Display names on every face: retrievers, features, chunkers, analyzers, exhibits.
+
+Display names on every face: retrievers, reranker features, chunkers, analyzers, exhibits,
 and the words and span of the chunk-size slider under each chunker.
 
 The command line, the web page (through ``/api/meta``) and the reports all print these, so one

@@ -45,9 +45,9 @@ from raglab.labels import (
     CHUNKER_LABELS,
     RETRIEVER_LABELS,
 )
-from raglab.text.tokens import ANALYZERS
 
 __all__ = [
+    "ANALYZERS",
     "CACHE_SIZE",
     "CHUNK_SIZES",
     "FIXED",
@@ -91,6 +91,10 @@ __all__ = [
 ]
 
 # --- the fixed values: what the lab uses but a user does not choose, each written once ---------
+
+#: The analyzers text is tokenised with: RAG lab's own rules and Lucene's English analyzer as
+#: Anserini uses it (:func:`raglab.text.tokens.tokenize`, :mod:`raglab.text.lucene`).
+ANALYZERS: Final = ("raglab", "lucene")
 
 #: Randomness: every seeded computation (LSA, reranker initialisation, seeded splits) starts here.
 SEED: Final = 0

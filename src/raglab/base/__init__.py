@@ -1,1 +1,1 @@
-"""What every stage shares: rankings and top-k selection, validators, exact sums, safe file writes, sentinels."""
+"""What every stage shares: rankings, top-k, validators, exact sums, safe writes."""

@@ -1,5 +1,7 @@
-"""Validators the numeric stages share: one place that says what a feature vector or matrix
-must be, so every stage refuses bad input with the same words."""
+"""Validators the numeric stages share, so each refuses bad input in the same words.
+
+One place says what a feature vector or a matrix must be.
+"""
 
 from __future__ import annotations
 

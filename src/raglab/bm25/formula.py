@@ -1,4 +1,4 @@
-"""The BM25 formula, written once: Lucene's IDF, the saturation of a term's frequency, and their checks.
+"""The BM25 formula, written once: Lucene's IDF, the saturation and their checks.
 
 BM25 (Robertson and Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond",
 Foundations and Trends in IR 3(4)) as Lucene's ``BM25Similarity`` computes it. For a query q and

@@ -1,1 +1,1 @@
-"""Stage I, chunking: the three chunkers, the chunk and its spans, and the fixed chunker's closed forms."""
+"""Stage I, chunking: the three chunkers, chunks and their spans, the closed forms."""

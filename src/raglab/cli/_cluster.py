@@ -1,4 +1,6 @@
-"""``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work, its LSA fit (and the
+"""The cluster options, ``--workers N`` and ``--scheduler ADDRESS``.
+
+``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work, its LSA fit (and the
 encoding of chunks the neural vector cache lacks) run.
 
 Execution options, not pipeline settings: they change where the numbers are computed, never

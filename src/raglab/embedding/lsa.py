@@ -1,4 +1,6 @@
-"""Latent semantic analysis (Deerwester et al. 1990) by randomised SVD (Halko, Martinsson and Tropp
+"""Latent semantic analysis (Deerwester et al. 1990) by randomised SVD.
+
+Latent semantic analysis (Deerwester et al. 1990) by randomised SVD (Halko, Martinsson and Tropp
 2011).
 
 The model is fitted on evenly spaced windows of 256 words (``LSA_WINDOW_WORDS``) over the whole

@@ -49,7 +49,7 @@ class Lab:
 
     ``Lab.load()`` opens the bundled Ostler Instruments handbook. ``stem`` turns on Snowball
     stemming of retrieval tokens (off by default, docs/design.md#retrieval-tokens); ``analyzer`` picks the tokeniser
-    (:data:`raglab.text.tokens.ANALYZERS`: RAG lab's own, or Lucene's English analyzer). ``windows`` is
+    (:data:`raglab.settings.ANALYZERS`: RAG lab's own, or Lucene's English analyzer). ``windows`` is
     the number of LSA training windows (None: the rule of :func:`raglab.embedding.lsa.window_count`).
     """
 

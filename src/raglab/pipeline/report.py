@@ -61,8 +61,8 @@ from typing import Any
 
 import numpy as np
 
-import raglab
 from raglab.base.sentinels import TUNED
+from raglab.base.version import __version__
 from raglab.corpus.questions import SPLITS
 from raglab.pipeline.exhibits.lsa import lsa_spectrum
 from raglab.pipeline.fingerprint import (
@@ -150,7 +150,7 @@ def build_report(
     report = {
         "format": REPORT_FORMAT,
         "schema": REPORT_SCHEMA,
-        "version": raglab.__version__,
+        "version": __version__,
         "created": when.isoformat().replace("+00:00", "Z"),
         "fingerprint": fingerprint(digests, record),
         "split": split,

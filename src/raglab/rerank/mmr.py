@@ -1,5 +1,7 @@
-"""Maximal marginal relevance (Carbonell and Goldstein 1998): relevance traded against
-redundancy with what is already picked, so near-duplicates do not crowd the top of a list."""
+"""Maximal marginal relevance (Carbonell and Goldstein 1998), one list at a time.
+
+Relevance traded against redundancy with what is already picked, so near-duplicates do not crowd the top of a list.
+"""
 
 from __future__ import annotations
 

@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 
 from raglab.base.ranking import IntArray
+from raglab.settings import ANALYZERS
 
 __all__ = [
-    "ANALYZERS",
     "STOP_WORDS",
     "count_words",
     "identifiers",
@@ -148,11 +148,6 @@ def _raw_tokens(text: str, drop: frozenset[str] = frozenset()) -> tuple[list[str
             if negated:
                 add("not", True)
     return tokens, is_word
-
-
-#: The analyzers :func:`tokenize` knows: RAG lab's own rules (above) and Lucene's English
-#: analyzer as Anserini uses it (:mod:`raglab.text.lucene`).
-ANALYZERS = ("raglab", "lucene")
 
 
 def tokenize(text: str, *, stem: bool = False, analyzer: str = "raglab") -> list[str]:

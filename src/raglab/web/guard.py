@@ -1,4 +1,6 @@
-"""What the server refuses before any route sees a request: foreign host names, oversized or
+"""What the server refuses before any route sees a request.
+
+What the server refuses before any route sees a request: foreign host names, oversized or
 half-sent bodies.
 
 Host names: a page on another site can point its own host name at 127.0.0.1 (DNS rebinding)

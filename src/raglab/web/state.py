@@ -1,5 +1,7 @@
-"""What every router shares: the lab, its lock, a bounded result cache with one computation per
-setting, JSON helpers."""
+"""What every router shares: the lab, its lock, a bounded cache of answers.
+
+One computation per setting, however many requests ask for it at once; JSON helpers.
+"""
 
 from __future__ import annotations
 

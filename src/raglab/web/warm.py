@@ -1,5 +1,6 @@
-"""The web lab's warm-up: :func:`warm` builds what the first page shows, :func:`warm_later`
-the rest, so requests hit the caches.
+"""The web lab's warm-up, so the first requests hit the caches.
+
+:func:`warm` builds what the first page shows, :func:`warm_later` the rest.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""An on-disk cache of sentence vectors, so that another process does not encode the same chunks
+"""An on-disk cache of sentence vectors, so no process encodes a chunk twice.
+
+An on-disk cache of sentence vectors, so that another process does not encode the same chunks
 again.
 
 One ``.npy`` file per (model, text): the vector before normalisation, float32, shape (dim,). The

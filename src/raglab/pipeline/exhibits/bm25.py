@@ -1,4 +1,6 @@
-"""Exhibit II: :func:`bm25_search` (a ranking with each term's share of every score),
+"""Exhibit II's views: BM25 search explained, recall, stemming and the k1 x b grid.
+
+Exhibit II: :func:`bm25_search` (a ranking with each term's share of every score),
 :func:`example_queries`, :func:`bm25_recall` (a share with its count), :func:`stemming_effect`
 (what stemming fixes and breaks) and :func:`grid_view` (the k1 x b tuning grid as every face
 shows it).

@@ -1,4 +1,6 @@
-"""Exhibit VI: :func:`funnel`, :func:`one_base` (accuracy and bound counted on the same
+"""Exhibit VI's views: the funnel, one base, risk and coverage, paired runs.
+
+Exhibit VI: :func:`funnel`, :func:`one_base` (accuracy and bound counted on the same
 questions), :func:`risk_coverage` (the reader's threshold swept), :func:`compare_runs` (the paired
 exact McNemar test) and :func:`settings_summary`.
 """

@@ -1,4 +1,6 @@
-"""Exhibit IV: :func:`question_grid` (each question's first answer rank under BM25, LSA and a
+"""Exhibit IV's views: each question's first answer rank per ranker, three lists.
+
+Exhibit IV: :func:`question_grid` (each question's first answer rank under BM25, LSA and a
 fusion) and :func:`three_lists`.
 """
 

@@ -1,4 +1,6 @@
-"""Exhibit III: :func:`lsa_spectrum`, :func:`nearest_words`, :func:`term_cosine`,
+"""Exhibit III's views: the spectrum, nearest words, identifier pairs, search.
+
+Exhibit III: :func:`lsa_spectrum`, :func:`nearest_words`, :func:`term_cosine`,
 :func:`identifier_twins` (two identifiers the embedding cannot tell apart), :func:`identifier_pairs`
 (the example pair and the clearest pair, each with why) and :func:`lsa_search`.
 

@@ -1,4 +1,6 @@
-"""Exhibit V: :func:`fitted_reranker` (the reranker and the MMR lambda chosen on train),
+"""Exhibit V's views: the fitted reranker, its weights, every order measured.
+
+Exhibit V: :func:`fitted_reranker` (the reranker and the MMR lambda chosen on train),
 :func:`reranker_summary` (its features and standardised weights), :func:`rerank_rows` (every
 split and order measured) and :func:`version_demo` (a question whose superseded copy MMR pushes
 out of the top 3).

@@ -1,5 +1,8 @@
-"""Exhibit III: the LSA embedding, its spectrum, nearest words (each flagged when all the
-embedding saw of it is one passage), search, and identifier pairs it blurs or keeps apart."""
+"""Exhibit III's routes: the LSA embedding, its spectrum, words, search and pairs.
+
+Nearest words are flagged when all the embedding saw of them is one passage; identifier pairs
+are those it blurs or keeps apart.
+"""
 
 from __future__ import annotations
 
