@@ -47,7 +47,7 @@ from common import (
 from raglab.base.ranking import Ranking
 from raglab.bm25.index import BM25Index
 from raglab.embedding.lsa import even_windows, fit_lsa, unit_rows
-from raglab.fusion.fuse import rrf
+from raglab.fusion.rrf import rrf
 from raglab.settings import LSA_RANK, LSA_WINDOWS, RRF_K, SEED, default
 
 COLD_PROCESS = textwrap.dedent(

@@ -1,4 +1,4 @@
-"""Metrics and fusion: raglab.metrics.measures and raglab.fusion.fuse against ranx, over generated queries.
+"""Metrics and fusion: raglab.metrics.measures and raglab.fusion.rrf against ranx, over generated queries.
 
 Data (seeded): for each of 10,000 queries, a ranking of 100 distinct documents (of 100,000) and
 one to three relevant documents, each placed in the ranking with probability 0.7 (at a random
@@ -32,7 +32,7 @@ from common import (
     time_repeats,
 )
 
-from raglab.fusion.fuse import rrf_all
+from raglab.fusion.rrf import rrf_all
 from raglab.metrics.measures import (
     evaluate,
     hit_rate_at_k,
@@ -149,7 +149,7 @@ def run(cfg: Config) -> Section:
 
     section = Section(
         "metrics",
-        "3. Metrics and fusion: raglab.metrics.measures and raglab.fusion.fuse against ranx",
+        "3. Metrics and fusion: raglab.metrics.measures and raglab.fusion.rrf against ranx",
         f"{cfg.metric_queries:,} generated queries, rankings of {DEPTH}, binary labels. Every "
         "value is compared per query before timing (equal to within 1e-12); ranx is timed "
         "warm (after one untimed call, which also compiles its numba kernels).",

@@ -10,7 +10,8 @@ import pytest
 import ranx
 
 from raglab.base.ranking import Ranking
-from raglab.fusion.fuse import minmax, rrf, rrf_all, score_fusion, score_fusion_all
+from raglab.fusion.rrf import rrf, rrf_all
+from raglab.fusion.score import minmax, score_fusion, score_fusion_all
 from raglab.settings import RRF_K, default
 
 N_DOCS = 50

@@ -4,7 +4,7 @@ The library's front door. Load data with :func:`load_corpus` and :func:`load_que
 means the bundled Ostler Instruments handbook), or open both at once with :meth:`Lab.load`; each
 exhibit's computation lives in :mod:`raglab.pipeline`, each stage in its own module
 (:mod:`raglab.text.tokens`, :mod:`raglab.chunking.chunkers`, :mod:`raglab.bm25.index`, :mod:`raglab.embedding.lsa`,
-:mod:`raglab.fusion.fuse`, :mod:`raglab.metrics.measures`, :mod:`raglab.rerank.features`, :mod:`raglab.reading.reader`,
+:mod:`raglab.fusion.rrf`, :mod:`raglab.fusion.score`, :mod:`raglab.metrics.measures`, :mod:`raglab.rerank.features`, :mod:`raglab.reading.reader`,
 :mod:`raglab.metrics.stats`).
 """
 
@@ -18,7 +18,8 @@ from raglab.corpus.passages import AnswerSpan
 from raglab.corpus.questions import Question, QuestionSet, load_questions
 from raglab.embedding.lsa import LSAModel, fit_lsa
 from raglab.errors import InputError, Problem
-from raglab.fusion.fuse import rrf, score_fusion
+from raglab.fusion.rrf import rrf
+from raglab.fusion.score import score_fusion
 from raglab.metrics.measures import evaluate
 from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import chunking_report

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from raglab.base.sentinels import TUNED
-from raglab.fusion.fuse import rrf, score_fusion
+from raglab.fusion.rrf import rrf
+from raglab.fusion.score import score_fusion
 from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab

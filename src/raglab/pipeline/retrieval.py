@@ -14,7 +14,8 @@ from typing import Any
 from raglab.base.ranking import Ranking
 from raglab.base.sentinels import TUNED
 from raglab.corpus.questions import Question
-from raglab.fusion.fuse import rrf, rrf_all, score_fusion, score_fusion_all
+from raglab.fusion.rrf import rrf, rrf_all
+from raglab.fusion.score import score_fusion, score_fusion_all
 from raglab.metrics.measures import evaluate, first_relevant_rank
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.dense import is_neural, unavailable
