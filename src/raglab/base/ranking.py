@@ -1,4 +1,4 @@
-"""Small value types shared by several stages."""
+"""A ranking (chunk indices and scores, best first) and the array types every stage shares."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The two markers the settings use besides ``None`` (:mod:`raglab.settings` re-exports them).
+"""The two markers the settings use besides ``None``: chosen on train, and not given.
 
 :data:`TUNED` is a default meaning "chosen on the training split"; :data:`NOT_GIVEN` is what an
 override holds when the user left the option out. Each is one object, compared by identity, and

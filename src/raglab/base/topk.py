@@ -1,4 +1,4 @@
-"""The one top-k selection every ranker uses (private).
+"""The one top-k selection every ranker uses: best first, ties to the smaller index.
 
 Tie-break, everywhere in RAG lab: **higher score first, then lower index** -- the first k of a sort
 by (-score, index). NaN sorts after every number (``-inf`` included), NaNs among themselves by

@@ -2,7 +2,7 @@
 
 A chunk contains a span when ``chunk.start <= start`` and ``end <= chunk.end`` on the same page
 (docs/design.md#spans). :class:`ChunkIndex` answers that for many spans at once; it is what a
-lab's chunk sets hold. :mod:`raglab.chunking.chunkers` (the chunkers) re-exports all three names.
+lab's chunk sets hold.
 """
 
 from __future__ import annotations

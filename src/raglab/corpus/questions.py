@@ -20,8 +20,7 @@ from typing import Any
 
 from raglab.base.files import read_text
 from raglab.corpus.pages import Corpus, bundled_handbook_dir, load_corpus
-from raglab.corpus.passages import AnswerSpan as AnswerSpan  # re-exported: questions hold them
-from raglab.corpus.passages import PassageFinder, WholeCorpusFinder
+from raglab.corpus.passages import AnswerSpan, PassageFinder, WholeCorpusFinder
 from raglab.errors import InputError, Problem
 
 SPLITS = ("train", "test")

@@ -20,8 +20,7 @@ counted, not listed.
 
 Writing is atomic (:func:`raglab.base.files.atomic_write_text`): the text goes to a temporary file beside
 the target, which replaces the target only when everything has been written, so a failure never
-leaves a half-written or emptied file. ``atomic_write_text`` and ``read_text_lines`` are
-re-exported here for the modules that import them from this one.
+leaves a half-written or emptied file.
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from raglab.base.files import atomic_write_text as atomic_write_text
-from raglab.base.files import read_text_lines as read_text_lines
+from raglab.base.files import atomic_write_text, read_text_lines
 from raglab.errors import InputError, Problem
 
 # Listing more bad lines than this only buries the first ones; the rest are counted.

@@ -45,7 +45,7 @@ spaces).
 rankers question by question.
 
 This module's one job is to assemble the report (:func:`build_report`, :func:`headline`); its
-parts live next to it and are re-exported here: the settings record in
+parts live next to it: the settings record in
 :mod:`raglab.pipeline.record`, the digests and fingerprints in :mod:`raglab.pipeline.fingerprint`,
 the section builders in :mod:`raglab.pipeline.report_sections`, the format check in
 :mod:`raglab.pipeline.report_check` and the gate in :mod:`raglab.pipeline.gate`.

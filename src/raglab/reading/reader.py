@@ -1,4 +1,4 @@
-"""The end-to-end stage: packing the context and the extractive reader.
+"""Packing the context into the word budget, and the extractive reader that quotes one sentence.
 
 After ranking, the pipeline packs chunks in rank order into a context window of
 ``budget`` words, the run's ``budget`` setting (:func:`pack`). The reader (:func:`read`) looks at the

@@ -2,8 +2,7 @@
 
 The sections come from :mod:`raglab.report.sections` (shared with :mod:`raglab.report.html`, so
 the two formats never disagree); :func:`render_markdown` writes them as GitHub-flavoured
-Markdown. The same dict gives the same text, byte for byte. The section model's names are
-re-exported here for code that imported them from this module.
+Markdown. The same dict gives the same text, byte for byte.
 """
 
 from __future__ import annotations

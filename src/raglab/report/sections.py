@@ -12,7 +12,7 @@ that is not in a ranker's list shows as "-", an out-of-corpus question's rank as
 The pieces (:class:`Section`, :class:`Table`, :class:`Note`, :func:`fmt`) live in
 :mod:`raglab.report.model` and the six exhibits' builders in :mod:`raglab.report.exhibit_sections`;
 this module builds the summary, data and settings sections, orders everything
-(:func:`sections`) and re-exports the rest, so every name is importable from here.
+(:func:`sections`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The reranker: a second look at the first stage's top candidates.
+"""The reranker's six features of each of the first stage's top candidates.
 
 The first stage (BM25, the LSA embedding or their fusion) hands over its top
 :data:`~raglab.settings.RERANK_DEPTH` chunks per question. The reranker describes every candidate by
@@ -7,10 +7,8 @@ training rows and scores them by an L2-penalised logistic regression fitted by f
 descent. Maximal marginal relevance (Carbonell and Goldstein 1998) then reorders the scored
 candidates so that near-duplicates (an old and a new version of one policy) do not crowd the top.
 
-Public API: :func:`candidate_features`, :func:`page_age_years`; and, re-exported from the
-modules that hold them (one algorithm a file), :class:`~raglab.rerank.logistic.Standardiser`,
-:func:`~raglab.rerank.logistic.logistic_objective`, :func:`~raglab.rerank.logistic.fit_logistic`,
-:class:`~raglab.rerank.logistic.LogisticModel` and :func:`~raglab.rerank.mmr.mmr`.
+This module holds :func:`candidate_features` and :func:`page_age_years`; the regression lives in
+:mod:`raglab.rerank.logistic` and MMR in :mod:`raglab.rerank.mmr` (one algorithm a file).
 """
 
 from __future__ import annotations
