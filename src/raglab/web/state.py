@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, cast
 
 import numpy as np
 from fastapi import Depends, HTTPException, Request
@@ -35,6 +35,7 @@ MAX_WAITING = 16
 RETRY_AFTER_S = 1
 
 _MISS: Any = object()
+T = TypeVar("T")
 
 
 class Busy(Exception):
@@ -70,9 +71,16 @@ class WebState:
     #: ``/api/meta``'s JSON body, encoded on first request: nothing in it changes while serving.
     meta_body: bytes | None = None
 
-    def compute(self, key: Hashable, build: Callable[[], Any]) -> Any:
+    def compute(self, key: Hashable, build: Callable[[], T]) -> T:
         """``build()``'s result for ``key``: from the cache, from the computation of the same
-        key already running, or computed now under the lab's lock and cached."""
+        key already running, or computed now under the lab's lock and cached.
+
+        A key names one route's one computation (its first item is the route's), so the value
+        cached under it is always what that route's ``build`` returns: T, with no check after
+        the read."""
+        return cast(T, self._compute(key, build))
+
+    def _compute(self, key: Hashable, build: Callable[[], Any]) -> Any:
         if getattr(self._local, "inside", False):
             # Called from inside a computation: this thread holds the lab already, and waiting
             # for another request's computation of the key could wait for this one.
@@ -121,7 +129,7 @@ class WebState:
             body = self.cache.find(key, _MISS)
         if body is _MISS:
             body = await run_in_threadpool(
-                self.compute, key, lambda: bytes(JSONResponse(build()).body)
+                self._compute, key, lambda: bytes(JSONResponse(build()).body)
             )
         return Response(body, media_type="application/json")
 

@@ -1,24 +1,14 @@
-"""What the exhibit modules share: the lab-cache key, question lookup and search-result snippets."""
+"""What the exhibit modules share: question lookup and search-result snippets."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from raglab.corpus.questions import Question
-from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.lab import Lab
-
-#: What the exhibits computed, by key: their views are plain data of many shapes.
-EXHIBITS: CacheKind[tuple[Any, ...], Any] = CacheKind("exhibits", 256)
 
 # Characters of a chunk's text returned with a search result.
 SNIPPET_CHARS = 280
-
-
-def _cached(lab: Lab, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-    return lab.caches.of(EXHIBITS).get(key, build)
 
 
 def question(lab: Lab, question_id: str) -> Question:

@@ -15,7 +15,8 @@ from raglab.base.ranking import IntArray
 from raglab.chunking.chunkers import fixed_window_spans
 from raglab.chunking.closed_forms import cut_probabilities
 from raglab.corpus.questions import Question
-from raglab.pipeline.exhibits._shared import _cached, question
+from raglab.pipeline.cache import CacheKind
+from raglab.pipeline.exhibits._shared import question
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 
@@ -58,6 +59,10 @@ def _window_contains(windows: tuple[IntArray, IntArray] | None, start: int, end:
     starts, ends = windows
     k = int(np.searchsorted(starts, start, side="right"))
     return bool((ends[:k] >= end).any())
+
+
+#: The answer-intact curve by (overlap, split).
+INTACT_CURVES: CacheKind[tuple[int, str], IntactCurve] = CacheKind("intact curves", 64)
 
 
 def intact_curve(lab: Lab, *, overlap: int, split: str = "test") -> IntactCurve:
@@ -115,9 +120,7 @@ def intact_curve(lab: Lab, *, overlap: int, split: str = "test") -> IntactCurve:
             predicted=tuple(predicted),
         )
 
-    value = _cached(lab, ("intact_curve", overlap, split), build)
-    assert isinstance(value, IntactCurve)
-    return value
+    return lab.caches.of(INTACT_CURVES).get((overlap, split), build)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ import numpy as np
 
 from raglab.base.topk import top_k
 from raglab.embedding.lsa import even_windows
-from raglab.pipeline.exhibits._shared import _cached, _snippet
+from raglab.pipeline.cache import CacheKind
+from raglab.pipeline.exhibits._shared import _snippet
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import rank, ranked_chunks
 from raglab.run_settings import RetrievalSettings
@@ -32,6 +33,13 @@ from raglab.text.tokens import count_words, identifiers
 SAMPLE_WORDS = 6
 #: The pair the exhibit's lesson is told with: two error codes with two digits swapped.
 EXAMPLE_PAIR = ("E-4107", "E-4170")
+
+#: Each term of the embedding: (windows holding it, whether they are one passage).
+WINDOW_EVIDENCE: CacheKind[tuple[()], dict[str, tuple[int, bool]]] = CacheKind("window evidence", 1)
+#: Each LSA window as a set of terms.
+WINDOW_SETS: CacheKind[tuple[()], list[frozenset[str]]] = CacheKind("window sets", 1)
+#: The two identifiers the embedding blurs most clearly (None: no such pair).
+CLEAREST_PAIR: CacheKind[tuple[()], tuple[str, str] | None] = CacheKind("clearest pair", 1)
 
 
 def window_evidence(lab: Lab) -> dict[str, tuple[int, bool]]:
@@ -59,9 +67,7 @@ def window_evidence(lab: Lab) -> dict[str, tuple[int, bool]]:
             for t, ws in held.items()
         }
 
-    value = _cached(lab, ("window evidence",), build)
-    assert isinstance(value, dict)
-    return value
+    return lab.caches.of(WINDOW_EVIDENCE).get((), build)
 
 
 def _shared_windows(lab: Lab, a: str, b: str) -> int:
@@ -69,9 +75,9 @@ def _shared_windows(lab: Lab, a: str, b: str) -> int:
 
 
 def _window_sets(lab: Lab) -> list[frozenset[str]]:
-    value = _cached(lab, ("window sets",), lambda: [frozenset(w) for w in lab.indexes.lsa_windows])
-    assert isinstance(value, list)
-    return value
+    return lab.caches.of(WINDOW_SETS).get(
+        (), lambda: [frozenset(w) for w in lab.indexes.lsa_windows]
+    )
 
 
 def _neighbour_rows(lab: Lab, term: str, k: int) -> list[dict[str, Any]]:
@@ -232,9 +238,7 @@ def clearest_pair(lab: Lab) -> tuple[str, str] | None:
         best = max(scored, key=lambda row: (row[0], row[1]))
         return best[2], best[3]
 
-    value = _cached(lab, ("twins",), choose)
-    assert value is None or isinstance(value, tuple)
-    return value
+    return lab.caches.of(CLEAREST_PAIR).get((), choose)
 
 
 def _pair_row(lab: Lab, a: str, b: str, role: str) -> dict[str, Any]:

@@ -9,14 +9,18 @@ says how to install it and nothing else.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 from raglab.pipeline import dense
-from raglab.pipeline.exhibits._shared import _cached
+from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_rank_rows
 from raglab.run_settings import RetrievalSettings
+
+if TYPE_CHECKING:
+    # Imported where it is used: reading the model's timing needs none of it at import.
+    from raglab.embedding.neural.timing import EncodeTiming
 
 __all__ = ["TIMED_CHUNKS", "TWINS", "neural_view", "twin_cosines"]
 
@@ -27,6 +31,8 @@ TWINS = ("E-4107", "E-4170", "E-2201")
 #: :mod:`raglab.embedding.neural.timing`): enough for a figure to a tenth of a millisecond, few enough to
 #: measure in a few tenths of a second.
 TIMED_CHUNKS = 8
+#: The measured encoding time of the timed sample, one per lab.
+ENCODE_TIMING: CacheKind[tuple[()], EncodeTiming] = CacheKind("neural encode timing", 1)
 #: What the model card of all-MiniLM-L6-v2 says it was fine-tuned on (its bundled README).
 TRAINING_NOTE = (
     "all-MiniLM-L6-v2 was fine-tuned on over a billion sentence pairs (questions and answers, "
@@ -45,17 +51,14 @@ def twin_cosines(lab: Lab, a: str, b: str) -> dict[str, float | None]:
 
 
 def _costs(lab: Lab) -> dict[str, Any]:
-    from raglab.embedding.neural.timing import EncodeTiming, encode_timing
+    from raglab.embedding.neural.timing import encode_timing
 
     model = lab.indexes.neural_model
     cs = lab.indexes.chunk_set()
     sample = [c.text for c in cs.chunks[:TIMED_CHUNKS]]
     # Timed once per machine, model and sample and kept beside the cached vectors: a fresh
     # server's first view would otherwise spend a few tenths of a second timing it again.
-    timing = cast(
-        EncodeTiming,
-        _cached(lab, ("neural encode timing",), lambda: encode_timing(model, sample)),
-    )
+    timing = lab.caches.of(ENCODE_TIMING).get((), lambda: encode_timing(model, sample))
     weights = (model.path / "model.safetensors").stat().st_size
     return {
         "encode_ms_per_chunk": timing.ms_per_text,

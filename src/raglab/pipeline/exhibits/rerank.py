@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from raglab.corpus.questions import Question
-from raglab.pipeline.exhibits._shared import _cached, question
+from raglab.pipeline.cache import CacheKind
+from raglab.pipeline.exhibits._shared import question
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import (
     ORDERS,
@@ -28,7 +29,12 @@ from raglab.pipeline.reranking import (
 from raglab.pipeline.retrieval import ranked_chunks
 from raglab.rerank.features import FEATURES
 from raglab.run_settings import RetrievalSettings
-from raglab.settings import MMR_LAMBDAS, RERANK_DEPTH
+from raglab.settings import CACHE_SIZE, MMR_LAMBDAS, RERANK_DEPTH
+
+#: Each first stage's questions whose reranked top 3 holds a superseded chunk.
+VERSION_CANDIDATES: CacheKind[RetrievalSettings, list[dict[str, Any]]] = CacheKind(
+    "version candidates", CACHE_SIZE
+)
 
 
 def fitted_reranker(lab: Lab, first_stage: RetrievalSettings) -> tuple[Reranker, float]:
@@ -116,9 +122,7 @@ def version_candidates(lab: Lab, reranker: Reranker) -> list[dict[str, Any]]:
             )
         return [row for *_, row in sorted(found, key=lambda r: r[:4])]
 
-    value = _cached(lab, ("version_candidates", reranker.first_stage), build)
-    assert isinstance(value, list)
-    return value
+    return lab.caches.of(VERSION_CANDIDATES).get(reranker.first_stage, build)
 
 
 def version_demo(

@@ -58,7 +58,6 @@ def _run(state: WebState, r: RunRequest) -> RunResult:
     value = state.compute(
         ("run", settings, r.split), lambda: run_pipeline(state.lab, settings, split=r.split)
     )
-    assert isinstance(value, RunResult)
     return value
 
 

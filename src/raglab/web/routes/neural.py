@@ -20,6 +20,7 @@ Split = Annotated[Literal["train", "test"], Query(description="the questions to 
 )
 def get_view(state: State, split: Split = "test") -> dict[str, Any]:
     """Without the model installed: ``available`` false and ``why`` (how to install it)."""
-    view = state.compute(("neural view", split), lambda: plain(neural_view(state.lab, split=split)))
-    assert isinstance(view, dict)
+    view: dict[str, Any] = state.compute(
+        ("neural view", split), lambda: plain(neural_view(state.lab, split=split))
+    )
     return view
