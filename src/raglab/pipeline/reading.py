@@ -17,6 +17,8 @@ cluster runs the second step on its workers for slices of the questions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from raglab import _config as C
 from raglab.base.ranking import Ranking
 from raglab.corpus.questions import Question
@@ -24,8 +26,8 @@ from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.indexes import ChunkSet
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.reranking import Reranker, mmr_ordered, reranked, trained_reranker
-from raglab.pipeline.retrieval import ranked
+from raglab.pipeline.reranking import Reranker, reranked_questions
+from raglab.pipeline.retrieval import ranked_questions
 from raglab.reading.reader import document_frequencies, idf_weights, pack
 from raglab.reading.readings import Reading, ReadingInput, read_prepared
 from raglab.run_settings import ChunkingKey, ReadSettings
@@ -33,8 +35,9 @@ from raglab.text.tokens import tokenize
 
 __all__ = [
     "READINGS",
-    "final_ranking",
     "prepare_reading",
+    "prepared_questions",
+    "prepared_split",
     "read_question",
     "read_split",
     "reader_df",
@@ -50,25 +53,11 @@ READER_DF: CacheKind[ChunkingKey, tuple[int, dict[str, int]]] = CacheKind(
 )
 
 
-def final_ranking(
-    lab: Lab, cs: ChunkSet, q: Question, read: ReadSettings, reranker: Reranker | None
-) -> Ranking:
-    """The list the context is packed from: the first stage, reranked by ``reranker`` (None:
-    no reranker) and reordered by MMR at ``read.mmr_lambda`` (None: no MMR)."""
-    if reranker is None:
-        return ranked(lab, cs, q, read.first_stage)
-    reordered = reranked(lab, cs, q, reranker)
-    if read.mmr_lambda is not None:
-        return mmr_ordered(lab, cs, reordered, lam=read.mmr_lambda)
-    return reordered
-
-
 def prepare_reading(
-    lab: Lab, cs: ChunkSet, q: Question, read: ReadSettings, reranker: Reranker | None
+    lab: Lab, cs: ChunkSet, q: Question, ranking: Ranking, read: ReadSettings
 ) -> ReadingInput:
-    """Rank and pack one question (``cs``: the run's chunks; ``reranker``: the run's trained
-    reranker, None without one) and gather what reading it needs."""
-    ranking = final_ranking(lab, cs, q, read, reranker)
+    """Pack one question's context from its final ``ranking`` (``cs``: the run's chunks) and
+    gather what reading it needs."""
     weights = None
     if read.reader_scoring == "idf":
         n_chunks, df = reader_df(lab, cs)
@@ -95,26 +84,46 @@ def prepare_reading(
     )
 
 
-def prepared_split(lab: Lab, read: ReadSettings, split: str) -> list[ReadingInput]:
-    """:func:`prepare_reading` of every question of ``split``, in file order: the chunk set
-    taken and the reranker trained once for them all."""
+def prepared_questions(
+    lab: Lab, read: ReadSettings, qs: Sequence[Question], reranker: Reranker | None
+) -> list[ReadingInput]:
+    """The questions ``qs`` taken forward stage by stage, each over them all: the chunk set taken
+    once, the first stage ranks them (:func:`raglab.pipeline.retrieval.ranked_questions`), the
+    run's trained ``reranker`` (None: no reranker) and MMR reorder their lists
+    (:func:`raglab.pipeline.reranking.reranked_questions`), and each context is packed
+    (:func:`prepare_reading`)."""
+    if read.rerank != (reranker is not None):
+        raise ValueError(
+            "a reading with the reranker needs the run's trained reranker, and only it"
+        )
     cs = lab.indexes.chunk_set(read.chunking)
-    reranker = trained_reranker(lab, cs, read.first_stage) if read.rerank else None
-    return [prepare_reading(lab, cs, q, read, reranker) for q in lab.split(split)]
+    rankings = ranked_questions(lab, cs, qs, read.first_stage)
+    if reranker is not None:
+        rankings = reranked_questions(lab, cs, qs, rankings, reranker, read.mmr_lambda)
+    return [prepare_reading(lab, cs, q, r, read) for q, r in zip(qs, rankings, strict=True)]
 
 
-def read_split(lab: Lab, read: ReadSettings, split: str) -> list[Reading]:
-    """Every question of ``split`` ranked, packed and read under ``read`` (cached)."""
+def prepared_split(
+    lab: Lab, read: ReadSettings, split: str, reranker: Reranker | None
+) -> list[ReadingInput]:
+    """:func:`prepared_questions` of every question of ``split``, in file order."""
+    return prepared_questions(lab, read, lab.split(split), reranker)
+
+
+def read_split(
+    lab: Lab, read: ReadSettings, split: str, reranker: Reranker | None
+) -> list[Reading]:
+    """Every question of ``split`` ranked, packed and read under ``read`` with the run's trained
+    ``reranker`` (cached)."""
     return lab.caches.of(READINGS).get(
-        (split, read), lambda: [read_prepared(i) for i in prepared_split(lab, read, split)]
+        (split, read),
+        lambda: [read_prepared(i) for i in prepared_split(lab, read, split, reranker)],
     )
 
 
-def read_question(lab: Lab, q: Question, read: ReadSettings) -> Reading:
-    """One question ranked, packed and read under ``read``."""
-    cs = lab.indexes.chunk_set(read.chunking)
-    reranker = trained_reranker(lab, cs, read.first_stage) if read.rerank else None
-    return read_prepared(prepare_reading(lab, cs, q, read, reranker))
+def read_question(lab: Lab, q: Question, read: ReadSettings, reranker: Reranker | None) -> Reading:
+    """One question ranked, packed and read under ``read`` with the run's trained ``reranker``."""
+    return read_prepared(prepared_questions(lab, read, (q,), reranker)[0])
 
 
 def reader_df(lab: Lab, cs: ChunkSet) -> tuple[int, dict[str, int]]:

@@ -194,6 +194,23 @@ def ranked_split(lab: Lab, cs: ChunkSet, split: str, settings: RetrievalSettings
     return lab.caches.of(SPLIT_RANKINGS).get((split, settings), build)
 
 
+def ranked_questions(
+    lab: Lab, cs: ChunkSet, qs: Sequence[Question], settings: RetrievalSettings
+) -> list[Ranking]:
+    """The rank stage of a run: every question of ``qs`` ranked under ``settings`` at once, in
+    order (``cs``: the chunk set of ``settings.chunking``). Under a fusion the questions not yet
+    ranked are fused in one batch (:func:`_fused_split`, the very rankings :func:`rank` gives);
+    each ranking is kept where :func:`rank` looks for it."""
+    if not settings.resolved:
+        raise _unresolved(settings)
+    if settings.retriever in _FUSIONS:
+        kept = lab.caches.of(RANKINGS)
+        missing = [q for q in qs if kept.find((settings, q.id)) is None]
+        if missing:
+            _fused_split(lab, cs, missing, settings)
+    return [ranked(lab, cs, q, settings) for q in qs]
+
+
 def relevance_of(
     lab: Lab, split: str, chunking: ChunkingKey | None = None
 ) -> list[dict[int, float]]:
