@@ -62,8 +62,8 @@ def prepare_reading(
     if read.reader_scoring == "idf":
         n_chunks, df = reader_df(lab, cs)
         weights = idf_weights(set(tokenize(q.question, stem=True)), df, n_chunks)
-    depth = read.final_depth(len(cs))
     k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=read.budget)
+    depth = read.final_depth(len(cs))
     rel = cs.relevance(q)
     first = first_relevant_rank(ranking, rel) if rel else None
     packed = tuple(
