@@ -1,15 +1,18 @@
 """The reading stage of a run: each question's final list packed into the context and read.
 
-One job: take the questions of a split through the final list of a resolved run (first stage,
-reranker, MMR: :class:`~raglab.run_settings.ReadSettings`), pack the context
-(:func:`raglab.reading.reader.pack`), gather the page sentences lying whole inside the packed
-chunks and let the reader pick its best one (:func:`raglab.reading.readings.read_prepared`), by
-plain coverage or by IDF-weighted coverage with the IDF over the run's chunks (:func:`reader_df`;
-docs/design.md#reader). The threshold is laid over the readings afterwards, so one reading
-serves every threshold.
+One job: take the questions of a split forward through a resolved run's stages, each over them
+all and entered once: the chunk set taken once, the first stage's rankings
+(:func:`raglab.pipeline.retrieval.ranked_questions`), the trained reranker and MMR over them
+(:func:`raglab.pipeline.reranking.reranked_questions`; the reranker is fitted on the training split
+when the run is resolved, :func:`raglab.pipeline.resolve.resolve_run`), then each context packed
+(:func:`raglab.reading.reader.pack`) and read: the page sentences lying whole inside the packed
+chunks, the reader's best one (:func:`raglab.reading.readings.read_prepared`), by plain coverage or
+by IDF-weighted coverage with the IDF over the run's chunks (:func:`reader_df`;
+docs/design.md#reader). The threshold is laid over the readings afterwards, so one reading serves
+every threshold.
 
-A question is read in two steps: :func:`prepare_reading` ranks and packs it with the lab and
-gathers what reading needs into a :class:`~raglab.reading.readings.ReadingInput`, and
+A question is read in two steps: :func:`prepare_reading` packs it from its final list and gathers
+what reading needs into a :class:`~raglab.reading.readings.ReadingInput`, and
 :func:`~raglab.reading.readings.read_prepared`, a pure function of that input, reads it. A Dask
 cluster runs the second step on its workers for slices of the questions
 (:mod:`raglab.distributed.end_to_end`); one machine runs both, :func:`read_split`.
