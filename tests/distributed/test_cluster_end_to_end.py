@@ -17,8 +17,7 @@ from raglab.base.sentinels import TUNED
 from raglab.distributed.end_to_end import prime_readings, read_on_cluster
 from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.reading import READINGS, prepare_reading, read_question
-from raglab.pipeline.reranking import train_reranker
+from raglab.pipeline.reading import READINGS, prepared_questions, read_question
 from raglab.pipeline.resolve import resolve_run
 from raglab.run_settings import RunSettings
 
@@ -38,22 +37,22 @@ def test_readings_on_the_workers_equal_one_machine(
 ) -> None:
     primed = Lab(handbook.corpus, handbook.questions)
     read = prime_readings(client, primed, settings, "test")
-    resolved = resolve_run(handbook, settings).read
+    run, reranker = resolve_run(handbook, settings)
+    resolved = run.read
     tests = handbook.split("test")
     trains = handbook.split("train") if settings.threshold is TUNED else ()
     assert read == len(tests) + len(trains)
     stored = primed.caches.of(READINGS).find(("test", resolved))
     assert stored is not None
-    assert stored == [read_question(handbook, q, resolved) for q in tests]
+    assert stored == [read_question(handbook, q, resolved, reranker) for q in tests]
     assert run_pipeline(primed, settings) == run_pipeline(handbook, settings)
 
 
 def test_slices_come_back_in_question_order(client: Any, handbook: Lab) -> None:
-    s = resolve_run(handbook, RunSettings()).read
-    cs = handbook.indexes.chunk_set(s.chunking)
-    reranker = train_reranker(handbook, s.first_stage)
-    inputs = [prepare_reading(handbook, cs, q, s, reranker) for q in handbook.questions]
-    want = [read_question(handbook, q, s) for q in handbook.questions]
+    run, reranker = resolve_run(handbook, RunSettings())
+    s = run.read
+    inputs = prepared_questions(handbook, s, handbook.questions, reranker)
+    want = [read_question(handbook, q, s, reranker) for q in handbook.questions]
     for partitions in (1, 3, 7, 200):
         assert read_on_cluster(client, inputs, partitions=partitions) == want
     assert read_on_cluster(client, []) == []

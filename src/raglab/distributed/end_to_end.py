@@ -29,7 +29,7 @@ from raglab.base.sentinels import TUNED
 from raglab.errors import InputError
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import READINGS, prepared_split
-from raglab.pipeline.resolve import resolve_read
+from raglab.pipeline.resolve import resolve_read, run_reranker
 from raglab.reading.readings import Reading, ReadingInput, read_prepared
 from raglab.run_settings import ReadSettings, RunSettings
 
@@ -65,7 +65,7 @@ def _prime(client: Any, lab: Lab, split: str, read: ReadSettings) -> int:
     readings = lab.caches.of(READINGS)
     if readings.find((split, read)) is not None:
         return 0
-    inputs = prepared_split(lab, read, split)
+    inputs = prepared_split(lab, read, split, run_reranker(lab, read))
     readings.setdefault((split, read), read_on_cluster(client, inputs))
     return len(inputs)
 

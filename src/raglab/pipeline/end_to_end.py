@@ -1,10 +1,11 @@
 """Exhibit VI: the whole pipeline, from the cut to the quoted sentence, with a diagnosis per miss.
 
 One job: compose a run. :func:`run_pipeline` resolves the settings once
-(:func:`raglab.pipeline.resolve.resolve_run`: the fusion weight, MMR's lambda and the reader's
-threshold chosen on the training split where they were left to it), then takes the split's
-questions forward through the stages, each entered once: rank, rerank and pack and read
-(:func:`raglab.pipeline.reading.read_split`), diagnose (:func:`raglab.reading.diagnosis.diagnose`).
+(:func:`raglab.pipeline.resolve.resolve_run`: the fusion weight, the reranker, MMR's lambda and
+the reader's threshold chosen or fitted on the training split where they were left to it), then
+takes the split's questions forward through the stages, each entered once over them all: rank,
+rerank, pack and read (:func:`raglab.pipeline.reading.read_split`), diagnose
+(:func:`raglab.reading.diagnosis.diagnose`).
 
 For each question: rank the chunks, pack them in rank order into a budget of W words (k_budget is
 how many fit), take the page sentences lying whole inside the packed chunks, and let the reader
@@ -33,7 +34,7 @@ from raglab.base.sentinels import TUNED
 from raglab.metrics.stats import wilson_interval
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import read_split
-from raglab.pipeline.resolve import resolve_run
+from raglab.pipeline.resolve import resolve_run, run_reranker
 from raglab.reading.diagnosis import OUTCOMES, diagnose
 from raglab.reading.readings import Reading
 from raglab.run_settings import ReadSettings, RunSettings
@@ -129,7 +130,7 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
     """Run the whole pipeline on a split and diagnose every miss.
 
     Every value chosen on the training split is resolved first, once (:func:`resolve_run`);
-    then each question flows forward: rank, rerank, pack, read (:func:`read_split`), diagnose.
+    then the split flows forward: rank, rerank, pack, read (:func:`read_split`), diagnose.
     """
     if any(q.labels == "pages" for q in lab.questions):
         raise ValueError(
@@ -138,8 +139,9 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
         )
     # Before any tuning, so a file without test questions stops at once, not after the work.
     lab.require(split, "the end-to-end run", answerable=False)
-    run = resolve_run(lab, s)
-    outcomes = tuple(_outcome(r, run.threshold) for r in read_split(lab, run.read, split))
+    run, reranker = resolve_run(lab, s)
+    readings = read_split(lab, run.read, split, reranker)
+    outcomes = tuple(_outcome(r, run.threshold) for r in readings)
     n = len(outcomes)
     correct = sum(o.outcome == "correct" for o in outcomes)
     answerable = [o for o in outcomes if o.answerable]
@@ -187,7 +189,8 @@ def threshold_sweep(
     ``unanswerable``) and ``correct`` (every right outcome: correct quotes plus declined
     out-of-corpus questions). At the run's own threshold these equal the run's counts.
     """
-    readings = read_split(lab, read_settings(result), result.split)
+    read = read_settings(result)
+    readings = read_split(lab, read, result.split, run_reranker(lab, read))
     answerable = sum(r.q.answerable for r in readings)
     points: list[dict[str, float | int]] = []
     for t in READER_THRESHOLDS if thresholds is None else thresholds:

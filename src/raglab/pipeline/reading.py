@@ -1,15 +1,18 @@
 """The reading stage of a run: each question's final list packed into the context and read.
 
-One job: take the questions of a split through the final list of a resolved run (first stage,
-reranker, MMR: :class:`~raglab.run_settings.ReadSettings`), pack the context
-(:func:`raglab.reading.reader.pack`), gather the page sentences lying whole inside the packed
-chunks and let the reader pick its best one (:func:`raglab.reading.readings.read_prepared`), by
-plain coverage or by IDF-weighted coverage with the IDF over the run's chunks (:func:`reader_df`;
-docs/design.md#reader). The threshold is laid over the readings afterwards, so one reading
-serves every threshold.
+One job: take the questions of a split forward through a resolved run's stages, each over them
+all and entered once: the chunk set taken once, the first stage's rankings
+(:func:`raglab.pipeline.retrieval.ranked_questions`), the trained reranker and MMR over them
+(:func:`raglab.pipeline.reranking.reranked_questions`; the reranker is fitted on the training split
+when the run is resolved, :func:`raglab.pipeline.resolve.resolve_run`), then each context packed
+(:func:`raglab.reading.reader.pack`) and read: the page sentences lying whole inside the packed
+chunks, the reader's best one (:func:`raglab.reading.readings.read_prepared`), by plain coverage or
+by IDF-weighted coverage with the IDF over the run's chunks (:func:`reader_df`;
+docs/design.md#reader). The threshold is laid over the readings afterwards, so one reading serves
+every threshold.
 
-A question is read in two steps: :func:`prepare_reading` ranks and packs it with the lab and
-gathers what reading needs into a :class:`~raglab.reading.readings.ReadingInput`, and
+A question is read in two steps: :func:`prepare_reading` packs it from its final list and gathers
+what reading needs into a :class:`~raglab.reading.readings.ReadingInput`, and
 :func:`~raglab.reading.readings.read_prepared`, a pure function of that input, reads it. A Dask
 cluster runs the second step on its workers for slices of the questions
 (:mod:`raglab.distributed.end_to_end`); one machine runs both, :func:`read_split`.
@@ -17,14 +20,16 @@ cluster runs the second step on its workers for slices of the questions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from raglab.base.ranking import Ranking
 from raglab.corpus.questions import Question
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.indexes import ChunkSet
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.reranking import Reranker, mmr_ordered, reranked, trained_reranker
-from raglab.pipeline.retrieval import ranked
+from raglab.pipeline.reranking import Reranker, reranked_questions
+from raglab.pipeline.retrieval import ranked_questions
 from raglab.reading.reader import document_frequencies, idf_weights, pack
 from raglab.reading.readings import Reading, ReadingInput, read_prepared
 from raglab.run_settings import ChunkingKey, ReadSettings
@@ -33,8 +38,9 @@ from raglab.text.tokens import tokenize
 
 __all__ = [
     "READINGS",
-    "final_ranking",
     "prepare_reading",
+    "prepared_questions",
+    "prepared_split",
     "read_question",
     "read_split",
     "reader_df",
@@ -48,31 +54,17 @@ READER_DF: CacheKind[ChunkingKey, tuple[int, dict[str, int]]] = CacheKind(
 )
 
 
-def final_ranking(
-    lab: Lab, cs: ChunkSet, q: Question, read: ReadSettings, reranker: Reranker | None
-) -> Ranking:
-    """The list the context is packed from: the first stage, reranked by ``reranker`` (None:
-    no reranker) and reordered by MMR at ``read.mmr_lambda`` (None: no MMR)."""
-    if reranker is None:
-        return ranked(lab, cs, q, read.first_stage)
-    reordered = reranked(lab, cs, q, reranker)
-    if read.mmr_lambda is not None:
-        return mmr_ordered(lab, cs, reordered, lam=read.mmr_lambda)
-    return reordered
-
-
 def prepare_reading(
-    lab: Lab, cs: ChunkSet, q: Question, read: ReadSettings, reranker: Reranker | None
+    lab: Lab, cs: ChunkSet, q: Question, ranking: Ranking, read: ReadSettings
 ) -> ReadingInput:
-    """Rank and pack one question (``cs``: the run's chunks; ``reranker``: the run's trained
-    reranker, None without one) and gather what reading it needs."""
-    ranking = final_ranking(lab, cs, q, read, reranker)
+    """Pack one question's context from its final ``ranking`` (``cs``: the run's chunks) and
+    gather what reading it needs."""
     weights = None
     if read.reader_scoring == "idf":
         n_chunks, df = reader_df(lab, cs)
         weights = idf_weights(set(tokenize(q.question, stem=True)), df, n_chunks)
-    depth = read.final_depth(len(cs))
     k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=read.budget)
+    depth = read.final_depth(len(cs))
     rel = cs.relevance(q)
     first = first_relevant_rank(ranking, rel) if rel else None
     packed = tuple(
@@ -93,26 +85,46 @@ def prepare_reading(
     )
 
 
-def prepared_split(lab: Lab, read: ReadSettings, split: str) -> list[ReadingInput]:
-    """:func:`prepare_reading` of every question of ``split``, in file order: the chunk set
-    taken and the reranker trained once for them all."""
+def prepared_questions(
+    lab: Lab, read: ReadSettings, qs: Sequence[Question], reranker: Reranker | None
+) -> list[ReadingInput]:
+    """The questions ``qs`` taken forward stage by stage, each over them all: the chunk set taken
+    once, the first stage ranks them (:func:`raglab.pipeline.retrieval.ranked_questions`), the
+    run's trained ``reranker`` (None: no reranker) and MMR reorder their lists
+    (:func:`raglab.pipeline.reranking.reranked_questions`), and each context is packed
+    (:func:`prepare_reading`)."""
+    if read.rerank != (reranker is not None):
+        raise ValueError(
+            "a reading with the reranker needs the run's trained reranker, and only it"
+        )
     cs = lab.indexes.chunk_set(read.chunking)
-    reranker = trained_reranker(lab, cs, read.first_stage) if read.rerank else None
-    return [prepare_reading(lab, cs, q, read, reranker) for q in lab.split(split)]
+    rankings = ranked_questions(lab, cs, qs, read.first_stage)
+    if reranker is not None:
+        rankings = reranked_questions(lab, cs, qs, rankings, reranker, read.mmr_lambda)
+    return [prepare_reading(lab, cs, q, r, read) for q, r in zip(qs, rankings, strict=True)]
 
 
-def read_split(lab: Lab, read: ReadSettings, split: str) -> list[Reading]:
-    """Every question of ``split`` ranked, packed and read under ``read`` (cached)."""
+def prepared_split(
+    lab: Lab, read: ReadSettings, split: str, reranker: Reranker | None
+) -> list[ReadingInput]:
+    """:func:`prepared_questions` of every question of ``split``, in file order."""
+    return prepared_questions(lab, read, lab.split(split), reranker)
+
+
+def read_split(
+    lab: Lab, read: ReadSettings, split: str, reranker: Reranker | None
+) -> list[Reading]:
+    """Every question of ``split`` ranked, packed and read under ``read`` with the run's trained
+    ``reranker`` (cached)."""
     return lab.caches.of(READINGS).get(
-        (split, read), lambda: [read_prepared(i) for i in prepared_split(lab, read, split)]
+        (split, read),
+        lambda: [read_prepared(i) for i in prepared_split(lab, read, split, reranker)],
     )
 
 
-def read_question(lab: Lab, q: Question, read: ReadSettings) -> Reading:
-    """One question ranked, packed and read under ``read``."""
-    cs = lab.indexes.chunk_set(read.chunking)
-    reranker = trained_reranker(lab, cs, read.first_stage) if read.rerank else None
-    return read_prepared(prepare_reading(lab, cs, q, read, reranker))
+def read_question(lab: Lab, q: Question, read: ReadSettings, reranker: Reranker | None) -> Reading:
+    """One question ranked, packed and read under ``read`` with the run's trained ``reranker``."""
+    return read_prepared(prepared_questions(lab, read, (q,), reranker)[0])
 
 
 def reader_df(lab: Lab, cs: ChunkSet) -> tuple[int, dict[str, int]]:

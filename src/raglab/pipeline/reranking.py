@@ -10,6 +10,7 @@ recall@5 of the reranked order).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,21 +179,29 @@ def _question_features(
 
 def train_reranker(lab: Lab, first_stage: RetrievalSettings) -> Reranker:
     """Fit the reranker on the training split's answerable questions (cached per first stage;
-    ``first_stage`` resolved, :func:`raglab.pipeline.retrieval.resolve`)."""
-    return trained_reranker(lab, lab.indexes.chunk_set(first_stage.chunking), first_stage)
+    ``first_stage`` resolved, :func:`raglab.pipeline.retrieval.resolve`): the split's first-stage
+    rankings taken at once (:func:`raglab.pipeline.retrieval.ranked_split`), then
+    :func:`fitted_reranker`."""
+    cs = lab.indexes.chunk_set(first_stage.chunking)
+    qs = lab.require("train", "training the reranker (or run without it: --no-rerank)")
+    return fitted_reranker(lab, cs, qs, ranked_split(lab, cs, "train", first_stage), first_stage)
 
 
-def trained_reranker(lab: Lab, cs: ChunkSet, first_stage: RetrievalSettings) -> Reranker:
-    """:func:`train_reranker` on the chunk set ``cs`` of the first stage's chunking, at hand."""
+def fitted_reranker(
+    lab: Lab,
+    cs: ChunkSet,
+    qs: Sequence[Question],
+    rankings: Sequence[Ranking],
+    first_stage: RetrievalSettings,
+) -> Reranker:
+    """The reranker fitted on the training questions ``qs`` and their first-stage ``rankings``
+    under ``first_stage`` (``cs``: its chunk set), each question's candidates the first
+    RERANK_DEPTH of its ranking (cached per first stage)."""
 
     def build() -> Reranker:
-        # The whole split's first-stage rankings at once (one batch for a fusion), so that
-        # the candidates below find every one of them cached.
-        qs = lab.require("train", "training the reranker (or run without it: --no-rerank)")
-        ranked_split(lab, cs, "train", first_stage)
         xs, ys = [], []
-        for q in qs:
-            cand = _candidates(lab, cs, q, first_stage)
+        for q, ranking in zip(qs, rankings, strict=True):
+            cand = ranking.top(RERANK_DEPTH)
             if len(cand) == 0:
                 continue
             rel = cs.relevance(q)
@@ -243,14 +252,41 @@ def rerank(lab: Lab, q: Question | str, reranker: Reranker) -> Ranking:
 
 def reranked(lab: Lab, cs: ChunkSet, q: Question | str, reranker: Reranker) -> Ranking:
     """:func:`rerank` on the chunk set ``cs`` of the first stage's chunking, already at hand."""
+    return _reranked_candidates(lab, cs, q, _candidates(lab, cs, q, reranker.first_stage), reranker)
+
+
+def reranked_questions(
+    lab: Lab,
+    cs: ChunkSet,
+    qs: Sequence[Question],
+    rankings: Sequence[Ranking],
+    reranker: Reranker,
+    lam: float | None,
+) -> list[Ranking]:
+    """The rerank stage of a run: each question's first-stage ranking (``rankings``, in the order
+    of ``qs``; ``cs``: the first stage's chunk set) cut to its first RERANK_DEPTH, reordered by
+    ``reranker`` and then by MMR at ``lam`` (None: no MMR)."""
+    out = []
+    for q, ranking in zip(qs, rankings, strict=True):
+        listed = _reranked_candidates(lab, cs, q, ranking.top(RERANK_DEPTH), reranker)
+        out.append(listed if lam is None else mmr_ordered(lab, cs, listed, lam=lam))
+    return out
+
+
+def _reranked_candidates(
+    lab: Lab, cs: ChunkSet, q: Question | str, cand: Ranking, reranker: Reranker
+) -> Ranking:
+    """A question's candidates ``cand`` (its first stage's top RERANK_DEPTH) reordered by the
+    reranker's probability, ties in first stage order (cached per labelled question)."""
     if isinstance(q, str):
-        return _rerank(lab, cs, q, reranker)
+        return _rerank(lab, cs, q, cand, reranker)
     key = (reranker.first_stage, q.id)
-    return lab.caches.of(RERANKED).get(key, lambda: _rerank(lab, cs, q, reranker))
+    return lab.caches.of(RERANKED).get(key, lambda: _rerank(lab, cs, q, cand, reranker))
 
 
-def _rerank(lab: Lab, cs: ChunkSet, q: Question | str, reranker: Reranker) -> Ranking:
-    cand = _candidates(lab, cs, q, reranker.first_stage)
+def _rerank(
+    lab: Lab, cs: ChunkSet, q: Question | str, cand: Ranking, reranker: Reranker
+) -> Ranking:
     if len(cand) == 0:
         return cand
     x = _question_features(lab, cs, q, cand, reranker.first_stage)

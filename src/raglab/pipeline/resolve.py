@@ -1,12 +1,14 @@
 """A run's settings resolved once: every value chosen on the training split made concrete.
 
 One job: :func:`resolve_run` turns the settings a user gave (:class:`~raglab.run_settings.
-RunSettings`) into a frozen :class:`~raglab.run_settings.ResolvedRun`, in one forward pass in
-pipeline order: the fusion weight (score fusion only, :func:`raglab.pipeline.retrieval.
-choose_weight`), then MMR's lambda with that weight fixed (with MMR only, :func:`raglab.pipeline.
-reranking.choose_lambda`), then the reader's threshold with both fixed (:func:`choose_threshold`).
+RunSettings`) into a frozen :class:`~raglab.run_settings.ResolvedRun` and the run's trained
+reranker, in one forward pass in pipeline order: the fusion weight (score fusion only,
+:func:`raglab.pipeline.retrieval.choose_weight`), the reranker fitted on the training split with
+that weight fixed (with the reranker only, :func:`raglab.pipeline.reranking.train_reranker`),
+then MMR's lambda with both fixed (with MMR only, :func:`raglab.pipeline.reranking.
+choose_lambda`), then the reader's threshold with all of them fixed (:func:`choose_threshold`).
 A value that was given is kept; a value the run does not use stays unchosen. Every stage of the
-run then takes the resolved values and never chooses anything itself.
+run then takes the resolved values and never chooses or trains anything itself.
 """
 
 from __future__ import annotations
@@ -14,13 +16,19 @@ from __future__ import annotations
 from raglab.base.sentinels import TUNED
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import read_split
-from raglab.pipeline.reranking import choose_lambda, train_reranker
+from raglab.pipeline.reranking import Reranker, choose_lambda, train_reranker
 from raglab.pipeline.retrieval import resolve
 from raglab.reading import diagnosis
 from raglab.run_settings import TUNED_NAMES, ReadSettings, ResolvedRun, RunSettings
 from raglab.settings import READER_THRESHOLDS
 
-__all__ = ["choose_threshold", "resolve_read", "resolve_run"]
+__all__ = ["choose_threshold", "resolve_read", "resolve_run", "run_reranker"]
+
+
+def run_reranker(lab: Lab, read: ReadSettings) -> Reranker | None:
+    """The reranker a reading under ``read`` reorders with, fitted on the training split
+    (:func:`raglab.pipeline.reranking.train_reranker`, cached); None without the reranker."""
+    return train_reranker(lab, read.first_stage) if read.rerank else None
 
 
 def resolve_read(lab: Lab, settings: RunSettings) -> ReadSettings:
@@ -37,25 +45,33 @@ def resolve_read(lab: Lab, settings: RunSettings) -> ReadSettings:
     return ReadSettings(first_stage, settings.rerank, lam, settings.budget, settings.reader_scoring)
 
 
-def choose_threshold(lab: Lab, read: ReadSettings) -> float:
-    """The reader threshold in READER_THRESHOLDS maximising training accuracy under ``read``;
-    ties go to the smallest threshold (:func:`raglab.reading.diagnosis.choose_threshold`)."""
+def choose_threshold(lab: Lab, read: ReadSettings, reranker: Reranker | None) -> float:
+    """The reader threshold in READER_THRESHOLDS maximising training accuracy under ``read`` with
+    the run's ``reranker``; ties go to the smallest threshold
+    (:func:`raglab.reading.diagnosis.choose_threshold`)."""
     lab.require(
         "train", "choosing the reader's threshold (or give one: --threshold)", answerable=False
     )
-    return diagnosis.choose_threshold(read_split(lab, read, "train"), READER_THRESHOLDS)
+    return diagnosis.choose_threshold(read_split(lab, read, "train", reranker), READER_THRESHOLDS)
 
 
-def resolve_run(lab: Lab, settings: RunSettings) -> ResolvedRun:
+def resolve_run(lab: Lab, settings: RunSettings) -> tuple[ResolvedRun, Reranker | None]:
     """``settings`` with every value chosen on the training split made concrete, in pipeline
-    order: the fusion weight, MMR's lambda, the reader's threshold (:func:`resolve_read`, then
-    :func:`choose_threshold`), each chosen with the ones before it fixed."""
+    order: the fusion weight, the reranker, MMR's lambda (:func:`resolve_read`,
+    :func:`run_reranker`), the reader's threshold (:func:`choose_threshold`), each chosen with
+    the ones before it fixed; with the trained reranker (None without one)."""
     read = resolve_read(lab, settings)
     given = settings.threshold is not TUNED
-    threshold = float(settings.threshold) if given else choose_threshold(lab, read)
+    if not given:
+        lab.require(
+            "train", "choosing the reader's threshold (or give one: --threshold)", answerable=False
+        )
+    reranker = run_reranker(lab, read)
+    threshold = float(settings.threshold) if given else choose_threshold(lab, read, reranker)
     chosen = {
         "weight": read.first_stage.weighted and settings.weight is TUNED,
         "mmr_lambda": read.mmr_lambda is not None and settings.mmr_lambda is TUNED,
         "threshold": not given,
     }
-    return ResolvedRun(settings, read, threshold, tuple(n for n in TUNED_NAMES if chosen[n]))
+    run = ResolvedRun(settings, read, threshold, tuple(n for n in TUNED_NAMES if chosen[n]))
+    return run, reranker

@@ -8,7 +8,8 @@ BM25 with the neural embedding (:mod:`raglab.pipeline.dense`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from raglab.base.ranking import Ranking
@@ -108,9 +109,16 @@ def ranked(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSetting
     """:func:`rank` on the chunk set ``cs`` of ``settings.chunking``, already at hand."""
     if not settings.resolved:
         raise _unresolved(settings)
+    return _kept(lab, q, settings, lambda: _rank(lab, cs, q, settings))
+
+
+def _kept(
+    lab: Lab, q: Question | str, settings: RetrievalSettings, build: Callable[[], Ranking]
+) -> Ranking:
+    """``build()``, kept per labelled question under ``settings`` where :func:`rank` looks."""
     if isinstance(q, str):
-        return _rank(lab, cs, q, settings)
-    return lab.caches.of(RANKINGS).get((settings, q.id), lambda: _rank(lab, cs, q, settings))
+        return build()
+    return lab.caches.of(RANKINGS).get((settings, q.id), build)
 
 
 def _components(settings: RetrievalSettings) -> tuple[RetrievalSettings, RetrievalSettings]:
@@ -124,31 +132,43 @@ def _components(settings: RetrievalSettings) -> tuple[RetrievalSettings, Retriev
     )
 
 
-def _rank(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings) -> Ranking:
+def _single(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings) -> Ranking:
+    """The list of one ranker (BM25, LSA or the neural embedding) under ``settings``."""
     if settings.retriever == "bm25":
         return bm25_ranking(lab, cs, q, k1=settings.k1, b=settings.b, depth=settings.depth)
     if settings.retriever == "lsa":
         return lsa_ranking(lab, cs, q, depth=settings.depth)
-    if settings.retriever == "neural":
-        return neural_ranking(lab, cs, q, depth=settings.depth)
+    return neural_ranking(lab, cs, q, depth=settings.depth)
+
+
+def _component(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings) -> Ranking:
+    """One of a fusion's component lists (:func:`_single`), computed once per labelled
+    question and kept where :func:`rank` looks for it."""
+    return _kept(lab, q, settings, lambda: _single(lab, cs, q, settings))
+
+
+_SINGLE = ("bm25", "lsa", "neural")
+
+
+def _rank(lab: Lab, cs: ChunkSet, q: Question | str, settings: RetrievalSettings) -> Ranking:
+    if settings.retriever in _SINGLE:
+        return _single(lab, cs, q, settings)
     cut = _depth(cs, settings.depth)
-    external = None
+    depth = _depth(cs, settings.fusion_depth)
+    lists: list[Ranking] = []
+    if not settings.retriever.startswith("run:"):
+        bm25_settings, lsa_settings = _components(settings)
+        lists = [_component(lab, cs, q, bm25_settings), _component(lab, cs, q, lsa_settings)]
     if settings.external:
         name = settings.retriever.split(":", 1)[1]
         qid = None if isinstance(q, str) else q.id
         external = external_ranking(lab, cs, name, qid, depth=cut)
-        if settings.retriever.startswith("run:"):
+        if not lists:
             return external
-    # The component lists go through ranked() so each is computed once per question.
-    bm25_settings, lsa_settings = _components(settings)
-    bm25 = ranked(lab, cs, q, bm25_settings)
-    cos = ranked(lab, cs, q, lsa_settings)
-    depth = _depth(cs, settings.fusion_depth)
-    if external is not None:
-        return rrf([bm25, cos, external], k=RRF_K, depth=depth).top(cut)
+        return rrf([*lists, external], k=RRF_K, depth=depth).top(cut)
     if settings.retriever in ("rrf", "neural-rrf"):
-        return rrf([bm25, cos], k=RRF_K, depth=depth).top(cut)
-    return score_fusion(bm25, cos, weight=settings.weight, depth=depth).top(cut)
+        return rrf(lists, k=RRF_K, depth=depth).top(cut)
+    return score_fusion(lists[0], lists[1], weight=settings.weight, depth=depth).top(cut)
 
 
 def _fused_split(
@@ -159,11 +179,11 @@ def _fused_split(
     The batch kernels (``rrf_all``, ``score_fusion_all``) give each question the very ranking
     the one-question forms give (same kernel, contributions summed in the same order), in one
     vectorised pass instead of one per question; the component lists still come from
-    :func:`rank`, and each fused ranking is stored where :func:`rank` looks for it.
+    :func:`_component`, and each fused ranking is kept where :func:`rank` looks for it.
     """
     bm25_settings, lsa_settings = _components(settings)
-    bm25 = [ranked(lab, cs, q, bm25_settings) for q in qs]
-    cos = [ranked(lab, cs, q, lsa_settings) for q in qs]
+    bm25 = [_component(lab, cs, q, bm25_settings) for q in qs]
+    cos = [_component(lab, cs, q, lsa_settings) for q in qs]
     depth = _depth(cs, settings.fusion_depth)
     if settings.retriever in ("rrf", "neural-rrf"):
         fused = rrf_all([bm25, cos], k=RRF_K, depth=depth)
@@ -172,7 +192,7 @@ def _fused_split(
     cut = _depth(cs, settings.depth)
     rankings = lab.caches.of(RANKINGS)
     return [
-        rankings.setdefault((settings, q.id), whole.top(cut))
+        rankings.get((settings, q.id), partial(whole.top, cut))
         for q, whole in zip(qs, fused, strict=True)
     ]
 
@@ -200,6 +220,24 @@ def ranked_split(lab: Lab, cs: ChunkSet, split: str, settings: RetrievalSettings
         return [ranked(lab, cs, q, settings) for q in qs]
 
     return lab.caches.of(SPLIT_RANKINGS).get((split, settings), build)
+
+
+def ranked_questions(
+    lab: Lab, cs: ChunkSet, qs: Sequence[Question], settings: RetrievalSettings
+) -> list[Ranking]:
+    """The rank stage of a run: every question of ``qs`` ranked under ``settings`` at once, in
+    order (``cs``: the chunk set of ``settings.chunking``). Under a fusion the questions not yet
+    ranked are fused in one batch (:func:`_fused_split`, the very rankings :func:`rank` gives);
+    each ranking is kept where :func:`rank` looks for it."""
+    if not settings.resolved:
+        raise _unresolved(settings)
+    if settings.retriever in _FUSIONS:
+        kept = lab.caches.of(RANKINGS)
+        found = [kept.find((settings, q.id)) for q in qs]
+        missing = [q for q, r in zip(qs, found, strict=True) if r is None]
+        fused = iter(_fused_split(lab, cs, missing, settings) if missing else [])
+        return [r if r is not None else next(fused) for r in found]
+    return [ranked(lab, cs, q, settings) for q in qs]
 
 
 def relevance_of(

@@ -12,7 +12,7 @@ from typing import Any
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.end_to_end import RunResult, outcomes_vector, read_settings, threshold_sweep
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.resolve import choose_threshold
+from raglab.pipeline.resolve import choose_threshold, run_reranker
 from raglab.run_settings import RunSettings
 from raglab.settings import default
 
@@ -79,7 +79,8 @@ def risk_coverage(lab: Lab, result: RunResult) -> dict[str, Any]:
     if "threshold" in result.chosen_on_train:
         chosen = result.threshold
     else:
-        chosen = choose_threshold(lab, read_settings(result))
+        read = read_settings(result)
+        chosen = choose_threshold(lab, read, run_reranker(lab, read))
 
     def at(t: float) -> dict[str, Any]:
         # A given threshold may lie off the grid: it is replayed on its own.
