@@ -2,7 +2,7 @@
 
 Handbook (``raglab.pipeline.end_to_end.run`` with the default ``RunSettings`` on the test split):
 
-- cold: ``Lab.load()`` then ``run_pipeline(lab)``, on a fresh Lab each repeat: chunking, BM25, the LSA fit,
+- cold: ``Lab.load()`` then ``run_pipeline(lab, RunSettings())``, on a fresh Lab each repeat: chunking, BM25, the LSA fit,
   the reranker's training, the choice of MMR's lambda and of the reader's threshold on the
   training split, then the test questions. Per question = total / number of test questions.
 - warm: on the same Lab, ``run`` again with the lambda and threshold the cold run chose written
@@ -56,7 +56,7 @@ COLD_PROCESS = textwrap.dedent(
     start = time.perf_counter()
     from raglab.pipeline.end_to_end import run_pipeline
     from raglab.pipeline.lab import Lab
-    result = run_pipeline(Lab.load())
+    result = run_pipeline(Lab.load(), RunSettings())
     print(time.perf_counter() - start, result.n, result.correct)
     """
 )
@@ -127,8 +127,8 @@ def _generated(cfg: Config, section: Section) -> None:
         index = BM25Index(coll.docs, k1=default("k1"), b=default("b"))
     assert isinstance(index, BM25Index)
     docs = coll.docs
-    windows = even_windows([t for d in docs for t in d], count=LSA_WINDOWS)
-    model, fit_seconds = timed(lambda: fit_lsa(windows, rank=LSA_RANK, seed=SEED))
+    windows = even_windows([t for d in docs for t in d], count=LSA_WINDOWS, size=256)
+    model, fit_seconds = timed(lambda: fit_lsa(windows, rank=LSA_RANK, seed=SEED, oversample=26))
     projections, project_seconds = timed(lambda: model.project(docs))
     # Normalised once, as the lab keeps them (ChunkSet.lsa_unit_projections); the rankings are
     # bitwise those of the raw projections.

@@ -198,7 +198,7 @@ def run(cfg: Config) -> Section:
         f"p@{PRECISION_K}": f"precision@{PRECISION_K}",
         "top1": "hit_rate@1",
     }
-    ours_all = evaluate(rankings, relevant)
+    ours_all = evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
     rx_names = list(dict.fromkeys(all_names.values()))
     theirs_all = rx(rx_names)
     for ours_name, rx_name in all_names.items():
@@ -227,7 +227,10 @@ def run(cfg: Config) -> Section:
                 peer_range=spread(t_rx.samples),
             )
         )
-    t_ours = time_repeats(lambda: evaluate(rankings, relevant), repeats=cfg.repeats)
+    t_ours = time_repeats(
+        lambda: evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3),
+        repeats=cfg.repeats,
+    )
     t_rx = time_repeats(lambda: rx(rx_names), repeats=cfg.repeats)
     section.rows.append(
         Row(

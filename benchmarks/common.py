@@ -320,8 +320,14 @@ def cranfield() -> TokenCollection:
     for name in ("cran.all.1400", "cran.qry"):
         if not (CRANFIELD_DIR / name).is_file():
             raise FileNotFoundError(f"Cranfield not found: {CRANFIELD_DIR / name}")
-    docs = [tokenize(t) for t in _glasgow_records(CRANFIELD_DIR / "cran.all.1400")]
-    queries = [tokenize(t) for t in _glasgow_records(CRANFIELD_DIR / "cran.qry")]
+    docs = [
+        tokenize(t, stem=False, analyzer="raglab")
+        for t in _glasgow_records(CRANFIELD_DIR / "cran.all.1400")
+    ]
+    queries = [
+        tokenize(t, stem=False, analyzer="raglab")
+        for t in _glasgow_records(CRANFIELD_DIR / "cran.qry")
+    ]
     return TokenCollection(
         "Cranfield",
         docs,

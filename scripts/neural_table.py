@@ -32,7 +32,13 @@ def table(lab: Lab, split: str, *, by_kind: bool) -> None:
     print(f"{'kind':16s} {'n':>3s} {'ranker':13s} " + " ".join(f"{c:>9s}" for c in COLUMNS))
     for kind, idx in groups.items():
         for name in RANKERS:
-            m = evaluate([rankings[name][i] for i in idx], [rels[i] for i in idx])
+            m = evaluate(
+                [rankings[name][i] for i in idx],
+                [rels[i] for i in idx],
+                ks=(1, 3, 5, 10),
+                ndcg_k=10,
+                precision_k=3,
+            )
             cells = " ".join(f"{m[c]:9.3f}" for c in COLUMNS)
             print(f"{kind:16s} {len(idx):3d} {name:13s} {cells}")
         print()

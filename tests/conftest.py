@@ -54,10 +54,10 @@ class Cranfield:
 
     def doc_tokens(self, tokenize: Callable[[str], list[str]]) -> list[list[str]]:
         """Title and abstract of every document, tokenised."""
-        return [tokenize(f"{d.title}\n{d.body}") for d in self.docs]
+        return [tokenize(f"{d.title}\n{d.body}", stem=False, analyzer="raglab") for d in self.docs]
 
     def query_tokens(self, tokenize: Callable[[str], list[str]]) -> list[list[str]]:
-        return [tokenize(q) for q in self.queries]
+        return [tokenize(q, stem=False, analyzer="raglab") for q in self.queries]
 
 
 def _records(text: str) -> list[tuple[int, list[str]]]:

@@ -15,6 +15,6 @@ def test_readme_library_example() -> None:
     corpus = raglab.load_corpus()
     questions = raglab.load_questions(corpus=corpus)
     lab = raglab.Lab(corpus, questions)
-    result = raglab.run_pipeline(lab)
+    result = raglab.run_pipeline(lab, raglab.RunSettings())
     assert result.n == 30 and 0.0 <= result.accuracy <= 1.0
     assert raglab.measure(lab, "test", raglab.RetrievalSettings("bm25"))["recall@5"] > 0

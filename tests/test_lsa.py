@@ -25,7 +25,8 @@ from raglab.text.tokens import tokenize
 def cranfield_windows(cranfield_abstract_words: list[str]) -> list[list[str]]:
     """The Cranfield abstracts as 100 evenly spaced windows of 256 words, tokenised."""
     return [
-        tokenize(" ".join(w)) for w in even_windows(cranfield_abstract_words, count=LSA_WINDOWS)
+        tokenize(" ".join(w), stem=False, analyzer="raglab")
+        for w in even_windows(cranfield_abstract_words, count=LSA_WINDOWS, size=256)
     ]
 
 
@@ -38,7 +39,7 @@ def cranfield_matrix(cranfield_windows: list[list[str]]) -> sp.csc_matrix:
 
 @pytest.fixture(scope="module")
 def cranfield_model(cranfield_windows: list[list[str]]) -> LSAModel:
-    return fit_lsa(cranfield_windows, rank=LSA_RANK, seed=SEED)
+    return fit_lsa(cranfield_windows, rank=LSA_RANK, seed=SEED, oversample=26)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_even_windows_properties(n: int, count: int, size: int) -> None:
 def test_even_windows_rejects_bad_sizes() -> None:
     """oracle: the contract."""
     with pytest.raises(ValueError, match="count"):
-        even_windows([1, 2, 3], count=0)
+        even_windows([1, 2, 3], count=0, size=256)
     with pytest.raises(ValueError, match="size"):
         even_windows([1, 2, 3], size=0, count=LSA_WINDOWS)
 
@@ -320,8 +321,8 @@ def test_term_window_matrix_is_the_transposed_tfidf(cranfield_windows: list[list
 
 def test_same_seed_is_bitwise_identical(cranfield_windows: list[list[str]]) -> None:
     """oracle: determinism; two fits with the same seed are equal bit for bit."""
-    a = fit_lsa(cranfield_windows, seed=7, rank=LSA_RANK)
-    b = fit_lsa(cranfield_windows, seed=7, rank=LSA_RANK)
+    a = fit_lsa(cranfield_windows, seed=7, rank=LSA_RANK, oversample=26)
+    b = fit_lsa(cranfield_windows, seed=7, rank=LSA_RANK, oversample=26)
     assert np.array_equal(a.U, b.U) and np.array_equal(a.s, b.s) and np.array_equal(a.Vt, b.Vt)
     assert a.frobenius_sq == b.frobenius_sq
 
@@ -432,7 +433,7 @@ def test_variance_shares_of_a_full_rank_fit_sum_to_one() -> None:
     rng = np.random.default_rng(9)
     vocab = [f"t{i}" for i in range(30)]
     windows = [list(rng.choice(vocab, size=25)) for _ in range(8)]
-    model = fit_lsa(windows, rank=8, seed=SEED)
+    model = fit_lsa(windows, rank=8, seed=SEED, oversample=26)
     assert model.variance_share.sum() == pytest.approx(1.0, rel=1e-10)
 
 
@@ -594,7 +595,7 @@ def test_neighbours_of_words_that_always_occur_together() -> None:
         ["gamma", "delta", "four"],
         ["delta", "five", "one"],
     ]
-    model = fit_lsa(windows, rank=4, seed=SEED)
+    model = fit_lsa(windows, rank=4, seed=SEED, oversample=26)
     (word, cosine), *_ = model.neighbours("alpha", k=3)
     assert word == "beta"
     assert cosine == pytest.approx(1.0, abs=1e-12)
@@ -615,7 +616,7 @@ def test_neighbours_tied_in_exact_arithmetic_come_in_vocabulary_order() -> None:
         ["four", "six"],
     ]
     for seed in range(5):
-        model = fit_lsa(windows, rank=6, seed=seed)
+        model = fit_lsa(windows, rank=6, seed=seed, oversample=26)
         found = model.neighbours("omega", k=5)
         assert [w for w, _ in found] == [*sorted(group), "three"]
         assert max(c for _, c in found[:4]) - min(c for _, c in found[:4]) < 1e-12
@@ -624,6 +625,6 @@ def test_neighbours_tied_in_exact_arithmetic_come_in_vocabulary_order() -> None:
 def test_fit_lsa_rejects_impossible_ranks() -> None:
     """oracle: the contract; rank cannot exceed min(terms, windows)."""
     with pytest.raises(ValueError, match="exceeds"):
-        fit_lsa([["a", "b"], ["b", "c"]], rank=3, seed=SEED)
+        fit_lsa([["a", "b"], ["b", "c"]], rank=3, seed=SEED, oversample=26)
     with pytest.raises(ValueError, match="at least one window"):
-        fit_lsa([], rank=LSA_RANK, seed=SEED)
+        fit_lsa([], rank=LSA_RANK, seed=SEED, oversample=26)

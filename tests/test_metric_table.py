@@ -17,7 +17,9 @@ from raglab.report import model
 
 
 def test_every_column_is_a_measure_evaluate_returns() -> None:
-    measures = evaluate([np.array([0, 1, 2])], [{1: 1.0}])
+    measures = evaluate(
+        [np.array([0, 1, 2])], [{1: 1.0}], ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3
+    )
     for key, label in (*metric_table.METRICS, *metric_table.ORDER_METRICS):
         assert key in measures and label
 

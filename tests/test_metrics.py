@@ -163,7 +163,7 @@ def test_precision_divides_by_k_even_for_a_short_ranking() -> None:
 def test_empty_relevant_set_scores_zero_everywhere() -> None:
     """Oracle: the definition (answerable, but no chunk holds the answer: 0 on every measure)."""
     ranking = np.array([0, 1, 2], dtype=np.int64)
-    scores = evaluate([ranking], [set()])
+    scores = evaluate([ranking], [set()], ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
     assert scores == {key: 0.0 for key in scores}
     assert first_relevant_rank(ranking, set()) is None
     assert fractional_recall_at_k([ranking], [set()], k=3) == 0.0
@@ -181,7 +181,7 @@ def test_evaluate_keys_and_agreement_with_single_measures() -> None:
     """Oracle: the single-measure functions (evaluate computes all of them in one pass)."""
     rankings = random_rankings(5, 40)
     relevant: list[Relevance] = list(random_binary(5, 40))
-    scores = evaluate(rankings, relevant)
+    scores = evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
     expected_keys = [f"recall@{k}" for k in RECALL_KS]
     expected_keys += ["mrr", f"ndcg@{NDCG_K}", f"p@{PRECISION_K}", "top1"]
     assert list(scores) == expected_keys
@@ -207,7 +207,9 @@ def test_ranking_objects_and_index_arrays_agree() -> None:
     arrays = random_rankings(6, 25)
     relevant: list[Relevance] = list(random_graded(6, 25))
     objects = [Ranking(a, np.arange(a.size, 0, -1, dtype=np.float64)) for a in arrays]
-    assert evaluate(objects, relevant) == evaluate(arrays, relevant)
+    assert evaluate(objects, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3) == evaluate(
+        arrays, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3
+    )
 
 
 # --- reference evaluators -------------------------------------------------------------------
@@ -266,7 +268,7 @@ def test_evaluate_means_equal_ranx() -> None:
     """Oracle: ranx mean scores for the whole headline table."""
     rankings = random_rankings(9, 80)
     relevant: list[Relevance] = list(random_binary(9, 80))
-    ours = evaluate(rankings, relevant)
+    ours = evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
     names = {f"recall@{k}": f"hit_rate@{k}" for k in RECALL_KS}
     names |= {"mrr": "mrr", "ndcg@10": "ndcg@10", "p@3": "precision@3", "top1": "hit_rate@1"}
     theirs = ranx.evaluate(
@@ -287,7 +289,9 @@ def test_question_order_does_not_matter(seed: int) -> None:
     perm = np.random.default_rng(seed).permutation(30)
     rankings_p = [rankings[i] for i in perm]
     relevant_p = [relevant[i] for i in perm]
-    assert evaluate(rankings_p, relevant_p) == evaluate(rankings, relevant)
+    assert evaluate(rankings_p, relevant_p, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3) == evaluate(
+        rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3
+    )
     assert ndcg_at_k(rankings_p, relevant_p, k=NDCG_K) == ndcg_at_k(rankings, relevant, k=NDCG_K)
     np.testing.assert_array_equal(
         ndcg_at_k_per_query(rankings_p, relevant_p, k=NDCG_K),
@@ -303,7 +307,7 @@ def test_measures_stay_in_range_and_recall_grows_with_k() -> None:
     """Oracle: the definitions (every measure in [0, 1]; hit rate non-decreasing in k)."""
     rankings = random_rankings(11, 60)
     relevant: list[Relevance] = list(random_graded(11, 60))
-    scores = evaluate(rankings, relevant)
+    scores = evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
     assert all(0.0 <= v <= 1.0 for v in scores.values())
     recalls = [scores[f"recall@{k}"] for k in RECALL_KS]
     assert recalls == sorted(recalls)
@@ -389,7 +393,9 @@ def test_labels_of_other_types_give_the_same_measures() -> None:
             others.append(d for d in sorted(binary[q]))
         else:
             others.append(list(binary[q]))
-    assert evaluate(rankings, others) == evaluate(rankings, list(binary))
+    assert evaluate(rankings, others, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3) == evaluate(
+        rankings, list(binary), ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3
+    )
     proxies: list[Relevance] = [MappingProxyType(g) for g in graded]
     np.testing.assert_array_equal(
         ndcg_at_k_per_query(rankings, proxies, k=NDCG_K),
@@ -416,7 +422,7 @@ def test_the_first_bad_question_is_named(
     for q, (ranking, labels) in bad.items():
         rankings[q], relevant[q] = ranking, labels
     with pytest.raises(ValueError, match=message):
-        evaluate(rankings, relevant)
+        evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -444,7 +450,7 @@ def test_bad_input_is_a_clear_value_error(
 ) -> None:
     """Oracle: the validation contract (ValueError naming the problem)."""
     with pytest.raises(ValueError, match=message):
-        evaluate(rankings, relevant)
+        evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
 
 
 @pytest.mark.parametrize("k", [0, -1, 2.5, True])
@@ -478,9 +484,9 @@ def test_hit_rate_by_hand() -> None:
         fractional_recall_at_k_per_query(rankings, relevant, k=3), [0.5, 1.0, 0.0]
     )
     # evaluate keeps the product's key: "recall@k" holds the hit rate.
-    assert evaluate(rankings, relevant, ks=(3,))["recall@3"] == hit_rate_at_k(
-        rankings, relevant, k=3
-    )
+    assert evaluate(rankings, relevant, ks=(3,), ndcg_k=10, precision_k=3)[
+        "recall@3"
+    ] == hit_rate_at_k(rankings, relevant, k=3)
 
 
 def test_the_hit_rate_has_one_name() -> None:
@@ -498,7 +504,7 @@ def test_the_new_names_do_not_warn() -> None:
         hit_rate_at_k(rankings, relevant, k=5)
         hit_rate_at_k_per_query(rankings, relevant, k=5)
         top1_accuracy(rankings, relevant)
-        evaluate(rankings, relevant)
+        evaluate(rankings, relevant, ks=(1, 3, 5, 10), ndcg_k=10, precision_k=3)
 
 
 def test_a_question_s_ndcg_does_not_depend_on_the_questions_beside_it() -> None:

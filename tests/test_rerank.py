@@ -20,7 +20,13 @@ from raglab.rerank.logistic import (
     logistic_objective,
 )
 from raglab.rerank.mmr import mmr
-from raglab.settings import RERANK_ITERATIONS, RERANK_L2, RERANK_LEARNING_RATE, SEED
+from raglab.settings import (
+    RERANK_FEATURES,
+    RERANK_ITERATIONS,
+    RERANK_L2,
+    RERANK_LEARNING_RATE,
+    SEED,
+)
 
 # --------------------------------------------------------------------------------------------
 # Fixtures
@@ -61,6 +67,7 @@ def fitted(training_rows: tuple[FloatArray, FloatArray]) -> LogisticModel:
         learning_rate=RERANK_LEARNING_RATE,
         iterations=RERANK_ITERATIONS,
         seed=SEED,
+        feature_names=RERANK_FEATURES,
     )
 
 
@@ -301,6 +308,7 @@ def test_fit_takes_exactly_the_documented_steps(
         l2=RERANK_L2,
         learning_rate=RERANK_LEARNING_RATE,
         seed=SEED,
+        feature_names=RERANK_FEATURES,
     )
     assert model.iterations == steps
     Z = model.standardiser.transform(X)
@@ -320,12 +328,36 @@ def test_fit_takes_exactly_the_documented_steps(
 def test_same_seed_gives_identical_weights(training_rows: tuple[FloatArray, FloatArray]) -> None:
     """oracle: determinism (bit-identical results for the same seed)."""
     X, y = training_rows
-    a = fit_logistic(X, y, seed=3, iterations=50, l2=RERANK_L2, learning_rate=RERANK_LEARNING_RATE)
-    b = fit_logistic(X, y, seed=3, iterations=50, l2=RERANK_L2, learning_rate=RERANK_LEARNING_RATE)
+    a = fit_logistic(
+        X,
+        y,
+        seed=3,
+        iterations=50,
+        l2=RERANK_L2,
+        learning_rate=RERANK_LEARNING_RATE,
+        feature_names=RERANK_FEATURES,
+    )
+    b = fit_logistic(
+        X,
+        y,
+        seed=3,
+        iterations=50,
+        l2=RERANK_L2,
+        learning_rate=RERANK_LEARNING_RATE,
+        feature_names=RERANK_FEATURES,
+    )
     np.testing.assert_array_equal(a.weights, b.weights)
     assert a.bias == b.bias
     # After only 50 steps the seeded start still shows, so a different seed is a different path.
-    c = fit_logistic(X, y, seed=4, iterations=50, l2=RERANK_L2, learning_rate=RERANK_LEARNING_RATE)
+    c = fit_logistic(
+        X,
+        y,
+        seed=4,
+        iterations=50,
+        l2=RERANK_L2,
+        learning_rate=RERANK_LEARNING_RATE,
+        feature_names=RERANK_FEATURES,
+    )
     assert not np.array_equal(a.weights, c.weights)
 
 
@@ -343,6 +375,7 @@ def test_optimum_does_not_depend_on_seed(
         l2=RERANK_L2,
         learning_rate=RERANK_LEARNING_RATE,
         iterations=RERANK_ITERATIONS,
+        feature_names=RERANK_FEATURES,
     )
     np.testing.assert_allclose(other.weights, fitted.weights, atol=1e-7)
     assert other.bias == pytest.approx(fitted.bias, abs=1e-7)
@@ -361,6 +394,7 @@ def test_fit_invariant_to_row_order(
         learning_rate=RERANK_LEARNING_RATE,
         iterations=RERANK_ITERATIONS,
         seed=SEED,
+        feature_names=RERANK_FEATURES,
     )
     np.testing.assert_allclose(other.weights, fitted.weights, atol=1e-7)
 
@@ -410,6 +444,7 @@ def test_fit_rejects_bad_options(training_rows: tuple[FloatArray, FloatArray]) -
         "learning_rate": RERANK_LEARNING_RATE,
         "iterations": RERANK_ITERATIONS,
         "seed": SEED,
+        "feature_names": RERANK_FEATURES,
     }
     for kwargs in ({"l2": -1.0}, {"learning_rate": 0.0}, {"iterations": 0}):
         with pytest.raises(ValueError):
@@ -422,6 +457,7 @@ def test_fit_rejects_bad_options(training_rows: tuple[FloatArray, FloatArray]) -
             learning_rate=RERANK_LEARNING_RATE,
             iterations=RERANK_ITERATIONS,
             seed=SEED,
+            feature_names=RERANK_FEATURES,
         )  # six feature names for five columns
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "NDCG_K",
     "NEURAL_RETRIEVERS",
     "PRECISION_K",
+    "READER_ANALYZER",
     "READER_THRESHOLDS",
     "RECALL_KS",
     "RERANK_DEPTH",
@@ -154,6 +155,9 @@ MMR_DEPTH: Final = 3
 READER_THRESHOLDS: Final = tuple(round(0.05 * i, 2) for i in range(21))
 #: The 97.5% quantile of the standard normal: Wilson intervals at 95%.
 WILSON_Z: Final = 1.959963984540054
+#: The reader reads with RAG lab's own analyzer, stemmed, whatever the retrieval tokens are: its
+#: coverage is a property of the sentence, not of the index (docs/design.md#reader).
+READER_ANALYZER: Final = "raglab"
 
 #: The retrievers, in the order the faces list them. The neural ones come last: without the model
 #: installed, everything before them works.
@@ -518,6 +522,7 @@ def settings_in(*groups: str) -> Iterator[Setting]:
 #: states them in its text and builds its grids from them (each value is a constant above).
 FIXED: Final[tuple[Fixed, ...]] = (
     Fixed(name="seed", value=SEED, help="the seed of every seeded computation"),
+    Fixed(name="reader_analyzer", value=READER_ANALYZER, help="the analyzer the reader reads with"),
     Fixed(name="chunk_sizes", value=CHUNK_SIZES, help="each chunker's own size, in words"),
     Fixed(name="fixed_overlap", value=FIXED_OVERLAP, help="the fixed chunker's own overlap"),
     Fixed(name="grid_k1", value=GRID_K1, help="the k1 values BM25's grid searches"),

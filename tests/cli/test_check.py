@@ -66,7 +66,7 @@ def test_a_tiny_budget_fails_naming_the_questions(
     on their per-question outcomes."""
     assert cli("--baseline", str(baseline_file), "--budget", "50", "--json") == 1
     result = json.loads(capsys.readouterr().out)
-    base, tiny = run_pipeline(lab), run_pipeline(lab, RunSettings(budget=50))
+    base, tiny = run_pipeline(lab, RunSettings()), run_pipeline(lab, RunSettings(budget=50))
     acc = next(m for m in result["measures"] if m["measure"] == "accuracy")
     pairs = list(zip(base.outcomes, tiny.outcomes, strict=True))
     assert acc["worse"] == [a.id for a, b in pairs if a.outcome == "correct" != b.outcome]

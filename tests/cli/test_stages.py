@@ -13,7 +13,7 @@ from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight, ranker_table
-from raglab.run_settings import ChunkingKey
+from raglab.run_settings import ChunkingKey, RunSettings
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_bm25_search_explains_every_score(capsys: pytest.CaptureFixture[str]) ->
 
 def test_bm25_grid(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
     data = as_json(capsys, "bm25", "grid")
-    grid = bm25_grid(lab)
+    grid = bm25_grid(lab, k=5)
     assert data["best"] == {
         "k1": grid.best_k1,
         "b": grid.best_b,
@@ -98,7 +98,7 @@ def test_run_equals_library_and_takes_every_setting(
     capsys: pytest.CaptureFixture[str], lab: Lab
 ) -> None:
     data = as_json(capsys, "run")
-    result = run_pipeline(lab)
+    result = run_pipeline(lab, RunSettings())
     assert (data["correct"], data["n"], data["bound"]) == (result.correct, result.n, result.bound)
     custom = as_json(
         capsys,

@@ -38,7 +38,9 @@ def test_blocked_lsa_matches_one_machine(
     key = WHOLE_PAGES if name == "cranfield" else ChunkingKey()
     ref = lab.indexes.lsa
     windows = lab.indexes.lsa_windows
-    ours = fit_lsa_on_cluster(client, windows, rank=ref.rank, blocks=blocks, seed=SEED)
+    ours = fit_lsa_on_cluster(
+        client, windows, rank=ref.rank, blocks=blocks, seed=SEED, oversample=26
+    )
 
     A, vocabulary, _ = term_window_matrix(windows)
     for a, b in term_ranges(A.shape[0], blocks)[::2]:

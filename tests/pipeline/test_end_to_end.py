@@ -113,7 +113,7 @@ def test_each_diagnosis_arises_where_the_pipeline_loses_the_answer(small_lab: La
 def test_interval_and_bound_on_the_handbook() -> None:
     """Oracle: statsmodels proportion_confint(method="wilson") for the interval."""
     lab = Lab.load()
-    result = run_pipeline(lab)
+    result = run_pipeline(lab, RunSettings())
     lo, hi = proportion_confint(result.correct, result.n, alpha=0.05, method="wilson")
     assert result.interval == pytest.approx((lo, hi), abs=1e-12)
     assert result.n == 30 and result.answerable == 26
@@ -132,7 +132,7 @@ def test_threshold_is_chosen_on_training_questions(small_lab: Lab) -> None:
 def test_two_runs_compared_with_mcnemar() -> None:
     """Oracle: statsmodels mcnemar(exact=True) on the 2x2 table of the same two runs."""
     lab = Lab.load()
-    a = outcomes_vector(run_pipeline(lab))
+    a = outcomes_vector(run_pipeline(lab, RunSettings()))
     b = outcomes_vector(run_pipeline(lab, RunSettings(retriever="bm25", rerank=False, mmr=False)))
     result = mcnemar_exact(a, b)
     table = [
@@ -161,7 +161,7 @@ def test_page_labelled_questions_say_plainly_the_run_needs_passages(tmp_path: Pa
     )
     lab = Lab.load(folder, q)
     with pytest.raises(ValueError, match="needs answer passages"):
-        run_pipeline(lab)
+        run_pipeline(lab, RunSettings())
 
 
 def test_settings_are_validated() -> None:

@@ -33,7 +33,7 @@ def found(lab: Lab, split: str, k1: float, b: float) -> int:
 def test_grid_hits_count_the_questions_found_in_every_cell(lab: Lab, stem: bool) -> None:
     """Oracle: first_ranks at every (k1, b), counted; the tie-break worked from the rule."""
     lab = lab.with_stem(stem)
-    grid = bm25_grid(lab)
+    grid = bm25_grid(lab, k=5)
     n = len(lab.split("train", answerable=True))
     assert grid.questions == n
     assert (grid.recall == grid.hits / n).all()
@@ -57,7 +57,7 @@ def test_grid_hits_count_the_questions_found_in_every_cell(lab: Lab, stem: bool)
         ),
     )
     assert (grid.best_k1, grid.best_b) == (grid.k1s[nearest[0]], grid.bs[nearest[1]])
-    assert "nearest the defaults" in grid_rule() and f"k1 = {default('k1')}" in grid_rule()
+    assert "nearest the defaults" in grid_rule(5) and f"k1 = {default('k1')}" in grid_rule(5)
 
 
 def test_grid_view_carries_the_counts_of_both_splits(lab: Lab) -> None:
@@ -85,7 +85,7 @@ def test_with_stem_is_the_data_under_the_other_stemming(lab: Lab) -> None:
     assert sibling.indexes.query_tokens("the clutch locks") == loaded.indexes.query_tokens(
         "the clutch locks"
     )
-    assert bm25_grid(sibling).recall.tolist() == bm25_grid(loaded).recall.tolist()
+    assert bm25_grid(sibling, k=5).recall.tolist() == bm25_grid(loaded, k=5).recall.tolist()
     with pytest.raises(ValueError):
         lab.with_stem("yes")  # type: ignore[arg-type]
 

@@ -25,7 +25,7 @@ from raglab.pipeline.reranking import (
 )
 from raglab.pipeline.retrieval import measure, rank
 from raglab.reading.diagnosis import DIAGNOSES
-from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.text.tokens import identifiers
 
 
@@ -114,7 +114,7 @@ def test_reranker_raises_top1_and_mmr_drops_a_superseded_copy(lab: Lab) -> None:
 
 
 def test_end_to_end_misses_have_several_causes_and_respect_the_bound(lab: Lab) -> None:
-    result = run_pipeline(lab)
+    result = run_pipeline(lab, RunSettings())
     causes = Counter(o.outcome for o in result.outcomes if o.outcome != "correct")
     assert len(set(causes) & set(DIAGNOSES)) >= 3, causes
     assert result.answerable_correct / result.answerable <= result.bound

@@ -109,7 +109,7 @@ def test_sections_and_identity(report: dict[str, Any]) -> None:
 
 def test_end_to_end_equals_the_library_run(lab: Lab, report: dict[str, Any]) -> None:
     """Oracle: raglab.pipeline.end_to_end.run and exhibits.funnel on the same lab."""
-    result = run_pipeline(lab)
+    result = run_pipeline(lab, RunSettings())
     e2e = report["end_to_end"]
     assert e2e["supported"] is True
     assert (e2e["accuracy"], e2e["correct"], e2e["n"]) == (
@@ -130,7 +130,7 @@ def test_end_to_end_equals_the_library_run(lab: Lab, report: dict[str, Any]) -> 
 
 def test_settings_are_resolved(lab: Lab, report: dict[str, Any]) -> None:
     """Oracle: the run's chosen threshold and lambda; the heading chunker's cap from _config."""
-    result = run_pipeline(lab)
+    result = run_pipeline(lab, RunSettings())
     s = report["settings"]
     assert s["threshold"] == result.threshold
     assert s["mmr_lambda"] == result.mmr_lambda
@@ -141,7 +141,7 @@ def test_settings_are_resolved(lab: Lab, report: dict[str, Any]) -> None:
 
 def test_bm25_grid_equals_the_library(lab: Lab, report: dict[str, Any]) -> None:
     """Oracle: bm25_grid and measure (the same functions ``raglab bm25 grid`` prints)."""
-    grid = bm25_grid(lab)
+    grid = bm25_grid(lab, k=5)
     sec = report["bm25"]
     assert (sec["best"]["k1"], sec["best"]["b"], sec["best"]["train_recall"]) == (
         grid.best_k1,
@@ -357,7 +357,10 @@ def test_a_small_budget_fails_and_names_the_questions(
     lab: Lab, report: dict[str, Any], small_budget_report: dict[str, Any]
 ) -> None:
     """Oracle: the two library runs' outcomes, and stats.mcnemar_exact on their vectors."""
-    base, small = run_pipeline(lab), run_pipeline(lab, RunSettings(budget=SMALL_BUDGET))
+    base, small = (
+        run_pipeline(lab, RunSettings()),
+        run_pipeline(lab, RunSettings(budget=SMALL_BUDGET)),
+    )
     result = compare_reports(report, small_budget_report)
     assert result["verdict"] == "fail" and "accuracy" in result["fell"]
     acc = next(m for m in result["measures"] if m["measure"] == "accuracy")

@@ -246,7 +246,7 @@ def test_bm25_search_rejects_bad_input(api: Any, params: dict[str, Any], needle:
 
 def test_bm25_grid_and_recall_match_the_library(api: Any, lab: Lab) -> None:
     data = api.get("/api/bm25/grid").json()
-    grid = bm25_grid(lab)
+    grid = bm25_grid(lab, k=5)
     assert data["recall"] == grid.recall.tolist()
     best = {k: data["best"][k] for k in ("k1", "b", "recall")}
     assert best == {"k1": grid.best_k1, "b": grid.best_b, "recall": grid.best_recall}

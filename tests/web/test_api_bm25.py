@@ -42,7 +42,7 @@ def test_the_grid_gives_counts_ties_and_the_rule(
     those counts; the defaults' hits from first_ranks; the rule from grid_rule."""
     expected = stemmed if stem else lab
     data = api.get("/api/bm25/grid", stem=stem).json()
-    grid = bm25_grid(expected)
+    grid = bm25_grid(expected, k=5)
     n = len(expected.split("train", answerable=True))
     counts = np.rint(grid.recall * n).astype(int)
     assert data["stem"] is stem and data["questions"] == n

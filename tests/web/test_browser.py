@@ -211,7 +211,7 @@ def test_03_bm25(visit: Visit, lab: Lab) -> None:
 
     expect(page.locator("#bm25-test")).to_have_text("measured once you commit")
     page.locator("#bm25-map").click()
-    grid = bm25_grid(lab)
+    grid = bm25_grid(lab, k=5)
 
     def counted(split: str, settings: RetrievalSettings) -> str:
         ranks = first_ranks(lab, split, settings)
@@ -369,7 +369,7 @@ def test_07_end_to_end(visit: Visit, lab: Lab) -> None:
             f"{default.correct} of {default.n} = {f3(default.accuracy)}"
         ),
     )
-    lo, hi = wilson_interval(default.correct, default.n)
+    lo, hi = wilson_interval(default.correct, default.n, z=1.959963984540054)
     expect(page.locator("#run-interval")).to_have_text(f"{f3(lo)} to {f3(hi)}")
     expect(page.locator("#run-bound")).to_contain_text(f3(default.bound))
     expect(page.locator("#run-table tbody tr")).to_have_count(default.n)

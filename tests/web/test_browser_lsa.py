@@ -76,7 +76,9 @@ def _one_passage_by_hand(lab: Lab, word: str) -> bool:
     """Whether every LSA window holding ``word`` overlaps every other, counted from the windows'
     word ranges and their token lists (independently of the library's flag)."""
     n = sum(count_words(p.text) for p in lab.corpus)
-    ranges = [cast(range, r) for r in even_windows(range(n), count=len(lab.indexes.lsa_windows))]
+    ranges = [
+        cast(range, r) for r in even_windows(range(n), count=len(lab.indexes.lsa_windows), size=256)
+    ]
     held = [r for r, tokens in zip(ranges, lab.indexes.lsa_windows, strict=True) if word in tokens]
     return all(x.start < y.stop and y.start < x.stop for x in held for y in held)
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["NOT_GIVEN", "TUNED"]
+__all__ = ["NOT_GIVEN", "TUNED", "Sentinel"]
 
 
-class _Sentinel:
+class Sentinel:
     """A named marker that is never equal to a real value (nor to None)."""
 
     __slots__ = ("_name",)
@@ -29,6 +29,6 @@ class _Sentinel:
 
 
 #: The default of a setting chosen on the training split (resolved once per run).
-TUNED: Final = _Sentinel("TUNED")
+TUNED: Final = Sentinel("TUNED")
 #: What an override holds when the user did not give the option.
-NOT_GIVEN: Final = _Sentinel("NOT_GIVEN")
+NOT_GIVEN: Final = Sentinel("NOT_GIVEN")

@@ -47,7 +47,6 @@ from raglab.base.ranking import FloatArray
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
-from raglab.settings import LSA_OVERSAMPLE
 
 __all__ = [
     "BlockedTermMatrix",
@@ -188,7 +187,7 @@ def fit_lsa_on_cluster(
     windows: Sequence[Sequence[str]],
     *,
     rank: int,
-    oversample: int = LSA_OVERSAMPLE,
+    oversample: int,
     power_iterations: int | None = None,
     seed: int,
     blocks: int | None = None,

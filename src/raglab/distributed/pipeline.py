@@ -46,7 +46,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import CANDIDATE_BM25, candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RANKINGS
 from raglab.run_settings import ChunkingKey, RetrievalSettings
-from raglab.settings import default
+from raglab.settings import GRID_RECALL_K, default
 
 __all__ = [
     "Stage",
@@ -195,7 +195,7 @@ def prime_grid(lab: Lab, index: DistributedBM25, chunking: ChunkingKey) -> Grid 
     questions: the exhibit then says so itself."""
     if not lab.split("train", answerable=True):
         return None
-    grid = bm25_grid(lab, chunking=chunking, cells=_grid_cells(index))
+    grid = bm25_grid(lab, k=GRID_RECALL_K, chunking=chunking, cells=_grid_cells(index))
     for k1, b in dict.fromkeys(((grid.best_k1, grid.best_b), (default("k1"), default("b")))):
         prime_bm25(lab, index, RetrievalSettings("bm25", k1=k1, b=b, chunking=chunking))
     return grid

@@ -45,7 +45,7 @@ from raglab.embedding.vectors import (
     count_matrix,
     tfidf_matrix,
 )
-from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS
+from raglab.settings import LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS
 
 __all__ = [
     "LSAModel",
@@ -66,9 +66,7 @@ _TIE_DECIMALS = 12
 _PROJECT_BLOCK_TOKENS = 1 << 20
 
 
-def even_windows(
-    items: Sequence[T], *, count: int, size: int = LSA_WINDOW_WORDS
-) -> list[Sequence[T]]:
+def even_windows(items: Sequence[T], *, count: int, size: int) -> list[Sequence[T]]:
     """``count`` windows of ``size`` consecutive items with evenly spaced starts.
 
     Starts are ``round(linspace(0, N - size, count))`` (round half to even), so the first window
@@ -309,7 +307,7 @@ def fit_lsa(
     windows: Sequence[Sequence[str]],
     *,
     rank: int,
-    oversample: int = LSA_OVERSAMPLE,
+    oversample: int,
     power_iterations: int | None = None,
     seed: int,
 ) -> LSAModel:

@@ -55,7 +55,6 @@ from raglab.metrics.judging import (
     ndcg_scores,
     ranking_indices,
 )
-from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS
 
 __all__ = [
     "evaluate",
@@ -205,9 +204,9 @@ def evaluate(
     rankings: Sequence[RankingLike],
     relevant: Sequence[Relevance],
     *,
-    ks: Sequence[int] = RECALL_KS,
-    ndcg_k: int = NDCG_K,
-    precision_k: int = PRECISION_K,
+    ks: Sequence[int],
+    ndcg_k: int,
+    precision_k: int,
 ) -> dict[str, float]:
     """Every headline measure, averaged over the questions given, in one pass over the labels.
 

@@ -10,8 +10,6 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from raglab.settings import WILSON_Z
-
 __all__ = ["McNemarResult", "mcnemar_exact", "wilson_interval"]
 
 
@@ -21,7 +19,7 @@ def _count(value: int, name: str) -> int:
     return operator.index(value)
 
 
-def wilson_interval(successes: int, n: int, *, z: float = WILSON_Z) -> tuple[float, float]:
+def wilson_interval(successes: int, n: int, *, z: float) -> tuple[float, float]:
     """Wilson's score interval for a proportion (Wilson 1927): ``(low, high)`` inside [0, 1].
 
     With p = successes / n:

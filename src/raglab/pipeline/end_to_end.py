@@ -38,7 +38,7 @@ from raglab.pipeline.resolve import resolve_run, run_reranker
 from raglab.reading.diagnosis import OUTCOMES, diagnose
 from raglab.reading.readings import Reading
 from raglab.run_settings import ReadSettings, RunSettings
-from raglab.settings import READER_THRESHOLDS
+from raglab.settings import READER_THRESHOLDS, WILSON_Z
 
 __all__ = [
     "QuestionOutcome",
@@ -126,7 +126,7 @@ def _outcome(r: Reading, threshold: float) -> QuestionOutcome:
     )
 
 
-def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test") -> RunResult:
+def run_pipeline(lab: Lab, s: RunSettings, *, split: str = "test") -> RunResult:
     """Run the whole pipeline on a split and diagnose every miss.
 
     Every value chosen on the training split is resolved first, once (:func:`resolve_run`);
@@ -157,7 +157,7 @@ def run_pipeline(lab: Lab, s: RunSettings = RunSettings(), *, split: str = "test
         correct=correct,
         n=n,
         accuracy=correct / n if n else 0.0,
-        interval=wilson_interval(correct, n) if n else (0.0, 0.0),
+        interval=wilson_interval(correct, n, z=WILSON_Z) if n else (0.0, 0.0),
         answerable=len(answerable),
         answerable_correct=sum(o.outcome == "correct" for o in answerable),
         bound=fits / len(answerable) if answerable else 0.0,

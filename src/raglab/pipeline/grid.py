@@ -18,7 +18,7 @@ from raglab.bm25.grid import grid_top_k
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
-from raglab.settings import CACHE_SIZE, GRID_B, GRID_K1, GRID_RECALL_K, default
+from raglab.settings import CACHE_SIZE, GRID_B, GRID_K1, default
 
 __all__ = [
     "GRID_B_STEP",
@@ -69,7 +69,7 @@ GRID_K1_STEP = 0.2
 GRID_B_STEP = 0.1
 
 
-def grid_rule(k: int = GRID_RECALL_K, split: str = "train") -> str:
+def grid_rule(k: int, split: str = "train") -> str:
     """How :func:`bm25_grid` chooses its best cell, in the words every face shows."""
     where = "training" if split == "train" else split
     return (
@@ -102,7 +102,7 @@ def bm25_grid(
     lab: Lab,
     *,
     split: str = "train",
-    k: int = GRID_RECALL_K,
+    k: int,
     chunking: ChunkingKey | None = None,
     cells: GridCells | None = None,
 ) -> Grid:

@@ -28,7 +28,7 @@ from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
 from raglab.rerank.features import page_age_years
 from raglab.run_settings import ChunkingKey
-from raglab.settings import CACHE_SIZE, LSA_RANK, SEED, default
+from raglab.settings import CACHE_SIZE, LSA_OVERSAMPLE, LSA_RANK, LSA_WINDOW_WORDS, SEED, default
 from raglab.text.tokens import count_words, identifiers, tokenize, word_offsets
 
 if TYPE_CHECKING:  # raglab.embedding.neural loads tokenizers and safetensors: only when used
@@ -194,7 +194,9 @@ class Indexes:
         first_word = np.concatenate([[0], np.cumsum(counts)])
         n = int(first_word[-1])
         count = self.windows if self.windows is not None else window_count(n)
-        ranges = [cast(range, r) for r in even_windows(range(n), count=count)]
+        ranges = [
+            cast(range, r) for r in even_windows(range(n), count=count, size=LSA_WINDOW_WORDS)
+        ]
         starts = np.array([r.start for r in ranges], dtype=np.int64)
         stops = np.array([r.stop for r in ranges], dtype=np.int64)
         windows: list[list[str]] = [[] for _ in ranges]
@@ -224,4 +226,6 @@ class Indexes:
         fitter = fit_lsa if fit is None else fit
         n_terms = len({t for w in self.lsa_windows for t in w})
         k = max(1, min(rank, len(self.lsa_windows), n_terms))
-        return self._lsa_models.get(k, lambda: fitter(self.lsa_windows, rank=k, seed=SEED))
+        return self._lsa_models.get(
+            k, lambda: fitter(self.lsa_windows, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE)
+        )

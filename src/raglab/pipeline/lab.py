@@ -12,15 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from raglab.base.ranking import IntArray, Ranking
+from raglab.base.sentinels import NOT_GIVEN, Sentinel
 from raglab.corpus.pages import Corpus, load_corpus
 from raglab.corpus.questions import Question, QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.pipeline.cache import Caches
 from raglab.pipeline.indexes import Indexes, Relevance
-from raglab.settings import default, setting
+from raglab.settings import READER_ANALYZER, or_default, setting
 from raglab.text.tokens import (
     sentence_spans,
     tokenize,
@@ -40,7 +41,7 @@ def _stemmed_terms(text: str, start: int, end: int) -> frozenset[str]:
     with no sentence ends) is neither copied out of its page nor made one list of tokens."""
     terms: set[str] = set()
     for piece in whitespace_blocks(text, start=start, stop=end):
-        terms.update(tokenize(piece, stem=True))
+        terms.update(tokenize(piece, stem=True, analyzer=READER_ANALYZER))
     return frozenset(terms)
 
 
@@ -58,27 +59,34 @@ class Lab:
         corpus: Corpus,
         questions: QuestionSet,
         *,
-        stem: bool = default("stem"),
-        analyzer: str = default("analyzer"),
-        windows: int | None = default("windows"),
-        model: str | None = default("model"),
+        stem: bool | Sentinel = NOT_GIVEN,
+        analyzer: str | Sentinel = NOT_GIVEN,
+        windows: int | Sentinel | None = NOT_GIVEN,
+        model: str | Sentinel | None = NOT_GIVEN,
     ) -> None:
-        for name, value in (
-            ("stem", stem),
-            ("analyzer", analyzer),
-            ("windows", windows),
-            ("model", model),
-        ):
-            setting(name).check(value)
+        # The library's front door: an option left out takes the settings table's default here.
+        given: dict[str, Any] = {
+            "stem": stem,
+            "analyzer": analyzer,
+            "windows": windows,
+            "model": model,
+        }
+        for name, value in given.items():
+            given[name] = setting(name).check(or_default(name, value))
         self.corpus = corpus
         self.questions = questions
-        self.stem = stem
-        self.analyzer = analyzer
-        self.windows = windows
-        self.model = model
+        self.stem: bool = given["stem"]
+        self.analyzer: str = given["analyzer"]
+        self.windows: int | None = given["windows"]
+        self.model: str | None = given["model"]
         #: The retrieval indexes built from this lab's pages and questions.
         self.indexes = Indexes(
-            corpus, questions, stem=stem, analyzer=analyzer, windows=windows, model=model
+            corpus,
+            questions,
+            stem=self.stem,
+            analyzer=self.analyzer,
+            windows=self.windows,
+            model=self.model,
         )
         self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
         # External retrievers' runs by name: question id -> [(doc id, score)] best first.
@@ -101,10 +109,10 @@ class Lab:
         corpus: str | Path | None = None,
         questions: str | Path | None = None,
         *,
-        stem: bool = False,
-        analyzer: str = "raglab",
-        windows: int | None = None,
-        model: str | None = None,
+        stem: bool | Sentinel = NOT_GIVEN,
+        analyzer: str | Sentinel = NOT_GIVEN,
+        windows: int | Sentinel | None = NOT_GIVEN,
+        model: str | Sentinel | None = NOT_GIVEN,
     ) -> Lab:
         """Load a corpus folder and questions file (both None: the bundled handbook)."""
         loaded = load_corpus(corpus)

@@ -33,7 +33,7 @@ from raglab.pipeline.retrieval import ranked_questions
 from raglab.reading.reader import document_frequencies, idf_weights, pack
 from raglab.reading.readings import Reading, ReadingInput, read_prepared
 from raglab.run_settings import ChunkingKey, ReadSettings
-from raglab.settings import CACHE_SIZE
+from raglab.settings import CACHE_SIZE, READER_ANALYZER
 from raglab.text.tokens import tokenize
 
 __all__ = [
@@ -62,7 +62,9 @@ def prepare_reading(
     weights = None
     if read.reader_scoring == "idf":
         n_chunks, df = reader_df(lab, cs)
-        weights = idf_weights(set(tokenize(q.question, stem=True)), df, n_chunks)
+        weights = idf_weights(
+            set(tokenize(q.question, stem=True, analyzer=READER_ANALYZER)), df, n_chunks
+        )
     k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=read.budget)
     depth = read.final_depth(len(cs))
     rel = cs.relevance(q)
@@ -132,6 +134,8 @@ def reader_df(lab: Lab, cs: ChunkSet) -> tuple[int, dict[str, int]]:
     what IDF-weighted coverage weighs the question's terms with."""
 
     def build() -> tuple[int, dict[str, int]]:
-        return document_frequencies(tokenize(c.text, stem=True) for c in cs.chunks)
+        return document_frequencies(
+            tokenize(c.text, stem=True, analyzer=READER_ANALYZER) for c in cs.chunks
+        )
 
     return lab.caches.of(READER_DF).get(cs.key, build)

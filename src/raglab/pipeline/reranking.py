@@ -34,7 +34,11 @@ from raglab.settings import (
     CACHE_SIZE,
     MMR_DEPTH,
     MMR_LAMBDAS,
+    NDCG_K,
+    PRECISION_K,
+    RECALL_KS,
     RERANK_DEPTH,
+    RERANK_FEATURES,
     RERANK_ITERATIONS,
     RERANK_L2,
     RERANK_LEARNING_RATE,
@@ -232,6 +236,7 @@ def fitted_reranker(
             learning_rate=RERANK_LEARNING_RATE,
             iterations=RERANK_ITERATIONS,
             seed=SEED,
+            feature_names=RERANK_FEATURES,
         )
         return Reranker(model, first_stage, len(y), int(y.sum()))
 
@@ -357,7 +362,13 @@ def measure_order(
 
     def build() -> dict[str, float]:
         lists = [_ordered(lab, cs, q, reranker, order, lam) for q in qs]
-        return evaluate(lists, [cs.relevance(q) for q in qs])
+        return evaluate(
+            lists,
+            [cs.relevance(q) for q in qs],
+            ks=RECALL_KS,
+            ndcg_k=NDCG_K,
+            precision_k=PRECISION_K,
+        )
 
     return lab.caches.of(ORDER_MEASURES).get(key, build)
 

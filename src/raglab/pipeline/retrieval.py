@@ -27,7 +27,10 @@ from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.settings import (
     CACHE_SIZE,
     FUSION_WEIGHTS,
+    NDCG_K,
     NEURAL_RETRIEVERS,
+    PRECISION_K,
+    RECALL_KS,
     RETRIEVERS,
     RRF_K,
     SCORE_FUSIONS,
@@ -95,7 +98,7 @@ def neural_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> 
     return cs.neural.search_vector(lab.indexes.query_vector(q), k=_depth(cs, depth))
 
 
-def rank(lab: Lab, q: Question | str, settings: RetrievalSettings = RetrievalSettings()) -> Ranking:
+def rank(lab: Lab, q: Question | str, settings: RetrievalSettings) -> Ranking:
     """One question's ranking under ``settings`` (cached per labelled question).
 
     Fusions take each ranker's first ``fusion_depth`` results and keep the first ``depth`` of
@@ -200,9 +203,7 @@ def _fused_split(
 _FUSIONS = ("rrf", "score", "neural-rrf", "neural-score")
 
 
-def rank_split(
-    lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
-) -> list[Ranking]:
+def rank_split(lab: Lab, split: str, settings: RetrievalSettings) -> list[Ranking]:
     """Rankings of the answerable questions of a split, in file order (cached); ``settings``
     resolved (:func:`resolve`)."""
     return ranked_split(lab, lab.indexes.chunk_set(settings.chunking), split, settings)
@@ -247,20 +248,19 @@ def relevance_of(
     return [dict(cs.relevance(q)) for q in lab.split(split, answerable=True)]
 
 
-def measure(
-    lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
-) -> dict[str, float]:
+def measure(lab: Lab, split: str, settings: RetrievalSettings) -> dict[str, float]:
     """R@1, R@3, R@5, R@10, MRR, nDCG@10, P@3 and top-1 over the answerable questions of a split
     (:func:`raglab.metrics.measures.evaluate`, or ``lab.evaluator`` when the lab has one)."""
     lab.require(split, "measuring the rankings")
     settings = resolve(lab, settings)
-    measured = evaluate if lab.evaluator is None else lab.evaluator
-    return measured(rank_split(lab, split, settings), relevance_of(lab, split, settings.chunking))
+    rankings = rank_split(lab, split, settings)
+    relevant = relevance_of(lab, split, settings.chunking)
+    if lab.evaluator is not None:
+        return lab.evaluator(rankings, relevant)
+    return evaluate(rankings, relevant, ks=RECALL_KS, ndcg_k=NDCG_K, precision_k=PRECISION_K)
 
 
-def first_ranks(
-    lab: Lab, split: str, settings: RetrievalSettings = RetrievalSettings()
-) -> list[int | None]:
+def first_ranks(lab: Lab, split: str, settings: RetrievalSettings) -> list[int | None]:
     """Each answerable question's rank of its first relevant chunk (None: not in the ranking);
     a fusion weight left TUNED is chosen on the training split first (:func:`resolve`)."""
     settings = resolve(lab, settings)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from raglab.corpus.questions import Question
 from raglab.reading.reader import COVERAGE_EPSILON, quote_relation, read
+from raglab.settings import READER_ANALYZER
 from raglab.text.tokens import tokenize
 
 __all__ = ["Reading", "ReadingInput", "read_prepared"]
@@ -85,7 +86,7 @@ def read_prepared(inp: ReadingInput) -> Reading:
                 spans.append((page_id, a, b))
                 terms.append(words)
                 chunk_ids.append(chunk_id)
-    q_terms = set(tokenize(q.question, stem=True))
+    q_terms = set(tokenize(q.question, stem=True, analyzer=READER_ANALYZER))
     answer = read(q_terms, terms, threshold=0.0, weights=inp.weights)
     best = spans[answer.sentence] if answer.sentence is not None else None
     # Only the quoted sentence's text is cut from its page: a sentence can be a page long.

@@ -19,7 +19,6 @@ import numpy as np
 
 from raglab.base.checks import as_float_matrix, as_float_vector
 from raglab.base.ranking import FloatArray
-from raglab.settings import RERANK_FEATURES
 
 __all__ = [
     "RERANK_INIT_SCALE",
@@ -180,7 +179,7 @@ def fit_logistic(
     iterations: int,
     seed: int,
     tolerance: float = RERANK_TOLERANCE,
-    feature_names: Sequence[str] = RERANK_FEATURES,
+    feature_names: Sequence[str],
 ) -> LogisticModel:
     """Fit the L2-penalised logistic regression by full-batch gradient descent.
 

@@ -150,7 +150,7 @@ def _raw_tokens(text: str, drop: frozenset[str] = frozenset()) -> tuple[list[str
     return tokens, is_word
 
 
-def tokenize(text: str, *, stem: bool = False, analyzer: str = "raglab") -> list[str]:
+def tokenize(text: str, *, stem: bool, analyzer: str) -> list[str]:
     """Lower-cased retrieval tokens of ``text``, in order (rules in the module docstring).
 
     ``stem`` (default False, as docs/design.md#retrieval-tokens fixes) applies the Snowball English stemmer to word

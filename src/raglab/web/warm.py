@@ -22,7 +22,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import choose_weight, ranker_table
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
-from raglab.settings import FIXED_OVERLAP, MMR_LAMBDAS, default
+from raglab.settings import FIXED_OVERLAP, GRID_RECALL_K, MMR_LAMBDAS, default
 
 
 def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dict[str, float]:
@@ -65,7 +65,7 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
     step("BM25", lambda: bm25_recall(lab, k1=default("k1"), b=default("b")))
     # The stemming switch's comparison at the defaults (it builds the lab's stemmed sibling).
     step("BM25 stemming", lambda: stemming_effect(lab, k1=default("k1"), b=default("b")))
-    step("BM25 grid", lambda: bm25_grid(lab))
+    step("BM25 grid", lambda: bm25_grid(lab, k=GRID_RECALL_K))
     step("LSA", lambda: identifier_twins(lab))
     step("fusion weight", fusion)
     step("reranker", lambda: choose_lambda(lab, train_reranker(lab, RetrievalSettings())))

@@ -193,7 +193,7 @@ def grid_view(
     gives the lab the other way).
     """
     key = chunking if chunking is not None else ChunkingKey()
-    grid = bm25_grid(lab, chunking=chunking)
+    grid = bm25_grid(lab, k=GRID_RECALL_K, chunking=chunking)
     name = f"recall@{grid.k}"
     k1s = tuple(float(v) for v in grid.k1s)
     bs = tuple(float(v) for v in grid.bs)

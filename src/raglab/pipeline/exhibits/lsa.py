@@ -54,7 +54,10 @@ def window_evidence(lab: Lab) -> dict[str, tuple[int, bool]]:
         n = sum(count_words(page.text) for page in lab.corpus)
         # The same windows Indexes.lsa_windows tokenises: ranges of the corpus's word numbers.
         ranges = [
-            cast(range, r) for r in even_windows(range(n), count=len(lab.indexes.lsa_windows))
+            cast(range, r)
+            for r in even_windows(
+                range(n), count=len(lab.indexes.lsa_windows), size=LSA_WINDOW_WORDS
+            )
         ]
         starts = [r.start for r in ranges]
         stops = [r.stop for r in ranges]
