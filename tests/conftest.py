@@ -6,18 +6,168 @@ them. Tests that use it fail, never skip, when it is missing.
 
 The token fixtures use ``raglab.text.tokens.tokenize`` (the retrieval tokens every stage counts).
 ``simple_tokens`` is a plain regex tokeniser for tests that must not depend on that module.
+
+What the whole session shares, built once:
+
+- ``RAGLAB_CACHE_DIR`` points into pytest's temporary folder before any test runs (set in
+  :func:`pytest_configure`, so subprocesses inherit it): no test writes to the user's
+  ``~/.cache/raglab`` (tests/test_isolation.py checks). The neural vectors encoded there are the
+  session's one warm cache; :func:`fresh_neural_cache` copies it for a test that must not share.
+- ``handbook_lab``: the bundled handbook's :class:`~raglab.pipeline.lab.Lab`, built once and
+  shared read-only (its caches fill as tests ask for values). A test that changes a lab builds
+  its own.
+- Browser tests share one server and one Chromium (tests/web/conftest.py) and run after every
+  other test (:func:`pytest_collection_modifyitems`).
+- In-process commands (``raglab.cli.main.main``) build one lab per data folder, settings and
+  cache folder (:data:`raglab.cli._common.LAB_MEMO`), not one per call.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from raglab.pipeline.lab import Lab
+    from tests.web.client import Api
+
 CRANFIELD_DIR = Path(__file__).resolve().parent / "fixtures" / "cranfield"
+#: The user's own cache, which no test may write to.
+USER_CACHE = Path.home() / ".cache" / "raglab"
+#: Files in USER_CACHE when the session started (tests/test_isolation.py compares).
+USER_CACHE_FILES: list[int] = []
+
+
+def count_files(folder: Path) -> int:
+    """Files under ``folder`` (0 when it does not exist)."""
+    return sum(1 for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Point RAGLAB_CACHE_DIR into this session's temporary folder before any test (or server
+    subprocess) starts, and switch on the in-process commands' lab memo."""
+    # trylast: pytest's tmp_path plugin has made its factory by then.
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    folder = factory.getbasetemp() / "raglab-cache"
+    folder.mkdir(exist_ok=True)
+    os.environ["RAGLAB_CACHE_DIR"] = str(folder)
+    USER_CACHE_FILES.append(count_files(USER_CACHE))
+    import raglab.cli._common as common
+
+    common.LAB_MEMO = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run last, in their modules' order. Their one Playwright, kept for the whole
+    session, runs an event loop in this thread from the first browser test on, and the API
+    tests' in-process client (``asyncio.run``) cannot start while one runs."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+@pytest.fixture(scope="session")
+def session_cache() -> Path:
+    """The session's RAGLAB_CACHE_DIR (under pytest's temporary folder)."""
+    return Path(os.environ["RAGLAB_CACHE_DIR"])
+
+
+@pytest.fixture(scope="session")
+def cranfield_import(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Cranfield imported once per session by ``raglab import glasgow``: a folder holding
+    ``pages/`` (1,400 pages) and ``questions.jsonl``."""
+    from raglab.cli.main import main
+
+    out = tmp_path_factory.mktemp("cranfield-import") / "cranfield"
+    argv = ["import", "glasgow", "--out", str(out), "--quiet"]
+    for option, name in (("--docs", "cran.all.1400"), ("--queries", "cran.qry")):
+        argv += [option, str(CRANFIELD_DIR / name)]
+    argv += ["--qrels", str(CRANFIELD_DIR / "cranqrel")]
+    # A session fixture cannot take capsys: the summary and warnings are swallowed here.
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        code = main(argv)
+    assert code == 0, sink.getvalue()
+    assert (out / "questions.jsonl").is_file() and len(list((out / "pages").iterdir())) == 1400
+    return out
+
+
+@pytest.fixture(scope="session")
+def handbook_lab() -> Lab:
+    """The bundled handbook's lab with the default data settings, built once per session and
+    shared read-only: tests that change a lab (its settings, its caches on purpose) build their
+    own."""
+    from raglab.pipeline.lab import Lab
+
+    return Lab.load()
+
+
+@pytest.fixture(scope="session")
+def lab(handbook_lab: Lab) -> Lab:
+    """The library's own lab (the session's ``handbook_lab``), independent of the one the web
+    app serves: the expected numbers. A module that needs a lab of its own defines ``lab``."""
+    return handbook_lab
+
+
+@pytest.fixture(scope="session")
+def served_lab() -> Lab:
+    """The lab behind the in-process app, warmed as ``raglab serve`` leaves it once idle: the
+    first page's results, then every background task."""
+    from raglab.pipeline.lab import Lab
+    from raglab.web.warm import warm, warm_later
+
+    served = Lab.load()
+    warm(served)
+    for task in warm_later(served):
+        task()
+    return served
+
+
+@pytest.fixture(scope="session")
+def api(served_lab: Lab) -> Api:
+    """The web app serving ``served_lab``, in-process (tests/web and tests/faces share it)."""
+    from raglab.web.app import create_app
+    from tests.web.client import Api
+
+    return Api(create_app(served_lab))
+
+
+@pytest.fixture(scope="session")
+def api_for() -> type[Api]:
+    """Wrap another app (a user's corpus) the way ``api`` wraps the handbook's."""
+    from tests.web.client import Api
+
+    return Api
+
+
+@pytest.fixture(scope="session")
+def warm_neural_cache(handbook_lab: Lab, session_cache: Path) -> Path:
+    """The session's neural cache holding the vectors of the handbook's chunks (default
+    chunking), encoded once: the folder to copy where a test needs a cache of its own."""
+    _ = handbook_lab.chunk_set().neural
+    return session_cache
+
+
+@pytest.fixture
+def fresh_neural_cache(
+    warm_neural_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """A copy of the warm neural cache in this test's temporary folder, set as RAGLAB_CACHE_DIR
+    for the test: what it writes there stays there, and nothing is encoded twice."""
+    folder = tmp_path / "raglab-cache"
+    shutil.copytree(warm_neural_cache, folder)
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(folder))
+    yield folder
+
+
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
 _FIELD = re.compile(r"^\.([TABW])\s*$")
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import raglab.bm25.index as bm25_module
-from conftest import Cranfield
 from raglab._config import BM25_B, BM25_K1, GRID_B, GRID_K1, GRID_RECALL_K
 from raglab.bm25.index import BM25Index, grid_top_k
 from raglab.bm25.scoring import lucene_idf
 from raglab.bm25.statistics import TermContribution
+from tests.conftest import Cranfield
 
 # ---------------------------------------------------------------- fixtures
 

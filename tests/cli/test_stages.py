@@ -16,8 +16,8 @@ from raglab.pipeline.retrieval import choose_weight, ranker_table
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 def as_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:

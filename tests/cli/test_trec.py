@@ -14,8 +14,8 @@ from raglab.pipeline.retrieval import RetrievalSettings, measure
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 def test_exported_run_scores_the_same_in_trec_eval(

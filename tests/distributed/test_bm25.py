@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
 from raglab import _config as C
 from raglab.bm25.index import BM25Index, grid_top_k
@@ -24,8 +23,7 @@ from raglab.metrics.measures import evaluate
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import ChunkingKey, Lab
 from raglab.pipeline.retrieval import RetrievalSettings, rank, rank_split, relevance_of
-
-__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
+from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
 def _check_index(lab: Lab, index: DistributedBM25, local: BM25Index, *, k: int) -> None:

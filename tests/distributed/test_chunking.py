@@ -11,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, cranfield, cranfield_dir, handbook
 
 from raglab.corpus.pages import bundled_handbook_dir, load_corpus
 from raglab.distributed.chunking import chunk_beir, chunk_folder
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
 from raglab.pipeline.lab import ChunkingKey, Lab
-
-__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
 KEYS = [ChunkingKey("heading"), ChunkingKey("fixed", 50, 10), ChunkingKey("sentence", 40)]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, cranfield, cranfield_dir, handbook
 
 from raglab.base.sentinels import TUNED
 from raglab.distributed.end_to_end import prime_readings, read_on_cluster
@@ -24,8 +23,6 @@ from raglab.pipeline.end_to_end import (
 )
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import prepare_reading, read_question
-
-__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
 SETTINGS = [
     RunSettings(),

@@ -14,15 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, cranfield_dir
 
 from raglab.cli.main import main
 from raglab.corpus.pages import load_corpus
 from raglab.distributed.importing import import_beir_on_cluster, line_ranges
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
-
-__all__ = ["client", "cranfield_dir"]  # fixtures, used by name
 
 
 def _beir_folder(root: Path, corpus: bytes, qrels: list[tuple[str, str]]) -> Path:

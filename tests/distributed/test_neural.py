@@ -16,15 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cluster_fixtures import WHOLE_PAGES, client, handbook
 from threadpoolctl import threadpool_limits
 
 from raglab.cli.main import main
 from raglab.distributed.neural import encode_on_cluster, prime_neural_cache
 from raglab.embedding.neural.cache import encode_cached
 from raglab.pipeline.lab import Lab
-
-__all__ = ["client", "handbook"]  # fixtures, used by name
+from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
 def test_batches_encoded_on_the_workers_are_the_single_machines(client: Any, handbook: Lab) -> None:

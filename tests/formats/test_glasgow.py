@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from conftest import CRANFIELD_DIR, Cranfield
 from raglab.corpus.pages import load_corpus
 from raglab.corpus.questions import load_questions
 from raglab.errors import InputError
@@ -19,6 +18,7 @@ from raglab.formats.glasgow import (
     import_glasgow,
     parse_glasgow,
 )
+from tests.conftest import CRANFIELD_DIR, Cranfield
 
 CRANFIELD = CRANFIELD_DIR
 

@@ -18,7 +18,7 @@ from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.markdown import render_markdown
 from raglab.report.model import Table
 from raglab.report.sections import sections
-from report.labs import page_labelled_lab
+from tests.report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
 # A table row's cell separators: pipes not escaped by a backslash.
@@ -26,8 +26,8 @@ CELL_PIPE = re.compile(r"(?<!\\)\|")
 
 
 @pytest.fixture(scope="module")
-def report() -> dict[str, Any]:
-    return build_report(Lab.load(), created=WHEN)
+def report(handbook_lab: Lab) -> dict[str, Any]:
+    return build_report(handbook_lab, created=WHEN)
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ from raglab.embedding.neural.model import NeuralModel, load_model
 
 HERE = Path(__file__).resolve().parent
 REFERENCE_PLACES = (
-    HERE.parent / "fixtures" / "minilm-reference" / "reference.json",
+    HERE.parents[1] / "fixtures" / "minilm-reference" / "reference.json",
     Path("/work/shared/data/minilm-reference/reference.json"),
 )
 F32 = npt.NDArray[np.float32]
