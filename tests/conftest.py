@@ -18,8 +18,8 @@ What the whole session shares, built once:
   its own.
 - Browser tests share one server and one Chromium (tests/web/conftest.py) and run after every
   other test (:func:`pytest_collection_modifyitems`).
-- In-process commands (``raglab.cli.main.main``) build one lab per data folder, settings and
-  cache folder (:data:`raglab.cli._common.LAB_MEMO`), not one per call.
+- In-process commands (``raglab.cli.main.main``) build each data set's indexes once
+  (:class:`LabMaker`), not once per call.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from raglab.corpus.pages import Corpus
+    from raglab.corpus.questions import QuestionSet
     from raglab.pipeline.lab import Lab
     from tests.web.client import Api
 
@@ -64,7 +66,46 @@ def pytest_configure(config: pytest.Config) -> None:
     USER_CACHE_FILES.append(count_files(USER_CACHE))
     import raglab.cli._common as common
 
-    common.LAB_MEMO = {}
+    common.lab_maker = LabMaker()
+
+
+class LabMaker:
+    """The session's :data:`raglab.cli._common.lab_maker`: every in-process command gets a new
+    :class:`~raglab.pipeline.lab.Lab`, and one on the same data as an earlier command's shares
+    that lab's indexes instead of building them again.
+
+    "The same data": equal pages and questions (compared by value, so an edited file is new
+    data), equal data settings, and the same ``RAGLAB_CACHE_DIR`` (where the neural vectors are
+    read from). Shared: the chunk sets (chunks, BM25, LSA projections, neural vectors), tokens
+    and sentences, the LSA windows and model, which the data and settings alone decide. Not
+    shared: loaded runs, cached results and the evaluator, which a command may change, so each
+    command starts as a freshly built lab would, only sooner.
+    """
+
+    #: Lab attributes (cached properties) that the data and settings alone decide.
+    DATA_ONLY = ("word_offsets", "lsa_windows", "lsa")
+
+    def __init__(self) -> None:
+        self.first: list[tuple[dict[str, object], str | None, Lab]] = []
+
+    def __call__(self, corpus: Corpus, questions: QuestionSet, **settings: object) -> Lab:
+        from raglab.pipeline.lab import Lab
+
+        lab = Lab(corpus, questions, **settings)  # type: ignore[arg-type]
+        cache_dir = os.environ.get("RAGLAB_CACHE_DIR")
+        for given, folder, first in self.first:
+            same = given == settings and folder == cache_dir
+            if same and first.corpus == corpus and first.questions == questions:
+                lab._chunk_sets = first._chunk_sets
+                lab._question_tokens = first._question_tokens
+                lab._sentences = first._sentences
+                lab._query_vectors = first._query_vectors
+                for name in self.DATA_ONLY:
+                    if name in first.__dict__:
+                        lab.__dict__[name] = first.__dict__[name]
+                return lab
+        self.first.append((settings, cache_dir, lab))
+        return lab
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.corpus.pages import Corpus, bundled_handbook_dir, load_corpus
+from raglab.corpus.pages import Corpus, load_corpus
 from raglab.corpus.questions import QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
@@ -144,48 +142,19 @@ def add_lab_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-#: Labs already built in this process, by :func:`lab_key`; None (the default) builds every
-#: command's lab afresh. A process that runs one command never needs it: the test suite sets it
-#: to a dict, because it runs a hundred commands in-process on the same few data folders.
-LAB_MEMO: dict[tuple[object, ...], Lab] | None = None
-
-
-def _files_state(path: Path) -> tuple[tuple[str, int, int], ...]:
-    """(path, mtime in ns, size) of ``path`` or of every file under it: changes when the data does."""
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
-
-
-def lab_key(args: argparse.Namespace, settings: dict[str, Any]) -> tuple[object, ...]:
-    """What a lab built by :func:`load_lab` depends on: the data files' paths, times and sizes
-    (the bundled handbook's when no data option is given), the data settings, and the neural
-    cache folder (``RAGLAB_CACHE_DIR``), which the lab reads its vectors from."""
-    # Imported here: the neural package loads safetensors and tokenizers, which a command that
-    # never encodes does not need.
-    from raglab.embedding.neural.cache import CACHE_ENV
-
-    corpus = Path(args.corpus) if args.corpus else bundled_handbook_dir()
-    questions = [_files_state(Path(args.questions))] if args.questions else []
-    return (
-        _files_state(corpus),
-        *questions,
-        tuple(sorted(settings.items())),
-        os.environ.get(CACHE_ENV),
-    )
+#: Makes the lab of :func:`load_lab` from the data and the data settings: :class:`Lab` itself.
+#: The test suite, which runs a hundred commands in-process on the same few data sets, puts a
+#: maker there that hands each command a new lab reusing the indexes built for an earlier one.
+lab_maker: Callable[..., Lab] = Lab
 
 
 def load_lab(args: argparse.Namespace) -> Lab:
-    """The lab for the command's data options, its indexes built behind a progress bar (or the
-    same lab again from :data:`LAB_MEMO`, where that is switched on, for the same data).
+    """The lab for the command's data options, its indexes built behind a progress bar.
 
     InputError names every problem in the data.
     """
     data = load_data(args)
-    settings = given_settings(args, DATA_SETTINGS)
-    key = lab_key(args, settings) if LAB_MEMO is not None else None
-    if LAB_MEMO is not None and key in LAB_MEMO:
-        return LAB_MEMO[key]
-    lab = Lab(data.corpus, data.questions, **settings)
+    lab = lab_maker(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
     steps: list[Callable[[], object]] = [
         lambda: lab.chunk_set(),
@@ -195,8 +164,6 @@ def load_lab(args: argparse.Namespace) -> Lab:
     ]
     for step in progress(steps, description="Chunking and indexing", quiet=quiet):
         step()
-    if LAB_MEMO is not None and key is not None:
-        LAB_MEMO[key] = lab
     return lab
 
 
