@@ -62,11 +62,39 @@ def pytest_configure(config: pytest.Config) -> None:
     factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
     folder = factory.getbasetemp() / "raglab-cache"
     folder.mkdir(exist_ok=True)
+    kept = _kept_vectors(config)
+    if kept is not None:
+        shutil.copytree(kept, folder, dirs_exist_ok=True, ignore=_not_vectors)
     os.environ["RAGLAB_CACHE_DIR"] = str(folder)
     USER_CACHE_FILES.append(count_files(USER_CACHE))
     import raglab.cli._common as common
 
     common.lab_maker = LabMaker()
+
+
+def _not_vectors(folder: str, names: list[str]) -> set[str]:
+    """What is not kept between sessions: anything but a vector file or a folder (encoding
+    timings are this machine's measurement now, and each session measures its own)."""
+    return {n for n in names if not n.endswith(".npy") and not (Path(folder) / n).is_dir()}
+
+
+def _kept_vectors(config: pytest.Config) -> Path | None:
+    """The neural vectors kept between sessions in pytest's own cache folder
+    (``.pytest_cache/d/raglab-neural``), or None when pytest runs without its cache
+    (``-p no:cacheprovider``): then every vector is encoded afresh."""
+    cache = getattr(config, "cache", None)
+    return None if cache is None else Path(cache.mkdir("raglab-neural"))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Keep the session's neural vectors for the next session (pytest's cache folder, never the
+    user's ``~/.cache``). A vector's file is named by the model's hash and the text's digest, and
+    its content read back is checked, so a kept one is the vector the model would compute."""
+    kept = _kept_vectors(session.config)
+    folder = os.environ.get("RAGLAB_CACHE_DIR")
+    neural = Path(folder) / "neural" if folder else None
+    if kept is not None and neural is not None and neural.is_dir():
+        shutil.copytree(neural, kept / "neural", dirs_exist_ok=True, ignore=_not_vectors)
 
 
 class LabMaker:
