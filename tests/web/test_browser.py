@@ -138,7 +138,7 @@ def saved_run(server: str, request: dict[str, Any], number: int) -> dict[str, An
     return {"request": request, **{k: result[k] for k in keys}, "number": number}
 
 
-Opener = Callable[[dict[str, Any] | None], "Visit"]
+Opener = Callable[[dict[str, Any] | None], Visit]
 
 
 @pytest.fixture
