@@ -25,6 +25,7 @@ What the whole session shares, built once:
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import os
 import re
@@ -104,65 +105,54 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 class LabMaker:
     """The session's :data:`raglab.cli._common.lab_maker`: every in-process command gets a new
-    :class:`~raglab.pipeline.lab.Lab`, and one on the same data as an earlier command's shares
-    that lab's indexes instead of building them again.
+    :class:`~raglab.pipeline.lab.Lab`, and one on the same data as an earlier command's starts
+    with the indexes earlier commands built instead of building them again.
 
     "The same data": equal pages and questions (compared by value, so an edited file is new
-    data), equal data settings, and the same ``RAGLAB_CACHE_DIR`` (where the neural vectors are
-    read from). Shared: the chunk sets (chunks, BM25, LSA projections, neural vectors), tokens
-    and sentences, the LSA windows and model, which the data and settings alone decide. Not
-    shared: loaded runs, cached results and the evaluator, which a command may change, so each
-    command starts as a freshly built lab would, only sooner.
+    data), equal data settings, and the same ``RAGLAB_CACHE_DIR``. Shared: what the data and
+    settings alone decide: each chunk set's chunks, tokens, BM25 index and LSA projections (in a
+    chunk set of the new lab's own), the question tokens, sentences, LSA windows and model. Not
+    shared: anything the neural model gives (chunk and question vectors: a command run without
+    the model must find none), loaded runs, cached results and the evaluator, which a command
+    may change; so each command starts as a freshly built lab would, only sooner.
     """
 
     #: Lab attributes (cached properties) that the data and settings alone decide.
     DATA_ONLY = ("word_offsets", "lsa_windows", "lsa")
+    #: A chunk set's cached values that need the neural model.
+    MODEL_VALUES = ("neural",)
 
     def __init__(self) -> None:
-        self.first: list[tuple[dict[str, object], str | None, Lab]] = []
+        # Per data set: its settings, cache folder and the last lab made for it.
+        self.made: list[tuple[dict[str, object], str | None, list[Lab]]] = []
 
     def __call__(self, corpus: Corpus, questions: QuestionSet, **settings: object) -> Lab:
         from raglab.pipeline.lab import Lab
 
         lab = Lab(corpus, questions, **settings)  # type: ignore[arg-type]
         cache_dir = os.environ.get("RAGLAB_CACHE_DIR")
-        for given, folder, first in self.first:
+        for given, folder, last in self.made:
             same = given == settings and folder == cache_dir
-            if same and first.corpus == corpus and first.questions == questions:
-                lab._chunk_sets = first._chunk_sets
-                lab._question_tokens = first._question_tokens
-                lab._sentences = first._sentences
-                lab._query_vectors = first._query_vectors
-                for name in self.DATA_ONLY:
-                    if name in first.__dict__:
-                        lab.__dict__[name] = first.__dict__[name]
+            if same and last[0].corpus == corpus and last[0].questions == questions:
+                self._start_from(last[0], lab)
+                last[0] = lab
                 return lab
-        self.first.append((settings, cache_dir, lab))
+        self.made.append((settings, cache_dir, [lab]))
         return lab
 
-
-@pytest.fixture(scope="session", autouse=True)
-def one_blas_thread() -> Iterator[None]:
-    """BLAS runs on one thread for the whole session (threadpoolctl, which scikit-learn of the
-    test extra brings; servers and Dask workers started by the tests get the same through
-    :data:`BLAS_THREADS`). The neural encoder's attention is thousands of small per-head
-    products per batch, and on a shared 2-core machine waking BLAS's threads for each made the
-    neural tests 3 to 4 times slower (59 s against 16 s). Without threadpoolctl the tests run
-    with BLAS's own threads."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Browser tests run last, in their modules' order. Their one Playwright, kept for the whole
-    session, runs an event loop in this thread from the first browser test on, and the API
-    tests' in-process client (``asyncio.run``) cannot start while one runs."""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    def _start_from(self, earlier: Lab, lab: Lab) -> None:
+        """Give ``lab`` the data-only values ``earlier`` holds (built by it or handed to it)."""
+        lab._question_tokens = earlier._question_tokens
+        lab._sentences = earlier._sentences
+        for name in self.DATA_ONLY:
+            if name in earlier.__dict__:
+                lab.__dict__[name] = earlier.__dict__[name]
+        for key, chunk_set in list(earlier._chunk_sets._data.items()):
+            own = copy.copy(chunk_set)
+            own.lab = lab
+            for name in self.MODEL_VALUES:
+                own.__dict__.pop(name, None)
+            lab._chunk_sets.setdefault(key, own)
 
 
 @pytest.fixture(scope="session")
