@@ -155,6 +155,32 @@ class LabMaker:
             lab._chunk_sets.setdefault(key, own)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_blas_thread() -> Iterator[None]:
+    """BLAS runs on one thread for the whole session (threadpoolctl, which scikit-learn of the
+    test extra brings; servers and Dask workers started by the tests get the same through
+    :data:`BLAS_THREADS`). The neural encoder's attention is thousands of small per-head
+    products per batch, and on a shared 2-core machine waking BLAS's threads for each made the
+    neural tests 3 to 4 times slower (59 s against 16 s). Without threadpoolctl the tests run
+    with BLAS's own threads."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run last, in their modules' order. Their one Playwright, kept for the whole
+    session, runs an event loop in this thread from the first browser test on, and the API
+    tests' in-process client (``asyncio.run``) cannot start while one runs. (trylast: after
+    pytest has grouped the tests by the fixtures they share.)"""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
 @pytest.fixture(scope="session")
 def session_cache() -> Path:
     """The session's RAGLAB_CACHE_DIR (under pytest's temporary folder)."""
