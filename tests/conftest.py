@@ -60,7 +60,9 @@ def count_files(folder: Path) -> int:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Point RAGLAB_CACHE_DIR into this session's temporary folder before any test (or server
-    subprocess) starts, and switch on the in-process commands' lab memo."""
+    subprocess) starts, seeded with the vectors kept from earlier sessions; give every process
+    started from here one BLAS thread; and give in-process commands the session's
+    :class:`LabMaker`."""
     # trylast: pytest's tmp_path plugin has made its factory by then.
     factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
     folder = factory.getbasetemp() / "raglab-cache"
