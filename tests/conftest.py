@@ -6,18 +6,277 @@ them. Tests that use it fail, never skip, when it is missing.
 
 The token fixtures use ``raglab.text.tokens.tokenize`` (the retrieval tokens every stage counts).
 ``simple_tokens`` is a plain regex tokeniser for tests that must not depend on that module.
+
+What the whole session shares, built once:
+
+- ``RAGLAB_CACHE_DIR`` points into pytest's temporary folder before any test runs (set in
+  :func:`pytest_configure`, so subprocesses inherit it): no test writes to the user's
+  ``~/.cache/raglab`` (tests/test_isolation.py checks). The neural vectors encoded there are the
+  session's one warm cache; :func:`fresh_neural_cache` copies it for a test that must not share.
+- ``handbook_lab``: the bundled handbook's :class:`~raglab.pipeline.lab.Lab`, built once and
+  shared read-only (its caches fill as tests ask for values). A test that changes a lab builds
+  its own.
+- Browser tests share one server and one Chromium (tests/web/conftest.py) and run after every
+  other test (:func:`pytest_collection_modifyitems`).
+- In-process commands (``raglab.cli.main.main``) build each data set's indexes once
+  (:class:`LabMaker`), not once per call.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import io
+import os
 import re
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from raglab.corpus.pages import Corpus
+    from raglab.corpus.questions import QuestionSet
+    from raglab.pipeline.lab import Lab
+    from tests.web.client import Api
+
 CRANFIELD_DIR = Path(__file__).resolve().parent / "fixtures" / "cranfield"
+#: The variables that set BLAS's thread count in a process started by a test.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+#: The user's own cache, which no test may write to.
+USER_CACHE = Path.home() / ".cache" / "raglab"
+#: Files in USER_CACHE when the session started (tests/test_isolation.py compares).
+USER_CACHE_FILES: list[int] = []
+
+
+def count_files(folder: Path) -> int:
+    """Files under ``folder`` (0 when it does not exist)."""
+    return sum(1 for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Point RAGLAB_CACHE_DIR into this session's temporary folder before any test (or server
+    subprocess) starts, seeded with the vectors kept from earlier sessions; give every process
+    started from here one BLAS thread; and give in-process commands the session's
+    :class:`LabMaker`."""
+    # trylast: pytest's tmp_path plugin has made its factory by then.
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    folder = factory.getbasetemp() / "raglab-cache"
+    folder.mkdir(exist_ok=True)
+    kept = _kept_vectors(config)
+    if kept is not None:
+        shutil.copytree(kept, folder, dirs_exist_ok=True, ignore=_not_vectors)
+    os.environ["RAGLAB_CACHE_DIR"] = str(folder)
+    # One BLAS thread, here and in every server or worker started from here (see one_blas_thread).
+    for name in BLAS_THREADS:
+        os.environ[name] = "1"
+    USER_CACHE_FILES.append(count_files(USER_CACHE))
+    import raglab.cli._common as common
+
+    common.lab_maker = LabMaker()
+
+
+def _not_vectors(folder: str, names: list[str]) -> set[str]:
+    """What is not kept between sessions: anything but a vector file or a folder (encoding
+    timings are this machine's measurement now, and each session measures its own)."""
+    return {n for n in names if not n.endswith(".npy") and not (Path(folder) / n).is_dir()}
+
+
+def _kept_vectors(config: pytest.Config) -> Path | None:
+    """The neural vectors kept between sessions in pytest's own cache folder
+    (``.pytest_cache/d/raglab-neural``), or None when pytest runs without its cache
+    (``-p no:cacheprovider``): then every vector is encoded afresh."""
+    cache = getattr(config, "cache", None)
+    return None if cache is None else Path(cache.mkdir("raglab-neural"))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Keep the session's neural vectors for the next session (pytest's cache folder, never the
+    user's ``~/.cache``). A vector's file is named by the model's hash and the text's digest, and
+    its content read back is checked, so a kept one is the vector the model would compute."""
+    kept = _kept_vectors(session.config)
+    folder = os.environ.get("RAGLAB_CACHE_DIR")
+    neural = Path(folder) / "neural" if folder else None
+    if kept is not None and neural is not None and neural.is_dir():
+        shutil.copytree(neural, kept / "neural", dirs_exist_ok=True, ignore=_not_vectors)
+
+
+class LabMaker:
+    """The session's :data:`raglab.cli._common.lab_maker`: every in-process command gets a new
+    :class:`~raglab.pipeline.lab.Lab`, and one on the same data as an earlier command's starts
+    with the indexes earlier commands built instead of building them again.
+
+    "The same data": equal pages and questions (compared by value, so an edited file is new
+    data), equal data settings, and the same ``RAGLAB_CACHE_DIR``. Shared: what the data and
+    settings alone decide: each chunk set's chunks, tokens, BM25 index and LSA projections (in a
+    chunk set of the new lab's own), the question tokens, sentences, LSA windows and model. Not
+    shared: anything the neural model gives (chunk and question vectors: a command run without
+    the model must find none), loaded runs, cached results and the evaluator, which a command
+    may change; so each command starts as a freshly built lab would, only sooner.
+    """
+
+    #: Lab attributes (cached properties) that the data and settings alone decide.
+    DATA_ONLY = ("word_offsets", "lsa_windows", "lsa")
+    #: A chunk set's cached values that need the neural model.
+    MODEL_VALUES = ("neural",)
+
+    def __init__(self) -> None:
+        # Per data set: its settings, cache folder and the last lab made for it.
+        self.made: list[tuple[dict[str, object], str | None, list[Lab]]] = []
+
+    def __call__(self, corpus: Corpus, questions: QuestionSet, **settings: object) -> Lab:
+        from raglab.pipeline.lab import Lab
+
+        lab = Lab(corpus, questions, **settings)  # type: ignore[arg-type]
+        cache_dir = os.environ.get("RAGLAB_CACHE_DIR")
+        for given, folder, last in self.made:
+            same = given == settings and folder == cache_dir
+            if same and last[0].corpus == corpus and last[0].questions == questions:
+                self._start_from(last[0], lab)
+                last[0] = lab
+                return lab
+        self.made.append((settings, cache_dir, [lab]))
+        return lab
+
+    def _start_from(self, earlier: Lab, lab: Lab) -> None:
+        """Give ``lab`` the data-only values ``earlier`` holds (built by it or handed to it)."""
+        lab._question_tokens = earlier._question_tokens
+        lab._sentences = earlier._sentences
+        for name in self.DATA_ONLY:
+            if name in earlier.__dict__:
+                lab.__dict__[name] = earlier.__dict__[name]
+        for key, chunk_set in list(earlier._chunk_sets._data.items()):
+            own = copy.copy(chunk_set)
+            own.lab = lab
+            for name in self.MODEL_VALUES:
+                own.__dict__.pop(name, None)
+            lab._chunk_sets.setdefault(key, own)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_blas_thread() -> Iterator[None]:
+    """BLAS runs on one thread for the whole session (threadpoolctl, which scikit-learn of the
+    test extra brings; servers and Dask workers started by the tests get the same through
+    :data:`BLAS_THREADS`). The neural encoder's attention is thousands of small per-head
+    products per batch, and on a shared 2-core machine waking BLAS's threads for each made the
+    neural tests 3 to 4 times slower (59 s against 16 s). Without threadpoolctl the tests run
+    with BLAS's own threads."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run last, in their modules' order. Their one Playwright, kept for the whole
+    session, runs an event loop in this thread from the first browser test on, and the API
+    tests' in-process client (``asyncio.run``) cannot start while one runs. (trylast: after
+    pytest has grouped the tests by the fixtures they share.)"""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+@pytest.fixture(scope="session")
+def session_cache() -> Path:
+    """The session's RAGLAB_CACHE_DIR (under pytest's temporary folder)."""
+    return Path(os.environ["RAGLAB_CACHE_DIR"])
+
+
+@pytest.fixture(scope="session")
+def cranfield_import(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Cranfield imported once per session by ``raglab import glasgow``: a folder holding
+    ``pages/`` (1,400 pages) and ``questions.jsonl``."""
+    from raglab.cli.main import main
+
+    out = tmp_path_factory.mktemp("cranfield-import") / "cranfield"
+    argv = ["import", "glasgow", "--out", str(out), "--quiet"]
+    for option, name in (("--docs", "cran.all.1400"), ("--queries", "cran.qry")):
+        argv += [option, str(CRANFIELD_DIR / name)]
+    argv += ["--qrels", str(CRANFIELD_DIR / "cranqrel")]
+    # A session fixture cannot take capsys: the summary and warnings are swallowed here.
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        code = main(argv)
+    assert code == 0, sink.getvalue()
+    assert (out / "questions.jsonl").is_file() and len(list((out / "pages").iterdir())) == 1400
+    return out
+
+
+@pytest.fixture(scope="session")
+def handbook_lab() -> Lab:
+    """The bundled handbook's lab with the default data settings, built once per session and
+    shared read-only: tests that change a lab (its settings, its caches on purpose) build their
+    own."""
+    from raglab.pipeline.lab import Lab
+
+    return Lab.load()
+
+
+@pytest.fixture(scope="session")
+def lab(handbook_lab: Lab) -> Lab:
+    """The library's own lab (the session's ``handbook_lab``), independent of the one the web
+    app serves: the expected numbers. A module that needs a lab of its own defines ``lab``."""
+    return handbook_lab
+
+
+@pytest.fixture(scope="session")
+def served_lab() -> Lab:
+    """The lab behind the in-process app, warmed as ``raglab serve`` leaves it once idle: the
+    first page's results, then every background task."""
+    from raglab.pipeline.lab import Lab
+    from raglab.web.warm import warm, warm_later
+
+    served = Lab.load()
+    warm(served)
+    for task in warm_later(served):
+        task()
+    return served
+
+
+@pytest.fixture(scope="session")
+def api(served_lab: Lab) -> Api:
+    """The web app serving ``served_lab``, in-process (tests/web and tests/faces share it)."""
+    from raglab.web.app import create_app
+    from tests.web.client import Api
+
+    return Api(create_app(served_lab))
+
+
+@pytest.fixture(scope="session")
+def api_for() -> type[Api]:
+    """Wrap another app (a user's corpus) the way ``api`` wraps the handbook's."""
+    from tests.web.client import Api
+
+    return Api
+
+
+@pytest.fixture(scope="session")
+def warm_neural_cache(handbook_lab: Lab, session_cache: Path) -> Path:
+    """The session's neural cache holding the vectors of the handbook's chunks (default
+    chunking), encoded once: the folder to copy where a test needs a cache of its own."""
+    _ = handbook_lab.chunk_set().neural
+    return session_cache
+
+
+@pytest.fixture
+def fresh_neural_cache(
+    warm_neural_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """A copy of the warm neural cache in this test's temporary folder, set as RAGLAB_CACHE_DIR
+    for the test: what it writes there stays there, and nothing is encoded twice."""
+    folder = tmp_path / "raglab-cache"
+    shutil.copytree(warm_neural_cache, folder)
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(folder))
+    yield folder
+
+
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
 _FIELD = re.compile(r"^\.([TABW])\s*$")
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -34,8 +34,8 @@ def cli(*argv: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from raglab.pipeline.lab import Lab
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 def test_grid_json_and_text_give_counts_beside_shares(

@@ -11,8 +11,8 @@ from raglab.pipeline.lab import Lab
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 @pytest.mark.parametrize("columns", [None, "80", "200"])

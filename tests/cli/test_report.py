@@ -30,8 +30,8 @@ def cli(*argv: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def library_report() -> dict[str, Any]:
-    return build_report(Lab.load(), settings=RunSettings())
+def library_report(handbook_lab: Lab) -> dict[str, Any]:
+    return build_report(handbook_lab, settings=RunSettings())
 
 
 def without_created(report: dict[str, Any]) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from raglab.run_settings import ChunkingKey, RunSettings
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 def as_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:

@@ -15,8 +15,8 @@ from raglab.run_settings import RetrievalSettings
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 def test_exported_run_scores_the_same_in_trec_eval(

@@ -63,8 +63,8 @@ def memo(tmp_path_factory: pytest.TempPathFactory) -> Memo:
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
+def lab(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 def cli_json(capsys: Cap, *argv: str) -> Any:

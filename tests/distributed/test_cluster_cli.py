@@ -10,12 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cluster_fixtures import cranfield_dir
 
 import raglab.pipeline.retrieval as retrieval_module
 from raglab.cli.main import main
-
-__all__ = ["cranfield_dir"]  # a fixture, used by name
 
 
 def _stdout(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:

@@ -15,7 +15,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, cranfield_dir
 
 import raglab.cli._cluster as cluster_module
 import raglab.corpus.questions as questions_module
@@ -24,8 +23,6 @@ import raglab.pipeline.reading as reading_module
 import raglab.pipeline.retrieval as retrieval_module
 from raglab.cli.main import main
 from raglab.distributed.cluster import dashboard_line
-
-__all__ = ["client", "cranfield_dir"]  # fixtures, used by name
 
 
 def _cli(capsys: pytest.CaptureFixture[str], argv: list[str], status: int = 0) -> tuple[str, str]:

@@ -9,7 +9,6 @@ import itertools
 
 import numpy as np
 import pytest
-from cluster_fixtures import handbook
 
 from raglab.bm25.index import BM25Index
 from raglab.distributed.shard import (
@@ -20,8 +19,6 @@ from raglab.distributed.shard import (
     shard_top_k,
 )
 from raglab.pipeline.lab import Lab
-
-__all__ = ["handbook"]  # a fixture, used by name
 
 PARAMS = ((1.2, 0.75), (0.0, 0.75), (2.0, 0.0), (0.5, 1.0))
 

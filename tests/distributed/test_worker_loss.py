@@ -10,15 +10,14 @@ import signal
 import time
 from typing import Any
 
-from cluster_fixtures import client, handbook
-
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import count_chunks, submit_files
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import default
+from tests.distributed.cluster_fixtures import client
 
-__all__ = ["client", "handbook"]  # fixtures, used by name
+__all__ = ["client"]  # a fixture, used by name: a cluster of its own
 
 
 def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook: Lab) -> None:

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from conftest import CRANFIELD_DIR, Cranfield
 from raglab.corpus.pages import load_corpus
 from raglab.corpus.questions import load_questions
 from raglab.errors import InputError
@@ -20,6 +19,7 @@ from raglab.formats.glasgow import (
     parse_glasgow,
 )
 from raglab.settings import SEED
+from tests.conftest import CRANFIELD_DIR, Cranfield
 
 CRANFIELD = CRANFIELD_DIR
 

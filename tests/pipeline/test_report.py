@@ -129,7 +129,7 @@ def test_end_to_end_equals_the_library_run(lab: Lab, report: dict[str, Any]) -> 
 
 
 def test_settings_are_resolved(lab: Lab, report: dict[str, Any]) -> None:
-    """Oracle: the run's chosen threshold and lambda; the heading chunker's cap from _config."""
+    """Oracle: the run's chosen threshold and lambda; the heading chunker's cap from settings.CHUNK_SIZES."""
     result = run_pipeline(lab, RunSettings())
     s = report["settings"]
     assert s["threshold"] == result.threshold

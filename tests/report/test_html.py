@@ -17,15 +17,15 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.html import funnel_svg, heatmap_svg, render_html, singular_values_svg
 from raglab.run_settings import RunSettings
-from report.labs import page_labelled_lab
+from tests.report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
 VOID = {"meta", "br", "img", "input", "link", "hr", "area", "base", "col", "wbr"}
 
 
 @pytest.fixture(scope="module")
-def report() -> dict[str, Any]:
-    return build_report(Lab.load(), created=WHEN, settings=RunSettings())
+def report(handbook_lab: Lab) -> dict[str, Any]:
+    return build_report(handbook_lab, created=WHEN, settings=RunSettings())
 
 
 @pytest.fixture(scope="module")

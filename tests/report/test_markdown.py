@@ -19,7 +19,7 @@ from raglab.report.model import Table
 from raglab.report.sections import sections
 from raglab.run_settings import RunSettings
 from raglab.settings import RETRIEVERS
-from report.labs import page_labelled_lab
+from tests.report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
 # A table row's cell separators: pipes not escaped by a backslash.
@@ -27,8 +27,8 @@ CELL_PIPE = re.compile(r"(?<!\\)\|")
 
 
 @pytest.fixture(scope="module")
-def report() -> dict[str, Any]:
-    return build_report(Lab.load(), created=WHEN, settings=RunSettings())
+def report(handbook_lab: Lab) -> dict[str, Any]:
+    return build_report(handbook_lab, created=WHEN, settings=RunSettings())
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,14 @@
 """Fixtures for the web lab: the app in-process, a real server for the browser, and timings.
 
-API tests talk to the app in-process through httpx's ASGITransport. Browser tests start the real
-server (``python -m raglab.cli.serve``) on a free port and drive Debian's Chromium with
-Playwright. Timings of a few interactions are collected and printed at the end of the run (never
+API tests talk to the app in-process through httpx's ASGITransport. Browser tests share one real
+server (``python -m raglab.cli.serve`` on a free port, started once per session) and one Debian
+Chromium driven by Playwright (launched once per session); each test opens its own context, so
+its localStorage starts empty or as the test prepares it. Timings of a few interactions are collected and printed at the end of the run (never
 asserted) and written to ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -19,7 +19,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from raglab.pipeline.lab import Lab
-from raglab.web.app import create_app
-from raglab.web.warm import warm, warm_later
-from web.pages import LAPTOP, Opener, opener
+from tests.web.client import TIMINGS, record_timing
+from tests.web.pages import LAPTOP, Opener, opener
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -44,60 +41,16 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-_TIMINGS: list[tuple[str, float]] = []
-
-
-def record_timing(name: str, ms: float) -> None:
-    """Keep one measured interaction for the end-of-run report."""
-    _TIMINGS.append((name, ms))
-
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not _TIMINGS:
+    if not TIMINGS:
         return
     terminalreporter.section("web lab: measured interactions (ms, after the warm start)")
-    lines = [f"{ms:8.1f}  {name}" for name, ms in _TIMINGS]
+    lines = [f"{ms:8.1f}  {name}" for name, ms in TIMINGS]
     for line in lines:
         terminalreporter.write_line(line)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "web-timings.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-@dataclass
-class Api:
-    """A synchronous face over an in-process ASGI client: ``api.get(path, **params)``."""
-
-    app: Any
-    calls: list[str] = field(default_factory=list)
-
-    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        transport = httpx.ASGITransport(app=self.app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://127.0.0.1:8000"
-        ) as client:
-            return await client.request(method, path, **kwargs)
-
-    def get(
-        self, path: str, *, headers: dict[str, str] | None = None, **params: Any
-    ) -> httpx.Response:
-        self.calls.append(path)
-        return asyncio.run(self._send("GET", path, params=params, headers=headers))
-
-    def post(self, path: str, body: Any = None) -> httpx.Response:
-        self.calls.append(path)
-        return asyncio.run(self._send("POST", path, json=body if body is not None else {}))
-
-    def timed_get(self, name: str, path: str, **params: Any) -> httpx.Response:
-        start = time.perf_counter()
-        response = self.get(path, **params)
-        record_timing(f"API {name}", (time.perf_counter() - start) * 1000)
-        return response
-
-    def timed_post(self, name: str, path: str, body: Any = None) -> httpx.Response:
-        start = time.perf_counter()
-        response = self.post(path, body)
-        record_timing(f"API {name}", (time.perf_counter() - start) * 1000)
-        return response
 
 
 @pytest.fixture(scope="session")
@@ -117,34 +70,6 @@ def artifacts() -> Path:
 def chromium() -> dict[str, Any]:
     """Keyword arguments for ``playwright.chromium.launch``: Debian's Chromium, headless."""
     return {"executable_path": CHROMIUM, "args": list(CHROMIUM_ARGS)}
-
-
-@pytest.fixture(scope="session")
-def lab() -> Lab:
-    """The library's own lab, independent of the one the app serves: the expected numbers."""
-    return Lab.load()
-
-
-@pytest.fixture(scope="session")
-def served_lab() -> Lab:
-    """The lab behind the in-process app, warmed as ``raglab serve`` leaves it once idle: the
-    first page's results, then every background task."""
-    served = Lab.load()
-    warm(served)
-    for task in warm_later(served):
-        task()
-    return served
-
-
-@pytest.fixture(scope="session")
-def api(served_lab: Lab) -> Api:
-    return Api(create_app(served_lab))
-
-
-@pytest.fixture(scope="session")
-def api_for() -> type[Api]:
-    """Wrap another app (a user's corpus) the way ``api`` wraps the handbook's."""
-    return Api
 
 
 def free_port() -> int:
@@ -200,23 +125,24 @@ def serving(*options: str, log_name: str = "web-server.log") -> Iterator[str]:
             process.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server() -> Iterator[str]:
-    """The bundled handbook served with the defaults; yields its base URL."""
+    """The bundled handbook served with the defaults, one server per session; yields its base
+    URL."""
     with serving() as base:
         yield base
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def meta(server: str) -> dict[str, Any]:
     """``/api/meta`` of the served lab, as the page reads it."""
     data: dict[str, Any] = httpx.get(f"{server}/api/meta", timeout=30).json()
     return data
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(chromium: dict[str, Any]) -> Iterator[Browser]:
-    """One Chromium per test module; each test opens its own context (fresh storage)."""
+    """One Chromium per session; each test opens its own context (fresh storage)."""
     with sync_playwright() as p:
         b = p.chromium.launch(**chromium)
         yield b

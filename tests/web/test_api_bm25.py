@@ -25,8 +25,9 @@ K = GRID_RECALL_K
 
 
 @pytest.fixture(scope="module")
-def stemmed() -> Lab:
-    return Lab.load(stem=True)
+def stemmed(handbook_lab: Lab) -> Lab:
+    """The session's handbook with stemmed retrieval tokens (its sibling, built once)."""
+    return handbook_lab.with_stem(True)
 
 
 def hits(lab: Lab, split: str, k1: float, b: float) -> int:

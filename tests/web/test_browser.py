@@ -1,21 +1,25 @@
 """The page in a real browser: a new reader walks through every exhibit, then reloads.
 
-The server runs as ``python -m raglab.cli.serve`` on a free port; Chromium is driven by
-Playwright. Every number checked on the page is computed here by the library for the same
-settings. The tests share one page and run in file order, as one visit. A screenshot of each
-exhibit is saved under ``test-artifacts/``.
+The server runs as ``python -m raglab.cli.serve`` on a free port (one per session, shared by
+every browser test); Chromium is driven by Playwright. Every number checked on the page is
+computed here by the library for the same settings. Each test opens its own page in a new
+browser context whose localStorage is prepared beforehand (the progress a reader would have
+saved by then: :func:`saved_progress`), so the tests pass in any order and alone. A screenshot of
+each exhibit is saved under ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
@@ -47,7 +51,6 @@ class Visit:
     artifacts: Path
     record: Callable[[str, float], None]
     errors: list[str] = field(default_factory=list)
-    notes: dict[str, object] = field(default_factory=dict)
 
     def shot(self, name: str, selector: str) -> None:
         """Save a screenshot of one part of the page, without the sticky bar over it."""
@@ -86,25 +89,97 @@ def slide_to(page: Page, selector: str, target: float, minimum: float, step: flo
     assert float(slider.input_value()) == pytest.approx(target)
 
 
-@pytest.fixture(scope="module")
-def visit(
+#: Where the page keeps a reader's progress (``Store`` in static/lib.js).
+PROGRESS_KEY = "raglab.progress.v1"
+EXHIBITS = ("chunking", "bm25", "lsa", "fusion", "rerank", "end-to-end")
+
+
+def saved_progress(
+    meta: dict[str, Any],
+    explored: tuple[str, ...] = (),
+    settings: dict[str, Any] | None = None,
+    runs: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The localStorage entry the page writes (``Store`` in static/lib.js): the served data's
+    fingerprint, the exhibits explored, each exhibit's saved settings and the runs kept."""
+    kept = runs or []
+    return {
+        "fingerprint": meta["fingerprint"],
+        "explored": {name: True for name in explored},
+        "settings": settings or {},
+        "runs": kept,
+        "nextRun": len(kept) + 1,
+    }
+
+
+def default_request(meta: dict[str, Any]) -> dict[str, Any]:
+    """The body the end-to-end form posts to ``/api/run`` untouched: every setting's default from
+    ``/api/meta``, the tuned ones left to the server (None)."""
+    spec = {s["name"]: s for s in meta["settings"]}
+    return {
+        "chunker": spec["chunker"]["default"],
+        "size": spec["size"]["default"],
+        "overlap": spec["overlap"]["default"] if spec["chunker"]["default"] == "fixed" else None,
+        "retriever": spec["retriever"]["default"],
+        "weight": None,
+        "rerank": spec["rerank"]["default"],
+        "mmr": bool(spec["rerank"]["default"] and spec["mmr"]["default"]),
+        "mmr_lambda": None,
+        "budget": spec["budget"]["default"],
+        "threshold": None,
+        "reader_scoring": spec["reader_scoring"]["default"],
+    }
+
+
+def saved_run(server: str, request: dict[str, Any], number: int) -> dict[str, Any]:
+    """One run as the page keeps it after pressing Run: its request and the server's answer."""
+    result = httpx.post(f"{server}/api/run", json=request, timeout=120).json()
+    keys = ("correct", "n", "accuracy", "interval")
+    return {"request": request, **{k: result[k] for k in keys}, "number": number}
+
+
+Opener = Callable[[dict[str, Any] | None], Visit]
+
+
+@pytest.fixture
+def open_visit(
+    browser: Browser,
     server: str,
-    chromium: dict[str, Any],
     artifacts: Path,
     timings: Callable[[str, float], None],
-) -> Iterator[Visit]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(**chromium)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+) -> Iterator[Opener]:
+    """``open_visit(progress)``: the served lab in a new context whose localStorage holds
+    ``progress`` (None: empty, a first visit), loaded and ready. On exit the context closes and
+    the test fails if the page reported an error."""
+    visits: list[tuple[Any, Visit]] = []
+
+    def opened(progress: dict[str, Any] | None) -> Visit:
+        storage: Any = {"cookies": [], "origins": []}
+        if progress is not None:
+            entry = {"name": PROGRESS_KEY, "value": json.dumps(progress)}
+            storage["origins"] = [{"origin": server, "localStorage": [entry]}]
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, storage_state=storage
+        )
         page = context.new_page()
         v = Visit(page, server, artifacts, timings)
+        visits.append((context, v))
         page.on("pageerror", lambda e: v.errors.append(f"page error: {e}"))
         page.on("console", lambda m: v.errors.append(m.text) if m.type == "error" else None)
         page.goto(f"{server}/")
         page.wait_for_selector("body[data-ready=true]")
-        yield v
+        return v
+
+    yield opened
+    for context, v in visits:
         context.close()
-        browser.close()
+        assert v.errors == []
+
+
+@pytest.fixture
+def visit(open_visit: Opener) -> Visit:
+    """A first visit: nothing saved."""
+    return open_visit(None)
 
 
 def test_01_introduction_names_the_data(visit: Visit, lab: Lab) -> None:
@@ -193,7 +268,6 @@ def test_02_chunking(visit: Visit, lab: Lab) -> None:
         lambda: expect(page.locator("#chunk-count")).to_have_text(str(bigger.n_chunks)),
     )
     expect(page.locator("#progress-count")).to_have_text("1 of 6 explored")
-    visit.notes["chunk-count"] = str(bigger.n_chunks)
     visit.shot("exhibit-1-chunking", "#chunking")
 
 
@@ -278,8 +352,11 @@ def _row(page: Page, ranker: str) -> list[str]:
     return page.locator(f"#fusion-table tr[data-ranker={ranker}] td").all_text_contents()
 
 
-def test_05_fusion(visit: Visit, lab: Lab) -> None:
+def test_05_fusion(open_visit: Opener, meta: dict[str, Any], lab: Lab) -> None:
+    """From a reader who has explored the three exhibits before fusion."""
+    visit = open_visit(saved_progress(meta, EXHIBITS[:3]))
     page = visit.page
+    expect(page.locator("#progress-count")).to_have_text("3 of 6 explored")
     chosen = choose_weight(lab)
     table = ranker_table(lab, weight=chosen)
     expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
@@ -359,8 +436,12 @@ def test_06_reranker(visit: Visit, lab: Lab) -> None:
     visit.shot("exhibit-5-reranker", "#rerank")
 
 
-def test_07_end_to_end(visit: Visit, lab: Lab) -> None:
+def test_07_end_to_end(open_visit: Opener, meta: dict[str, Any], lab: Lab) -> None:
+    """From a reader who has explored every exhibit before this one and kept no run."""
+    visit = open_visit(saved_progress(meta, EXHIBITS[:5]))
     page = visit.page
+    expect(page.locator("#progress-count")).to_have_text("5 of 6 explored")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(0)
     default = run_pipeline(lab, RunSettings())
     visit.timed(
         "end to end: run the default settings",
@@ -398,24 +479,64 @@ def test_07_end_to_end(visit: Visit, lab: Lab) -> None:
     visit.shot("exhibit-6-end-to-end", "#end-to-end")
 
 
-def test_08_reload_keeps_progress_settings_and_runs(visit: Visit, lab: Lab) -> None:
+@pytest.fixture
+def finished(meta: dict[str, Any], server: str, lab: Lab) -> tuple[dict[str, Any], int]:
+    """The progress a reader saves by the end of a visit: every exhibit explored, a fixed cut
+    made, BM25 committed at the grid's best cell, LSA built, the reranker trained, and two runs
+    (the defaults, then without the reranker), each as the server answered it. Also the chunk
+    count the saved cut gives (by the library)."""
+    size, overlap, _ = _cutting_setting(lab)
+    chunks = chunking_report(lab, ChunkingKey("fixed", size + 10, overlap)).n_chunks
+    grid = bm25_grid(lab)
+    default = default_request(meta)
+    plain = {**default, "rerank": False, "mmr": False, "mmr_lambda": None}
+    settings = {
+        "chunking": {
+            "method": "fixed",
+            "sizes": {"fixed": size + 10},
+            "overlap": overlap,
+            "cut": True,
+        },
+        "bm25": {
+            "k1": grid.best_k1,
+            "b": grid.best_b,
+            "mapped": True,
+            "committed": {"k1": grid.best_k1, "b": grid.best_b, "stem": meta["stem"]},
+        },
+        "lsa": {"built": True},
+        "rerank": {"trained": True},
+    }
+    runs = [saved_run(server, default, 1), saved_run(server, plain, 2)]
+    return saved_progress(meta, EXHIBITS, settings, runs), chunks
+
+
+def test_08_reload_keeps_progress_settings_and_runs(
+    open_visit: Opener, finished: tuple[dict[str, Any], int]
+) -> None:
+    progress, chunks = finished
+    visit = open_visit(progress)
     page = visit.page
-    page.reload()
-    page.wait_for_selector("body[data-ready=true]")
-    expect(page.locator("#progress-count")).to_have_text("6 of 6 explored")
-    expect(page.locator("#closing")).to_be_visible()
-    expect(page.locator("#chunk-count")).to_have_text(str(visit.notes["chunk-count"]))
-    expect(page.locator("#runs-table tbody tr")).to_have_count(2)
-    expect(page.locator("#bm25-test")).not_to_have_text("measured once you commit")
-    expect(page.locator("#lsa-tools")).to_be_visible()
-    expect(page.locator("#rerank-train")).to_be_disabled()
-    assert page.locator(".progress-bar a.done").count() == 6
+    for _ in range(2):  # as opened, then after a reload
+        expect(page.locator("#progress-count")).to_have_text("6 of 6 explored")
+        expect(page.locator("#closing")).to_be_visible()
+        expect(page.locator("#chunk-count")).to_have_text(str(chunks))
+        expect(page.locator("#runs-table tbody tr")).to_have_count(2)
+        expect(page.locator("#bm25-test")).not_to_have_text("measured once you commit")
+        expect(page.locator("#lsa-tools")).to_be_visible()
+        expect(page.locator("#rerank-train")).to_be_disabled()
+        assert page.locator(".progress-bar a.done").count() == 6
+        page.reload()
+        page.wait_for_selector("body[data-ready=true]")
     visit.shot("closing-note", "#closing")
-    assert visit.errors == []
 
 
-def test_09_narrow_screen_and_reset(visit: Visit) -> None:
+def test_09_narrow_screen_and_reset(
+    open_visit: Opener, finished: tuple[dict[str, Any], int]
+) -> None:
+    visit = open_visit(finished[0])
     page = visit.page
+    expect(page.locator("#progress-count")).to_have_text("6 of 6 explored")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(2)
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(100)
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
@@ -432,4 +553,3 @@ def test_09_narrow_screen_and_reset(visit: Visit) -> None:
     expect(page.locator("#progress-count")).to_have_text("0 of 6 explored")
     expect(page.locator("#runs-table tbody tr")).to_have_count(0)
     expect(page.locator("#chunk-count")).to_have_text("waiting for a cut")
-    assert visit.errors == []

@@ -32,8 +32,9 @@ QUERY = "When should an agent escalate a ticket?"
 
 
 @pytest.fixture(scope="module")
-def stemmed() -> Lab:
-    return Lab.load(stem=True)
+def stemmed(handbook_lab: Lab) -> Lab:
+    """The session's handbook with stemmed retrieval tokens (its sibling, built once)."""
+    return handbook_lab.with_stem(True)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from playwright.sync_api import Page, ViewportSize, expect
 from raglab.pipeline.end_to_end import RunResult, run_pipeline, threshold_sweep
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import RunSettings
-from web.pages import LAPTOP, PHONE, Opener
+from tests.web.pages import LAPTOP, PHONE, Opener
 
 expect.set_options(timeout=30_000)
 

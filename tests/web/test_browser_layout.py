@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
-from web.pages import LAPTOP, PHONE, Opener
+from tests.web.pages import LAPTOP, PHONE, Opener
 
 expect.set_options(timeout=15_000)
 

@@ -26,8 +26,8 @@ from raglab.pipeline.exhibits.lsa import (
 )
 from raglab.pipeline.lab import Lab
 from raglab.text.tokens import count_words
-from web.conftest import serving
-from web.pages import LAPTOP, PHONE, Opener, opener
+from tests.web.conftest import serving
+from tests.web.pages import LAPTOP, PHONE, Opener, opener
 
 expect.set_options(timeout=30_000)
 

@@ -106,8 +106,10 @@ def run_export(args: argparse.Namespace) -> int:
     settings = export_settings(args)
     with cluster_lab(args, settings) as lab:
         chunking = settings.chunking
+        # A score fusion's weight is chosen on the training split first, once.
+        resolved = resolve(lab, settings)
         questions = [q for q in lab.questions if args.split == "all" or q.split == args.split]
-        rankings = {q.id: rank(lab, q, settings) for q in questions}
+        rankings = {q.id: rank(lab, q, resolved) for q in questions}
         if args.level == "chunk":
             entries = chunk_run(lab, rankings, chunking=chunking)
         else:
@@ -117,7 +119,6 @@ def run_export(args: argparse.Namespace) -> int:
             for qid, j in qrels(lab, level=args.level, chunking=chunking).items()
             if qid in rankings
         }
-        resolved = resolve(lab, settings)
     # Written once every number is computed (and a cluster closed): a failure leaves no file.
     for path in (args.run_file, args.qrels):
         if path and Path(path).exists() and not args.force:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, cranfield, cranfield_dir, handbook
 
 from raglab.corpus.pages import bundled_handbook_dir, load_corpus
 from raglab.distributed.chunking import chunk_beir, chunk_folder
@@ -20,8 +19,6 @@ from raglab.formats.beir import import_beir
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import SEED, chunk_overlap, chunk_size
-
-__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
 KEYS = [ChunkingKey("heading"), ChunkingKey("fixed", 50, 10), ChunkingKey("sentence", 40)]
 

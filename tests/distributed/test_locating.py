@@ -12,15 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, handbook
 
 from raglab.base.files import read_text
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.distributed.locating import locate_on_cluster
 from raglab.pipeline.lab import Lab
-
-__all__ = ["client", "handbook"]  # fixtures, used by name
 
 
 def _refuse() -> Any:

@@ -16,15 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cluster_fixtures import WHOLE_PAGES, client, handbook
 from threadpoolctl import threadpool_limits
 
 from raglab.cli.main import main
 from raglab.distributed.neural import encode_on_cluster, prime_neural_cache
 from raglab.embedding.neural.cache import encode_cached
 from raglab.pipeline.lab import Lab
-
-__all__ = ["client", "handbook"]  # fixtures, used by name
+from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
 def test_batches_encoded_on_the_workers_are_the_single_machines(client: Any, handbook: Lab) -> None:
@@ -61,15 +59,19 @@ def test_the_cluster_fills_the_vector_cache_with_the_single_machines_vectors(
 
 
 def test_handbook_fuse_with_its_neural_rows_is_byte_identical(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_neural_cache: Path,
 ) -> None:
-    """Oracle: ``raglab fuse --json`` on one machine, with an empty vector cache; the cluster's
-    run starts from another empty cache, so its neural rows rest on the workers' vectors."""
+    """Oracle: ``raglab fuse --json`` on one machine, its vectors encoded on this machine (a copy
+    of the session's warm cache); the cluster's run starts from an empty cache, so its neural
+    rows rest on the workers' vectors."""
     outputs = []
-    for name, extra in (("single", []), ("cluster", ["--workers", "2"])):
-        monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / name))
+    for folder, extra in ((fresh_neural_cache, []), (tmp_path / "cluster", ["--workers", "2"])):
+        monkeypatch.setenv("RAGLAB_CACHE_DIR", str(folder))
         assert main(["fuse", "--json", *extra]) == 0
         outputs.append(capsys.readouterr().out)
-        assert any((tmp_path / name).rglob("*.npy"))
+        assert any(folder.rglob("*.npy"))
     assert '"neural-rrf"' in outputs[0]
     assert outputs[1] == outputs[0]

@@ -14,9 +14,9 @@ import pytest
 import raglab.bm25.batch as batch_module
 import raglab.bm25.index as bm25_module
 import raglab.bm25.maxscore as topk_module
-from bm25_cases import PARAMS, assert_same, exhaustive
-from bm25_cases import zipf_corpus as zipf_corpus_of
 from raglab.bm25.index import BM25Index
+from tests.bm25.cases import PARAMS, assert_same, exhaustive
+from tests.bm25.cases import zipf_corpus as zipf_corpus_of
 
 # ---------------------------------------------------------------- fixtures
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, cranfield, cranfield_dir, handbook
 
 from raglab.base.sentinels import TUNED
 from raglab.distributed.end_to_end import prime_readings, read_on_cluster
@@ -20,8 +19,6 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import READINGS, prepared_questions, read_question
 from raglab.pipeline.resolve import resolve_run
 from raglab.run_settings import RunSettings
-
-__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
 
 SETTINGS = [
     RunSettings(),

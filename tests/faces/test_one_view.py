@@ -83,11 +83,13 @@ def test_the_reranker_is_the_same_on_the_command_line_and_the_api(
     assert {key for key, _ in ORDER_METRICS} <= set(at["rows"][0])
 
 
-def test_trec_eval_prints_the_pipeline_evaluation(tmp_path: Path, capsys: Cap) -> None:
+def test_trec_eval_prints_the_pipeline_evaluation(
+    tmp_path: Path, capsys: Cap, handbook_lab: Lab
+) -> None:
     run_file = tmp_path / "bm25.txt"
     assert main(["trec", "export", "--retriever", "bm25", "--run", str(run_file)]) == 0
     cli = cli_json(capsys, "trec", "eval", str(run_file), "--name", "mine")
-    found = evaluate_run(Lab.load(), run_file, name="mine", budget=default("budget"))
+    found = evaluate_run(handbook_lab, run_file, name="mine", budget=default("budget"))
     assert cli == json.loads(json.dumps(found.to_dict()))
     assert list(found.rankers) == ["mine", "BM25", "LSA", "RRF", "RRF + mine"]
     assert found.retriever == "run:mine" and found.supported and found.end_to_end is not None

@@ -15,9 +15,9 @@ import pytest
 import raglab.bm25.compiled as compiled
 import raglab.bm25.dense as dense
 import raglab.bm25.maxscore as maxscore
-from bm25_cases import PARAMS, exhaustive
-from bm25_cases import zipf_corpus as zipf_corpus_of
 from raglab.bm25.index import BM25Index
+from tests.bm25.cases import PARAMS, exhaustive
+from tests.bm25.cases import zipf_corpus as zipf_corpus_of
 
 # Thresholds that send every query down one path: (MaxScore's minimum postings, dense factor).
 PATHS = {

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
 from raglab.distributed.lsa import (
     chain_transpose_times,
@@ -25,8 +24,7 @@ from raglab.embedding.lsa import term_window_matrix, unit_rows
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import SEED
-
-__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
+from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
 @pytest.mark.parametrize(("name", "blocks"), [("handbook", 5), ("handbook", 1), ("cranfield", 3)])

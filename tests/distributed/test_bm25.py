@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cluster_fixtures import WHOLE_PAGES, client, cranfield, cranfield_dir, handbook
 
 from raglab.bm25.grid import grid_top_k
 from raglab.bm25.index import BM25Index
@@ -26,8 +25,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import RANKINGS, rank, rank_split, relevance_of, resolve
 from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.settings import GRID_B, GRID_K1, default
-
-__all__ = ["client", "cranfield", "cranfield_dir", "handbook"]  # fixtures, used by name
+from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
 def _check_index(lab: Lab, index: DistributedBM25, local: BM25Index, *, k: int) -> None:

@@ -11,11 +11,11 @@ import pytest
 import raglab.bm25.grid as grid_module
 import raglab.bm25.index as bm25_module
 import raglab.bm25.scoring as scoring_module
-from conftest import Cranfield
 from raglab.bm25.formula import lucene_idf
 from raglab.bm25.grid import grid_top_k
 from raglab.bm25.index import BM25Index, TermContribution
 from raglab.settings import GRID_B, GRID_K1, GRID_RECALL_K, default
+from tests.conftest import Cranfield
 
 # ---------------------------------------------------------------- fixtures
 

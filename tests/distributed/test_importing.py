@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_fixtures import client, cranfield_dir
 
 from raglab.cli.main import main
 from raglab.corpus.pages import load_corpus
@@ -22,8 +21,6 @@ from raglab.distributed.importing import import_beir_on_cluster, line_ranges
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
 from raglab.settings import SEED
-
-__all__ = ["client", "cranfield_dir"]  # fixtures, used by name
 
 
 def _beir_folder(root: Path, corpus: bytes, qrels: list[tuple[str, str]]) -> Path:
