@@ -60,16 +60,12 @@ def count_files(folder: Path) -> int:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Point RAGLAB_CACHE_DIR into this session's temporary folder before any test (or server
-    subprocess) starts, seeded with the vectors kept from earlier sessions; give every process
-    started from here one BLAS thread; and give in-process commands the session's
-    :class:`LabMaker`."""
+    subprocess) starts; give every process started from here one BLAS thread; and give
+    in-process commands the session's :class:`LabMaker`."""
     # trylast: pytest's tmp_path plugin has made its factory by then.
     factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
     folder = factory.getbasetemp() / "raglab-cache"
     folder.mkdir(exist_ok=True)
-    kept = _kept_vectors(config)
-    if kept is not None:
-        shutil.copytree(kept, folder, dirs_exist_ok=True, ignore=_not_vectors)
     os.environ["RAGLAB_CACHE_DIR"] = str(folder)
     # One BLAS thread, here and in every server or worker started from here (see one_blas_thread).
     for name in BLAS_THREADS:
@@ -78,31 +74,6 @@ def pytest_configure(config: pytest.Config) -> None:
     import raglab.cli._common as common
 
     common.lab_maker = LabMaker()
-
-
-def _not_vectors(folder: str, names: list[str]) -> set[str]:
-    """What is not kept between sessions: anything but a vector file or a folder (encoding
-    timings are this machine's measurement now, and each session measures its own)."""
-    return {n for n in names if not n.endswith(".npy") and not (Path(folder) / n).is_dir()}
-
-
-def _kept_vectors(config: pytest.Config) -> Path | None:
-    """The neural vectors kept between sessions in pytest's own cache folder
-    (``.pytest_cache/d/raglab-neural``), or None when pytest runs without its cache
-    (``-p no:cacheprovider``): then every vector is encoded afresh."""
-    cache = getattr(config, "cache", None)
-    return None if cache is None else Path(cache.mkdir("raglab-neural"))
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Keep the session's neural vectors for the next session (pytest's cache folder, never the
-    user's ``~/.cache``). A vector's file is named by the model's hash and the text's digest, and
-    its content read back is checked, so a kept one is the vector the model would compute."""
-    kept = _kept_vectors(session.config)
-    folder = os.environ.get("RAGLAB_CACHE_DIR")
-    neural = Path(folder) / "neural" if folder else None
-    if kept is not None and neural is not None and neural.is_dir():
-        shutil.copytree(neural, kept / "neural", dirs_exist_ok=True, ignore=_not_vectors)
 
 
 class LabMaker:
@@ -119,8 +90,8 @@ class LabMaker:
     may change; so each command starts as a freshly built lab would, only sooner.
     """
 
-    #: Lab attributes (cached properties) that the data and settings alone decide.
-    DATA_ONLY = ("word_offsets", "lsa_windows", "lsa")
+    #: Indexes attributes (cached properties) that the data and settings alone decide.
+    DATA_ONLY = ("lsa_windows", "lsa")
     #: A chunk set's cached values that need the neural model.
     MODEL_VALUES = ("neural",)
 
@@ -144,17 +115,18 @@ class LabMaker:
 
     def _start_from(self, earlier: Lab, lab: Lab) -> None:
         """Give ``lab`` the data-only values ``earlier`` holds (built by it or handed to it)."""
-        lab._question_tokens = earlier._question_tokens
         lab._sentences = earlier._sentences
+        ours, theirs = lab.indexes, earlier.indexes
+        ours._question_tokens = theirs._question_tokens
         for name in self.DATA_ONLY:
-            if name in earlier.__dict__:
-                lab.__dict__[name] = earlier.__dict__[name]
-        for key, chunk_set in list(earlier._chunk_sets._data.items()):
+            if name in theirs.__dict__:
+                ours.__dict__[name] = theirs.__dict__[name]
+        for key, chunk_set in list(theirs._chunk_sets._data.items()):
             own = copy.copy(chunk_set)
-            own.lab = lab
+            own.indexes = ours
             for name in self.MODEL_VALUES:
                 own.__dict__.pop(name, None)
-            lab._chunk_sets.setdefault(key, own)
+            ours._chunk_sets.setdefault(key, own)
 
 
 @pytest.fixture(scope="session", autouse=True)
