@@ -233,7 +233,7 @@ def api_for() -> type[Api]:
 def warm_neural_cache(handbook_lab: Lab, session_cache: Path) -> Path:
     """The session's neural cache holding the vectors of the handbook's chunks (default
     chunking), encoded once: the folder to copy where a test needs a cache of its own."""
-    _ = handbook_lab.chunk_set().neural
+    _ = handbook_lab.indexes.chunk_set().neural
     return session_cache
 
 

@@ -487,7 +487,7 @@ def finished(meta: dict[str, Any], server: str, lab: Lab) -> tuple[dict[str, Any
     count the saved cut gives (by the library)."""
     size, overlap, _ = _cutting_setting(lab)
     chunks = chunking_report(lab, ChunkingKey("fixed", size + 10, overlap)).n_chunks
-    grid = bm25_grid(lab)
+    grid = bm25_grid(lab, k=5)
     default = default_request(meta)
     plain = {**default, "rerank": False, "mmr": False, "mmr_lambda": None}
     settings = {

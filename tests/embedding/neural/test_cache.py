@@ -226,7 +226,8 @@ def test_a_second_process_encodes_nothing(
         f"""
         import sys
         import numpy as np
-        from raglab.embedding.neural import NeuralModel, encode_cached, load_model
+        from raglab.embedding.neural.cache import encode_cached
+        from raglab.embedding.neural.model import NeuralModel, load_model
         asked = []
         real = NeuralModel.encode
         def spy(self, texts, **options):

@@ -117,7 +117,8 @@ def test_reading_vectors_does_not_import_scipy_special(model: NeuralModel, tmp_p
     script = textwrap.dedent(
         f"""
         import sys
-        from raglab.embedding.neural import encode_cached, load_model
+        from raglab.embedding.neural.cache import encode_cached
+        from raglab.embedding.neural.model import load_model
         model = load_model({str(model.path)!r})
         encode_cached(model, {TEXTS!r}, cache_dir={str(tmp_path)!r})
         before = "scipy.special" in sys.modules

@@ -26,7 +26,7 @@ from raglab.pipeline.reranking import (
     train_reranker,
     with_mmr,
 )
-from raglab.pipeline.retrieval import ranked_chunks
+from raglab.pipeline.retrieval import ranked_chunks, resolve
 from raglab.rerank.features import FEATURES
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import CACHE_SIZE, MMR_LAMBDAS, RERANK_DEPTH
@@ -38,9 +38,10 @@ VERSION_CANDIDATES: CacheKind[RetrievalSettings, list[dict[str, Any]]] = CacheKi
 
 
 def fitted_reranker(lab: Lab, first_stage: RetrievalSettings) -> tuple[Reranker, float]:
-    """The reranker trained on the training split over ``first_stage``, and the MMR lambda
-    chosen on that split (:func:`~raglab.pipeline.reranking.choose_lambda`)."""
-    reranker = train_reranker(lab, first_stage)
+    """The reranker trained on the training split over ``first_stage`` (a score fusion's weight
+    chosen on that split first), and the MMR lambda chosen on it
+    (:func:`~raglab.pipeline.reranking.choose_lambda`)."""
+    reranker = train_reranker(lab, resolve(lab, first_stage))
     return reranker, float(choose_lambda(lab, reranker))
 
 
