@@ -30,6 +30,8 @@ import io
 import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,8 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 USER_CACHE = Path.home() / ".cache" / "raglab"
 #: Files in USER_CACHE when the session started (tests/test_isolation.py compares).
 USER_CACHE_FILES: list[int] = []
+#: The subprocess encoding Cranfield's chunk vectors while the first tests run (tests/prewarm.py).
+PREWARM: list[subprocess.Popen[bytes]] = []
 
 
 def count_files(folder: Path) -> int:
@@ -70,6 +74,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # One BLAS thread, here and in every server or worker started from here (see one_blas_thread).
     for name in BLAS_THREADS:
         os.environ[name] = "1"
+    # Cranfield's chunk vectors, encoded on the other core while the first tests run (the tests
+    # that read Cranfield run late and wait for it: cranfield_import).
+    prewarm = factory.getbasetemp() / "prewarm"
+    prewarm.mkdir(exist_ok=True)
+    with open(prewarm / "log.txt", "w") as log:
+        PREWARM.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.prewarm", str(prewarm)],
+                cwd=Path(__file__).resolve().parents[1],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
     USER_CACHE_FILES.append(count_files(USER_CACHE))
     import raglab.cli._common as common
 
@@ -152,7 +169,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     session, runs an event loop in this thread from the first browser test on, and the API
     tests' in-process client (``asyncio.run``) cannot start while one runs. (trylast: after
     pytest has grouped the tests by the fixtures they share.)"""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    # Then, before them, the modules that read Cranfield (they wait for its vectors, prewarmed
+    # on the other core meanwhile) or keep a Dask cluster's two workers busy (they would compete
+    # with the prewarming for that core).
+    late = {
+        item.module.__name__
+        for item in items
+        if {"cranfield_import", "client"} & set(item.fixturenames)
+    }
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("browser") is not None,
+            item.module.__name__ in late,
+        )
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the prewarming subprocess if the session ends before it does."""
+    for process in PREWARM:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 @pytest.fixture(scope="session")
@@ -167,6 +205,8 @@ def cranfield_import(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ``pages/`` (1,400 pages) and ``questions.jsonl``."""
     from raglab.cli.main import main
 
+    for process in PREWARM:
+        process.wait()  # its vectors are in the cache before any command reads Cranfield
     out = tmp_path_factory.mktemp("cranfield-import") / "cranfield"
     argv = ["import", "glasgow", "--out", str(out), "--quiet"]
     for option, name in (("--docs", "cran.all.1400"), ("--queries", "cran.qry")):
