@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.prewarm import import_argv
+
 if TYPE_CHECKING:
     from raglab.corpus.pages import Corpus
     from raglab.corpus.questions import QuestionSet
@@ -208,10 +210,7 @@ def cranfield_import(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for process in PREWARM:
         process.wait()  # its vectors are in the cache before any command reads Cranfield
     out = tmp_path_factory.mktemp("cranfield-import") / "cranfield"
-    argv = ["import", "glasgow", "--out", str(out), "--quiet"]
-    for option, name in (("--docs", "cran.all.1400"), ("--queries", "cran.qry")):
-        argv += [option, str(CRANFIELD_DIR / name)]
-    argv += ["--qrels", str(CRANFIELD_DIR / "cranqrel")]
+    argv = import_argv(out)
     # A session fixture cannot take capsys: the summary and warnings are swallowed here.
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):

@@ -17,6 +17,15 @@ from pathlib import Path
 CRANFIELD_DIR = Path(__file__).resolve().parent / "fixtures" / "cranfield"
 
 
+def import_argv(out: Path) -> list[str]:
+    """``raglab import glasgow``'s arguments that import Cranfield into ``out``, quietly: the
+    session's ``cranfield_import`` and this prewarming import it alike."""
+    argv = ["import", "glasgow", "--out", str(out), "--quiet"]
+    for option, name in (("--docs", "cran.all.1400"), ("--queries", "cran.qry")):
+        argv += [option, str(CRANFIELD_DIR / name)]
+    return [*argv, "--qrels", str(CRANFIELD_DIR / "cranqrel")]
+
+
 def main(folder: str) -> int:
     from raglab.embedding.neural.model import default_model_path
 
@@ -26,12 +35,8 @@ def main(folder: str) -> int:
     from raglab.pipeline.lab import Lab
 
     out = Path(folder) / "cranfield"
-    argv = ["import", "glasgow", "--out", str(out), "--quiet"]
-    for option, name in (("--docs", "cran.all.1400"), ("--queries", "cran.qry")):
-        argv += [option, str(CRANFIELD_DIR / name)]
-    argv += ["--qrels", str(CRANFIELD_DIR / "cranqrel")]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = raglab(argv)
+        code = raglab(import_argv(out))
     if code != 0:
         return code
     lab = Lab.load(out / "pages", out / "questions.jsonl")
