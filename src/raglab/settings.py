@@ -64,9 +64,11 @@ __all__ = [
     "MMR_DEPTH",
     "MMR_LAMBDAS",
     "NDCG_K",
+    "NEURAL_READER_SCORINGS",
     "NEURAL_RETRIEVERS",
     "PRECISION_K",
     "READER_ANALYZER",
+    "READER_SCORINGS",
     "READER_THRESHOLDS",
     "RECALL_KS",
     "RERANK_DEPTH",
@@ -158,6 +160,11 @@ WILSON_Z: Final = 1.959963984540054
 #: The reader reads with RAG lab's own analyzer, stemmed, whatever the retrieval tokens are: its
 #: coverage is a property of the sentence, not of the index (docs/design.md#reader).
 READER_ANALYZER: Final = "raglab"
+#: How the reader scores a sentence (docs/design.md#reader): the share of the question's stemmed
+#: terms it holds, that share IDF-weighted, or the cosine of the two texts' neural vectors. The
+#: scorings in NEURAL_READER_SCORINGS need the neural model, as the neural retrievers do.
+READER_SCORINGS: Final = ("coverage", "idf", "cosine")
+NEURAL_READER_SCORINGS: Final = ("cosine",)
 
 #: The retrievers, in the order the faces list them. The neural ones come last: without the model
 #: installed, everything before them works.
@@ -468,7 +475,7 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     Setting(
         name="threshold",
         default=TUNED,
-        help="the reader's coverage below which it answers 'not found'",
+        help="the reader's score (its coverage, or the cosine) below which it answers 'not found'",
         kind=float,
         minimum=0.0,
         maximum=1.0,
@@ -479,11 +486,16 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         name="reader_scoring",
         default="coverage",
         help="how the reader scores a sentence: the share of the question's words it holds "
-        "(coverage), or that share with each word weighted by its IDF over the chunks, so rare "
-        "words count more (idf)",
+        "(coverage), that share with each word weighted by its IDF over the chunks, so rare "
+        "words count more (idf), or the cosine of the question's and the sentence's neural "
+        "vectors, which meets a paraphrase that shares no word (cosine; needs the neural model)",
         kind=str,
-        choices=("coverage", "idf"),
-        choice_labels={"coverage": "plain coverage", "idf": "IDF-weighted coverage"},
+        choices=READER_SCORINGS,
+        choice_labels={
+            "coverage": "plain coverage",
+            "idf": "IDF-weighted coverage",
+            "cosine": "neural cosine",
+        },
         label="Reader scoring",
         group="run",
     ),

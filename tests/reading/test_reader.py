@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,14 +14,17 @@ from hypothesis import strategies as st
 from raglab.reading.reader import (
     QUOTE_RELATIONS,
     ReaderAnswer,
+    cosines,
     document_frequencies,
     idf_weights,
     is_correct,
     pack,
     quote_relation,
     read,
+    read_cosine,
 )
-from raglab.settings import READER_THRESHOLDS, default
+from raglab.settings import READER_ANALYZER, READER_THRESHOLDS, default
+from raglab.text.tokens import tokenize
 
 # --------------------------------------------------------------------------------------------
 # Fixtures
@@ -355,3 +360,106 @@ def test_a_correct_quote_lies_inside_or_contains_the_answer(
     assert relation in QUOTE_RELATIONS
     if answers:
         assert is_correct(quote, answers) == (relation in ("inside", "contains"))
+
+
+# --------------------------------------------------------------------------------------------
+# read_cosine: the neural reader
+# --------------------------------------------------------------------------------------------
+
+# all-MiniLM-L6-v2's outputs computed by sentence-transformers (tests/fixtures/minilm-reference,
+# its README gives the provenance): an oracle independent of raglab's encoder.
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm-reference" / "reference.json"
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[list[str], np.ndarray, np.ndarray]:
+    raw = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    pooled = np.asarray(raw["embedding"], dtype=np.float64)
+    unit = np.asarray(raw["embedding_normalized"], dtype=np.float64)
+    return raw["texts"], pooled, unit
+
+
+def test_cosines_are_the_dot_products_of_the_reference_unit_vectors(
+    reference: tuple[list[str], np.ndarray, np.ndarray],
+) -> None:
+    """oracle: numpy's dot product of sentence-transformers' own unit vectors. The reader's
+    cosine of the pooled (not normalised) vectors equals it: the norms divide out."""
+    _, pooled, unit = reference
+    q, rows = 27, [25, 10, 26, 21, 2]
+    got = cosines(pooled[q], pooled[rows])
+    np.testing.assert_allclose(got, unit[rows] @ unit[q], atol=1e-6)
+    # float32 unit vectors, as the encoder gives them, read the same.
+    f32 = cosines(unit[q].astype(np.float32), unit[rows].astype(np.float32))
+    np.testing.assert_allclose(f32, unit[rows] @ unit[q], atol=1e-6)
+    assert got.dtype == np.float64 and got.shape == (5,)
+
+
+def test_read_cosine_quotes_the_paraphrase_that_shares_no_word(
+    reference: tuple[list[str], np.ndarray, np.ndarray],
+) -> None:
+    """oracle: argmax of numpy's dot products of sentence-transformers' unit vectors. "Somebody
+    nicked the paperwork proving my level was tested." shares no word with "A lost certificate
+    is reissued free of charge as a PDF.", so coverage finds nothing; the cosine quotes it."""
+    texts, _, unit = reference
+    q, rows = 27, [25, 10, 26, 21]
+
+    def terms(text: str) -> set[str]:  # the reader's own content terms
+        return set(tokenize(text, stem=True, analyzer=READER_ANALYZER))
+
+    assert not read(terms(texts[q]), [terms(texts[i]) for i in rows], threshold=0.0).found
+    want = unit[rows] @ unit[q]
+    ans = read_cosine(unit[q], unit[rows], threshold=0.2)
+    assert ans.found and ans.sentence == int(np.argmax(want)) == 2
+    assert texts[rows[ans.sentence]].startswith("A lost certificate")
+    # The reference is rounded to 8 digits, so its unit vectors' norms are 1 within 1e-7.
+    assert ans.coverage == pytest.approx(float(want.max()), abs=1e-6)
+    np.testing.assert_allclose(ans.coverages, want, atol=1e-6)
+    # The same quote at a threshold just below its cosine, none just above.
+    assert read_cosine(unit[q], unit[rows], threshold=round(float(want.max()), 2) - 0.01).found
+    assert not read_cosine(unit[q], unit[rows], threshold=float(want.max()) + 0.01).found
+
+
+def test_read_cosine_by_hand() -> None:
+    """oracle: hand computation in the plane. q = (1, 0); sentences (0, 1), (1, 1), (-1, 0), (2, 2):
+    cosines 0, 1/√2, -1, 1/√2. The best, 1/√2, is tied: the earliest (index 1) is quoted; a
+    threshold of 0.7 quotes it, 0.75 declines (the cosine still reported)."""
+    q = np.array([1.0, 0.0])
+    s = np.array([[0.0, 1.0], [1.0, 1.0], [-1.0, 0.0], [2.0, 2.0]])
+    half = 1 / math.sqrt(2)
+    ans = read_cosine(q, s, threshold=0.7)
+    assert (ans.found, ans.sentence) == (True, 1)
+    assert ans.coverage == pytest.approx(half, abs=1e-15)
+    np.testing.assert_allclose(ans.coverages, [0.0, half, -1.0, half], atol=1e-15)
+    above = read_cosine(q, s, threshold=0.75)
+    assert not above.found and above.sentence is None and above.coverage == pytest.approx(half)
+    # Equal to the threshold counts as found, with the same slack as coverage.
+    assert read_cosine(np.array([1.0, 0.0]), np.array([[3.0, 4.0]]), threshold=0.6).found
+
+
+def test_read_cosine_not_found_cases() -> None:
+    """oracle: the documented rule. No sentence, a best cosine of 0 or below (nothing points the
+    question's way) and a zero vector answer "not found", even at threshold 0."""
+    q = np.array([1.0, 0.0])
+    empty = read_cosine(q, np.zeros((0, 2)), threshold=0.0)
+    assert not empty.found and empty.coverages.shape == (0,)
+    away = read_cosine(q, np.array([[0.0, 1.0], [-1.0, -1.0]]), threshold=0.0)
+    assert not away.found and away.coverage == 0.0
+    zero = read_cosine(np.zeros(2), np.array([[1.0, 0.0]]), threshold=0.0)
+    assert not zero.found and zero.coverages.tolist() == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("q", "s", "threshold", "message"),
+    [
+        (np.ones(2), np.ones((1, 2)), 1.1, "threshold must lie in"),
+        (np.ones(2), np.ones((1, 3)), 0.5, "sentence_vectors must have shape"),
+        (np.ones((1, 2)), np.ones((1, 2)), 0.5, "question_vector must be 1-d"),
+        (np.array([np.nan, 1.0]), np.ones((1, 2)), 0.5, "finite"),
+    ],
+)
+def test_read_cosine_rejects_bad_input(
+    q: np.ndarray, s: np.ndarray, threshold: float, message: str
+) -> None:
+    """oracle: the validation contract (ValueError naming the problem)."""
+    with pytest.raises(ValueError, match=message):
+        read_cosine(q, s, threshold=threshold)

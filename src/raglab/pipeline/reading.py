@@ -6,9 +6,10 @@ all and entered once: the chunk set taken once, the first stage's rankings
 (:func:`raglab.pipeline.reranking.reranked_questions`; the reranker is fitted on the training split
 when the run is resolved, :func:`raglab.pipeline.resolve.resolve_run`), then each context packed
 (:func:`raglab.reading.reader.pack`) and read: the page sentences lying whole inside the packed
-chunks, the reader's best one (:func:`raglab.reading.readings.read_prepared`), by plain coverage or
-by IDF-weighted coverage with the IDF over the run's chunks (:func:`reader_df`;
-docs/design.md#reader). The threshold is laid over the readings afterwards, so one reading serves
+chunks, the reader's best one (:func:`raglab.reading.readings.read_prepared`), by plain coverage,
+by IDF-weighted coverage with the IDF over the run's chunks (:func:`reader_df`), or by the cosine
+of the question's and each candidate sentence's neural vectors, every one encoded alone by the
+lab's model and kept on disk (:func:`reader_vectors`; docs/design.md#reader). The threshold is laid over the readings afterwards, so one reading serves
 every threshold.
 
 A question is read in two steps: :func:`prepare_reading` packs it from its final list and gathers
@@ -26,24 +27,27 @@ from raglab.base.ranking import Ranking
 from raglab.corpus.questions import Question
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.cache import CacheKind
+from raglab.pipeline.dense import unavailable
 from raglab.pipeline.indexes import ChunkSet
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import Reranker, reranked_questions
 from raglab.pipeline.retrieval import ranked_questions
-from raglab.reading.reader import document_frequencies, idf_weights, pack
-from raglab.reading.readings import Reading, ReadingInput, read_prepared
+from raglab.reading.reader import Vectors, document_frequencies, idf_weights, pack
+from raglab.reading.readings import Reading, ReadingInput, SentenceSpan, candidates, read_prepared
 from raglab.run_settings import ChunkingKey, ReadSettings
-from raglab.settings import CACHE_SIZE, READER_ANALYZER
+from raglab.settings import CACHE_SIZE, NEURAL_READER_SCORINGS, READER_ANALYZER
 from raglab.text.tokens import tokenize
 
 __all__ = [
     "READINGS",
+    "check_reader",
     "prepare_reading",
     "prepared_questions",
     "prepared_split",
     "read_question",
     "read_split",
     "reader_df",
+    "reader_vectors",
 ]
 
 #: The readings of a split's questions, in file order, by (split, read settings).
@@ -74,6 +78,13 @@ def prepare_reading(
         for c in (cs.chunks[i] for i in ranking.indices[:k_budget].tolist())
     )
     pages = dict.fromkeys(page for _, page, _, _ in packed)
+    sentences = {page: tuple(lab.sentences(page)) for page in pages}
+    texts = {page: lab.corpus.page(page).text for page in pages}
+    question_vector, sentence_vectors = None, None
+    if read.reader_scoring == "cosine":
+        question_vector, sentence_vectors = reader_vectors(
+            lab, q, [span for _, span, _ in candidates(packed, sentences)], texts
+        )
     return ReadingInput(
         q=q,
         rank=first,
@@ -81,10 +92,37 @@ def prepare_reading(
         depth=depth,
         relevant=bool(rel),
         packed=packed,
-        sentences={page: tuple(lab.sentences(page)) for page in pages},
-        texts={page: lab.corpus.page(page).text for page in pages},
+        sentences=sentences,
+        texts=texts,
         weights=weights,
+        question_vector=question_vector,
+        sentence_vectors=sentence_vectors,
     )
+
+
+def reader_vectors(
+    lab: Lab, q: Question, spans: Sequence[SentenceSpan], texts: dict[str, str]
+) -> tuple[Vectors, dict[SentenceSpan, Vectors]]:
+    """The cosine reader's vectors: the question's unit vector, shape (dim,), and each sentence
+    span's (page, start, end; its text cut from ``texts``), under the lab's neural model.
+
+    Every text is encoded alone, as a question is (:meth:`raglab.pipeline.indexes.Indexes.
+    query_vector`): a sentence's vector is then the same whichever sentences were encoded before
+    it, it is kept on disk beside the questions' (:func:`raglab.pipeline.dense.encode_query`), and
+    a sentence met again, in another question's context or another run, costs nothing.
+    """
+    indexes = lab.indexes
+    vectors = {span: indexes.query_vector(texts[span[0]][span[1] : span[2]]) for span in spans}
+    return indexes.query_vector(q), vectors
+
+
+def check_reader(lab: Lab, scoring: str) -> None:
+    """ValueError saying how to install the neural model when the reader's ``scoring`` needs it
+    and it is missing (:func:`raglab.pipeline.dense.unavailable`); nothing otherwise."""
+    if scoring in NEURAL_READER_SCORINGS:
+        why = unavailable(lab.model)
+        if why is not None:
+            raise ValueError(f"the reader's {scoring} scoring {why}")
 
 
 def prepared_questions(
@@ -99,6 +137,7 @@ def prepared_questions(
         raise ValueError(
             "a reading with the reranker needs the run's trained reranker, and only it"
         )
+    check_reader(lab, read.reader_scoring)
     cs = lab.indexes.chunk_set(read.chunking)
     rankings = ranked_questions(lab, cs, qs, read.first_stage)
     if reranker is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from raglab.base.sentinels import TUNED
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.reading import read_split
+from raglab.pipeline.reading import check_reader, read_split
 from raglab.pipeline.reranking import Reranker, choose_lambda, train_reranker
 from raglab.pipeline.retrieval import resolve
 from raglab.reading import diagnosis
@@ -59,7 +59,9 @@ def resolve_run(lab: Lab, settings: RunSettings) -> tuple[ResolvedRun, Reranker 
     """``settings`` with every value chosen on the training split made concrete, in pipeline
     order: the fusion weight, the reranker, MMR's lambda (:func:`resolve_read`,
     :func:`run_reranker`), the reader's threshold (:func:`choose_threshold`), each chosen with
-    the ones before it fixed; with the trained reranker (None without one)."""
+    the ones before it fixed; with the trained reranker (None without one). A reader scoring
+    whose model is missing stops the run here, before anything is tuned (:func:`check_reader`)."""
+    check_reader(lab, settings.reader_scoring)
     read = resolve_read(lab, settings)
     given = settings.threshold is not TUNED
     if not given:

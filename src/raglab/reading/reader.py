@@ -8,11 +8,14 @@ model runs: the answer is one sentence of the context, so its correctness (:func
 :func:`quote_relation`) is a comparison of character spans.
 
 Coverage is plain (every question term counts once) or IDF-weighted (rare terms count more), with
-the IDF taken over a collection of documents (:func:`document_frequencies`, :func:`idf_weights`);
-both are defined in docs/design.md#reader.
+the IDF taken over a collection of documents (:func:`document_frequencies`, :func:`idf_weights`).
+A third scoring shares no word at all: :func:`read_cosine` quotes the sentence whose neural vector
+lies closest to the question's, so a paraphrase can be found. All three are defined in
+docs/design.md#reader.
 
-Public API: :func:`pack`, :class:`ReaderAnswer`, :func:`read`, :func:`is_correct`,
-:func:`quote_relation`, :func:`document_frequencies`, :func:`idf_weights`.
+Public API: :func:`pack`, :class:`ReaderAnswer`, :func:`read`, :func:`read_cosine`,
+:func:`cosines`, :func:`is_correct`, :func:`quote_relation`, :func:`document_frequencies`,
+:func:`idf_weights`.
 """
 
 from __future__ import annotations
@@ -20,14 +23,19 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from raglab.base.ranking import FloatArray
 
 # New constant of this module: coverages are ratios of small integers compared against decimal
 # thresholds (0.35 = 7/20), so "equal to the threshold" is decided with this float slack.
 COVERAGE_EPSILON = 1e-12
+
+# Vectors of any float type: the neural encoder's float32, or float64.
+Vectors = npt.NDArray[np.floating[Any]]
 
 # A span of a page: (page id, start, end), character offsets into the page text, end exclusive.
 Span = tuple[str, int, int]
@@ -59,9 +67,9 @@ class ReaderAnswer:
     """The reader's answer for one question.
 
     ``found`` says whether a sentence is quoted; ``sentence`` is its index into the context's
-    sentences (``None`` when not found); ``coverage`` is the best sentence's coverage (reported
-    even when it falls below the threshold); ``coverages`` has shape (n_sentences,) and holds every
-    sentence's coverage, for display.
+    sentences (``None`` when not found); ``coverage`` is the best sentence's score, its coverage
+    or, from :func:`read_cosine`, its cosine (reported even when it falls below the threshold);
+    ``coverages`` has shape (n_sentences,) and holds every sentence's score, for display.
     """
 
     found: bool
@@ -151,6 +159,55 @@ def read(
     coverage = float(coverages[best])
     found = coverage > 0.0 and coverage >= threshold - COVERAGE_EPSILON
     return ReaderAnswer(found, best if found else None, coverage, coverages)
+
+
+def cosines(question_vector: Vectors, sentence_vectors: Vectors) -> FloatArray:
+    """cos_j = q · s_j / (‖q‖ ‖s_j‖) for each row s_j of ``sentence_vectors``, shape (n, dim),
+    against ``question_vector`` q, shape (dim,): shape (n,), float64, clipped to [-1, 1].
+
+    Computed in float64 whatever the vectors' type; a zero vector (q or a row) has cosine 0.
+    """
+    q = np.asarray(question_vector, dtype=np.float64)
+    s = np.asarray(sentence_vectors, dtype=np.float64)
+    if q.ndim != 1:
+        raise ValueError(f"question_vector must be 1-d, got shape {q.shape}")
+    if s.ndim != 2 or s.shape[1] != q.shape[0]:
+        raise ValueError(f"sentence_vectors must have shape (n, {q.shape[0]}), got shape {s.shape}")
+    if not (np.isfinite(q).all() and np.isfinite(s).all()):
+        raise ValueError("the vectors must be finite")
+    norms = np.linalg.norm(s, axis=1) * np.linalg.norm(q)
+    dots = s @ q
+    out = np.zeros(s.shape[0], dtype=np.float64)
+    np.divide(dots, norms, out=out, where=norms > 0)
+    return np.clip(out, -1.0, 1.0)
+
+
+def read_cosine(
+    question_vector: Vectors, sentence_vectors: Vectors, *, threshold: float
+) -> ReaderAnswer:
+    """Quote the sentence whose vector lies closest to the question's, by cosine.
+
+    With q the question's neural vector and s_j that of sentence j of the packed context (in
+    context order), each encoded alone by the same model:
+
+        cos_j = q · s_j / (‖q‖ ‖s_j‖)                               (:func:`cosines`)
+
+    The reader quotes j* = argmax_j cos_j, ties going to the earliest sentence, exactly as
+    :func:`read` does with coverage. It answers "not found" when cos_{j*} < ``threshold`` (equal
+    counts as found, with the same 1e-12 slack), when there are no sentences, or when cos_{j*}
+    ≤ 0: no sentence points the question's way at all, the cosine's "shares no term" (so a
+    threshold of 0 never quotes a sentence unrelated to the question). Unlike coverage it needs
+    no shared word, so a sentence that paraphrases the question can be quoted.
+    """
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must lie in [0, 1], got {threshold}")
+    scores = cosines(question_vector, sentence_vectors)
+    if scores.size == 0:
+        return ReaderAnswer(False, None, 0.0, scores)
+    best = int(np.argmax(scores))  # first maximum: the earliest sentence wins a tie
+    score = float(scores[best])
+    found = score > 0.0 and score >= threshold - COVERAGE_EPSILON
+    return ReaderAnswer(found, best if found else None, score, scores)
 
 
 def _check_span(name: str, span: Span) -> None:

@@ -1,9 +1,10 @@
 """One question read: the packed context's sentences, the reader's best one, and where it lies.
 
 One job: :func:`read_prepared` reads a prepared question (:class:`ReadingInput`: the packed
-chunks' bounds, their pages' sentences and texts, the question's term weights, the first answer
-chunk's rank and the depth the final list was cut at) into a :class:`Reading`, a pure function of
-those values. The threshold is laid over a reading afterwards (:meth:`Reading.found`), so one
+chunks' bounds, their pages' sentences and texts, the question's term weights or, for the cosine
+scoring, the question's and the candidate sentences' neural vectors, the first answer chunk's rank
+and the depth the final list was cut at) into a :class:`Reading`, a pure function of those
+values. The threshold is laid over a reading afterwards (:meth:`Reading.found`), so one
 reading serves every threshold: the one chosen on train, the run's, and exhibit VI's sweep.
 Gathering the input from a lab is the pipeline's (:mod:`raglab.pipeline.reading`); a Dask cluster
 runs this step on its workers (:mod:`raglab.distributed.end_to_end`).
@@ -14,12 +15,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from raglab.corpus.questions import Question
-from raglab.reading.reader import COVERAGE_EPSILON, quote_relation, read
+from raglab.reading.reader import (
+    COVERAGE_EPSILON,
+    ReaderAnswer,
+    Vectors,
+    quote_relation,
+    read,
+    read_cosine,
+)
 from raglab.settings import READER_ANALYZER
 from raglab.text.tokens import tokenize
 
-__all__ = ["Reading", "ReadingInput", "read_prepared"]
+__all__ = ["Reading", "ReadingInput", "candidates", "read_prepared"]
+
+# A sentence of a page: (page id, start, end), character offsets into the page text.
+SentenceSpan = tuple[str, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +51,7 @@ class Reading:
     best: tuple[str, int, int] | None  # (page, start, end) of the best sentence
     best_text: str | None
     best_chunk: str | None
-    coverage: float
+    coverage: float  # the best sentence's score: its coverage, or its cosine
     relation: str  # the best sentence against the answer (raglab.reading.reader.quote_relation)
     cut: bool
 
@@ -60,7 +73,9 @@ class ReadingInput:
     pages' texts; ``rank`` the first relevant chunk's rank in the final ranking (None: none
     there), ``depth`` the depth the final ranking was cut at, ``relevant`` whether the chunking
     kept any chunk holding the answer whole, ``weights`` the reader's term weights (None: plain
-    coverage)."""
+    coverage). For the cosine scoring ``question_vector`` holds the question's neural vector,
+    shape (dim,), and ``sentence_vectors`` every candidate sentence's (:func:`candidates`) by its
+    (page, start, end); both None for the other scorings."""
 
     q: Question
     rank: int | None
@@ -71,23 +86,43 @@ class ReadingInput:
     sentences: Mapping[str, tuple[tuple[int, int, frozenset[str]], ...]]
     texts: Mapping[str, str]
     weights: Mapping[str, float] | None
+    question_vector: Vectors | None = None
+    sentence_vectors: Mapping[SentenceSpan, Vectors] | None = None
+
+
+def candidates(
+    packed: tuple[tuple[str, str, int, int], ...],
+    sentences: Mapping[str, tuple[tuple[int, int, frozenset[str]], ...]],
+) -> list[tuple[str, SentenceSpan, frozenset[str]]]:
+    """The reader's candidate sentences, in context order: each page sentence lying whole inside
+    a packed chunk, as (chunk id, (page, start, end), stemmed terms). A sentence inside two packed
+    chunks (overlapping windows) is a candidate twice, once per chunk."""
+    return [
+        (chunk_id, (page_id, a, b), words)
+        for chunk_id, page_id, start, end in packed
+        for a, b, words in sentences[page_id]
+        if start <= a and b <= end
+    ]
 
 
 def read_prepared(inp: ReadingInput) -> Reading:
     """Read one prepared question (threshold not applied: the best sentence is kept whatever
-    its coverage, for any threshold to be laid over it)."""
+    its score, for any threshold to be laid over it)."""
     q = inp.q
-    spans: list[tuple[str, int, int]] = []
-    terms: list[frozenset[str]] = []
-    chunk_ids: list[str] = []
-    for chunk_id, page_id, start, end in inp.packed:
-        for a, b, words in inp.sentences[page_id]:
-            if start <= a and b <= end:
-                spans.append((page_id, a, b))
-                terms.append(words)
-                chunk_ids.append(chunk_id)
-    q_terms = set(tokenize(q.question, stem=True, analyzer=READER_ANALYZER))
-    answer = read(q_terms, terms, threshold=0.0, weights=inp.weights)
+    found = candidates(inp.packed, inp.sentences)
+    spans = [span for _, span, _ in found]
+    chunk_ids = [chunk_id for chunk_id, _, _ in found]
+    answer: ReaderAnswer
+    if inp.question_vector is not None:
+        if inp.sentence_vectors is None:
+            raise ValueError("the cosine scoring needs the candidate sentences' vectors")
+        dim = len(inp.question_vector)
+        vectors = np.array([inp.sentence_vectors[span] for span in spans], dtype=np.float64)
+        answer = read_cosine(inp.question_vector, vectors.reshape(len(spans), dim), threshold=0.0)
+    else:
+        q_terms = set(tokenize(q.question, stem=True, analyzer=READER_ANALYZER))
+        terms = [words for _, _, words in found]
+        answer = read(q_terms, terms, threshold=0.0, weights=inp.weights)
     best = spans[answer.sentence] if answer.sentence is not None else None
     # Only the quoted sentence's text is cut from its page: a sentence can be a page long.
     best_text = None if best is None else inp.texts[best[0]][best[1] : best[2]]
