@@ -160,3 +160,23 @@ def test_meta_lists_every_setting_and_label_from_the_table(api: Any) -> None:
     assert meta["settings"] == [s.to_json() for s in SETTINGS]
     assert meta["labels"]["retrievers"] == dict(RETRIEVER_LABELS)
     assert "root" not in meta["corpus"] and meta["corpus"]["name"] == "handbook"
+
+
+def test_the_cosine_reader_runs_the_same_on_every_face(capsys: Cap, api: Any, lab: Lab) -> None:
+    """The neural reader, BM25 + neural retrieval: ``raglab run --reader-scoring cosine``,
+    ``POST /api/run`` and the library give the same outcomes, quotes and cosines, with the
+    threshold chosen on train; /api/meta offers the choice under its label."""
+    argv = ["run", "--retriever", "neural-rrf", "--reader-scoring", "cosine"]
+    cli = cli_json(capsys, *argv)
+    web = api.post("/api/run", {"retriever": "neural-rrf", "reader_scoring": "cosine"}).json()
+    library = run_pipeline(lab, RunSettings(retriever="neural-rrf", reader_scoring="cosine"))
+    assert _face(cli) == _face(web) == _summary(library)
+    scores = [o.coverage for o in library.outcomes]
+    assert [o["coverage"] for o in cli["outcomes"]] == [o["coverage"] for o in web["outcomes"]]
+    assert [o["coverage"] for o in web["outcomes"]] == scores
+    assert cli["settings"] == web["settings"] and web["settings"]["reader_scoring"] == "cosine"
+    assert cli["threshold"] == web["threshold"] == library.threshold
+    assert "threshold" in cli["chosen_on_train"] and "threshold" in web["chosen_on_train"]
+    assert web["stages"]["stages"][-1]["count"] == library.answerable_correct
+    row = next(s for s in api.get("/api/meta").json()["settings"] if s["name"] == "reader_scoring")
+    assert "cosine" in row["choices"] and row["choice_labels"]["cosine"] == "neural cosine"

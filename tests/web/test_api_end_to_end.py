@@ -67,7 +67,8 @@ def test_meta_offers_the_readers_scoring_from_the_table(api: Any) -> None:
     meta = api.get("/api/meta").json()
     row = next(s for s in meta["settings"] if s["name"] == "reader_scoring")
     assert row == setting("reader_scoring").to_json()
-    assert row["default"] == "coverage" and row["choices"] == ["coverage", "idf"]
+    assert row["default"] == "coverage" and row["choices"] == ["coverage", "idf", "cosine"]
+    assert row["choice_labels"]["cosine"] == "neural cosine"
 
 
 def test_accuracy_and_bound_on_one_base(api: Any, lab: Lab) -> None:
