@@ -202,3 +202,17 @@ def test_progress_bars_show_on_a_terminal_and_never_with_quiet() -> None:
     assert "Chunking and indexing" in shown and "Score fusion" in shown
     hidden = _run_in_terminal(["fuse", "--quiet"])
     assert "Chunking and indexing" not in hidden and "Score fusion" in hidden
+
+
+def test_run_prints_the_right_answers_by_kind(capsys: pytest.CaptureFixture[str], lab: Lab) -> None:
+    """Oracle: the library's run, its outcomes counted by kind here."""
+    from collections import Counter
+
+    assert main(["run", "--no-rerank", "--retriever", "bm25"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    result = run_pipeline(lab, RunSettings(retriever="bm25", rerank=False, mmr=False))
+    n = Counter(o.kind for o in result.outcomes)
+    right = Counter(o.kind for o in result.outcomes if o.outcome == "correct")
+    assert "Right by kind:" in out
+    for kind in ("paraphrase", "identifier"):
+        assert f"{kind} {right[kind]} of {n[kind]}" in out

@@ -8,7 +8,6 @@ the package really made unimportable.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from raglab.pipeline.resolve import resolve_read, resolve_run
 from raglab.reading.readings import read_prepared
 from raglab.run_settings import RunSettings
 from raglab.settings import READER_THRESHOLDS
-from tests.pipeline.test_end_to_end import PAGES, QUESTIONS
+from tests.pipeline.small_corpus import QUESTIONS, write_small_lab
 
 
 def cosine(**kw: object) -> RunSettings:
@@ -67,35 +66,19 @@ def test_the_cosine_reader_quotes_the_argmax_of_the_encoders_vectors(handbook_la
     assert checked >= 20  # real contexts, several sentences each
 
 
-def _small_lab(folder: Path, swap_test_answers: bool) -> Lab:
-    """The pages and questions of tests/pipeline/test_end_to_end.py; ``swap_test_answers``
-    relabels the test split only (each test question gets the other's answer passage)."""
-    pages = folder / "pages"
-    pages.mkdir(parents=True)
-    for name, text in PAGES.items():
-        (pages / f"{name}.md").write_text(text, encoding="utf-8")
-    rows = [list(row) for row in QUESTIONS]
-    if swap_test_answers:
-        s1 = next(r for r in rows if r[0] == "s1")
-        s2 = next(r for r in rows if r[0] == "s2")
-        s1[3], s2[3] = s2[3], s1[3]
-    lines = [
-        json.dumps(
-            {"id": i, "split": s, "kind": "keyword" if a else "out-of-corpus", "question": q}
-            | {"answer": a}
-        )
-        for i, s, q, a in rows
-    ]
-    (folder / "q.jsonl").write_text("\n".join(lines), encoding="utf-8")
-    return Lab.load(pages, folder / "q.jsonl")
+def _relabelled() -> list[tuple[str, str, str, str | None]]:
+    """The small corpus's questions with the test split relabelled: s1 and s2 swap answers."""
+    answers = {i: a for i, _, _, a in QUESTIONS}
+    swap = {"s1": answers["s2"], "s2": answers["s1"]}
+    return [(i, s, q, swap.get(i, a)) for i, s, q, a in QUESTIONS]
 
 
 def test_the_cosine_threshold_is_tuned_on_train_only(tmp_path: Path) -> None:
     """Oracle: the rule written out: whole runs on the training split at every threshold of the
     grid, the most correct one kept (ties to the smallest). Relabelling the test split changes
     the test outcomes but not the threshold."""
-    lab = _small_lab(tmp_path / "a", swap_test_answers=False)
-    other = _small_lab(tmp_path / "b", swap_test_answers=True)
+    lab = write_small_lab(tmp_path / "a")
+    other = write_small_lab(tmp_path / "b", _relabelled())
     run, _ = resolve_run(lab, cosine())
     correct = {
         t: run_pipeline(lab, cosine(threshold=t), split="train").correct for t in READER_THRESHOLDS

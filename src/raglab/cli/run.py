@@ -13,6 +13,7 @@ from raglab.cli._common import EXIT_OK, add_lab_options, console, print_json
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.corpus.questions import SPLITS
 from raglab.pipeline.end_to_end import RunResult, run_pipeline
+from raglab.pipeline.exhibits.end_to_end import funnel
 from raglab.reading.diagnosis import OUTCOMES
 from raglab.run_settings import RUN_SETTING_NAMES, RunSettings
 from raglab.settings import SCORE_FUSIONS
@@ -100,4 +101,11 @@ def run(args: argparse.Namespace) -> int:
         "Where answers went: "
         + ", ".join(f"{name} {result.funnel.get(name, 0)}" for name in OUTCOMES)
     )
+    out.print("Right by kind: " + "; ".join(kind_line(k) for k in funnel(result)["kinds"]))
     return EXIT_OK
+
+
+def kind_line(row: dict[str, Any]) -> str:
+    """One kind of the funnel's ``kinds``: "paraphrase 1 of 7 (reader 3, past budget 2)"."""
+    lost = ", ".join(f"{name} {count}" for name, count in row["lost"].items() if count)
+    return f"{row['kind']} {row['correct']} of {row['n']}" + (f" ({lost})" if lost else "")

@@ -13,6 +13,7 @@ from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.end_to_end import RunResult, outcomes_vector, read_settings, threshold_sweep
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.resolve import choose_threshold, run_reranker
+from raglab.reading.diagnosis import DIAGNOSES
 from raglab.run_settings import RunSettings
 from raglab.settings import default
 
@@ -23,6 +24,11 @@ def funnel(result: RunResult) -> dict[str, Any]:
     Each answerable question has one outcome, so subtracting the losses of each stage in
     pipeline order leaves exactly the correct ones. A stage's ``answered`` counts the questions
     it lost that the reader answered anyway, with a wrong sentence (``false_answer``).
+
+    ``kinds`` splits the same outcomes by question kind (the questions file's ``kind``), in the
+    order the kinds first appear: each kind's ``n`` questions, how many are ``correct``, and
+    ``lost`` by each diagnosis, so that where a kind's answers go (a paraphrase lost at the
+    reader, say) can be read for each reader scoring.
     """
     counts = result.funnel
     stages = []
@@ -41,8 +47,19 @@ def funnel(result: RunResult) -> dict[str, Any]:
             {"stage": stage, "count": left, "lost": lost, "loss": loss, "answered": answered}
         )
     unanswerable = result.n - result.answerable
+    kinds: dict[str, dict[str, Any]] = {}
+    for o in result.outcomes:
+        row = kinds.setdefault(
+            o.kind, {"kind": o.kind, "n": 0, "correct": 0, "lost": dict.fromkeys(DIAGNOSES, 0)}
+        )
+        row["n"] += 1
+        if o.outcome == "correct":
+            row["correct"] += 1
+        else:
+            row["lost"][o.outcome] += 1
     return {
         "stages": stages,
+        "kinds": list(kinds.values()),
         "unanswerable": unanswerable,
         "declined": unanswerable - counts.get("false answer", 0),
         "false_answers": counts.get("false answer", 0),
