@@ -186,7 +186,7 @@ export async function init({ meta, store }) {
       width: 720,
     });
     $("#run-funnel-caption").textContent =
-      `How many of the ${result.answerable} answerable questions survive each stage, in pipeline order; the last bar shows the questions the documents cannot answer.`;
+      `How many of the ${result.answerable} answerable questions survive each stage, in pipeline order; the last bar shows the questions the documents cannot answer. Right by kind, then where the rest were lost: ${f.kinds.map((k) => [`${k.kind} ${k.correct} of ${k.n}`, ...Object.entries(k.lost).filter(([, c]) => c).map(([d, c]) => `${LOSS_NAMES[d]} ${c}`)].join(", ")).join("; ")}.`;
     $("#run-table tbody").replaceChildren(
       ...result.outcomes.map((o) =>
         el(
