@@ -3,7 +3,7 @@ readings, outcomes, accuracy and interval.
 
 Oracle: :func:`raglab.pipeline.end_to_end.run_pipeline` on a fresh lab on one machine, under
 several settings (the defaults, no reranker, IDF-weighted reading, MMR at a given lambda, a
-given threshold), compared reading by reading and as the whole result.
+given threshold, the neural cosine reader), compared reading by reading and as the whole result.
 """
 
 from __future__ import annotations
@@ -25,10 +25,13 @@ SETTINGS = [
     RunSettings(rerank=False, mmr=False),
     RunSettings(reader_scoring="idf"),
     RunSettings(mmr_lambda=0.5, threshold=0.3),
+    RunSettings(rerank=False, mmr=False, reader_scoring="cosine"),
 ]
 
 
-@pytest.mark.parametrize("settings", SETTINGS, ids=["defaults", "no-rerank", "idf", "given"])
+@pytest.mark.parametrize(
+    "settings", SETTINGS, ids=["defaults", "no-rerank", "idf", "given", "cosine"]
+)
 def test_readings_on_the_workers_equal_one_machine(
     client: Any, handbook: Lab, settings: RunSettings
 ) -> None:

@@ -11,7 +11,9 @@ For each question: rank the chunks, pack them in rank order into a budget of W w
 how many fit), take the page sentences lying whole inside the packed chunks, and let the reader
 quote the one covering the largest share of the question's stemmed content terms (below the
 threshold it says "not found"). The share is plain coverage or, with ``reader_scoring="idf"``,
-IDF-weighted coverage, the IDF taken over the run's chunks (docs/design.md#reader).
+IDF-weighted coverage, the IDF taken over the run's chunks; with ``reader_scoring="cosine"`` the
+reader scores each sentence by the cosine of its neural vector with the question's instead, and
+the threshold applies to that cosine (docs/design.md#reader).
 
 Every miss gets one diagnosis (:mod:`raglab.reading.diagnosis`; docs/design.md#diagnosis):
 ``cut``, ``not retrieved`` (no answer chunk within the depth the run's final list was cut at),
@@ -62,7 +64,7 @@ class QuestionOutcome:
     k_budget: int
     quote: str | None
     quote_chunk: str | None
-    coverage: float
+    coverage: float  # the best sentence's score: its coverage, or its cosine
     answer: str | None  # the labelled answer passage (None out of corpus)
     # Where the quote lies against the answer (raglab.reading.reader.QUOTE_RELATIONS; "not found").
     quote_relation: str
