@@ -228,14 +228,22 @@ def test_02_chunking(visit: Visit, lab: Lab) -> None:
     page.locator("#chunk-cut").click()
     expect(page.locator("#chunk-count")).to_have_text(str(report.n_chunks))
     expect(page.locator("#chunk-expected")).to_have_text(f"{report.expected_chunks} (agrees)")
+    # No cut is chosen on the training split here: the test figure carries the page's label.
     expect(page.locator("#chunk-intact")).to_have_text(
-        f"{report.intact} of {report.total} ({f3(report.intact_rate)})"
+        f"{report.intact} of {report.total} ({f3(report.intact_rate)}) test, not chosen on train"
+    )
+    expect(page.locator("#chunk-chart-caption")).to_contain_text(
+        "a test figure at a size not chosen on the training split: \u201ctest, not chosen on train\u201d"
+    )
+    test_answers = [a for a in report.answers if a.split == "test"]
+    expect(page.locator("#questions-summary")).to_contain_text(
+        f"{sum(a.intact for a in test_answers)} of {len(test_answers)} test "
+        "(test, not chosen on train)"
     )
     assert report.predicted_intact is not None
     expect(page.locator("#chunk-predicted")).to_have_text(f3(report.predicted_intact))
     expect(page.locator("#chunk-chart svg circle").first).to_be_visible()
 
-    test_answers = [a for a in report.answers if a.split == "test"]
     cut = next(a for a in test_answers if not a.intact)
     whole = next(a for a in test_answers if a.intact)
     table = page.locator("#questions-table tbody")

@@ -4,7 +4,7 @@
 // Every number shown comes from the API (shares, counts, ties, the rule that picks the best
 // cell); the page only arranges them.
 
-import { $, fill, applySlider, bindOutput, debounce, el, get, num, sequence, settingOf, status } from "./lib.js";
+import { $, fill, applySlider, bindOutput, debounce, el, get, num, sequence, settingOf, status, testLabel, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { heatmap } from "./charts.js";
 
 export async function init({ meta, store }) {
@@ -213,12 +213,11 @@ export async function init({ meta, store }) {
       const best = grid.best;
       const same = (x, y) => Math.abs(x - y) < 1e-9;
       const chosen = same(best.k1, r.k1) && same(best.b, r.b);
-      const label = chosen ? "chosen on train" : "test, not chosen on train";
-      fill($("#bm25-test"), `${counted(r)} at ${at(r.k1, r.b)} `, el("span", { class: `badge ${chosen ? "good" : "bad"} test-label`, text: label }));
+      fill($("#bm25-test"), `${counted(r)} at ${at(r.k1, r.b)} `, testLabel(chosen));
       const bestAt = `the training split chooses ${at(best.k1, best.b)}, the grid's best cell (${stemNote(grid.stem)}), with ${best.hits} of the ${answerable(grid.questions)}`;
       const why = chosen
         ? "It is the grid's best cell, the setting the training split chooses, so its test figure is the one that counts."
-        : `Its figure is labelled “${label}”: ${bestAt}, and this setting finds ${train.hits}${train.hits === best.hits ? ", a tie the grid's rule settles the other way" : ""}.`;
+        : `Its figure is labelled “${NOT_CHOSEN_ON_TRAIN}”: ${bestAt}, and this setting finds ${train.hits}${train.hits === best.hits ? ", a tie the grid's rule settles the other way" : ""}.`;
       $("#bm25-commit-note").textContent = `You committed to ${at(r.k1, r.b)}, ${stemNote(r.stem)}, and its test recall has been measured once. ${why} The sliders, the grid and the switch change the training numbers only: measuring the test questions again after each change would make them a second training set.`;
     } catch (error) {
       status(statusLine, error.message);
