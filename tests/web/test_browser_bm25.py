@@ -106,10 +106,7 @@ def test_contribution_bars_share_one_scale_across_the_results(page: Page, lab: L
         pairs += zip(contributions, widths, strict=True)
         widths_of.append(widths)
         expect(rows.nth(n).locator("td.contribution")).to_have_text(
-            [
-                f"{f3(c)} {100 * c / row['score']:.0f} % of the score"
-                for c in contributions
-            ]
+            [f"{f3(c)} {100 * c / row['score']:.0f} % of the score" for c in contributions]
         )
     # The one scale that fits all bars best (least squares), then every bar within a pixel.
     scale = sum(c * w for c, w in pairs) / sum(c * c for c, _ in pairs)
@@ -227,9 +224,7 @@ def test_test_recall_is_measured_once_after_the_commit(page: Page, lab: Lab) -> 
     assert calls.count("bm25/test") == 1
 
 
-def test_a_test_figure_at_a_setting_not_chosen_on_train_is_labelled(
-    page: Page, lab: Lab
-) -> None:
+def test_a_test_figure_at_a_setting_not_chosen_on_train_is_labelled(page: Page, lab: Lab) -> None:
     """The issue's sequence: k1 = 0, b = 0, committed before the grid is mapped. Oracle:
     measure and first_ranks on the test split there; grid_view's best cell, the setting the
     training split chooses, lies elsewhere, so the test figure carries the page's label."""

@@ -10,8 +10,6 @@ size and its best cell; the page's own geometry for the rest.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -53,9 +51,7 @@ def out_of_view(page: Page, selector: str) -> list[str]:
     return found
 
 
-def test_the_grid_and_the_term_tables_fit_a_phone(
-    open_page: Opener, lab: Lab, meta: dict[str, Any]
-) -> None:
+def test_the_grid_and_the_term_tables_fit_a_phone(open_page: Opener, lab: Lab) -> None:
     """The issue's sequence at 390 px: search "E-4107 stall", map the grid, use the best cell.
     Every cell of the grid, the ring on the chosen cell, the best cell's star, the defaults'
     diamond and every column label are in view, as is every header and cell of the term
@@ -72,7 +68,9 @@ def test_the_grid_and_the_term_tables_fit_a_phone(
     ring = page.locator("#bm25-heatmap .current-ring")
     ring_at = ring.evaluate("(r) => [Number(r.getAttribute('x')), Number(r.getAttribute('y'))]")
     best = cells.nth(view.k1s.index(view.best.k1) * len(view.bs) + view.bs.index(view.best.b))
-    box = best.locator("rect").evaluate("(r) => [Number(r.getAttribute('x')), Number(r.getAttribute('y'))]")
+    box = best.locator("rect").evaluate(
+        "(r) => [Number(r.getAttribute('x')), Number(r.getAttribute('y'))]"
+    )
     assert abs(ring_at[0] - box[0] - 2) < 0.01 and abs(ring_at[1] - box[1] - 2) < 0.01
     for selector in (
         "#bm25-heatmap .cell",
@@ -90,7 +88,14 @@ def test_the_grid_and_the_term_tables_fit_a_phone(
     tables = page.locator("#bm25-results table.terms")
     assert tables.count() == 5
     headers = tables.first.locator("thead th").all_text_contents()
-    assert [h.lower() for h in headers] == ["term", "tf", "df", "idf", "length factor", "contribution"]
+    assert [h.lower() for h in headers] == [
+        "term",
+        "tf",
+        "df",
+        "idf",
+        "length factor",
+        "contribution",
+    ]
     for selector in ("#bm25-results table.terms th", "#bm25-results table.terms td"):
         assert out_of_view(page, selector) == [], selector
     # "e-4107" on one line: the row header's text has one line box.
@@ -131,5 +136,7 @@ def test_every_formula_fits_a_phone(open_page: Opener) -> None:
     )
     # The same formulas on a laptop keep the size the page sets for them.
     page.set_viewport_size({"width": 1280, "height": 900})
-    laptop = formulas.evaluate_all("(ms) => ms.map((m) => parseFloat(getComputedStyle(m).fontSize))")
+    laptop = formulas.evaluate_all(
+        "(ms) => ms.map((m) => parseFloat(getComputedStyle(m).fontSize))"
+    )
     assert min(laptop) == max(laptop) >= 17
