@@ -258,7 +258,7 @@ function luminance(rgb) {
  * rather than running off into a scroll area. Only a host narrower still scrolls.
  */
 const HEATMAP_CELL = 44;
-const HEATMAP_MIN_CELL = 22;
+const HEATMAP_MIN_CELL = 18;
 
 export function heatmap(host, spec) {
   const handle = { root: null, update: null };
@@ -274,7 +274,7 @@ export function heatmap(host, spec) {
     const width = fitWidth(host, full);
     remember(host, full, width, draw);
     const narrow = width < full;
-    const m = narrow ? { ...wide, left: 48, right: 4 } : wide;
+    const m = narrow ? { ...wide, left: 44, right: 2 } : wide;
     const cell = narrow ? Math.max(HEATMAP_MIN_CELL, Math.floor(((width - m.left - m.right) / nc) * 10) / 10) : HEATMAP_CELL;
     const cellH = 26;
     // A narrow cell has no room beside its count for the star: the count sits lower, under it.
