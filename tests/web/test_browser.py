@@ -228,14 +228,22 @@ def test_02_chunking(visit: Visit, lab: Lab) -> None:
     page.locator("#chunk-cut").click()
     expect(page.locator("#chunk-count")).to_have_text(str(report.n_chunks))
     expect(page.locator("#chunk-expected")).to_have_text(f"{report.expected_chunks} (agrees)")
+    # No cut is chosen on the training split here: the test figure carries the page's label.
     expect(page.locator("#chunk-intact")).to_have_text(
-        f"{report.intact} of {report.total} ({f3(report.intact_rate)})"
+        f"{report.intact} of {report.total} ({f3(report.intact_rate)}) test, not chosen on train"
+    )
+    expect(page.locator("#chunk-chart-caption")).to_contain_text(
+        "a test figure at a size not chosen on the training split: \u201ctest, not chosen on train\u201d"
+    )
+    test_answers = [a for a in report.answers if a.split == "test"]
+    expect(page.locator("#questions-summary")).to_contain_text(
+        f"{sum(a.intact for a in test_answers)} of {len(test_answers)} test "
+        "(test, not chosen on train)"
     )
     assert report.predicted_intact is not None
     expect(page.locator("#chunk-predicted")).to_have_text(f3(report.predicted_intact))
     expect(page.locator("#chunk-chart svg circle").first).to_be_visible()
 
-    test_answers = [a for a in report.answers if a.split == "test"]
     cut = next(a for a in test_answers if not a.intact)
     whole = next(a for a in test_answers if a.intact)
     table = page.locator("#questions-table tbody")
@@ -301,7 +309,8 @@ def test_03_bm25(visit: Visit, lab: Lab) -> None:
     expect(page.locator("#bm25-train")).to_have_text(f"{counted('train', best)} {at}")
     expect(page.locator("#bm25-test")).to_have_text("measured once you commit")
     page.locator("#bm25-commit").click()
-    expect(page.locator("#bm25-test")).to_have_text(f"{counted('test', best)} {at}")
+    # The grid's best cell is the setting the training split chooses: its test figure says so.
+    expect(page.locator("#bm25-test")).to_have_text(f"{counted('test', best)} {at} chosen on train")
 
     j = grid.bs.index(grid.best_b)
     key, nj = ("ArrowLeft", j - 1) if j > 0 else ("ArrowRight", j + 1)
@@ -318,7 +327,7 @@ def test_03_bm25(visit: Visit, lab: Lab) -> None:
     )
     expect(page.locator("#bm25-b-out")).to_have_text(f"{b:.2f}")
     # Committed once: moving on changes the training number only.
-    expect(page.locator("#bm25-test")).to_have_text(f"{counted('test', best)} {at}")
+    expect(page.locator("#bm25-test")).to_have_text(f"{counted('test', best)} {at} chosen on train")
     visit.shot("exhibit-2-bm25", "#bm25")
 
 

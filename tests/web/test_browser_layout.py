@@ -2,10 +2,11 @@
 
 Browser tests (marked ``browser``) drive Chromium against the real server, each on a fresh page
 (a new context, so no saved progress), independent of order. They measure what is drawn: every
-score on its own row, chart text no smaller than 11 px as rendered, formulas that wrap or scroll
-inside their box, the exhibits' navigation in reach from the foot of the page, the keyboard's
-focus kept through a redraw, and the closing note where the learner is when they finish. One
-plain test (no browser) checks the favicon that ``/docs`` and every browser ask for.
+score on its own row, chart text no smaller than 11 px as rendered, the exhibits' navigation in
+reach from the foot of the page, the keyboard's focus kept through a redraw, and the closing note
+where the learner is when they finish (formulas and exhibit II on a phone:
+tests/web/test_browser_phone.py). One plain test (no browser) checks the favicon that ``/docs``
+and every browser ask for.
 """
 
 from __future__ import annotations
@@ -183,7 +184,7 @@ def test_ticking_a_run_from_the_keyboard_keeps_the_focus(
     assert focused(page, "data-show") == "1"
 
 
-# --- 3. a phone: chart text, formulas, navigation -------------------------------------------
+# --- 3. a phone: chart text and navigation ------------------------------------------------
 
 SMALL_TEXT = f"""() => [...document.querySelectorAll("svg text")]
   .filter((t) => t.getClientRects().length && t.textContent.trim())
@@ -233,40 +234,6 @@ def test_charts_drawn_on_a_laptop_are_redrawn_for_a_phone(
     assert page.evaluate(SMALL_TEXT) == []
     labels = page.locator("#rerank-weights svg text.tick").all_text_contents()
     assert len(labels) == page.locator("#rerank-weights svg rect.bar").count()
-
-
-FORMULAS = """() => [...document.querySelectorAll("math[display=block]")].map((m) => {
-  const box = m.closest(".maths").getBoundingClientRect();
-  const r = m.getBoundingClientRect();
-  return {
-    label: m.getAttribute("aria-label"),
-    fits: m.scrollWidth <= m.clientWidth + 1,
-    scrolls: ["auto", "scroll"].includes(getComputedStyle(m).overflowX),
-    inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5,
-  };
-})"""
-
-
-@pytest.mark.browser
-def test_formulas_wrap_or_scroll_inside_their_box_on_a_phone(
-    open_page: Opener,
-) -> None:
-    page = open_page(PHONE)
-    formulas = page.evaluate(FORMULAS)
-    assert len(formulas) >= 10
-    for f in formulas:
-        assert f["inside"], f
-        assert f["fits"] or f["scrolls"], f
-    bound = next(f for f in formulas if f["label"] == "the bound on accuracy")
-    # The bound wraps onto two lines: all of it in view, nothing to scroll to.
-    assert bound["fits"], bound
-    math = page.locator("math[aria-label='the bound on accuracy']")
-    math.scroll_into_view_if_needed()
-    assert "accuracy on answerable questions" in (math.text_content() or "")
-    # A formula that does not fit scrolls: its far end can be brought into view.
-    wide = page.locator("math[aria-label='score fusion']")
-    far = wide.evaluate("(m) => { m.scrollLeft = m.scrollWidth; return m.scrollLeft; }")
-    assert far > 0
 
 
 @pytest.mark.browser

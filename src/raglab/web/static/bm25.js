@@ -4,7 +4,7 @@
 // Every number shown comes from the API (shares, counts, ties, the rule that picks the best
 // cell); the page only arranges them.
 
-import { $, fill, applySlider, bindOutput, debounce, el, get, num, sequence, settingOf, status } from "./lib.js";
+import { $, fill, applySlider, bindOutput, debounce, el, get, num, sequence, settingOf, status, testLabel, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { heatmap } from "./charts.js";
 
 export async function init({ meta, store }) {
@@ -62,37 +62,48 @@ export async function init({ meta, store }) {
 
   const at = (k1, b, digits = 2) => `k1 = ${num(k1, digits)}, b = ${num(b, digits)}`;
   const stemNote = (stem) => `stemming ${stem ? "on" : "off"}`;
+  // The counts are of the training questions that have an answer; the page's data summary
+  // gives the split's total, so every mention says which it is.
+  const trainTotal = meta.questions.splits.train.total;
+  const answerable = (n) => `${n} answerable training questions`;
   // A share with the count it is the share of, both from the API: "0.644 (29 of 45)".
   const counted = (r) => `${num(r.recall)} (${r.hits} of ${r.questions})`;
 
-  function termTable(row) {
-    return el("div", { class: "table-wrap" }, termRows(row));
+  // One scale for every bar of the results shown: the largest contribution among them is
+  // drawn full width, so bars compare across results as the column's heading says they do.
+  // Each term's share of its own chunk's score (from the API) is said in words beside it.
+  function termTable(row, largest) {
+    return el("div", { class: "table-wrap" }, termRows(row, largest));
   }
 
-  function termRows(row) {
+  function termRows(row, largest) {
+    const heads = ["term", "tf", "df", "IDF", "length factor", "contribution"];
+    // Explicit roles: on a narrow screen the table is laid out as a grid (styles.css), and the
+    // roles keep it a table to assistive technology.
     return el(
       "table",
-      { class: "data numeric terms" },
+      { class: "data numeric terms", role: "table" },
       el("caption", { class: "visually-hidden", text: `How ${row.chunk} earned its score` }),
-      el("thead", {}, el("tr", {}, ...["term", "tf", "df", "IDF", "length factor", "contribution"].map((h) => el("th", { scope: "col", text: h })))),
+      el("thead", { role: "rowgroup" }, el("tr", { role: "row" }, ...heads.map((h) => el("th", { scope: "col", role: "columnheader", text: h })))),
       el(
         "tbody",
-        {},
+        { role: "rowgroup" },
         ...row.terms.map((t) =>
           el(
             "tr",
-            { class: t.tf ? "" : "absent" },
-            el("th", { scope: "row", text: t.term }),
-            el("td", { text: t.tf }),
-            el("td", { text: t.df }),
-            el("td", { text: num(t.idf) }),
-            el("td", { text: num(t.length_factor) }),
+            { class: t.tf ? "" : "absent", role: "row" },
+            el("th", { scope: "row", role: "rowheader", text: t.term }),
+            el("td", { role: "cell", text: t.tf }),
+            el("td", { role: "cell", text: t.df }),
+            el("td", { role: "cell", text: num(t.idf) }),
+            el("td", { role: "cell", text: num(t.length_factor) }),
             el(
               "td",
-              {},
-              // The bar's width is the term's share of the score (from the API), to scale.
-              el("span", { class: "contrib-bar", style: `--share:${t.share}`, title: `${num(100 * t.share, 1)} % of the score`, dataset: { share: t.share } }),
-              num(t.contribution),
+              { class: "contribution", role: "cell" },
+              el("span", { class: "contrib-bar", style: `--part:${largest > 0 ? t.contribution / largest : 0}`, dataset: { contribution: t.contribution } }),
+              el("span", { class: "contrib-value", text: num(t.contribution) }),
+              " ",
+              el("span", { class: "contrib-share", text: `${num(100 * t.share, 0)} % of the score` }),
             ),
           ),
         ),
@@ -116,6 +127,7 @@ export async function init({ meta, store }) {
       fill(host, head, stemmed, el("p", { text: "No chunk contains any of these words, so BM25 retrieves nothing." }));
       return;
     }
+    const largest = Math.max(0, ...data.results.flatMap((row) => row.terms.map((t) => t.contribution)));
     fill(
       host,
       head,
@@ -129,7 +141,7 @@ export async function init({ meta, store }) {
             {},
             el("p", { class: "result-head" }, el("strong", { text: row.heading || row.title }), " ", el("span", { class: "chunk-id", text: row.chunk }), row.status === "superseded" ? el("span", { class: "badge bad", text: "superseded" }) : null, el("span", { class: "score", text: `score ${num(row.score)}` })),
             el("p", { class: "snippet", text: row.snippet }),
-            termTable(row),
+            termTable(row, largest),
           ),
         ),
       ),
@@ -158,7 +170,7 @@ export async function init({ meta, store }) {
   function describeStemming(effect, r) {
     const list = (rows) => rows.map((q) => `“${q.question}”`).join(", ");
     const fixes = effect.fixes.length
-      ? `finds the answer in the first ${effect.k} for ${effect.fixes.length} of the ${effect.questions} training questions that plain words miss (${list(effect.fixes)})`
+      ? `finds the answer in the first ${effect.k} for ${effect.fixes.length} of the ${answerable(effect.questions)} that plain words miss (${list(effect.fixes)})`
       : `finds no training answer in the first ${effect.k} that plain words miss`;
     const breaks = effect.breaks.length ? `loses it for ${effect.breaks.length} that plain words find (${list(effect.breaks)})` : "loses none that plain words find";
     return `At ${at(r.k1, r.b)}, stemming ${fixes}, and ${breaks}.`;
@@ -178,6 +190,9 @@ export async function init({ meta, store }) {
   }
   const measureSoon = debounce(measure, 50);
 
+  // The page's rule for test figures (index.html, #test-rule): a test figure belongs to the
+  // setting chosen on the training split, here the grid's best cell by its rule; one for any
+  // other setting is labelled so.
   async function showCommitted() {
     const c = state.committed;
     commitButton.disabled = Boolean(c);
@@ -185,14 +200,25 @@ export async function init({ meta, store }) {
       commitButton.textContent = "Commit and measure on test";
       $("#bm25-test").textContent = "measured once you commit";
       $("#bm25-commit-note").textContent =
-        "The test questions play no part while you tune. When you have settled on k1, b and stemming by the training numbers, commit: test recall is then measured once, for that setting.";
+        "The test questions play no part while you tune. When you have settled on k1, b and stemming by the training numbers, commit: test recall is then measured once, for that setting. The grid's best cell is the setting the training split chooses; a test figure for any other setting is labelled as not chosen on train.";
       return;
     }
     commitButton.textContent = "Measured on test";
     try {
-      const r = await get("bm25/test", { k1: c.k1, b: c.b, stem: c.stem });
-      $("#bm25-test").textContent = `${counted(r)} at ${at(r.k1, r.b)}`;
-      $("#bm25-commit-note").textContent = `You committed to ${at(r.k1, r.b)}, ${stemNote(r.stem)}, and its test recall has been measured once. The sliders, the grid and the switch change the training numbers only: measuring the test questions again after each change would make them a second training set.`;
+      const [r, grid, train] = await Promise.all([
+        get("bm25/test", { k1: c.k1, b: c.b, stem: c.stem }),
+        get("bm25/grid", { stem: c.stem }),
+        get("bm25/recall", { k1: c.k1, b: c.b, stem: c.stem }),
+      ]);
+      const best = grid.best;
+      const same = (x, y) => Math.abs(x - y) < 1e-9;
+      const chosen = same(best.k1, r.k1) && same(best.b, r.b);
+      fill($("#bm25-test"), `${counted(r)} at ${at(r.k1, r.b)} `, testLabel(chosen));
+      const bestAt = `the training split chooses ${at(best.k1, best.b)}, the grid's best cell (${stemNote(grid.stem)}), with ${best.hits} of the ${answerable(grid.questions)}`;
+      const why = chosen
+        ? "It is the grid's best cell, the setting the training split chooses, so its test figure is the one that counts."
+        : `Its figure is labelled “${NOT_CHOSEN_ON_TRAIN}”: ${bestAt}, and this setting finds ${train.hits}${train.hits === best.hits ? ", a tie the grid's rule settles the other way" : ""}.`;
+      $("#bm25-commit-note").textContent = `You committed to ${at(r.k1, r.b)}, ${stemNote(r.stem)}, and its test recall has been measured once. ${why} The sliders, the grid and the switch change the training numbers only: measuring the test questions again after each change would make them a second training set.`;
     } catch (error) {
       status(statusLine, error.message);
     }
@@ -223,7 +249,7 @@ export async function init({ meta, store }) {
     const dflt = g.default;
     const onGrid = Number.isInteger(dflt.at[0]) && Number.isInteger(dflt.at[1]);
     state.map = heatmap($("#bm25-heatmap"), {
-      label: `Training questions found in the first ${g.k} for each k1 (rows) and b (columns), out of ${g.questions}, ${stemNote(g.stem)}`,
+      label: `Answerable training questions found in the first ${g.k} for each k1 (rows) and b (columns), out of ${g.questions}, ${stemNote(g.stem)}`,
       rows: g.k1s,
       cols: g.bs,
       values: g.recall,
@@ -234,7 +260,7 @@ export async function init({ meta, store }) {
       colLabel: "b",
       current: cellOf(),
       best,
-      describe: (i, j) => `k1 = ${g.k1s[i].toFixed(1)}, b = ${g.bs[j].toFixed(1)}: ${g.hits[i][j]} of ${g.questions} training questions, recall ${g.recall[i][j].toFixed(3)}`,
+      describe: (i, j) => `k1 = ${g.k1s[i].toFixed(1)}, b = ${g.bs[j].toFixed(1)}: ${g.hits[i][j]} of ${answerable(g.questions)}, recall ${g.recall[i][j].toFixed(3)}`,
       onPick: (i, j) => {
         store.markExplored("bm25");
         setParams(g.k1s[i], g.bs[j]);
@@ -244,7 +270,9 @@ export async function init({ meta, store }) {
     $("#bm25-default").textContent = `${counted({ ...dflt, questions: g.questions })} at ${at(dflt.k1, dflt.b)}`;
     $("#bm25-ties").textContent = `${g.tied.length} of ${g.cells} cells`;
     $("#bm25-rule").textContent = g.rule;
-    $("#bm25-legend").textContent = `Each cell is one setting: the number of the ${g.questions} training questions whose answer chunk is among the first ${g.k} results (${stemNote(g.stem)}), shaded by that share, darker is more. The ring marks the current setting, the star the best cell, a dot every cell tied with it (${g.tied.length} of ${g.cells}), and the diamond the defaults, ${at(dflt.k1, dflt.b)}${onGrid ? "" : ", which lie between two cells of the grid"}.`;
+    const unanswerable = trainTotal - g.questions;
+    const which = unanswerable > 0 ? `of ${trainTotal}; the other ${unanswerable} have no answer to find` : "every training question has one";
+    $("#bm25-legend").textContent = `Each cell is one setting: the number of the ${answerable(g.questions)} (${which}) whose answer chunk is among the first ${g.k} results (${stemNote(g.stem)}), shaded by that share, darker is more. The ring marks the current setting, the star the best cell, a dot every cell tied with it (${g.tied.length} of ${g.cells}), and the diamond the defaults, ${at(dflt.k1, dflt.b)}${onGrid ? "" : ", which lie between two cells of the grid"}.`;
     $("#bm25-use-best").disabled = false;
   }
 

@@ -251,108 +251,154 @@ function luminance(rgb) {
  * Optional: text(i, j), each cell's label (default: the value to 2 decimals); tied: [[i, j], …],
  * cells marked with a dot (class "tied"); marks: [{at: [i, j], label, className}], a diamond at a
  * place that may lie between cells (at 7.5: on the line between columns 7 and 8).
+ * Returns {root, update(pos)}, which stay the map's own when it is drawn again for a new width.
+ *
+ * Cells are 44 units wide where the host has the room; in a narrower host (a phone) they narrow
+ * to fit it, down to HEATMAP_MIN_CELL, so every column stays in view at the text's own size
+ * rather than running off into a scroll area. Only a host narrower still scrolls.
  */
+const HEATMAP_CELL = 44;
+const HEATMAP_MIN_CELL = 18;
+
 export function heatmap(host, spec) {
+  const handle = { root: null, update: null };
+  let current = spec.current || null;
   const nr = spec.rows.length;
   const nc = spec.cols.length;
-  const cell = 44;
-  const cellH = 26;
-  const m = { top: 12, left: 64, bottom: 48, right: 12 };
-  const width = m.left + nc * cell + m.right;
-  const height = m.top + nr * cellH + m.bottom;
-  const root = frame(host, width, height, spec.label);
-  root.setAttribute("role", "group");
-  root.setAttribute("tabindex", "0");
-  root.classList.add("heatmap");
-  const flat = spec.values.flat();
-  const lo = Math.min(...flat);
-  const hi = Math.max(...flat);
-  const light = [246, 241, 228];
-  const dark = [44, 62, 120];
-  const tied = new Set((spec.tied || []).map(([i, j]) => `${i},${j}`));
-  const cells = svg("g");
-  for (let i = 0; i < nr; i++) {
-    for (let j = 0; j < nc; j++) {
-      const v = spec.values[i][j];
-      const t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
-      const colour = mix(light, dark, t);
-      // Dark text on light cells and white on dark ones, whichever contrasts more.
-      const onDark = (1.05 / (luminance(colour) + 0.05)) > ((luminance(colour) + 0.05) / 0.0746);
-      const isTied = tied.has(`${i},${j}`);
-      const g = svg("g", { class: isTied ? "cell tied" : "cell", "data-i": i, "data-j": j });
-      g.append(
-        svg("rect", { x: m.left + j * cell, y: m.top + i * cellH, width: cell - 1, height: cellH - 1, fill: `rgb(${colour.join(",")})` }),
-        svg("text", {
-          x: m.left + j * cell + cell / 2,
-          y: m.top + i * cellH + cellH / 2 + 4,
-          "text-anchor": "middle",
-          class: onDark ? "cell-text on-dark" : "cell-text",
-          text: spec.text ? spec.text(i, j) : v.toFixed(2),
-        }),
-      );
-      if (isTied) g.append(svg("circle", { cx: m.left + j * cell + 5, cy: m.top + i * cellH + 5, r: 2.5, class: onDark ? "tied-dot on-dark" : "tied-dot" }));
-      if (spec.describe) g.append(svg("title", { text: spec.describe(i, j) }));
-      g.addEventListener("click", () => spec.onPick(i, j));
-      cells.append(g);
+  const wide = { top: 12, left: 64, bottom: 48, right: 12 };
+  const full = wide.left + nc * HEATMAP_CELL + wide.right;
+
+  function draw() {
+    // A redraw for a new width keeps the keyboard on the map.
+    const hadFocus = handle.root !== null && document.activeElement === handle.root;
+    const width = fitWidth(host, full);
+    remember(host, full, width, draw);
+    const narrow = width < full;
+    const m = narrow ? { ...wide, left: 44, right: 2 } : wide;
+    const cell = narrow ? Math.max(HEATMAP_MIN_CELL, Math.floor(((width - m.left - m.right) / nc) * 10) / 10) : HEATMAP_CELL;
+    const cellH = 26;
+    // A narrow cell has no room beside its count for the star: the count sits lower, under it.
+    const textY = narrow ? cellH - 6 : cellH / 2 + 4;
+    const drawn = m.left + nc * cell + m.right;
+    const height = m.top + nr * cellH + m.bottom;
+    const root = frame(host, drawn, height, spec.label);
+    root.setAttribute("role", "group");
+    root.setAttribute("tabindex", "0");
+    root.classList.add("heatmap");
+    const flat = spec.values.flat();
+    const lo = Math.min(...flat);
+    const hi = Math.max(...flat);
+    const light = [246, 241, 228];
+    const dark = [44, 62, 120];
+    const tied = new Set((spec.tied || []).map(([i, j]) => `${i},${j}`));
+    const cells = svg("g");
+    for (let i = 0; i < nr; i++) {
+      for (let j = 0; j < nc; j++) {
+        const v = spec.values[i][j];
+        const t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+        const colour = mix(light, dark, t);
+        // Dark text on light cells and white on dark ones, whichever contrasts more.
+        const onDark = (1.05 / (luminance(colour) + 0.05)) > ((luminance(colour) + 0.05) / 0.0746);
+        const isTied = tied.has(`${i},${j}`);
+        const g = svg("g", { class: isTied ? "cell tied" : "cell", "data-i": i, "data-j": j });
+        g.append(
+          svg("rect", { x: m.left + j * cell, y: m.top + i * cellH, width: cell - 1, height: cellH - 1, fill: `rgb(${colour.join(",")})` }),
+          svg("text", {
+            x: m.left + j * cell + cell / 2,
+            y: m.top + i * cellH + textY,
+            "text-anchor": "middle",
+            class: onDark ? "cell-text on-dark" : "cell-text",
+            text: spec.text ? spec.text(i, j) : v.toFixed(2),
+          }),
+        );
+        if (isTied) g.append(svg("circle", { cx: m.left + j * cell + 5, cy: m.top + i * cellH + 5, r: 2.5, class: onDark ? "tied-dot on-dark" : "tied-dot" }));
+        if (spec.describe) g.append(svg("title", { text: spec.describe(i, j) }));
+        g.addEventListener("click", () => spec.onPick(i, j));
+        cells.append(g);
+      }
     }
-  }
-  root.append(cells);
-  spec.rows.forEach((r, i) =>
-    root.append(svg("text", { x: m.left - 8, y: m.top + i * cellH + cellH / 2 + 4, "text-anchor": "end", class: "tick", text: r.toFixed(1) })),
-  );
-  spec.cols.forEach((c, j) =>
-    root.append(svg("text", { x: m.left + j * cell + cell / 2, y: m.top + nr * cellH + 16, "text-anchor": "middle", class: "tick", text: c.toFixed(1) })),
-  );
-  root.append(
-    svg("text", { x: m.left + (nc * cell) / 2, y: height - 8, "text-anchor": "middle", class: "axis-label", text: spec.colLabel }),
-    svg("text", {
-      x: 14,
-      y: m.top + (nr * cellH) / 2,
-      "text-anchor": "middle",
-      class: "axis-label",
-      transform: `rotate(-90 14 ${m.top + (nr * cellH) / 2})`,
-      text: spec.rowLabel,
-    }),
-  );
-  let current = spec.current || null;
-  const ringNode = svg("rect", { width: cell - 5, height: cellH - 5, class: "current-ring" });
-  const star = spec.best
-    ? svg("text", { x: m.left + spec.best[1] * cell + cell - 8, y: m.top + spec.best[0] * cellH + 11, "text-anchor": "middle", class: "best-star", text: "★" })
-    : null;
-  const marks = (spec.marks || []).map((mark) => {
-    const cx = m.left + (mark.at[1] + 0.5) * cell;
-    const cy = m.top + (mark.at[0] + 0.5) * cellH;
-    const r = 6;
-    return svg(
-      "g",
-      { class: `mark ${mark.className || ""}`.trim(), "data-i": mark.at[0], "data-j": mark.at[1] },
-      svg("polygon", { points: `${cx},${cy - r} ${cx + r},${cy} ${cx},${cy + r} ${cx - r},${cy}` }),
-      svg("title", { text: mark.label }),
+    root.append(cells);
+    spec.rows.forEach((r, i) =>
+      root.append(svg("text", { x: m.left - 8, y: m.top + i * cellH + cellH / 2 + 4, "text-anchor": "end", class: "tick", text: r.toFixed(1) })),
     );
+    spec.cols.forEach((c, j) =>
+      root.append(svg("text", { x: m.left + j * cell + cell / 2, y: m.top + nr * cellH + 16, "text-anchor": "middle", class: "tick", text: c.toFixed(1) })),
+    );
+    root.append(
+      svg("text", { x: m.left + (nc * cell) / 2, y: height - 8, "text-anchor": "middle", class: "axis-label", text: spec.colLabel }),
+      svg("text", {
+        x: 14,
+        y: m.top + (nr * cellH) / 2,
+        "text-anchor": "middle",
+        class: "axis-label",
+        transform: `rotate(-90 14 ${m.top + (nr * cellH) / 2})`,
+        text: spec.rowLabel,
+      }),
+    );
+    const ringNode = svg("rect", { width: cell - 5, height: cellH - 5, class: "current-ring" });
+    const star = spec.best
+      ? svg("text", { x: m.left + spec.best[1] * cell + cell - (narrow ? 6 : 8), y: m.top + spec.best[0] * cellH + 11, "text-anchor": "middle", class: "best-star", text: "★" })
+      : null;
+    const marks = (spec.marks || []).map((mark) => {
+      const cx = m.left + (mark.at[1] + 0.5) * cell;
+      const cy = m.top + (mark.at[0] + 0.5) * cellH;
+      const r = 6;
+      return svg(
+        "g",
+        { class: `mark ${mark.className || ""}`.trim(), "data-i": mark.at[0], "data-j": mark.at[1] },
+        svg("polygon", { points: `${cx},${cy - r} ${cx + r},${cy} ${cx},${cy + r} ${cx - r},${cy}` }),
+        svg("title", { text: mark.label }),
+      );
+    });
+    root.append(svg("g", { class: "overlay" }, ringNode, star, ...marks));
+    const update = (pos) => {
+      current = pos;
+      if (!pos) {
+        ringNode.setAttribute("visibility", "hidden");
+        root.setAttribute("aria-label", spec.label);
+        return;
+      }
+      ringNode.setAttribute("visibility", "visible");
+      ringNode.setAttribute("x", String(m.left + pos[1] * cell + 2));
+      ringNode.setAttribute("y", String(m.top + pos[0] * cellH + 2));
+      root.setAttribute("aria-label", `${spec.label}. ${spec.describe(pos[0], pos[1])}`);
+    };
+    update(current);
+    root.addEventListener("keydown", (event) => {
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      const move = moves[event.key];
+      if (!move) return;
+      event.preventDefault();
+      const [i, j] = current || [0, 0];
+      const ni = Math.min(nr - 1, Math.max(0, i + move[0]));
+      const nj = Math.min(nc - 1, Math.max(0, j + move[1]));
+      spec.onPick(ni, nj);
+    });
+    handle.root = root;
+    handle.update = update;
+    if (hadFocus) root.focus({ preventScroll: true });
+  }
+
+  draw();
+  return handle;
+}
+
+/**
+ * Fit each display formula under `root` to its box: one wider than its box at the page's size is
+ * set just small enough to fit, so no part of it sits in a scroll area on a phone. Each formula's
+ * width in ems is measured here once (`--formula-em`); styles.css (`math.fit`) turns that and the
+ * box's width into a font size, so the fit follows the box as the window changes.
+ */
+export function fitFormulas(root = document) {
+  const formulas = [...root.querySelectorAll("math[display=block]")];
+  for (const m of formulas) {
+    m.classList.remove("fit");
+    m.style.width = "max-content";
+  }
+  const ems = formulas.map((m) => m.getBoundingClientRect().width / parseFloat(getComputedStyle(m).fontSize));
+  formulas.forEach((m, i) => {
+    m.style.width = "";
+    m.style.setProperty("--formula-em", ems[i].toFixed(3));
+    m.classList.add("fit");
   });
-  root.append(svg("g", { class: "overlay" }, ringNode, star, ...marks));
-  const update = (pos) => {
-    current = pos;
-    if (!pos) {
-      ringNode.setAttribute("visibility", "hidden");
-      root.setAttribute("aria-label", spec.label);
-      return;
-    }
-    ringNode.setAttribute("visibility", "visible");
-    ringNode.setAttribute("x", String(m.left + pos[1] * cell + 2));
-    ringNode.setAttribute("y", String(m.top + pos[0] * cellH + 2));
-    root.setAttribute("aria-label", `${spec.label}. ${spec.describe(pos[0], pos[1])}`);
-  };
-  update(current);
-  root.addEventListener("keydown", (event) => {
-    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-    const move = moves[event.key];
-    if (!move) return;
-    event.preventDefault();
-    const [i, j] = current || [0, 0];
-    const ni = Math.min(nr - 1, Math.max(0, i + move[0]));
-    const nj = Math.min(nc - 1, Math.max(0, j + move[1]));
-    spec.onPick(ni, nj);
-  });
-  return { root, update };
 }

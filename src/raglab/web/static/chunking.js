@@ -1,6 +1,6 @@
 // Exhibit I: cut the text, count the chunks, check which answers survive, draw the cuts.
 
-import { $, fill, $$, applySlider, bindOutput, debounce, el, fixedOf, get, keepingFocus, num, sequence, settingOf, share, status } from "./lib.js";
+import { $, fill, $$, applySlider, bindOutput, debounce, el, fixedOf, get, keepingFocus, num, sequence, settingOf, share, status, testLabel, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { plot } from "./charts.js";
 
 export async function init({ meta, store }) {
@@ -70,7 +70,8 @@ export async function init({ meta, store }) {
       status(statusLine, "These questions name relevant pages, not answer passages, so there is no answer span that a cut could split.", "info");
       return;
     }
-    $("#chunk-intact").textContent = share(r.intact, r.total);
+    // No cut here is chosen on the training split, so its test figure carries the page's label.
+    fill($("#chunk-intact"), `${share(r.intact, r.total)} `, testLabel(false));
     $("#chunk-predicted").textContent = fixed ? num(r.predicted_intact) : "no formula: never cuts a sentence";
   }
 
@@ -99,7 +100,8 @@ export async function init({ meta, store }) {
     });
     $("#chunk-chart-caption").textContent =
       `Share of the ${curve.total} test answers left whole by fixed chunks of each size, at overlap ${curve.overlap}. ` +
-      "Dots are the chunker's real result; the line is the formula's prediction." +
+      "Dots are the chunker's real result; the line is the formula's prediction. " +
+      `Every dot is a test figure at a size not chosen on the training split: “${NOT_CHOSEN_ON_TRAIN}”.` +
       (fixed ? " The large dot is your current setting." : " Switch to fixed windows to place your setting on it.");
   }
 
@@ -146,8 +148,10 @@ export async function init({ meta, store }) {
         );
       }),
     ));
+    const whole = (answers) => `${answers.filter((a) => a.intact).length} of ${answers.length}`;
+    const of = (split) => (state.report ? state.report.answers.filter((a) => a.split === split) : []);
     const counts = state.report
-      ? ` With the current cut, ${state.report.answers.filter((a) => a.intact).length} of ${state.report.answers.length} answer passages stay whole.`
+      ? ` With the current cut, ${whole(state.report.answers)} answer passages stay whole: ${whole(of("train"))} training and ${whole(of("test"))} test (${NOT_CHOSEN_ON_TRAIN}).`
       : "";
     const s = meta.questions.splits;
     $("#questions-summary").textContent =

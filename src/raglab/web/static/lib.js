@@ -113,6 +113,17 @@ export function interval(pair, digits = 3) {
   return pair ? `${num(pair[0], digits)} to ${num(pair[1], digits)}` : "–";
 }
 
+// The page's one rule for test figures (index.html, #test-rule): "Test figures are shown for the
+// setting chosen on the training split; any other test figure is labelled “test, not chosen on
+// train”." Every exhibit labels its test figures with these words.
+export const CHOSEN_ON_TRAIN = "chosen on train";
+export const NOT_CHOSEN_ON_TRAIN = "test, not chosen on train";
+
+/** The badge a test figure carries: "chosen on train", or "test, not chosen on train". */
+export function testLabel(chosen) {
+  return el("span", { class: `badge ${chosen ? "good" : "bad"} test-label`, text: chosen ? CHOSEN_ON_TRAIN : NOT_CHOSEN_ON_TRAIN });
+}
+
 /** Put a message in an exhibit's status line ("" clears it). */
 export function status(node, message, kind = "error") {
   if (!node) return;
