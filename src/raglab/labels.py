@@ -19,6 +19,7 @@ __all__ = [
     "FEATURE_LABELS",
     "RETRIEVER_LABELS",
     "SIZE_SLIDERS",
+    "TEST_FIGURE_LABELS",
 ]
 
 #: Display names of the retrievers, on every face.
@@ -63,6 +64,15 @@ EXHIBIT_LABELS: Final[Mapping[str, str]] = {
     "fusion": "Fusion",
     "rerank": "Reranker",
     "end-to-end": "End to end",
+}
+
+
+#: The two labels of a test figure (design.md, "Test figures"): measured at the setting chosen on
+#: the training split, or at any other setting, which a learner may explore but must not read as
+#: the held-out result.
+TEST_FIGURE_LABELS: Final[Mapping[bool, str]] = {
+    True: "chosen on train",
+    False: "test, not chosen on train",
 }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from raglab.labels import RETRIEVER_LABELS
+from raglab.labels import RETRIEVER_LABELS, TEST_FIGURE_LABELS
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.markdown import render_markdown
@@ -122,3 +122,17 @@ def test_page_labels_are_said_to_be_unsupported(tmp_path: Path) -> None:
     assert text.count("labelled by relevant pages") >= 2
     rankers = table_rows(text, "Rankers")
     assert [r[0] for r in rankers[1:]] == [RETRIEVER_LABELS[name] for name in RETRIEVERS]
+
+
+def test_a_test_figure_not_chosen_on_train_is_labelled(
+    report: dict[str, Any], markdown: str
+) -> None:
+    """design.md, "Test figures": the held-out recall at the defaults (a setting the grid did not
+    choose) carries the label; the one at the grid's best cell says it was chosen on train.
+    Oracle: the report dict's own cells and the two labels."""
+    sec = report["bm25"]
+    assert sec["split"] != sec["tuned_on"]
+    assert (sec["default"]["k1"], sec["default"]["b"]) != (sec["best"]["k1"], sec["best"]["b"])
+    rows = {row[0]: row for row in table_rows(markdown, f"Recall@{sec['k']}")[1:]}
+    assert rows["defaults"][4].endswith(f"({TEST_FIGURE_LABELS[False]})")
+    assert rows["best on the grid"][4].endswith(f"({TEST_FIGURE_LABELS[True]})")

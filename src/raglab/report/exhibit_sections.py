@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from raglab.labels import TEST_FIGURE_LABELS
 from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
 from raglab.report.model import (
     FEATURE_NAMES,
@@ -91,7 +92,12 @@ def bm25_section(report: Mapping[str, Any]) -> Section:
     def counted(cell: Mapping[str, Any], on: str) -> str:
         share = fmt(cell[f"{on}_recall"])
         hits, total = cell.get(f"{on}_hits"), sec.get(f"{on}_questions")
-        return share if hits is None or total is None else f"{share} ({hits} of {total})"
+        text = share if hits is None or total is None else f"{share} ({hits} of {total})"
+        if on == "split" and split != sec["tuned_on"]:
+            # A held-out figure at a setting the grid did not choose is labelled as such.
+            chosen = (cell["k1"], cell["b"]) == (best["k1"], best["b"])
+            text += f" ({TEST_FIGURE_LABELS[chosen]})"
+        return text
 
     parts: list[Part] = [
         f"BM25 over the {sec['chunker']} chunks. Recall@{sec['k']} on the {sec['tuned_on']} "
