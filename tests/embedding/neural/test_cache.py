@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglab.embedding.neural.cache import _read, cache_folder, encode_cached, entry_path
+from raglab.embedding.neural.cache import cache_folder, encode_cached, entry_path, read_entry
 from raglab.embedding.neural.model import NeuralModel
 from raglab.errors import RaglabWarning
 
@@ -194,10 +194,10 @@ def test_every_single_bit_flip_is_caught(
             data = bytearray(intact)
             data[offset] ^= 1 << bit
             victim.write_bytes(bytes(data))
-            outcomes.append(_read(victim, 384))
+            outcomes.append(read_entry(victim, 384))
     assert len(outcomes) == 13_440 and all(o is False for o in outcomes)
     victim.write_bytes(intact)
-    read = _read(victim, 384)
+    read = read_entry(victim, 384)
     assert read is not False and read is not None  # the intact bytes read back
 
 

@@ -38,7 +38,7 @@ from raglab.embedding.neural.encoder import Float32Array, Progress, check_texts,
 from raglab.embedding.neural.model import NeuralModel
 from raglab.errors import RaglabWarning
 
-__all__ = ["CACHE_ENV", "cache_folder", "encode_cached", "entry_path"]
+__all__ = ["CACHE_ENV", "cache_folder", "encode_cached", "entry_path", "read_entry", "write_entry"]
 
 CACHE_ENV = "RAGLAB_CACHE_DIR"
 _HASH_PREFIX = 16
@@ -80,7 +80,7 @@ def _digest(data: bytes | memoryview) -> bytes:
     return hashlib.blake2b(data, digest_size=_DIGEST).digest()
 
 
-def _read(path: Path, dim: int) -> Float32Array | Literal[False] | None:
+def read_entry(path: Path, dim: int) -> Float32Array | Literal[False] | None:
     """The vector in ``path``; None when there is no entry; False when there is one that is not
     a whole, checksummed, finite (dim,) float32 entry of this layout (module docstring)."""
     try:
@@ -103,7 +103,9 @@ def _read(path: Path, dim: int) -> Float32Array | Literal[False] | None:
     return out
 
 
-def _write(path: Path, vector: Float32Array) -> None:
+def write_entry(path: Path, vector: Float32Array) -> None:
+    """Store ``vector`` (dim,) in ``path`` in the layout above, its checksum included, atomically
+    (through a temporary sibling); OSError when the folder cannot be written."""
     body = _header(len(vector)) + np.ascontiguousarray(vector, dtype=_FLOAT).tobytes()
     tmp = temp_path(path.with_name(_TEMP_STEM), "npy")
     try:
@@ -144,7 +146,7 @@ def encode_cached(
     missing: list[str] = []
     damaged = 0
     for text, rows in where.items():
-        vector = _read(paths[text], model.dim)
+        vector = read_entry(paths[text], model.dim)
         if vector is None or vector is False:
             missing.append(text)
             damaged += vector is False
@@ -174,7 +176,7 @@ def _store(folder: Path, entries: list[tuple[Path, Float32Array]]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(folder / _TEMP_STEM)
         for path, vector in entries:
-            _write(path, vector)
+            write_entry(path, vector)
     except OSError as exc:
         warnings.warn(
             f"{folder}: sentence vectors not cached ({exc.strerror or exc}); they will be "
