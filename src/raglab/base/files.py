@@ -218,7 +218,9 @@ def atomic_write_texts(files: Sequence[tuple[str | Path, str]], *, overwrite: bo
                 [Problem(str(path), "cannot be written: is a folder; give a file path")]
             )
     temps: list[Path] = []
-    kept: dict[Path, Path | None] = {}  # a replaced target -> a link to its old file, or None
+    # A replaced target -> a link to its old file, or None where there was none (the new file is
+    # then removed to undo); one whose old file could not be kept is not undone.
+    kept: dict[Path, Path | None] = {}
     try:
         for (target, path), (_, text) in zip(targets, files, strict=True):
             remove_stale_temps(target)
@@ -229,7 +231,8 @@ def atomic_write_texts(files: Sequence[tuple[str | Path, str]], *, overwrite: bo
                 raise output_error(path, exc) from None
             temps.append(tmp)
         for tmp, (target, path) in zip(temps, targets, strict=True):
-            old = _keep_old(target) if overwrite else None
+            existed = os.path.lexists(target)
+            old = _keep_old(target) if overwrite and existed else None
             try:
                 if overwrite:
                     os.replace(tmp, target)
@@ -243,7 +246,8 @@ def atomic_write_texts(files: Sequence[tuple[str | Path, str]], *, overwrite: bo
                     old.unlink(missing_ok=True)
                 _put_back(kept)
                 raise output_error(path, exc) from None
-            kept[target] = old
+            if old is not None or not existed:
+                kept[target] = old
         for old in kept.values():
             if old is not None:
                 old.unlink(missing_ok=True)
@@ -253,11 +257,11 @@ def atomic_write_texts(files: Sequence[tuple[str | Path, str]], *, overwrite: bo
 
 
 def _keep_old(target: Path) -> Path | None:
-    """A hard link to ``target``'s file (to put it back), or None when there is none to keep."""
+    """A hard link to ``target``'s file (to put it back), or None where there can be none."""
     link = temp_path(target, "old")
     try:
         os.link(target, link)
-    except OSError:  # no such file, or a file system without hard links
+    except OSError:  # a file system without hard links
         return None
     return link
 
