@@ -1,4 +1,4 @@
-"""Input problems: every one names its file, line and field, and all are reported together."""
+"""Input problems (each naming its file, line and field, reported together) and RAG lab's warnings."""
 
 from __future__ import annotations
 
@@ -47,3 +47,9 @@ class OutputError(InputError):
 class DataLimit(ValueError):
     """Settings that are valid but that this data cannot support (a reranker with no example to
     learn from). The web answers 409, the command line exits 2 as for any refused setting."""
+
+
+class RaglabWarning(RuntimeWarning):
+    """Something RAG lab worked around and a user should know of (a damaged cache entry
+    recomputed, a cache folder it cannot write). The command line shows each as one plain line,
+    ``raglab: MESSAGE``, without Python's file, line and source."""

@@ -296,7 +296,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
         name="analyzer",
         default="raglab",
         help="how text becomes retrieval tokens: RAG lab's own rules, or Lucene's English "
-        "analyzer (33 stop words, Porter stemming) for parity with Lucene and Anserini",
+        "analyzer (33 stop words, Porter stemming): Lucene's tokens, and Lucene's rankings where "
+        "each page is one chunk",
         kind=str,
         choices=ANALYZERS,
         choice_labels=ANALYZER_LABELS,

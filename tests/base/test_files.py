@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from raglab.base import files as _io
-from raglab.base.files import atomic_write_text, remove_stale_temps, temp_path
+from raglab.base.files import atomic_write_text, atomic_write_texts, remove_stale_temps, temp_path
 from raglab.errors import OutputError
 
 
@@ -91,3 +91,65 @@ def test_stale_temporaries_of_ended_processes_are_removed(tmp_path: Path) -> Non
     assert live.exists() and other.exists()
     atomic_write_text(target, "done")
     assert target.read_text(encoding="utf-8") == "done"
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_several_files_are_replaced_together(tmp_path: Path) -> None:
+    """Oracle: the files' bytes; both replaced, no temporary left."""
+    run, qrels = tmp_path / "r", tmp_path / "q"
+    run.write_text("old run\n")
+    qrels.write_text("old qrels\n")
+    atomic_write_texts([(run, "new run\n"), (qrels, "new qrels\n")])
+    assert _listing(tmp_path) == {"r": b"new run\n", "q": b"new qrels\n"}
+
+
+@pytest.mark.parametrize("second", ["a folder", "missing/q"])
+def test_a_second_file_that_cannot_be_written_leaves_the_first_as_it_was(
+    tmp_path: Path, second: str
+) -> None:
+    """Oracle: the first file's bytes before and after; the error names the second path."""
+    run = tmp_path / "r"
+    run.write_text("old run\n")
+    target = tmp_path / second
+    if second == "a folder":
+        target.mkdir()
+    with pytest.raises(OutputError) as exc:
+        atomic_write_texts([(run, "new run\n"), (target, "new qrels\n")])
+    assert _message(exc).startswith(f"{target}: cannot be written: ")
+    assert _listing(tmp_path) == {"r": b"old run\n"}
+
+
+def test_a_replacement_that_fails_puts_back_the_ones_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second rename fails (simulated: the one OS call that can still fail once both files
+    are written): the first target gets its old bytes back, the new file with no old one goes.
+    Oracle: the folder's listing before and after."""
+    run, qrels, extra = tmp_path / "r", tmp_path / "q", tmp_path / "x"
+    run.write_text("old run\n")
+    qrels.write_text("old qrels\n")
+    real = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(dst) == qrels:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(src, dst)
+
+    monkeypatch.setattr(_io.os, "replace", replace)
+    with pytest.raises(OutputError) as exc:
+        atomic_write_texts([(run, "new run\n"), (extra, "new x\n"), (qrels, "new qrels\n")])
+    assert _message(exc) == f"{qrels}: cannot be written: {os.strerror(errno.EIO)}"
+    monkeypatch.undo()
+    assert _listing(tmp_path) == {"r": b"old run\n", "q": b"old qrels\n"}
+
+
+def test_without_overwrite_an_existing_second_file_stops_both(tmp_path: Path) -> None:
+    run, qrels = tmp_path / "r", tmp_path / "q"
+    qrels.write_text("old qrels\n")
+    with pytest.raises(FileExistsError) as exc:
+        atomic_write_texts([(run, "new run\n"), (qrels, "new qrels\n")], overwrite=False)
+    assert exc.value.filename == str(qrels)
+    assert _listing(tmp_path) == {"q": b"old qrels\n"}

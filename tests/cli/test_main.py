@@ -104,3 +104,68 @@ def test_with_json_every_error_is_a_json_object_on_stdout(
     captured = capsys.readouterr()
     assert "not in the embedding's vocabulary" in json.loads(captured.out)["error"]["message"]
     assert "zzzqqqx" in captured.err
+
+
+PAGES = {
+    "mounts": "# Mounts\n\nThe EQ5 mount carries a payload of 15 kg. Tracking stops below 11 volts.\n",
+    "returns": "# Returns\n\nA return needs an RMA number. Unopened goods come back within 45 days.\n",
+    "levels": "# Levels\n\nThe AL-32 level has 32x magnification and 1.0 mm per km.\n",
+}
+
+
+def neural_export(tmp_path: Path) -> list[str]:
+    """``raglab trec export --retriever neural`` on a three-page corpus: its command line."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    questions = tmp_path / "questions.jsonl"
+    row = {"id": "q1", "split": "test", "kind": "keyword", "question": "What does the EQ5 carry?"}
+    row["answer"] = "15 kg"
+    questions.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    return [
+        "trec", "export", "--retriever", "neural", "--run", str(tmp_path / "out.run"), "--force",
+        "--corpus", str(folder), "--questions", str(questions), "--quiet",
+    ]  # fmt: skip
+
+
+def test_a_damaged_cache_is_one_plain_warning_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every chunk vector's entry with one bit flipped: one line for the whole command, in
+    words, not Python's ``file:line: RuntimeWarning:`` and source line; the run is the one an
+    intact cache gives (the vectors recomputed)."""
+    argv = neural_export(tmp_path)
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(argv) == 0 and capsys.readouterr().err == ""
+    intact = (tmp_path / "out.run").read_bytes()
+    [folder] = (tmp_path / "cache" / "neural").iterdir()
+    entries = sorted(folder.glob("*.npy"))  # the chunks' (the question's are in queries/)
+    assert len(entries) == 3
+    for path in entries:
+        data = bytearray(path.read_bytes())
+        data[128 + 2] ^= 1 << 6  # a mantissa bit of the first number
+        path.write_bytes(bytes(data))
+    assert main(argv) == 0
+    assert capsys.readouterr().err == (
+        f"raglab: 3 cached vectors in {folder} failed their checksum (damaged, or written before "
+        "entries carried one); recomputed\n"
+    )
+    assert (tmp_path / "out.run").read_bytes() == intact
+
+
+def test_an_unwritable_cache_is_one_plain_warning_line_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache folder is a file: the chunks' vectors and the question's cannot be kept, each
+    said in one line (no Python source line), and the export still succeeds."""
+    argv = neural_export(tmp_path)
+    blocker = tmp_path / "cache"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(blocker))
+    assert main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    [folder] = {line.split(": ")[1] for line in lines if "/queries:" not in line}
+    assert folder.startswith(str(blocker / "neural") + "/")
+    why = "sentence vectors not cached (Not a directory); they will be encoded again next time"
+    assert lines == [f"raglab: {folder}: {why}", f"raglab: {folder}/queries: {why}"]

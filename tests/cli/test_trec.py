@@ -71,11 +71,9 @@ def test_an_exported_run_read_back_as_external_equals_the_ranker(
     capsys.readouterr()
     assert main(["trec", "eval", str(run_file), "--name", "mine", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    # An export's fusion takes each ranker's first --depth (100) results; the table's RRF row
-    # fuses the first 20 (fusion_depth), so the two rows differ and the export equals the former.
-    assert data["rankers"]["mine"] == measure(
-        lab, "test", RetrievalSettings("rrf", depth=100, fusion_depth=100)
-    )
+    # With no option the export fuses as the lab's table does (the settings' fusion depth), so
+    # read back it measures exactly as the table's RRF row.
+    assert data["rankers"]["mine"] == data["rankers"]["RRF"]
     assert data["rankers"]["RRF"] == measure(lab, "test", RetrievalSettings("rrf"))
     assert data["end_to_end"]["funnel"]["correct"] >= 1
 
@@ -110,3 +108,31 @@ def test_export_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["trec", "export", "--run", str(target)]) == 1
     assert "already exists" in capsys.readouterr().err
     assert target.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("qrels_at", ["a folder", "missing/ours.qrels"])
+def test_a_qrels_file_that_cannot_be_written_leaves_the_run_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], qrels_at: str
+) -> None:
+    """The run and its qrels are written as one: a qrels path that cannot be written stops the
+    export (exit 1, one line naming it) before the run is replaced. Oracle: the run's bytes
+    before and after."""
+    run_file, qrels_file = tmp_path / "ours.run", tmp_path / qrels_at
+    run_file.write_text("q1 Q0 old 1 1.0 earlier-export\n")
+    if qrels_at == "a folder":
+        qrels_file.mkdir()
+    argv = ["trec", "export", "--retriever", "bm25", "--run", str(run_file), "--force"]
+    assert main([*argv, "--qrels", str(qrels_file)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"raglab trec: {qrels_file}: cannot be written: ")
+    assert len(err.splitlines()) == 1
+    assert run_file.read_text() == "q1 Q0 old 1 1.0 earlier-export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        {"ours.run", qrels_at.split("/")[0]} - {"missing"}
+    )
+    # Given a path it can write, the same export replaces both.
+    good = tmp_path / "ours.qrels"
+    good.write_text("q1 0 earlier-export 1\n")
+    assert main([*argv, "--qrels", str(good)]) == 0
+    capsys.readouterr()
+    assert "earlier-export" not in run_file.read_text() + good.read_text()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,9 +34,9 @@ from ir_measures import RR, P, Success, nDCG
 from raglab.cli.main import main
 from raglab.corpus.questions import bundled_questions_path
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import measure
+from raglab.pipeline.retrieval import measure, ranker_table
 from raglab.run_settings import RetrievalSettings
-from raglab.settings import RETRIEVERS
+from raglab.settings import RETRIEVERS, default
 
 #: Every retriever, the neural ones included (CI installs the model).
 RETRIEVERS = RETRIEVERS
@@ -209,17 +210,48 @@ def test_handbook_runs_score_outside_as_fuse_reports(
     assert_agree(scored(run_file, qrels, HANDBOOK_TEST, oracle), ours["rankers"][retriever])
 
 
-@pytest.mark.parametrize(("retriever", "oracle"), cases("bm25", "lsa"))
-def test_default_depths_agree_where_the_commands_coincide(
-    retriever: str, oracle: str, capsys: Cap, memo: Memo
+@pytest.mark.parametrize(("retriever", "oracle"), cases(*RETRIEVERS))
+def test_with_no_option_an_export_scores_as_the_labs_table(
+    retriever: str, oracle: str, capsys: Cap, memo: Memo, lab: Lab
 ) -> None:
-    """Without --depth both cut at 100, but fuse's fusion depth stays 20 and export's follows the
-    depth (100): only the unfused rankers are comparable. Oracles as above."""
+    """With no option both commands use the settings' depths (100, and a fusion of each ranker's
+    first 20), so every row, fusions included, scores outside as the lab's table says: once
+    exported RRF's MRR was 0.4710 against the table's 0.4745. Oracles as above, to 1e-12, against
+    ``fuse`` and the pipeline's table itself (:func:`ranker_table`, what the page shows)."""
     ours = fuse(capsys, memo)
-    assert (ours["settings"]["depth"], ours["settings"]["fusion_depth"]) == (100, 20)
+    table = ranker_table(lab, split="test")  # as the page asks for it
+    assert ours["rankers"][retriever] == table[retriever]
+    defaults = (default("depth"), default("fusion_depth"))
+    assert (ours["settings"]["depth"], ours["settings"]["fusion_depth"]) == defaults
     _, run_file, qrels, summary = export(capsys, memo, retriever, "--split", "test")
-    assert (summary["settings"]["depth"], summary["settings"]["fusion_depth"]) == (100, 100)
-    assert_agree(scored(run_file, qrels, HANDBOOK_TEST, oracle), ours["rankers"][retriever])
+    assert (summary["settings"]["depth"], summary["settings"]["fusion_depth"]) == defaults
+    values = scored(run_file, qrels, HANDBOOK_TEST, oracle)
+    for key, value in values.items():
+        assert value == pytest.approx(table[retriever][key], abs=1e-12), (key, value)
+
+
+def test_help_states_the_fusion_depth_an_export_uses(capsys: Cap, memo: Memo) -> None:
+    """``--help``'s defaults come from the settings table, and the export uses them: it once said
+    20 and fused 100. A deeper fusion is the explicit ``--fusion-depth``, which then measures as
+    ``fuse --depth 100`` (both depths 100; oracle: pytrec_eval)."""
+    with pytest.raises(SystemExit) as done:
+        main(["trec", "export", "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    stated = {
+        name: int(m.group(1))
+        for name in ("depth", "fusion-depth")
+        if (m := re.search(rf"--{name} N .*?\(default: (\d+)", text))
+    }
+    assert stated == {"depth": default("depth"), "fusion-depth": default("fusion_depth")}
+    *_, summary = export(capsys, memo, "rrf", "--split", "test")
+    assert summary["settings"]["fusion_depth"] == stated["fusion-depth"]
+    _, run_file, qrels, deeper = export(
+        capsys, memo, "rrf", "--split", "test", "--fusion-depth", "100"
+    )
+    assert (deeper["settings"]["depth"], deeper["settings"]["fusion_depth"]) == (100, 100)
+    ours = fuse(capsys, memo, "--depth", "100")
+    assert_agree(scored(run_file, qrels, HANDBOOK_TEST, "pytrec_eval"), ours["rankers"]["rrf"])
 
 
 @pytest.mark.parametrize("oracle", ORACLES)
@@ -245,9 +277,9 @@ def test_fuse_takes_the_weight_it_is_given(capsys: Cap, memo: Memo, lab: Lab) ->
 
 
 def test_score_fusion_exports_at_the_weight_chosen_on_train(capsys: Cap, memo: Memo) -> None:
-    chosen = fuse(capsys, memo, "--depth", "100")["train_chosen_weight"]
+    chosen = fuse(capsys, memo)["train_chosen_weight"]
     run, _, _, summary = export(capsys, memo, "score")
-    assert summary["settings"]["fusion_depth"] == 100  # the lists fuse --depth 100 measures
+    assert summary["settings"]["fusion_depth"] == default("fusion_depth")  # as fuse measures
     assert summary["settings"]["weight"] == chosen
     explicit, *_ = export(capsys, memo, "score", "--weight", str(chosen))
     assert explicit == run  # ranked at that weight, not merely labelled with it

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from raglab.cli.main import main
-from raglab.embedding.neural.cache import cache_folder, entry_path
+from raglab.embedding.neural.cache import cache_folder, entry_path, write_entry
 from raglab.labels import FEATURE_LABELS, RETRIEVER_LABELS
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab
@@ -88,7 +88,7 @@ def test_a_question_vector_is_read_back_from_disk_bit_for_bit(
     assert list(cache_folder(model).glob("*.npy")) == []  # no chunk-folder entry
     marked = np.zeros(model.dim, dtype=np.float32)
     marked[0] = 2.0
-    np.save(entry, marked)
+    write_entry(entry, marked)  # a whole entry, checksum included, so it is read back
     again = Lab(lab.corpus, lab.questions).indexes.query_vector(q)
     assert again.tolist() == [1.0] + [0.0] * (model.dim - 1)
 

@@ -4,7 +4,8 @@ Reading (:func:`read_text`, :func:`read_text_lines`) drops a leading byte-order 
 :class:`~raglab.errors.InputError` naming the file when it cannot be read or is not UTF-8.
 Writing (:func:`atomic_write_text`) goes to a temporary file beside the target, which replaces the
 target only when everything has been written, so a failure never leaves a half-written or emptied
-file; :func:`write_new_text` is its first step, for callers that swap files in themselves. A failed
+file; :func:`atomic_write_texts` does so for several files as one (a run and its qrels), and
+:func:`write_new_text` is their first step, for callers that swap files in themselves. A failed
 write raises :class:`~raglab.errors.OutputError` naming the user's path and why, in one line.
 
 Temporary files are named ``.NAME.raglab-PID-TOKEN.tmp`` (:func:`temp_path`), so a user who finds
@@ -14,13 +15,14 @@ the next write to the same target (:func:`remove_stale_temps`).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import glob
 import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from raglab.errors import InputError, OutputError, Problem
@@ -196,3 +198,79 @@ def _link_no_clobber(tmp: Path, target: Path) -> None:
         if target.exists():
             raise FileExistsError(f"{target} already exists") from None
         os.replace(tmp, target)
+
+
+def atomic_write_texts(files: Sequence[tuple[str | Path, str]], *, overwrite: bool = True) -> None:
+    """Write several files as one (a TREC run and its qrels): every target replaced, or none.
+
+    Each text goes to a temporary sibling of its target (:func:`write_new_text`, flushed to disk);
+    only once all are written do they replace their targets, back to back, so a failure to write
+    any one leaves every target as it was. A replacement that fails after others were made puts
+    those back (from hard links kept to the old files, where the file system has them). What a
+    kill can still split is the few microseconds between two renames. ``overwrite=False`` raises
+    ``FileExistsError`` (its ``filename`` the target) when a target exists; other failures raise
+    :class:`OutputError` naming the user's path.
+    """
+    targets = [(Path(path), path) for path, _ in files]
+    for target, path in targets:
+        if target.is_dir():
+            raise OutputError(
+                [Problem(str(path), "cannot be written: is a folder; give a file path")]
+            )
+    temps: list[Path] = []
+    # A replaced target -> a link to its old file, or None where there was none (the new file is
+    # then removed to undo); one whose old file could not be kept is not undone.
+    kept: dict[Path, Path | None] = {}
+    try:
+        for (target, path), (_, text) in zip(targets, files, strict=True):
+            remove_stale_temps(target)
+            tmp = temp_path(target)
+            try:
+                write_new_text(tmp, (text,))
+            except OSError as exc:
+                raise output_error(path, exc) from None
+            temps.append(tmp)
+        for tmp, (target, path) in zip(temps, targets, strict=True):
+            existed = os.path.lexists(target)
+            old = _keep_old(target) if overwrite and existed else None
+            try:
+                if overwrite:
+                    os.replace(tmp, target)
+                else:
+                    _link_no_clobber(tmp, target)
+            except FileExistsError:
+                _put_back(kept)
+                raise FileExistsError(errno.EEXIST, "already exists", str(path)) from None
+            except OSError as exc:
+                if old is not None:
+                    old.unlink(missing_ok=True)
+                _put_back(kept)
+                raise output_error(path, exc) from None
+            if old is not None or not existed:
+                kept[target] = old
+        for old in kept.values():
+            if old is not None:
+                old.unlink(missing_ok=True)
+    finally:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+
+
+def _keep_old(target: Path) -> Path | None:
+    """A hard link to ``target``'s file (to put it back), or None where there can be none."""
+    link = temp_path(target, "old")
+    try:
+        os.link(target, link)
+    except OSError:  # a file system without hard links
+        return None
+    return link
+
+
+def _put_back(kept: dict[Path, Path | None]) -> None:
+    """Undo the replacements made so far: each old file back, each new one without an old removed."""
+    for target, old in kept.items():
+        with contextlib.suppress(OSError):
+            if old is None:
+                target.unlink()
+            else:
+                os.replace(old, target)

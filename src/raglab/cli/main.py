@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from importlib import import_module
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO
 
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
@@ -16,7 +18,7 @@ from raglab.cli._common import (
     print_error_json,
     report_problems,
 )
-from raglab.errors import InputError, OutputError
+from raglab.errors import InputError, OutputError, RaglabWarning
 
 # Each command and the module of raglab.cli that registers it, in the order of ``raglab --help``.
 COMMANDS = {
@@ -83,6 +85,33 @@ def version() -> str:
         return "0.1.0 (not installed)"
 
 
+@contextmanager
+def plain_warnings() -> Iterator[None]:
+    """Show each :class:`~raglab.errors.RaglabWarning` as one line on stderr, ``raglab:
+    MESSAGE``, while the block runs (a user reads what happened, not Python's file, line and
+    source line); other warnings are shown as Python shows them."""
+    with warnings.catch_warnings():  # puts back showwarning (and the filters) afterwards
+        shown = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if not issubclass(category, RaglabWarning):
+                shown(message, category, filename, lineno, file, line)
+                return
+            out: Any = sys.stderr if file is None else file
+            with suppress(OSError):  # stderr closed: a warning is not worth failing over
+                out.write(f"raglab: {message}\n")
+
+        warnings.showwarning = show
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     # A known command registers alone; anything else (no command, --help, a typo) gets the
@@ -95,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _Parser.json_errors = False
     as_json = bool(getattr(args, "json", False))
     try:
-        return int(args.handler(args))
+        with plain_warnings():
+            return int(args.handler(args))
     except OutputError as exc:
         for problem in exc.problems:  # one line each, naming the user's path
             print(f"raglab {args.command}: {problem}", file=sys.stderr)

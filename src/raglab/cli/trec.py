@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from raglab.base.files import atomic_write_text
+from raglab.base.files import atomic_write_texts
 from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_OK,
@@ -26,7 +26,7 @@ from raglab.pipeline.external_eval import evaluate_run
 from raglab.pipeline.metric_table import METRICS
 from raglab.pipeline.retrieval import rank, resolve, retrieval_values
 from raglab.run_settings import ChunkingKey, RetrievalSettings
-from raglab.settings import default, settings_in
+from raglab.settings import default, setting, settings_in
 
 
 def register(sub: Any) -> None:
@@ -40,8 +40,9 @@ def register(sub: Any) -> None:
         description="Write one retriever's rankings as a TREC run, with the same settings as the "
         "matching row of 'raglab fuse' (the fusion weight chosen on train unless --weight is "
         "given) and scores strictly decreasing within each question, so any evaluator's tie-break "
-        "keeps RAG lab's order. 'raglab fuse --depth N' measures the very lists "
-        "'trec export --depth N' writes.",
+        "keeps RAG lab's order. With no option the run is the one the lab's table and 'raglab "
+        "fuse' measure; 'raglab fuse --depth N' measures the very lists 'trec export --depth N' "
+        "writes; a deeper fusion is asked for by --fusion-depth.",
     )
     export.add_argument(
         "--level", choices=("chunk", "page"), default="chunk", help="rank chunks or pages"
@@ -50,16 +51,15 @@ def register(sub: Any) -> None:
     add_setting_options(
         export.add_argument_group("retrieval settings"),
         EXPORT_SETTINGS,
-        default_texts={
-            "depth": f"{default('depth')}; 'all' for the whole collection; a fusion then takes each "
-            "ranker's first DEPTH results, unless --fusion-depth says otherwise"
-        },
+        default_texts=EXPORT_DEFAULT_TEXTS,
     )
     export.add_argument(
         "--run", dest="run_file", required=True, metavar="FILE", help="where to write the run"
     )
     export.add_argument("--qrels", metavar="FILE", help="where to write the qrels")
-    export.add_argument("--force", action="store_true", help="replace existing files")
+    export.add_argument(
+        "--force", action="store_true", help="replace existing files (the run and qrels together)"
+    )
     add_lab_options(export)
     add_cluster_options(export)
     export.set_defaults(handler=run_export)
@@ -78,22 +78,35 @@ def register(sub: Any) -> None:
     ev.set_defaults(handler=run_eval)
 
 
-def _write(path: str, text: str, force: bool) -> None:
+def _write(files: list[tuple[str, str]], force: bool) -> None:
+    """Write the (path, text) pairs as one: every file or none is replaced."""
     try:
-        atomic_write_text(path, text, overwrite=force)
-    except FileExistsError:
-        raise InputError([Problem(path, "already exists; pass --force to replace it")]) from None
+        atomic_write_texts(files, overwrite=force)
+    except FileExistsError as exc:
+        raise InputError(
+            [Problem(str(exc.filename), "already exists; pass --force to replace it")]
+        ) from None
 
 
 #: The settings of an export: every retrieval setting.
 EXPORT_SETTINGS = tuple(s.name for s in settings_in("retrieval"))
 
+#: ``--depth`` and ``--fusion-depth``'s defaults in words, the numbers read from the settings.
+EXPORT_DEFAULT_TEXTS = {
+    "depth": f"{setting('depth').describe_default()}; 'all' for the whole collection; given "
+    "without --fusion-depth, it sets the fusion depth too",
+    "fusion_depth": f"{setting('fusion_depth').describe_default()}, as in the lab's table and "
+    "'raglab fuse'; --depth N alone sets it to N",
+}
+
 
 def export_settings(args: argparse.Namespace) -> RetrievalSettings:
-    """The export's retrieval settings: those given, the rest at their defaults, and the fusion
-    depth equal to the depth unless given."""
+    """The export's retrieval settings: those given, the rest at their defaults (the table's
+    fusion depth, so that a run exported with no option scores as the lab's table says); a
+    ``--depth`` given without ``--fusion-depth`` sets the fusion depth too, as in ``raglab fuse``."""
     given = given_settings(args, EXPORT_SETTINGS)
-    given.setdefault("fusion_depth", given.get("depth", default("depth")))
+    if "depth" in given and "fusion_depth" not in given:
+        given["fusion_depth"] = given["depth"]
     chunking = ChunkingKey(
         given.pop("chunker", default("chunker")),
         given.pop("size", None),
@@ -119,13 +132,15 @@ def run_export(args: argparse.Namespace) -> int:
             for qid, j in qrels(lab, level=args.level, chunking=chunking).items()
             if qid in rankings
         }
-    # Written once every number is computed (and a cluster closed): a failure leaves no file.
+    # Written once every number is computed (and a cluster closed), both files as one: a
+    # failure to write either leaves both as they were, so the pair is always from one export.
     for path in (args.run_file, args.qrels):
         if path and Path(path).exists() and not args.force:
             raise InputError([Problem(path, "already exists; pass --force to replace it")])
-    _write(args.run_file, run_text(entries, tag=f"raglab-{settings.retriever}"), args.force)
+    files = [(args.run_file, run_text(entries, tag=f"raglab-{settings.retriever}"))]
     if args.qrels:
-        _write(args.qrels, qrels_text(judged), args.force)
+        files.append((args.qrels, qrels_text(judged)))
+    _write(files, args.force)
     summary = {
         "run": args.run_file,
         "qrels": args.qrels,

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raglab.embedding.neural.cache import cache_folder, encode_cached, entry_path
+from raglab.embedding.neural.cache import cache_folder, encode_cached, entry_path, read_entry
 from raglab.embedding.neural.model import NeuralModel
+from raglab.errors import RaglabWarning
 
 from .conftest import Reference
 
@@ -114,8 +115,12 @@ def test_a_corrupt_entry_is_recomputed(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         again = encode_cached(model, texts, cache_dir=tmp_path)
-    # A folder in the entry's place cannot be replaced by a file: the vector is not stored.
-    assert len(caught) == (1 if how == "a folder" else 0)
+    # The damaged entry is counted; a folder in the entry's place cannot be replaced by a file,
+    # so the vector is not stored either.
+    assert [w.category for w in caught] == [RaglabWarning] * (2 if how == "a folder" else 1)
+    assert str(caught[-1].message).startswith(
+        f"1 cached vector in {tmp_path} failed their checksum"
+    )
     assert asked[1:] == [[texts[1]]]
     assert np.abs(again - first).max() <= TOL
     if how != "a folder":  # the entry was rewritten: the next call encodes nothing
@@ -123,30 +128,100 @@ def test_a_corrupt_entry_is_recomputed(
         assert len(asked) == 2
 
 
-@pytest.mark.parametrize("how", ["format 2.0", "big-endian", "nan as last byte"])
-def test_an_entry_in_another_header_is_read_by_numpy(
+def _flip(path: Path, offset: int, bit: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 1 << bit
+    path.write_bytes(bytes(data))
+
+
+#: Where a bit is flipped: (byte offset from the start, bit). In the header, the '<' of
+#: "{'descr': '<f4'" becomes ',' (np.load's parse of the header text raised SyntaxError), and the
+#: header's length byte changes (tokenize.TokenError); in the numbers, a mantissa bit of the 11th
+#: float (little-endian byte 2 of 4), which keeps the number finite and moved it silently.
+FLIPS = {"header text": (21, 4), "header length": (8, 6), "numbers": (128 + 4 * 10 + 2, 6)}
+
+
+@pytest.mark.parametrize("where", FLIPS)
+def test_a_flipped_bit_is_recomputed_with_one_warning(
+    model: NeuralModel, texts: list[str], tmp_path: Path, asked: list[list[str]], where: str
+) -> None:
+    """Oracle: the same texts encoded with no cache (model.encode of exactly the damaged texts,
+    the batch the cache encodes again), bit for bit; the intact rows are the first call's."""
+    first = encode_cached(model, texts, cache_dir=tmp_path, normalize=False)
+    damaged = texts[1:3]
+    offset, bit = FLIPS[where]
+    for text in damaged:
+        path = entry_path(model, text, tmp_path)
+        assert path.read_bytes()[:17] == b"\x93NUMPY\x01\x00v\x00{'descr"  # the layout assumed
+        _flip(path, offset, bit)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = encode_cached(model, texts, cache_dir=tmp_path, normalize=False)
+    assert asked[1:] == [damaged]
+    fresh = model.encode(damaged, normalize=False)
+    for i, text in enumerate(texts):  # texts[7] repeats texts[2], one of the damaged
+        expected = fresh[damaged.index(text)] if text in damaged else first[i]
+        assert np.array_equal(again[i], expected), i
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (
+            RaglabWarning,
+            f"2 cached vectors in {tmp_path} failed their checksum (damaged, or written before "
+            "entries carried one); recomputed",
+        )
+    ]
+    # Rewritten whole: the next call encodes nothing, warns of nothing, and reads them back.
+    calls = len(asked)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert np.array_equal(
+            encode_cached(model, texts, cache_dir=tmp_path, normalize=False), again
+        )
+    assert caught == [] and len(asked) == calls
+
+
+def test_every_single_bit_flip_is_caught(
+    model: NeuralModel, texts: list[str], tmp_path: Path
+) -> None:
+    """Each of the entry's bits flipped in turn (header, numbers and digest: 8 x 1680 cases):
+    never an exception, never a vector, always "damaged". Oracle: the count of cases."""
+    encode_cached(model, texts[:1], cache_dir=tmp_path)
+    intact = entry_path(model, texts[0], tmp_path).read_bytes()
+    assert len(intact) == 128 + 4 * 384 + 16
+    victim = tmp_path / "victim.npy"
+    outcomes = []
+    for offset in range(len(intact)):
+        for bit in range(8):
+            data = bytearray(intact)
+            data[offset] ^= 1 << bit
+            victim.write_bytes(bytes(data))
+            outcomes.append(read_entry(victim, 384))
+    assert len(outcomes) == 13_440 and all(o is False for o in outcomes)
+    victim.write_bytes(intact)
+    read = read_entry(victim, 384)
+    assert read is not False and read is not None  # the intact bytes read back
+
+
+@pytest.mark.parametrize("how", ["no checksum", "format 2.0", "big-endian"])
+def test_an_entry_of_another_layout_is_recomputed(
     model: NeuralModel, texts: list[str], tmp_path: Path, asked: list[list[str]], how: str
 ) -> None:
-    """Entries this numpy writes are read past their known header; any other header goes
-    through np.load. Oracle: the vector written, read back bit for bit (or, for a byte order
-    that is not float32 here, recomputed)."""
+    """An entry without this layout's checksum (as written before entries carried one, or by
+    np.save in another version or byte order) is recomputed, never trusted. Oracle: the spy, and
+    the vector written (within float rounding: encoded alone rather than in the first batch)."""
     first = encode_cached(model, texts, cache_dir=tmp_path, normalize=False)
     victim = entry_path(model, texts[1], tmp_path)
     vector = first[1]
-    if how == "format 2.0":
+    if how == "no checksum":
+        np.save(victim, vector)
+    elif how == "format 2.0":
         with open(victim, "wb") as handle:
             np.lib.format.write_array(handle, vector, version=(2, 0))
-    elif how == "big-endian":
-        np.save(victim, vector.astype(">f4"))
-    else:  # the known header, but the numbers' last value is not finite
-        data = bytearray(victim.read_bytes())
-        data[-4:] = np.array([np.nan], dtype=np.float32).tobytes()
-        victim.write_bytes(bytes(data))
-    again = encode_cached(model, texts, cache_dir=tmp_path, normalize=False)
-    if how == "format 2.0":
-        assert asked[1:] == [] and np.array_equal(again, first)
     else:
-        assert asked[1:] == [[texts[1]]] and np.abs(again - first).max() <= TOL
+        np.save(victim, vector.astype(">f4"))
+    with pytest.warns(RaglabWarning, match="^1 cached vector in .* failed their checksum"):
+        again = encode_cached(model, texts, cache_dir=tmp_path, normalize=False)
+    assert asked[1:] == [[texts[1]]] and np.abs(again - first).max() <= TOL
+    assert np.array_equal(np.load(victim), again[1])  # still a file np.load reads
 
 
 def test_an_unwritable_folder_warns_and_still_answers(
@@ -155,7 +230,7 @@ def test_an_unwritable_folder_warns_and_still_answers(
     """oracle: model.encode of the same texts; the cache folder is a file, so nothing is stored."""
     blocker = tmp_path / "file"
     blocker.write_text("not a folder", encoding="utf-8")
-    with pytest.warns(RuntimeWarning, match="not cached"):
+    with pytest.warns(RaglabWarning, match="not cached"):
         vectors = encode_cached(model, texts[:3], cache_dir=blocker)
     assert np.abs(vectors - model.encode(texts[:3])).max() <= TOL
 

@@ -7,12 +7,14 @@ the calls; nothing about the measurement is mocked.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ import pytest
 
 from raglab.embedding.neural.model import NeuralModel
 from raglab.embedding.neural.timing import EncodeTiming, encode_timing, timing_path
+from raglab.errors import RaglabWarning
 
 TEXTS = ["The pump's seal is replaced every 2,000 hours.", "Error E-4107 means the valve stuck."]
 
@@ -43,10 +46,11 @@ def test_measured_once_then_read_back(model: NeuralModel, tmp_path: Path, calls:
     assert calls == [len(TEXTS)] and not first.cached
     assert first.texts == 2 and first.ms_per_text > 0
     path = timing_path(model, TEXTS, tmp_path)
+    fields = {"ms_per_text": first.ms_per_text, "texts": 2, "measured_at": first.measured_at}
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
     assert json.loads(path.read_text()) == {
-        "ms_per_text": first.ms_per_text,
-        "texts": 2,
-        "measured_at": first.measured_at,
+        **fields,
+        "blake2b": hashlib.blake2b(canonical, digest_size=16).hexdigest(),
     }
     again = encode_timing(model, TEXTS, cache_dir=tmp_path)
     assert calls == [len(TEXTS)], "the second call encodes nothing"
@@ -64,8 +68,6 @@ def test_another_sample_is_measured_afresh(
 
 
 def test_the_key_names_machine_and_model(model: NeuralModel, tmp_path: Path) -> None:
-    import hashlib
-
     digest = hashlib.sha256()
     for part in (model.cache_key, platform.node(), str(os.cpu_count()), *TEXTS):
         digest.update(part.encode() + b"\0")
@@ -89,9 +91,54 @@ def test_an_unusable_file_is_measured_again(
 ) -> None:
     path = timing_path(model, TEXTS, tmp_path)
     path.write_text(content)
-    timing = encode_timing(model, TEXTS, cache_dir=tmp_path)
+    with pytest.warns(RaglabWarning, match="failed its checksum"):
+        timing = encode_timing(model, TEXTS, cache_dir=tmp_path)
     assert calls == [2] and not timing.cached
     assert json.loads(path.read_text())["ms_per_text"] == timing.ms_per_text
+
+
+@pytest.mark.parametrize("field", ["ms_per_text", "measured_at"])
+def test_a_flipped_bit_is_measured_again_with_one_warning(
+    model: NeuralModel, tmp_path: Path, calls: list[int], field: str
+) -> None:
+    """One bit of the figure's last digit (or the date's) flipped: still valid JSON with a
+    plausible value, once read back as if measured. Oracle: the spy (measured again) and the
+    file rewritten whole (read back with no warning)."""
+    encode_timing(model, TEXTS, cache_dir=tmp_path)
+    path = timing_path(model, TEXTS, tmp_path)
+    text = path.read_text()
+    data = json.loads(text)
+    value = json.dumps(data[field])
+    digit = max(i for i, c in enumerate(value) if c in "0123456789")
+    flipped = value[:digit] + chr(ord(value[digit]) ^ 1) + value[digit + 1 :]
+    assert json.loads(flipped) != data[field]
+    path.write_text(text.replace(value, flipped, 1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        timing = encode_timing(model, TEXTS, cache_dir=tmp_path)
+    assert calls == [2, 2] and not timing.cached
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (
+            RaglabWarning,
+            f"the encoding time cached in {path} failed its checksum (damaged, or written "
+            "before the file carried one); measured again",
+        )
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert encode_timing(model, TEXTS, cache_dir=tmp_path).cached
+    assert caught == [] and calls == [2, 2]
+
+
+def test_a_file_without_a_checksum_is_measured_again(
+    model: NeuralModel, tmp_path: Path, calls: list[int]
+) -> None:
+    """As written before the file carried a checksum: a valid measurement, not trusted."""
+    path = timing_path(model, TEXTS, tmp_path)
+    path.write_text('{"ms_per_text": 3.0, "texts": 2, "measured_at": "2026-01-01T00:00:00+00:00"}')
+    with pytest.warns(RaglabWarning, match="failed its checksum"):
+        timing = encode_timing(model, TEXTS, cache_dir=tmp_path)
+    assert calls == [2] and not timing.cached and "blake2b" in json.loads(path.read_text())
 
 
 def test_a_folder_in_the_way_still_gives_the_figure(model: NeuralModel, tmp_path: Path) -> None:

@@ -8,8 +8,12 @@ after what was measured: sha256 of the model's :attr:`~raglab.embedding.neural.m
 this machine's name and processor count, and the texts. Another model, machine or sample is
 measured afresh; the figure carries the time it was taken, so the page can say so.
 
-A file that cannot be read or parsed is measured again and rewritten, never an error; a folder
-that cannot be written keeps the measurement for this process only (the vectors' cache warns).
+The file carries a checksum, ``blake2b``: the hex blake2b digest (16 bytes) of the measurement's
+fields as canonical JSON (sorted keys, no spaces). A file that is absent, cannot be read or parsed,
+or whose digest does not match (a flipped bit, or written before the file carried one) is measured
+again and rewritten, never an error; a damaged one also gives one
+:class:`~raglab.errors.RaglabWarning`. A folder that cannot be written keeps the measurement for
+this process only (the vectors' cache warns).
 """
 
 from __future__ import annotations
@@ -21,19 +25,23 @@ import math
 import os
 import platform
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from raglab.base.files import remove_stale_temps, temp_path
 from raglab.embedding.neural.cache import cache_folder
 from raglab.embedding.neural.encoder import check_texts, load_kernels
 from raglab.embedding.neural.model import NeuralModel
+from raglab.errors import RaglabWarning
 
 __all__ = ["EncodeTiming", "encode_timing", "timing_path"]
 
 _PREFIX = "timing-"
+_FIELDS = {"ms_per_text", "texts", "measured_at"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,27 +66,40 @@ def timing_path(model: NeuralModel, texts: Sequence[str], folder: Path) -> Path:
     return folder / f"{_PREFIX}{digest.hexdigest()}.json"
 
 
-def _read(path: Path, n: int) -> EncodeTiming | None:
+def _checksum(fields: dict[str, object]) -> str:
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _read(path: Path, n: int) -> EncodeTiming | Literal[False] | None:
+    """The measurement in ``path``; None when there is no file; False when there is one that is
+    not a whole measurement of ``n`` texts with a matching checksum."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        ms, count, at = data["ms_per_text"], data["texts"], data["measured_at"]
-    except (OSError, ValueError, KeyError, TypeError):  # absent, unreadable, not this format
+    except (FileNotFoundError, NotADirectoryError):  # no entry, or no folder
         return None
+    except (OSError, ValueError):  # unreadable, a folder, not UTF-8, not JSON
+        return False
+    if not isinstance(data, dict):
+        return False
+    fields = {k: v for k, v in data.items() if k != "blake2b"}
+    if data.get("blake2b") != _checksum(fields) or set(fields) != _FIELDS:
+        return False
+    ms, count, at = data["ms_per_text"], data["texts"], data["measured_at"]
     if not (isinstance(ms, float) and math.isfinite(ms) and ms > 0):
-        return None
+        return False
     if count != n or not isinstance(at, str):
-        return None
+        return False
     return EncodeTiming(ms, n, at, cached=True)
 
 
 def _write(path: Path, timing: EncodeTiming) -> None:
-    text = json.dumps(
-        {
-            "ms_per_text": timing.ms_per_text,
-            "texts": timing.texts,
-            "measured_at": timing.measured_at,
-        }
-    )
+    fields: dict[str, object] = {
+        "ms_per_text": timing.ms_per_text,
+        "texts": timing.texts,
+        "measured_at": timing.measured_at,
+    }
+    text = json.dumps({**fields, "blake2b": _checksum(fields)})
     with contextlib.suppress(OSError):  # an unwritable cache costs one measurement next time
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path)
@@ -103,8 +124,15 @@ def encode_timing(
         raise ValueError("no texts to time")
     path = timing_path(model, texts, cache_folder(model, cache_dir))
     known = _read(path, len(texts))
-    if known is not None:
+    if known:
         return known
+    if known is False:
+        warnings.warn(
+            f"the encoding time cached in {path} failed its checksum (damaged, or written "
+            "before the file carried one); measured again",
+            RaglabWarning,
+            stacklevel=2,
+        )
     load_kernels()
     start = time.perf_counter()
     model.encode(list(texts))
