@@ -41,21 +41,26 @@ def test_the_slider_moves_training_figures_and_test_stays_at_the_chosen_weight(
     test = shown(ranker_table(lab, split="test", weight=chosen))
     expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
     expect(page.locator("#fusion-caption")).to_contain_text("Test split")
-    expect(page.locator("#fusion-train-caption")).to_contain_text(f"w = {chosen:.2f}")
     assert rows(page, "fusion-table") == test
-    assert rows(page, "fusion-train-table") == shown(
-        ranker_table(lab, split="train", weight=chosen)
-    )
     target = round(chosen + 0.4, 2) if chosen <= 0.5 else round(chosen - 0.4, 2)
+    assert shown(ranker_table(lab, split="test", weight=target))["score"] != test["score"]
     page.locator("#fusion-weight").fill(str(target))
+    expect(page.locator("#fusion-weight-out")).to_have_text(f"{target:.2f}")
+    # The training table follows the slider...
     expect(page.locator("#fusion-train-caption")).to_contain_text(f"w = {target:.2f}")
+    # ... and the test table has not moved: the weight chosen on train, the same figures.
+    expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
+    assert rows(page, "fusion-table") == test
     assert rows(page, "fusion-train-table") == shown(
         ranker_table(lab, split="train", weight=target)
     )
-    # The test table has not moved: the weight chosen on train, the same figures.
-    expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
-    assert rows(page, "fusion-table") == test
-    assert shown(ranker_table(lab, split="test", weight=target))["score"] != test["score"]
+    page.locator("#fusion-use-chosen").click()
+    expect(page.locator("#fusion-train-caption")).to_contain_text(f"w = {chosen:.2f}")
+    assert rows(page, "fusion-train-table") == shown(
+        ranker_table(lab, split="train", weight=chosen)
+    )
+    page.locator("#fusion-weight").fill(str(target))
+    expect(page.locator("#fusion-train-caption")).to_contain_text(f"w = {target:.2f}")
     # The grid counts test questions at the slider's weight: labelled as such.
     ranks = first_ranks(lab, "test", RetrievalSettings("score", weight=target))
     found = sum(r is not None and r <= 5 for r in ranks)

@@ -136,8 +136,8 @@ def test_enter_on_train_keeps_the_focus_on_the_button(page: Page) -> None:
         page.keyboard.press("Enter")
     expect(page.locator("#rerank-weights svg rect.bar").first).to_be_attached()
     expect(button).to_have_text("Trained")
-    expect(button).to_have_attribute("aria-disabled", "true")
     expect(button).to_be_focused()
+    expect(button).to_have_attribute("aria-disabled", "true")
     # Pressed again, it does nothing: no second request, focus still there.
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url) if "/rerank/train" in r.url else None)
