@@ -332,3 +332,20 @@ def test_the_completion_note_hides_none_of_the_results(
         page.locator(f"#{node}").scroll_into_view_if_needed()
         assert page.evaluate(COVERED, readouts) == [], node
     assert page.evaluate(COVERED, ["run-funnel", "run-risk"]) == []
+
+
+@pytest.mark.browser
+def test_a_run_at_a_given_tuned_value_labels_its_test_figures(page: Page) -> None:
+    """Issue #29, 4: a run's figures are the test split's; at a tuned setting given rather than
+    chosen on train they are labelled "test, not chosen on train"."""
+    posted(page)
+    expect(page.locator("#run-accuracy-note")).to_have_text("")
+    expect(page.locator("#run-risk-summary")).not_to_contain_text("not chosen on train")
+    page.locator("#run-threshold-tuned").uncheck()
+    page.locator("#run-threshold").fill("0.2")
+    result = posted(page)
+    assert "threshold" not in result["chosen_on_train"]
+    expect(page.locator("#run-accuracy-note")).to_contain_text("test, not chosen on train")
+    expect(page.locator("#run-risk-summary")).to_contain_text(
+        "At this run's given threshold, 0.20 (test, not chosen on train)"
+    )

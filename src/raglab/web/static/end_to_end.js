@@ -13,6 +13,8 @@ const TUNED_SLIDERS = [
 ];
 // What a control the run does not use shows instead of a value.
 const NOT_USED = "not used";
+// The label of a test figure at a setting not chosen on the training split.
+const UNCHOSEN = "test, not chosen on train";
 
 export async function init({ meta, store }) {
   // Every default, bound, choice and display name comes from /api/meta (the settings table).
@@ -204,6 +206,10 @@ export async function init({ meta, store }) {
     resolved = { request: JSON.stringify(asked), settings: result.settings };
     showSliders();
     $("#run-accuracy").textContent = `${result.correct} of ${result.n} = ${num(result.accuracy)}`;
+    // The run measures the test split: with a tuned setting given rather than chosen on train,
+    // its figures are test figures at a setting not chosen on train, and say so.
+    const given = meta.settings.filter((s) => s.tuned && result.settings[s.name] !== null && result.settings[s.name] !== undefined && !result.chosen_on_train.includes(s.name));
+    $("#run-accuracy-note").textContent = given.length ? `${UNCHOSEN} (${given.map((s) => `${s.label} given`).join(", ")})` : "";
     $("#run-interval").textContent = interval(result.interval);
     $("#run-bound").textContent = `${num(result.bound)} (answerable right: ${result.answerable_correct} of ${result.answerable})`;
     $("#run-used").textContent = `${usedLine(result)}${label ? `; ${label}` : ""}`;
