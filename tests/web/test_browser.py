@@ -373,16 +373,17 @@ def test_05_fusion(open_visit: Opener, meta: dict[str, Any], lab: Lab) -> None:
         assert _row(page, ranker) == [f3(metrics[m]) for m in METRICS], ranker
     step = 0.05
     target = round(chosen + 2 * step, 2) if chosen <= 0.9 else round(chosen - 2 * step, 2)
-    other = ranker_table(lab, weight=target)
+    # The slider moves the training figures; the test table stays at the weight chosen on train.
+    other = ranker_table(lab, split="train", weight=target)
     visit.timed(
         "fusion: move the weight, new table",
         lambda: slide_to(page, "#fusion-weight", target, 0.0, step),
-        lambda: expect(page.locator("#fusion-caption")).to_contain_text(f"w = {target:.2f}"),
+        lambda: expect(page.locator("#fusion-train-caption")).to_contain_text(f"w = {target:.2f}"),
     )
-    expect(page.locator("#fusion-table tr[data-ranker=score] td").nth(2)).to_have_text(
-        f3(other["score"]["recall@5"])
-    )
-    assert _row(page, "score") == [f3(other["score"][m]) for m in METRICS]
+    train_score = page.locator("#fusion-train-table tr[data-ranker=score] td")
+    expect(train_score.nth(2)).to_have_text(f3(other["score"]["recall@5"]))
+    assert train_score.all_text_contents() == [f3(other["score"][m]) for m in METRICS]
+    assert _row(page, "score") == [f3(table["score"][m]) for m in METRICS]
 
     ranks = {
         name: first_ranks(lab, "test", s)
@@ -396,7 +397,8 @@ def test_05_fusion(open_visit: Opener, meta: dict[str, Any], lab: Lab) -> None:
     n = len(lab.split("test", answerable=True))
     expect(page.locator("#fusion-summary")).to_have_text(
         f"Within the first 5: BM25 finds {found['bm25']}, the embedding {found['lsa']} "
-        f"and your fusion {found['fusion']} of {n} answerable questions."
+        f"and your fusion {found['fusion']} (test, not chosen on train, w = {target:.2f}) "
+        f"of {n} answerable questions."
     )
     assert page.locator("#fusion-grid .square").count() == len(lab.split("test"))
     lit = page.locator("#fusion-grid .dot.fusion.on").count()
@@ -422,15 +424,22 @@ def test_06_reranker(visit: Visit, lab: Lab) -> None:
         f3(reranked[m]) for m in ("top1", "p@3", "recall@5", "mrr")
     ]
     target = round(chosen - 0.1, 2) if chosen >= 0.1 else round(chosen + 0.1, 2)
-    mmr = measure_order(lab, "test", reranker, "reranked + MMR", target)
+    mmr = measure_order(lab, "train", reranker, "reranked + MMR", target)
     slide_to(page, "#rerank-lambda", target, 0.0, 0.05)
     expect(page.locator("#version-demo .ranked h4").nth(1)).to_have_text(
         f"After MMR at λ = {target:.2f}, top 3"
     )
-    mmr_cells = page.locator("#rerank-table tr[data-split=test][data-order='reranked + MMR'] td")
+    # The slider moves the training rows; the test rows stay at the λ chosen on train.
+    mmr_cells = page.locator("#rerank-table tr[data-split=train][data-order='reranked + MMR'] td")
     expect(mmr_cells.first).to_have_text(f"reranked + MMR (λ = {target:.2f})")
     assert mmr_cells.all_text_contents()[1:] == [
         f3(mmr[m]) for m in ("top1", "p@3", "recall@5", "mrr")
+    ]
+    tested = measure_order(lab, "test", reranker, "reranked + MMR", chosen)
+    test_cells = page.locator("#rerank-table tr[data-split=test][data-order='reranked + MMR'] td")
+    assert test_cells.all_text_contents() == [
+        f"reranked + MMR (λ = {chosen:.2f}, chosen on train)",
+        *(f3(tested[m]) for m in ("top1", "p@3", "recall@5", "mrr")),
     ]
     demo = version_demo(lab, reranker, target)
     if demo["question"] is not None:

@@ -158,3 +158,194 @@ def test_the_risk_coverage_view_shows_the_librarys_sweep(
         }).map((t) => t.textContent)"""
     )
     assert small == []
+
+
+# --- the form beside a run shows the run's own settings ------------------------------------------
+
+
+def spec(meta: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in meta["settings"] if s["name"] == name)
+
+
+def out(page: Page, key: str) -> str:
+    """What a slider's <output> reads."""
+    return str(page.locator(f"#run-{key}-out").evaluate("(node) => String(node.value)"))
+
+
+def posted(page: Page) -> dict[str, Any]:
+    """Press Run and return the /api/run answer once the page has drawn it."""
+    before = page.locator("#runs-table tbody tr").count()
+    with page.expect_response("**/api/run") as answer:
+        page.locator("#run-button").click()
+    expect(page.locator("#runs-table tbody tr")).to_have_count(before + 1)
+    result: dict[str, Any] = answer.value.json()
+    expect(page.locator("#run-accuracy")).to_have_text(
+        f"{result['correct']} of {result['n']} = {result['accuracy']:.3f}"
+    )
+    return result
+
+
+@pytest.mark.browser
+def test_controls_the_run_did_not_use_show_no_value(page: Page) -> None:
+    """Issue #29, 1: values typed into controls a later run does not use are not shown."""
+    page.locator("#run-retriever").select_option("score")
+    page.locator("#run-weight-tuned").uncheck()
+    page.locator("#run-weight").fill("0.3")
+    assert out(page, "weight") == "0.30"
+    page.locator("#run-mmr").check()
+    page.locator("#run-lambda-tuned").uncheck()
+    page.locator("#run-lambda").fill("0.3")
+    assert out(page, "lambda") == "0.30"
+    page.locator("#run-chunker").select_option("fixed")
+    page.locator("#run-overlap").fill("20")
+    page.locator("#run-retriever").select_option("rrf")
+    page.locator("#run-chunker").select_option("heading")
+    page.locator("#run-rerank").uncheck()
+    result = posted(page)
+    assert result["settings"]["weight"] is None
+    assert result["settings"]["mmr"] is False
+    # Neither the weight nor λ nor the overlap was used: none of them shows a value.
+    for key in ("weight", "lambda"):
+        expect(page.locator(f"#run-{key}")).to_be_disabled()
+        assert out(page, key) == "not used"
+        expect(page.locator(f"#run-{key}")).to_be_hidden()
+        expect(page.locator(f"#run-{key}-tuned")).to_be_hidden()
+    expect(page.locator("#run-overlap")).to_be_disabled()
+    expect(page.locator("#run-overlap")).to_have_value("")
+    expect(page.locator("#run-overlap")).to_have_attribute("placeholder", "not used")
+    expect(page.locator("#run-mmr")).to_be_disabled()
+    expect(page.locator("#run-mmr")).not_to_be_checked()
+    # Used again, each control gets back what was typed into it.
+    page.locator("#run-chunker").select_option("fixed")
+    expect(page.locator("#run-overlap")).to_have_value("20")
+    page.locator("#run-retriever").select_option("score")
+    assert out(page, "weight") == "0.30"
+    page.locator("#run-rerank").check()
+    expect(page.locator("#run-mmr")).to_be_checked()
+    assert out(page, "lambda") == "0.30"
+
+
+@pytest.mark.browser
+def test_showing_a_run_again_restores_its_settings(page: Page, meta: dict[str, Any]) -> None:
+    """Issue #29, 5: "Show run N again" puts run N's settings back in the form."""
+    first = posted(page)
+    budget = spec(meta, "budget")["default"]
+    page.locator("#run-retriever").select_option("score")
+    page.locator("#run-weight-tuned").uncheck()
+    page.locator("#run-weight").fill("0.3")
+    page.locator("#run-rerank").uncheck()
+    page.locator("#run-budget").fill(str(budget * 2))
+    page.locator("#run-threshold-tuned").uncheck()
+    page.locator("#run-threshold").fill("0.2")
+    second = posted(page)
+    assert second["settings"]["weight"] == pytest.approx(0.3)
+
+    page.get_by_role("button", name="Show run 1 again").click()
+    expect(page.locator("#run-used")).to_contain_text("; run 1")
+    expect(page.locator("#run-retriever")).to_have_value(spec(meta, "retriever")["default"])
+    expect(page.locator("#run-rerank")).to_be_checked()
+    expect(page.locator("#run-mmr")).to_be_checked()
+    expect(page.locator("#run-budget")).to_have_value(str(budget))
+    expect(page.locator("#run-threshold-tuned")).to_be_checked()
+    # The tuned sliders read what run 1 used, as they do beside a fresh run.
+    assert out(page, "lambda") == f"{first['settings']['mmr_lambda']:.2f}"
+    assert out(page, "threshold") == f"{first['settings']['threshold']:.2f}"
+    assert out(page, "budget") == str(budget)
+
+    page.get_by_role("button", name="Show run 2 again").click()
+    expect(page.locator("#run-used")).to_contain_text("; run 2")
+    expect(page.locator("#run-retriever")).to_have_value("score")
+    expect(page.locator("#run-weight-tuned")).not_to_be_checked()
+    assert out(page, "weight") == "0.30"
+    expect(page.locator("#run-rerank")).not_to_be_checked()
+    expect(page.locator("#run-budget")).to_have_value(str(budget * 2))
+    assert out(page, "threshold") == "0.20"
+    # Run again from the restored form, the request is run 2's: the same answer.
+    again = posted(page)
+    assert (again["correct"], again["settings"]) == (second["correct"], second["settings"])
+
+
+@pytest.mark.browser
+def test_enter_on_run_keeps_the_focus_on_the_button(page: Page) -> None:
+    """Issue #29, 9: running from the keyboard leaves the focus where it was."""
+    button = page.locator("#run-button")
+    button.focus()
+    with page.expect_response("**/api/run"):
+        page.keyboard.press("Enter")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(1)
+    expect(button).to_be_focused()
+    # The button stays in the tab order, ready for the next run.
+    with page.expect_response("**/api/run"):
+        page.keyboard.press("Enter")
+    expect(page.locator("#runs-table tbody tr")).to_have_count(2)
+    expect(button).to_be_focused()
+
+
+# --- the completion note -------------------------------------------------------------------------
+
+# The ids whose first line of text, where in view below the sticky progress bar, lies under the
+# completion note.
+COVERED = """(ids) => ids.filter((id) => {
+  const r = document.getElementById(id).getBoundingClientRect();
+  const x = r.left + r.width / 2, y = r.top + Math.min(r.height / 2, 12);
+  const bar = document.querySelector(".progress-bar").getBoundingClientRect().bottom;
+  if (y < bar || y > innerHeight) return false;  // out of view: nothing to cover
+  const top = document.elementFromPoint(x, y);
+  return Boolean(top && document.getElementById("closing").contains(top));
+})"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
+def test_the_completion_note_hides_none_of_the_results(
+    open_page: Opener, meta: dict[str, Any], viewport: ViewportSize
+) -> None:
+    """Issue #29, 6: the note that pops up when the last exhibit is explored covers no result."""
+    page = open_page(viewport)
+    explored = {name: True for name in meta["labels"]["exhibits"] if name != "end-to-end"}
+    progress = {
+        "fingerprint": meta["fingerprint"],
+        "explored": explored,
+        "settings": {},
+        "runs": [],
+        "nextRun": 1,
+    }
+    page.evaluate("(p) => localStorage.setItem('raglab.progress.v1', JSON.stringify(p))", progress)
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    page.locator("#run-button").scroll_into_view_if_needed()
+    posted(page)
+    note = page.locator("#closing")
+    expect(note).to_be_visible()
+    expect(note).to_be_in_viewport(ratio=1)
+    expect(note.locator("h2")).to_be_visible()
+    expect(page.locator("#closing-dock")).to_be_visible()
+    box = note.bounding_box()
+    bar = page.locator(".progress-bar").bounding_box()
+    assert box is not None and bar is not None
+    # It lies over the progress bar, the page's chrome, and nowhere on the content.
+    assert box["y"] >= bar["y"] - 0.5
+    assert box["y"] + box["height"] <= bar["y"] + bar["height"] + 0.5
+    assert box["height"] * box["width"] <= 0.08 * viewport["width"] * viewport["height"]
+    readouts = ["run-accuracy", "run-interval", "run-bound", "run-used", "run-bases"]
+    for node in readouts:
+        page.locator(f"#{node}").scroll_into_view_if_needed()
+        assert page.evaluate(COVERED, readouts) == [], node
+    assert page.evaluate(COVERED, ["run-funnel", "run-risk"]) == []
+
+
+@pytest.mark.browser
+def test_a_run_at_a_given_tuned_value_labels_its_test_figures(page: Page) -> None:
+    """Issue #29, 4: a run's figures are the test split's; at a tuned setting given rather than
+    chosen on train they are labelled "test, not chosen on train"."""
+    posted(page)
+    expect(page.locator("#run-accuracy-note")).to_have_text("")
+    expect(page.locator("#run-risk-summary")).not_to_contain_text("not chosen on train")
+    page.locator("#run-threshold-tuned").uncheck()
+    page.locator("#run-threshold").fill("0.2")
+    result = posted(page)
+    assert "threshold" not in result["chosen_on_train"]
+    expect(page.locator("#run-accuracy-note")).to_contain_text("test, not chosen on train")
+    expect(page.locator("#run-risk-summary")).to_contain_text(
+        "At this run's given threshold, 0.20 (test, not chosen on train)"
+    )

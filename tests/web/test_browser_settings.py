@@ -58,6 +58,11 @@ def test_run_controls_take_defaults_bounds_and_choices_from_meta(
         assert attr(page, f"#run-{name}", "max") == s["maximum"]
     for name in ("rerank", "mmr"):
         assert page.locator(f"#run-{name}").is_checked() is spec(meta, name)["default"]
+    # The weight is used by score fusion alone: with another retriever it shows no value.
+    assert spec(meta, "retriever")["default"] != "score"
+    assert prop(page, "#run-weight-out", "value") == "not used"
+    expect(page.locator("#run-weight-tuned")).to_be_hidden()
+    page.locator("#run-retriever").select_option("score")
     for key, name, grid in TUNED:
         s = spec(meta, name)
         slider = f"#run-{key}"
@@ -164,16 +169,15 @@ def test_tuned_sliders_show_what_the_run_used(page: Page, meta: dict[str, Any]) 
 
 
 @pytest.mark.browser
-def test_a_tuned_weight_not_used_stays_tuned_and_is_not_listed(
-    page: Page, meta: dict[str, Any]
-) -> None:
+def test_a_weight_not_used_says_so_and_is_not_listed(page: Page, meta: dict[str, Any]) -> None:
     assert spec(meta, "retriever")["default"] != "score"
     with page.expect_response("**/api/run") as answer:
         page.locator("#run-button").click()
     result = answer.value.json()
     expect(page.locator("#run-accuracy")).not_to_have_text("no run yet")
     assert "weight" not in result["chosen_on_train"]
-    assert prop(page, "#run-weight-out", "value") == "tuned"
+    assert prop(page, "#run-weight-out", "value") == "not used"
+    expect(page.locator("#run-weight")).to_be_hidden()
     line = page.locator("#run-used")
     expect(line).not_to_contain_text(spec(meta, "weight")["label"])
     for name in result["chosen_on_train"]:

@@ -2,8 +2,9 @@
 
 Exhibit V: :func:`fitted_reranker` (the reranker and the MMR lambda chosen on train),
 :func:`reranker_summary` (its features and standardised weights), :func:`rerank_rows` (every
-split and order measured) and :func:`version_demo` (a question whose superseded copy MMR pushes
-out of the top 3).
+split and order measured), :func:`lambda_sweep` (MMR at every lambda of the grid, on both splits,
+beside the bar the lambda rule must clear) and :func:`version_demo` (a question whose superseded
+copy MMR pushes out of the top 3).
 
 ``raglab rerank`` and the web lab's ``/api/rerank`` routes both show these, so they agree.
 """
@@ -68,6 +69,35 @@ def rerank_rows(lab: Lab, reranker: Reranker, lam: float) -> list[dict[str, Any]
         for split in ("train", "test")
         for order in ORDERS
     ]
+
+
+def lambda_sweep(lab: Lab, reranker: Reranker) -> dict[str, Any]:
+    """MMR after the reranker at every lambda of MMR_LAMBDAS, measured on train and on test.
+
+    Returns ``{"points": [{"lambda", "split", "top1", "p@3", "recall@5", "mrr", ...}], "reference":
+    {split: the reranked order without MMR, measured}, "chosen_lambda", "rule_metric"}``; the chosen
+    lambda is :func:`~raglab.pipeline.reranking.choose_lambda`'s, the smallest lambda whose
+    training ``rule_metric`` (recall@5) is no lower than the reference's on train. Only the chosen
+    lambda's test point is a test figure chosen on train; the others show what choosing on test
+    would have flattered.
+    """
+    return {
+        "points": [
+            {
+                "lambda": float(lam),
+                "split": split,
+                **measure_order(lab, split, reranker, ORDERS[2], lam),
+            }
+            for split in ("train", "test")
+            for lam in MMR_LAMBDAS
+        ],
+        "reference": {
+            split: measure_order(lab, split, reranker, ORDERS[1], 1.0)
+            for split in ("train", "test")
+        },
+        "chosen_lambda": float(choose_lambda(lab, reranker)),
+        "rule_metric": "recall@5",
+    }
 
 
 def _top_rows(lab: Lab, ranking: Any, q: Question, reranker: Reranker) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from raglab.pipeline.exhibits.rerank import (
     fitted_reranker,
+    lambda_sweep,
     rerank_rows,
     reranker_summary,
     version_demo,
@@ -65,6 +66,15 @@ def get_table(state: State, lam: Lambda = None, retriever: FirstStage = None) ->
     )
     rows = state.compute(key, lambda: plain(rerank_rows(state.lab, reranker, value)))
     return {"lambda": value, "chosen_lambda": chosen, "retriever": retriever, "rows": rows}
+
+
+@router.get("/sweep", summary="MMR at every lambda of the grid, on train and test")
+def get_sweep(state: State, retriever: FirstStage = None) -> dict[str, Any]:
+    retriever = or_default("retriever", retriever)
+    reranker, _ = _model(state, retriever)
+    key = ("rerank sweep",) if retriever == default("retriever") else ("rerank sweep", retriever)
+    data = state.compute(key, lambda: plain(lambda_sweep(state.lab, reranker)))
+    return {"retriever": retriever, **data}
 
 
 @router.get("/version", summary="A question whose outdated copy MMR pushes out of the top 3")

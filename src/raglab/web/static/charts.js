@@ -79,7 +79,8 @@ function ticks(min, max, count = 5) {
 /**
  * A plot of series over numeric axes.
  * spec: {label, x: {min, max, label, ticks, format}, y: {...}, series: [{type: "line"|"dots"|"bars",
- *        points: [[x, y]], className, name}], vline: {x, label}, width, height}
+ *        points: [[x, y]], className, name, data: {key: value} (data-* on its group), titles: [text]
+ *        (one per dot)}], vline: {x, label} (its x also as the line's data-x), width, height}
  */
 export function plot(host, spec) {
   const full = spec.width || 640;
@@ -132,13 +133,20 @@ export function plot(host, spec) {
   }
   root.append(axes);
   for (const s of spec.series) {
-    const g = svg("g", { class: `series ${s.className || ""}` });
+    // `data` puts the numbers a series draws on its group as data-* attributes, to be read back.
+    const data = Object.fromEntries(Object.entries(s.data || {}).map(([key, value]) => [`data-${key}`, value]));
+    const g = svg("g", { class: `series ${s.className || ""}`, ...data });
     const y = s.axis === "y2" && y2 ? y2 : yMain;
     if (s.type === "line" && s.points.length) {
       const d = s.points.map(([px, py], i) => `${i ? "L" : "M"}${x(px).toFixed(1)},${y(py).toFixed(1)}`).join("");
       g.append(svg("path", { d, class: "line" }));
     } else if (s.type === "dots") {
-      for (const [px, py] of s.points) g.append(svg("circle", { cx: x(px), cy: y(py), r: s.r || 4, class: "dot" }));
+      // `titles`, where given, names each dot (a tooltip, and text a screen reader can reach).
+      s.points.forEach(([px, py], i) => {
+        const dot = svg("circle", { cx: x(px), cy: y(py), r: s.r || 4, class: "dot" });
+        if (s.titles) dot.append(svg("title", { text: s.titles[i] }));
+        g.append(dot);
+      });
     } else if (s.type === "bars") {
       const n = s.points.length || 1;
       const band = ((width - m.left - m.right) / n) * 0.8;
@@ -154,7 +162,7 @@ export function plot(host, spec) {
     // The label goes on the line's left where there is no room for it on the right.
     const left = vx > width - m.right - 64;
     root.append(
-      svg("line", { x1: vx, x2: vx, y1: m.top, y2: height - m.bottom, class: "marker-line" }),
+      svg("line", { x1: vx, x2: vx, y1: m.top, y2: height - m.bottom, class: "marker-line", "data-x": spec.vline.x }),
       svg("text", { x: left ? vx - 4 : vx + 4, y: m.top + 10, class: "marker-label", "text-anchor": left ? "end" : "start", text: spec.vline.label || "" }),
     );
   }

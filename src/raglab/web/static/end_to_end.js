@@ -11,6 +11,11 @@ const TUNED_SLIDERS = [
   { key: "lambda", name: "mmr_lambda", grid: "mmr_lambdas" },
   { key: "threshold", name: "threshold", grid: "reader_thresholds" },
 ];
+// What a control the run does not use shows instead of a value.
+const NOT_USED = "not used";
+// The label of a test figure at a setting not chosen on the training split.
+const UNCHOSEN = "test, not chosen on train";
+
 export async function init({ meta, store }) {
   // Every default, bound, choice and display name comes from /api/meta (the settings table).
   const spec = (name) => settingOf(meta, name);
@@ -74,7 +79,8 @@ export async function init({ meta, store }) {
     for (const t of TUNED_SLIDERS) {
       const input = ids[t.key];
       const value = used ? used[t.name] : null;
-      if (!form[`${t.key}Tuned`]) tunedOut[t.key].value = num(input.value, 2);
+      if (input.dataset.unused === "true") tunedOut[t.key].value = NOT_USED;
+      else if (!form[`${t.key}Tuned`]) tunedOut[t.key].value = num(input.value, 2);
       else if (value === null || value === undefined) tunedOut[t.key].value = "tuned";
       else {
         input.value = value;
@@ -92,22 +98,62 @@ export async function init({ meta, store }) {
     enable();
   }
 
+  // A control the run would not use shows no value: what was typed into it before is kept in
+  // the form (and comes back with the control), but never shown beside a run that ignored it.
   function readForm() {
-    for (const [key, node] of Object.entries(ids)) form[key] = node.type === "checkbox" ? node.checked : node.value;
+    for (const [key, node] of Object.entries(ids)) {
+      if (node.dataset.unused === "true") continue;
+      form[key] = node.type === "checkbox" ? node.checked : node.value;
+    }
     store.setSettings("end-to-end", { form });
   }
 
+  function markUnused(key, unused) {
+    const node = ids[key];
+    node.dataset.unused = String(unused);
+    if (node.type === "checkbox") node.checked = unused ? false : Boolean(form[key]);
+    else if (node.type === "number") {
+      node.value = unused ? "" : form[key];
+      node.placeholder = unused ? NOT_USED : "";
+    } else if (node.type === "range") node.closest(".slider").classList.toggle("unused", unused);
+  }
+
   function enable() {
-    ids.overlap.disabled = form.chunker !== "fixed";
     const score = form.retriever === "score";
+    const mmr = Boolean(form.rerank && form.mmr);
+    const unused = { overlap: form.chunker !== "fixed", weight: !score, weightTuned: !score, mmr: !form.rerank, lambda: !mmr, lambdaTuned: !mmr };
+    for (const [key, off] of Object.entries(unused)) markUnused(key, off);
+    ids.overlap.disabled = unused.overlap;
     ids.weightTuned.disabled = !score;
     ids.weight.disabled = !score || form.weightTuned;
     ids.mmr.disabled = !form.rerank;
-    const mmr = form.rerank && form.mmr;
     ids.lambdaTuned.disabled = !mmr;
     ids.lambda.disabled = !mmr || form.lambdaTuned;
     ids.threshold.disabled = form.thresholdTuned;
     showSliders();
+  }
+
+  // The form as a request asked for it: "Show run N again" puts run N's settings back, so the
+  // form beside its results is the one that made them. A setting the run did not use keeps
+  // what the form held.
+  function formOf(r) {
+    const given = (v) => v !== null && v !== undefined;
+    const next = { ...form, chunker: r.chunker, size: given(r.size) ? r.size : "", retriever: r.retriever, rerank: Boolean(r.rerank), budget: r.budget };
+    if (r.chunker === "fixed") next.overlap = given(r.overlap) ? r.overlap : "";
+    if (r.retriever === "score") {
+      next.weightTuned = !given(r.weight);
+      if (given(r.weight)) next.weight = r.weight;
+    }
+    if (r.rerank) next.mmr = Boolean(r.mmr);
+    if (r.rerank && r.mmr) {
+      next.lambdaTuned = !given(r.mmr_lambda);
+      if (given(r.mmr_lambda)) next.lambda = r.mmr_lambda;
+    }
+    next.thresholdTuned = !given(r.threshold);
+    if (given(r.threshold)) next.threshold = r.threshold;
+    // Runs saved before the reader's scoring was a setting used its default.
+    next.readerScoring = r.reader_scoring || spec("reader_scoring").default;
+    return next;
   }
 
   function request() {
@@ -160,6 +206,10 @@ export async function init({ meta, store }) {
     resolved = { request: JSON.stringify(asked), settings: result.settings };
     showSliders();
     $("#run-accuracy").textContent = `${result.correct} of ${result.n} = ${num(result.accuracy)}`;
+    // The run measures the test split: with a tuned setting given rather than chosen on train,
+    // its figures are test figures at a setting not chosen on train, and say so.
+    const given = meta.settings.filter((s) => s.tuned && result.settings[s.name] !== null && result.settings[s.name] !== undefined && !result.chosen_on_train.includes(s.name));
+    $("#run-accuracy-note").textContent = given.length ? `${UNCHOSEN} (${given.map((s) => `${s.label} given`).join(", ")})` : "";
     $("#run-interval").textContent = interval(result.interval);
     $("#run-bound").textContent = `${num(result.bound)} (answerable right: ${result.answerable_correct} of ${result.answerable})`;
     $("#run-used").textContent = `${usedLine(result)}${label ? `; ${label}` : ""}`;
@@ -281,6 +331,9 @@ export async function init({ meta, store }) {
   async function show(run) {
     try {
       const result = await post("run", run.request);
+      Object.assign(form, formOf(run.request));
+      writeForm();
+      store.setSettings("end-to-end", { form, last: run.number });
       showResult(result, `run ${run.number}`, run.request);
       status(statusLine, "");
     } catch (error) {
@@ -288,12 +341,17 @@ export async function init({ meta, store }) {
     }
   }
 
+  let running = false;
   async function runNow(event) {
     event.preventDefault();
+    if (running) return;
     readForm();
     const body = request();
     const button = $("#run-button");
-    button.disabled = true;
+    // Marked busy rather than disabled: a disabled button would drop the keyboard's focus to
+    // the page's body.
+    running = true;
+    button.setAttribute("aria-disabled", "true");
     status(statusLine, "Running…", "info");
     try {
       const result = await post("run", body);
@@ -306,7 +364,8 @@ export async function init({ meta, store }) {
     } catch (error) {
       status(statusLine, error.message);
     } finally {
-      button.disabled = false;
+      running = false;
+      button.removeAttribute("aria-disabled");
     }
   }
 

@@ -155,12 +155,13 @@ export function showRisk(rc) {
     legend,
   });
   $("#run-risk-caption").textContent =
-    `Lines: shares of the ${A} answerable questions quoted right and quoted wrongly${U ? `, and of the ${U} out-of-corpus questions answered anyway` : ""}. Dashed line: the threshold chosen on train; circles: this run's threshold.`;
+    `Lines: shares of the ${A} answerable questions quoted right and quoted wrongly${U ? `, and of the ${U} out-of-corpus questions answered anyway` : ""}. Dashed line: the threshold chosen on train; circles: this run's threshold. ` +
+    `Every point off the dashed line is a test figure at a threshold not chosen on train (“test, not chosen on train”).`;
   const words = (p) =>
     `${p.answerable_correct} of ${A} answerable questions right, ${p.answerable_false} answered falsely${U ? `, and ${p.unanswerable_false} of ${U} out-of-corpus questions answered falsely` : ""}`;
   $("#run-risk-summary").textContent =
     `At the threshold chosen on train, ${num(rc.chosen_on_train, 2)}: ${words(chosen)}.` +
-    (rc.given ? ` At this run's given threshold, ${num(rc.threshold, 2)}: ${words(run)}.` : "");
+    (rc.given ? ` At this run's given threshold, ${num(rc.threshold, 2)} (test, not chosen on train): ${words(run)}.` : "");
   $("#run-risk-table tbody").replaceChildren(
     ...pts.map((p) =>
       el(

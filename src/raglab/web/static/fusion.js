@@ -1,4 +1,5 @@
-// Exhibit IV: every ranker measured on the test split, and the question-by-question grid.
+// Exhibit IV: every ranker measured on the training split at the slider's weight and on the test
+// split at the weight chosen on train, and the question-by-question grid.
 
 import { $, fill, $$, applyBounds, bindOutput, debounce, el, fixedOf, get, gridStep, keepingFocus, num, sequence, settingOf, status } from "./lib.js";
 
@@ -25,8 +26,14 @@ export async function init({ meta, store }) {
   const listSeq = sequence();
   const save = () => store.setSettings("fusion", { weight: state.weight, method: state.method, k: state.k, selected: state.selected });
 
-  function renderTable(data) {
-    $("#fusion-caption").textContent = `${data.split === "test" ? "Test" : "Training"} split, ${data.questions} answerable questions; score fusion at w = ${num(data.weight, 2)}`;
+  // Two tables: the training split follows the slider; the test split stays at the weight
+  // chosen on train, the one test figure the rule allows to report.
+  function renderTable(data, which) {
+    const trained = Math.abs(data.weight - state.chosen) < 1e-9;
+    $(which === "train" ? "#fusion-train-caption" : "#fusion-caption").textContent =
+      which === "train"
+        ? `Training split, ${data.questions} answerable questions; score fusion at the slider's w = ${num(data.weight, 2)}${trained ? ", the weight chosen on train" : ""}`
+        : `Test split, ${data.questions} answerable questions; score fusion at w = ${num(data.weight, 2)}, the weight chosen on the training split`;
     const label = (name) => {
       if (name === "score") return `${NAMES[name]} (w = ${num(data.weight, 2)})`;
       if (name === "neural-score" && data.neural_weight !== null) return `${NAMES[name]} (w = ${num(data.neural_weight, 2)})`;
@@ -36,7 +43,7 @@ export async function init({ meta, store }) {
     const missing = Object.entries(data.unavailable || {}).map(([name, why]) =>
       el("tr", { "data-ranker": name, class: "unavailable" }, el("th", { scope: "row", text: NAMES[name] }), el("td", { colspan: String(COLUMNS.length), text: why })),
     );
-    $("#fusion-table tbody").replaceChildren(
+    $(which === "train" ? "#fusion-train-table tbody" : "#fusion-table tbody").replaceChildren(
       ...Object.entries(data.rankers).map(([name, m]) =>
         el("tr", { "data-ranker": name }, el("th", { scope: "row", text: label(name) }), ...COLUMNS.map((c) => el("td", { text: num(m[c]) }))),
       ),
@@ -47,14 +54,18 @@ export async function init({ meta, store }) {
   async function loadTable() {
     const token = tableSeq.next();
     try {
-      const data = await get("fusion/table", { weight: state.weight });
+      const data = await get("fusion/table", { weight: state.weight, split: "train" });
       if (!tableSeq.is(token)) return;
       status(statusLine, "");
-      renderTable(data);
+      renderTable(data, "train");
     } catch (error) {
       if (tableSeq.is(token)) status(statusLine, error.message);
     }
   }
+
+  // A test figure at a weight not chosen on train says so (score fusion only: RRF has no weight).
+  const unchosen = () => state.method === "score" && state.chosen !== null && Math.abs(state.weight - state.chosen) > 1e-9;
+  const UNCHOSEN = "test, not chosen on train";
 
   const lit = (rank) => rank !== null && rank <= state.k;
 
@@ -64,7 +75,7 @@ export async function init({ meta, store }) {
     const answerable = g.questions.filter((q) => q.answerable);
     const count = (name) => answerable.filter((q) => lit(q.ranks[name])).length;
     $("#fusion-summary").textContent =
-      `Within the first ${state.k}: BM25 finds ${count("bm25")}, the embedding ${count("lsa")} and your fusion ${count("fusion")} of ${answerable.length} answerable questions.`;
+      `Within the first ${state.k}: BM25 finds ${count("bm25")}, the embedding ${count("lsa")} and your fusion ${count("fusion")}${unchosen() ? ` (${UNCHOSEN}, w = ${num(state.weight, 2)})` : ""} of ${answerable.length} answerable questions.`;
     const grid = $("#fusion-grid");
     // A square chosen from the keyboard keeps the focus through the redraw.
     keepingFocus(grid, "id", () => grid.replaceChildren(
@@ -106,11 +117,11 @@ export async function init({ meta, store }) {
     }
   }
 
-  function list(name, block) {
+  function list(name, block, split) {
     return el(
       "div",
       { class: "ranked" },
-      el("h4", { text: name === "fusion" ? (state.method === "rrf" ? NAMES.rrf : `${NAMES.score}, w = ${num(state.weight, 2)}`) : NAMES[name] }),
+      el("h4", { text: name === "fusion" ? (state.method === "rrf" ? NAMES.rrf : `${NAMES.score}, w = ${num(state.weight, 2)}${unchosen() && split === "test" ? ` (${UNCHOSEN})` : ""}`) : NAMES[name] }),
       el("p", { class: "small", text: block.first === null ? "Answer not in the list." : `First answer at rank ${block.first}.` }),
       el(
         "ol",
@@ -135,13 +146,14 @@ export async function init({ meta, store }) {
     try {
       const data = await get(`fusion/lists/${encodeURIComponent(state.selected)}`, { method: state.method, weight: state.weight, top: Math.max(5, state.k) });
       if (!listSeq.is(token)) return;
+      const split = state.grid && state.grid.questions.some((q) => q.id === data.id) ? state.grid.split : null;
       fill(
         $("#fusion-lists"),
         el("h4", { class: "wide", text: `${data.id}: ${data.question}` }),
         data.answerable ? null : el("p", { class: "wide", text: "The documents hold no answer to this question; every list is a miss by definition." }),
-        list("bm25", data.lists.bm25),
-        list("lsa", data.lists.lsa),
-        list("fusion", data.lists.fusion),
+        list("bm25", data.lists.bm25, split),
+        list("lsa", data.lists.lsa, split),
+        list("fusion", data.lists.fusion, split),
       );
     } catch (error) {
       if (listSeq.is(token)) status(statusLine, error.message);
@@ -195,14 +207,16 @@ export async function init({ meta, store }) {
   });
 
   try {
-    const first = await get("fusion/table", { weight: state.weight });
+    // The test table: no weight asked, so the weight chosen on train.
+    const first = await get("fusion/table", { split: "test" });
     state.chosen = first.chosen_weight;
     if (state.weight === null) state.weight = first.chosen_weight;
     weightInput.value = state.weight;
     showWeight();
     $("#fusion-weight-marks").replaceChildren(el("option", { value: state.chosen, label: `trained ${num(state.chosen, 2)}` }));
     $("#fusion-chosen").textContent = `On the training questions the best weight is w = ${num(state.chosen, 2)} (best recall@5, then MRR); it is marked on the slider.`;
-    renderTable(first);
+    renderTable(first, "test");
+    await loadTable();
   } catch (error) {
     status(statusLine, error.message);
   }

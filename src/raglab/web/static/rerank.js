@@ -1,7 +1,7 @@
 // Exhibit V: train the reranker, show its weights, compare orders, and watch MMR drop a stale copy.
 
 import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, fixedOf, get, gridStep, num, post, sequence, settingOf, status } from "./lib.js";
-import { hbars } from "./charts.js";
+import { hbars, plot } from "./charts.js";
 
 const COLUMNS = ["top1", "p@3", "recall@5", "mrr"];
 
@@ -24,27 +24,99 @@ export async function init({ meta, store }) {
   const demoSeq = sequence();
   const save = () => store.setSettings("rerank", { trained: state.trained, lam: state.lam, question: state.question, retriever: state.retriever });
 
+  // The training rows follow the slider; the test rows stay at the λ chosen on train, the one
+  // test figure the rule allows to report.
+  const orderName = (order, lam, note) => (order === "reranked + MMR" ? `reranked + MMR (λ = ${num(lam, 2)}${note})` : order);
   async function loadTable() {
     const token = tableSeq.next();
     try {
-      const data = await get("rerank/table", { lam: state.lam, retriever: state.retriever });
+      const [explored, chosen] = await Promise.all([
+        get("rerank/table", { lam: state.lam, retriever: state.retriever }),
+        get("rerank/table", { retriever: state.retriever }),
+      ]);
       if (!tableSeq.is(token)) return;
       status(statusLine, "");
+      const rows = [
+        ...explored.rows.filter((r) => r.split === "train").map((r) => [r, orderName(r.order, explored.lambda, "")]),
+        ...chosen.rows.filter((r) => r.split === "test").map((r) => [r, orderName(r.order, chosen.lambda, ", chosen on train")]),
+      ];
       $("#rerank-table tbody").replaceChildren(
-        ...data.rows.map((r) =>
+        ...rows.map(([r, name]) =>
           el(
             "tr",
             { "data-split": r.split, "data-order": r.order },
             el("th", { scope: "row", text: r.split }),
-            el("td", { text: r.order === "reranked + MMR" ? `reranked + MMR (λ = ${num(data.lambda, 2)})` : r.order }),
+            el("td", { text: name }),
             ...COLUMNS.map((c) => el("td", { text: num(r[c]) })),
           ),
         ),
       );
+      drawSweep();
     } catch (error) {
       if (tableSeq.is(token)) status(statusLine, error.message);
     }
   }
+
+  // The sweep: MMR at every λ on both splits, the bar the rule must clear, and the chosen λ.
+  let sweep = null;
+  const metricSelect = $("#rerank-sweep-metric");
+  function drawSweep() {
+    if (!sweep) return;
+    const metric = metricSelect.value;
+    const name = metricSelect.selectedOptions[0].textContent;
+    const line = (split) => sweep.points.filter((p) => p.split === split).map((p) => [p.lambda, p[metric]]);
+    const train = line("train");
+    const test = line("test");
+    const chosen = sweep.chosen_lambda;
+    const reference = sweep.reference.train[metric];
+    const atChosen = test.find(([lam]) => Math.abs(lam - chosen) < 1e-9);
+    const values = [...train, ...test].map(([, v]) => v).concat(reference);
+    const top = Math.min(1, Math.ceil(Math.max(...values) * 10 + 1e-9) / 10);
+    const bottom = Math.max(0, Math.floor(Math.min(...values) * 10 - 1e-9) / 10);
+    const span = Math.max(top - bottom, 0.1);
+    const tickCount = Math.round(span / 0.1);
+    const ticks = Array.from({ length: tickCount + 1 }, (_, i) => Number((bottom + (i * span) / tickCount).toFixed(2)));
+    const points = (pts) => JSON.stringify(pts);
+    const testNote = (lam) => (Math.abs(lam - chosen) < 1e-9 ? "chosen on train" : "test, not chosen on train");
+    const series = [
+      { type: "line", className: "sweep-reference", points: [[0, reference], [1, reference]], data: { split: "train", order: "reranked", metric, value: reference } },
+      { type: "line", className: "sweep-train", points: train, data: { split: "train", metric, points: points(train) } },
+      { type: "line", className: "sweep-test", points: test, data: { split: "test", metric, points: points(test) } },
+      { type: "dots", className: "sweep-train", points: train, titles: train.map(([lam, v]) => `λ = ${num(lam, 2)}: train ${name} ${num(v)}`), r: 3 },
+      { type: "dots", className: "sweep-test", points: test, titles: test.map(([lam, v]) => `λ = ${num(lam, 2)}: ${name} ${num(v)} (${testNote(lam)})`), r: 3 },
+    ];
+    if (atChosen) {
+      series.push({ type: "dots", className: "sweep-chosen", points: [atChosen], r: 6, titles: [`λ = ${num(chosen, 2)}, chosen on train: test ${name} ${num(atChosen[1])}`], data: { lambda: chosen, value: atChosen[1] } });
+    }
+    if (state.lam !== null) {
+      const here = train.find(([lam]) => Math.abs(lam - state.lam) < 1e-9);
+      if (here) series.push({ type: "dots", className: "current", points: [here], r: 6, titles: [`The slider, λ = ${num(state.lam, 2)}: train ${name} ${num(here[1])}`] });
+    }
+    plot($("#rerank-sweep"), {
+      label: `${name} of MMR after the reranker at every λ from 0 to 1, on train and test; λ chosen on train ${num(chosen, 2)}`,
+      height: 280,
+      x: { min: 0, max: 1, label: "MMR λ", ticks: [0, 0.2, 0.4, 0.6, 0.8, 1], format: (v) => v.toFixed(1) },
+      y: { min: bottom, max: bottom + span, label: name, ticks, format: (v) => v.toFixed(2) },
+      series,
+      vline: { x: chosen, label: `chosen on train ${num(chosen, 2)}` },
+    });
+    const swatch = (className, text) => el("span", { class: "sweep-key" }, el("span", { class: `swatch ${className}`, "aria-hidden": "true" }), ` ${text}`);
+    fill(
+      $("#rerank-sweep-legend"),
+      swatch("sweep-train", "train"),
+      swatch("sweep-test", "test, not chosen on train"),
+      swatch("sweep-reference", "train, reranked without MMR"),
+      swatch("sweep-chosen", `test at λ = ${num(chosen, 2)}, chosen on train`),
+    );
+    $("#rerank-sweep-caption").textContent =
+      `${name} at every λ: solid, the training questions; dashed, the test questions, each point but the ringed one a test figure not chosen on train. ` +
+      `Dashed vertical line: λ = ${num(chosen, 2)}, chosen on train${atChosen ? ` (test ${name} there: ${num(atChosen[1])})` : ""}; open circle: the slider.`;
+  }
+  let metricPicked = false;
+  metricSelect.addEventListener("change", () => {
+    metricPicked = true;
+    drawSweep();
+  });
 
   function topList(title, rows, superseded) {
     return el(
@@ -106,14 +178,21 @@ export async function init({ meta, store }) {
   async function train() {
     try {
       const model = await post(`rerank/train?retriever=${encodeURIComponent(state.retriever)}`);
+      sweep = await get("rerank/sweep", { retriever: state.retriever });
       state.trained = true;
       state.chosen = model.chosen_lambda;
       if (state.lam === null) state.lam = model.chosen_lambda;
       save();
       store.markExplored("rerank");
+      // The rule, in the words and numbers of the sweep it was taken on.
+      const rule = sweep.rule_metric;
+      const atChosen = sweep.points.find((p) => p.split === "train" && Math.abs(p.lambda - sweep.chosen_lambda) < 1e-9);
       $("#rerank-summary").textContent =
         `Logistic regression on ${model.rows.toLocaleString("en-GB")} candidate rows from the training questions (${model.positives} hold the answer), ` +
-        `the first stage's top ${model.depth} for each. On the training questions MMR works best at λ = ${num(model.chosen_lambda, 2)}, marked on the slider.`;
+        `the first stage's top ${model.depth} for each. MMR's λ is chosen on the training questions by one rule: the smallest λ on the grid whose training ${rule} ` +
+        `is no lower than the reranker's without MMR (${num(sweep.reference.train[rule])}), so MMR takes the most variety that costs no training ${rule}. ` +
+        `That is λ = ${num(model.chosen_lambda, 2)} (training ${rule} ${num(atChosen ? atChosen[rule] : null)}), marked on the slider and the chart; ` +
+        `other measures may peak at another λ, as the chart shows.`;
       hbars($("#rerank-weights"), {
         label: `Learned weights: ${model.features.map((f) => `${FEATURE_NAMES[f] || f} ${num(model.weights[f], 2)}`).join(", ")}`,
         rows: model.features.map((f) => ({ label: FEATURE_NAMES[f] || f, value: model.weights[f], note: num(model.weights[f], 2) })),
@@ -122,9 +201,13 @@ export async function init({ meta, store }) {
       lamInput.value = state.lam;
       showLam();
       $("#rerank-lambda-marks").replaceChildren(el("option", { value: model.chosen_lambda, label: `trained ${num(model.chosen_lambda, 2)}` }));
+      metricSelect.disabled = false;
+      // The chart opens on the measure the rule reads, until the reader picks another.
+      if (!metricPicked) metricSelect.value = rule;
+      // Marked unavailable rather than disabled, so a keyboard user's focus stays on it.
       const button = $("#rerank-train");
       button.textContent = "Trained";
-      button.disabled = true;
+      button.setAttribute("aria-disabled", "true");
       await Promise.all([loadTable(), loadDemo()]);
     } catch (error) {
       status(statusLine, error.message);
@@ -142,7 +225,7 @@ export async function init({ meta, store }) {
     state.question = null;
     save();
     if (state.trained) {
-      $("#rerank-train").disabled = false;
+      $("#rerank-train").removeAttribute("aria-disabled");
       await train();
     }
   });
@@ -156,6 +239,8 @@ export async function init({ meta, store }) {
     save();
     loadDemo();
   });
-  $("#rerank-train").addEventListener("click", train);
+  $("#rerank-train").addEventListener("click", (event) => {
+    if (event.currentTarget.getAttribute("aria-disabled") !== "true") train();
+  });
   if (state.trained) await train();
 }
