@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from raglab.cli.main import main
-from raglab.labels import RETRIEVER_LABELS
+from raglab.labels import RETRIEVER_LABELS, TEST_FIGURE_LABELS
 from raglab.pipeline.end_to_end import RunResult, run_pipeline
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight, measure
@@ -180,3 +180,31 @@ def test_the_cosine_reader_runs_the_same_on_every_face(capsys: Cap, api: Any, la
     assert web["stages"]["stages"][-1]["count"] == library.answerable_correct
     row = next(s for s in api.get("/api/meta").json()["settings"] if s["name"] == "reader_scoring")
     assert "cosine" in row["choices"] and row["choice_labels"]["cosine"] == "neural cosine"
+
+
+def test_the_lambda_sweep_is_the_same_on_every_face(capsys: Cap, api: Any, lab: Lab) -> None:
+    """Exhibit V's sweep: ``raglab rerank --sweep``, ``GET /api/rerank/sweep`` and the library's
+    :func:`~raglab.pipeline.exhibits.rerank.lambda_sweep` give the same points and chosen lambda."""
+    from raglab.pipeline.exhibits.rerank import fitted_reranker, lambda_sweep
+
+    cli = cli_json(capsys, "rerank", "--sweep")["sweep"]
+    web = api.get("/api/rerank/sweep").json()
+    reranker, chosen = fitted_reranker(lab, RetrievalSettings())
+    library = json.loads(json.dumps(lambda_sweep(lab, reranker)))
+    assert cli["chosen_lambda"] == web["chosen_lambda"] == library["chosen_lambda"] == chosen
+    assert cli["points"] == web["points"] == library["points"]
+    assert len(cli["points"]) == 2 * len({p["lambda"] for p in cli["points"]})
+
+
+def test_the_sweep_table_labels_test_figures_not_chosen_on_train(capsys: Cap) -> None:
+    """The command line's sweep table marks the one row chosen on train (oracle: the JSON's
+    chosen lambda); every other row's test figures say they were not chosen on train."""
+    from raglab.cli.rerank import _sweep_table
+
+    sweep = cli_json(capsys, "rerank", "--sweep")["sweep"]
+    table = _sweep_table(sweep)
+    lambdas = [str(c) for c in table.columns[0]._cells]
+    labels = [str(c) for c in table.columns[-1]._cells]
+    assert labels.count(TEST_FIGURE_LABELS[True]) == 1
+    assert lambdas[labels.index(TEST_FIGURE_LABELS[True])] == f"{sweep['chosen_lambda']:.2f}"
+    assert labels.count(TEST_FIGURE_LABELS[False]) == len(labels) - 1 >= 20

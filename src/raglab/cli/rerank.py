@@ -17,7 +17,13 @@ from raglab.cli._common import (
     retriever_label,
 )
 from raglab.cli.options import add_setting_options, setting_parser
-from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows, reranker_summary
+from raglab.labels import TEST_FIGURE_LABELS
+from raglab.pipeline.exhibits.rerank import (
+    fitted_reranker,
+    lambda_sweep,
+    rerank_rows,
+    reranker_summary,
+)
 from raglab.pipeline.metric_table import ORDER_METRICS
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import default, setting
@@ -40,6 +46,11 @@ def register(sub: Any) -> None:
         metavar="X",
         help="the same as --mmr-lambda",
     )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also measure MMR at every lambda of the grid on train and test (exhibit V's chart)",
+    )
     add_lab_options(parser)
     parser.set_defaults(handler=run)
 
@@ -51,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     lam = chosen if args.mmr_lambda in (NOT_GIVEN, TUNED, None) else args.mmr_lambda
     model = reranker_summary(reranker, chosen)
     rows = rerank_rows(lab, reranker, lam)
+    sweep = lambda_sweep(lab, reranker) if args.sweep else None
     if args.json:
         print_json(
             {
@@ -62,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 "lambda": lam,
                 "train_chosen_lambda": chosen,
                 "rows": rows,
+                **({"sweep": sweep} if sweep is not None else {}),
             }
         )
         return EXIT_OK
@@ -88,4 +101,31 @@ def run(args: argparse.Namespace) -> int:
             *(f"{float(row[key]):.3f}" for key, _ in ORDER_METRICS),
         )
     out.print(table)
+    if sweep is not None:
+        out.print(_sweep_table(sweep))
     return EXIT_OK
+
+
+def _sweep_table(sweep: dict[str, Any]) -> Table:
+    """Exhibit V's lambda sweep as a table: one row per lambda, train then test for each measure.
+
+    Only the chosen lambda's test figures were chosen on train; the row says which it is."""
+    chosen = sweep["chosen_lambda"]
+    by_split: dict[str, dict[float, dict[str, Any]]] = {"train": {}, "test": {}}
+    for point in sweep["points"]:
+        by_split[point["split"]][point["lambda"]] = point
+    table = Table(
+        "lambda",
+        *(f"{split} {label}" for _, label in ORDER_METRICS for split in ("train", "test")),
+        "test figures",
+        title=f"MMR at every lambda; chosen on train: {chosen:.2f} (the smallest lambda whose "
+        f"training {sweep['rule_metric']} is no lower than the reranker's without MMR)",
+    )
+    for lam, train in by_split["train"].items():
+        test = by_split["test"][lam]
+        table.add_row(
+            f"{lam:.2f}",
+            *(f"{float(p[key]):.3f}" for key, _ in ORDER_METRICS for p in (train, test)),
+            TEST_FIGURE_LABELS[lam == chosen],
+        )
+    return table
