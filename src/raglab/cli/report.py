@@ -5,6 +5,10 @@ The JSON report is what ``raglab check --baseline`` reads back. The file is writ
 ``--force`` is given. ``--quiet`` prints nothing when all goes well; ``--json`` prints where the
 report went and its headline numbers as JSON. Exit status: 0 written; 1 the file exists (without ``--force``), cannot be
 written, or the input has problems; 2 a setting the pipeline refuses.
+
+``--schema`` prints the published JSON Schema (draft 2020-12) of the JSON report instead, and
+writes nothing: the layout ``raglab check`` reads a baseline against
+(:mod:`raglab.pipeline.report_check`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from raglab.cli._common import (
     EXIT_USAGE,
     add_lab_options,
     console,
+    print_error_json,
     print_json,
     report_problems,
 )
@@ -30,6 +35,7 @@ from raglab.cli.run import add_run_options, settings_from, split_from
 from raglab.errors import InputError
 from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.report import build_report, headline
+from raglab.pipeline.report_check import schema_text
 from raglab.pipeline.report_sections import lab_key
 from raglab.report.html import render_html
 from raglab.report.markdown import render_markdown
@@ -55,7 +61,13 @@ def register(sub: Any) -> None:
         choices=FORMATS,
         help="md, html or json (default: from the --out file's suffix)",
     )
-    parser.add_argument("--out", required=True, metavar="FILE", help="where to write the report")
+    parser.add_argument("--out", metavar="FILE", help="where to write the report (required)")
+    parser.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the JSON Schema of the JSON report (what 'raglab check' reads a baseline "
+        "against) and exit; nothing is built or written",
+    )
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     add_run_options(parser)
     add_lab_options(parser)
@@ -78,6 +90,14 @@ def render(report: dict[str, Any], fmt: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.schema:
+        sys.stdout.write(schema_text())
+        return EXIT_OK
+    if args.out is None:
+        message = "the following arguments are required: --out (or --schema)"
+        if args.json:
+            print_error_json(message)
+        return _fail(message, EXIT_USAGE)
     out = Path(args.out)
     if out.is_dir():
         return _fail(f"{out} is a folder; give a file name with --out")
