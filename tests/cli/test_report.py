@@ -159,3 +159,26 @@ def test_source_date_epoch_makes_two_runs_byte_identical(
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
     assert cli("--out", str(tmp_path / "c.json")) == 2
     assert "SOURCE_DATE_EPOCH must be whole seconds" in capsys.readouterr().err
+
+
+def test_schema_prints_the_published_schema_and_the_report_passes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], library_report: dict[str, Any]
+) -> None:
+    """Oracle: jsonschema's own Draft 2020-12 validator, given the printed schema, on the JSON
+    file ``raglab report`` writes; --schema builds and writes nothing. Without --out or
+    --schema: a usage error (exit 2), as JSON under --json."""
+    import jsonschema
+
+    assert cli("--schema") == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    out = tmp_path / "baseline.json"
+    assert cli("--out", str(out), "--quiet") == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(written)) == []
+    assert list(tmp_path.iterdir()) == [out]
+    capsys.readouterr()
+    assert cli("--json") == 2
+    captured = capsys.readouterr()
+    assert "--out" in captured.err and "--out" in json.loads(captured.out)["error"]["message"]

@@ -145,6 +145,8 @@ def _schema_problems(error: Any) -> list[str]:
         known = set(error.schema.get("properties", {}))
         extra = sorted(str(k) for k in error.instance if k not in known)
         return [f"{field_name([*path, k])}: not a field of a report" for k in extra]
+    if "propertyNames" in error.schema_path:  # the key itself is at fault: name it
+        return [f"{field_name([*path, str(error.instance)])}: not a known name ({error.message})"]
     return [f"{field_name(path)}: {error.message}"]
 
 
