@@ -324,7 +324,8 @@ def _grids(report: Mapping[str, Any]) -> list[str]:
             zip(bm25["train_recall"], bm25["train_hits"], strict=True)
         ):
             for j, (rate, hit) in enumerate(zip(rates, hits, strict=True)):
-                if hit > n or (rate is not None and not _rate(rate, hit, n)):
+                # No training question: no rate to hold to a count.
+                if hit > n or (n and rate is not None and not _rate(rate, hit, n)):
                     out.append(f"bm25.train_recall[{i}][{j}]: {rate} is not {hit} hits of {n}")
     lsa = report["lsa"]
     for key in ("singular_values", "variance_share", "cumulative_share"):
@@ -334,8 +335,10 @@ def _grids(report: Mapping[str, Any]) -> list[str]:
         if row["intact"] is not None and row["total"] is not None:
             if row["intact"] > row["total"]:
                 out.append(f"chunking.chunkers[{i}].intact: {row['intact']} of {row['total']}")
-            elif row["intact_rate"] is not None and not _rate(
-                row["intact_rate"], row["intact"], row["total"]
+            elif (
+                row["total"]  # no answer to cut: the rate is 1 by convention
+                and row["intact_rate"] is not None
+                and not _rate(row["intact_rate"], row["intact"], row["total"])
             ):
                 out.append(f"chunking.chunkers[{i}].intact_rate: not intact / total")
     return out
