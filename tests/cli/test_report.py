@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from raglab.cli import report as report_command
+from raglab.cli.main import main
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report
 from raglab.report.html import render_html
@@ -138,11 +139,20 @@ def test_clear_errors(
     status: int,
     needle: str,
 ) -> None:
-    """Oracle: the documented exit status and a one-line message, never a traceback."""
+    """Oracle: the documented exit status and a one-line message, never a traceback; with
+    --json the same message as the error object on stdout."""
     monkeypatch.chdir(tmp_path)
     assert cli(*argv) == status
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
+    try:  # the real command line: a usage error is JSON too
+        code = main(["report", *argv, "--json"])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    assert code == status
+    captured = capsys.readouterr()
+    message = json.loads(captured.out)["error"]["message"]
+    assert needle in message and message in captured.err
 
 
 def test_source_date_epoch_makes_two_runs_byte_identical(

@@ -75,8 +75,11 @@ def register(sub: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
+def _fail(args: argparse.Namespace, message: str, status: int = EXIT_BAD_INPUT) -> int:
+    """Say ``message`` on stderr (and, with ``--json``, as the error object on stdout)."""
     print(f"raglab report: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print_error_json(message)
     return status
 
 
@@ -94,25 +97,25 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(schema_text())
         return EXIT_OK
     if args.out is None:
-        message = "the following arguments are required: --out (or --schema)"
-        if args.json:
-            print_error_json(message)
-        return _fail(message, EXIT_USAGE)
+        return _fail(args, "the following arguments are required: --out (or --schema)", EXIT_USAGE)
     out = Path(args.out)
     if out.is_dir():
-        return _fail(f"{out} is a folder; give a file name with --out")
+        return _fail(args, f"{out} is a folder; give a file name with --out")
     fmt = args.format or SUFFIXES.get(out.suffix.lower())
     if fmt is None:
         return _fail(
+            args,
             f"cannot tell the format from {str(out)!r}: give --format md, html or json",
             EXIT_USAGE,
         )
     # Checked before any work, and again by the write itself (which never replaces a file
     # without --force, even one created meanwhile).
     if not out.parent.is_dir():
-        return _fail(f"cannot write {out}: the folder {out.parent} does not exist")
+        return _fail(args, f"cannot write {out}: the folder {out.parent} does not exist")
     if out.exists() and not args.force:
-        return _fail(f"{out} already exists and was left untouched; add --force to replace it")
+        return _fail(
+            args, f"{out} already exists and was left untouched; add --force to replace it"
+        )
     try:
         settings = settings_from(args)
         # With --workers or --scheduler, the BM25 rankings of the run and of the rankers'
@@ -129,14 +132,18 @@ def run(args: argparse.Namespace) -> int:
             report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")
+        if args.json:
+            print_error_json("the input has problems", exc.problems)
         return EXIT_BAD_INPUT
     except ValueError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return _fail(args, str(exc), EXIT_USAGE)
     text = render(report, fmt)
     try:
         atomic_write_text(out, text, overwrite=args.force)
     except FileExistsError:
-        return _fail(f"{out} already exists and was left untouched; add --force to replace it")
+        return _fail(
+            args, f"{out} already exists and was left untouched; add --force to replace it"
+        )
     top = headline(report)
     if args.json:
         print_json({"out": str(out), "format": fmt, "bytes": len(text.encode()), **top})
