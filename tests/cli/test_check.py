@@ -17,7 +17,10 @@ from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
 from raglab.pipeline.gate import compare_reports
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report
+from raglab.pipeline.report_check import MAX_REPORT_BYTES, MAX_REPORT_DEPTH
 from raglab.run_settings import RunSettings
+from tests.pipeline.test_report import write_page_labelled
+from tests.pipeline.test_report_check import TAMPERED
 
 
 def parser() -> argparse.ArgumentParser:
@@ -308,3 +311,186 @@ def test_missing_baseline_and_bad_settings_are_exit_2(
     assert str(path) in err and "budget" in err
     assert cli("--baseline", str(path), "--tolerance-recall", "2") == 2
     assert "--tolerance-recall" in capsys.readouterr().err
+
+
+# --- a baseline is checked before it is believed ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", TAMPERED)
+def test_a_tampered_baseline_is_exit_2_naming_the_field(
+    baseline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Oracle: the field each tampering changed (tests/pipeline/test_report_check.py), named on
+    stderr and in the JSON error, exit 2, before any lab is built. NaN and Infinity are written
+    as the literals Python's JSON writer gives them."""
+    broken = copy.deepcopy(baseline)
+    field = TAMPERED[name](broken)
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    assert cli("--baseline", str(path)) == 2
+    captured = capsys.readouterr()
+    assert str(path) in captured.err and f"{field}" in captured.err
+    assert "Traceback" not in captured.err and "PASS" not in captured.out
+    assert cli("--baseline", str(path), "--json") == 2
+    error = json.loads(capsys.readouterr().out)
+    assert error["verdict"] == "cannot check" and error["exit"] == 2
+    assert field in error["error"]["message"]
+
+
+def test_a_rank_that_is_not_a_rank_is_not_a_better_question(
+    baseline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: q10 (bm25 rank 1 in the baseline) given the rank "first": read as a rank, the
+    gate would count q10 as lost by the baseline and found now ("better"), and pass; refused
+    instead, naming the field."""
+    broken = copy.deepcopy(baseline)
+    row = next(r for r in broken["rankers"]["questions"] if r["id"] == "q10")
+    assert row["ranks"]["bm25"] == 1
+    row["ranks"]["bm25"] = "first"
+    path = tmp_path / "first.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    assert cli("--baseline", str(path), "--json") == 2
+    result = json.loads(capsys.readouterr().out)
+    assert "better" not in result and "measures" not in result
+    assert "ranks.bm25: 'first' is not of type 'integer', 'null'" in result["error"]["message"]
+
+
+DEPTH = 100_000
+
+
+def _nested(tmp_path: Path, name: str, baseline: dict[str, Any]) -> Path:
+    """A baseline file of each nesting or size case (item 2 of the issue)."""
+    path = tmp_path / f"{name}.json"
+    if name == "open brackets":
+        path.write_text("[" * DEPTH, encoding="utf-8")
+    elif name == "closed brackets":
+        path.write_text("[" * DEPTH + "]" * DEPTH, encoding="utf-8")
+    elif name == "open objects":
+        path.write_text('{"a":' * DEPTH, encoding="utf-8")
+    elif name == "deep field in a report":
+        deep = copy.deepcopy(baseline)
+        deep["settings"]["model"] = json.loads("[" * 40 + "]" * 40)
+        path.write_text(json.dumps(deep), encoding="utf-8")
+    elif name == "one level too deep":
+        path.write_text("[" * (MAX_REPORT_DEPTH + 1) + "]" * (MAX_REPORT_DEPTH + 1))
+    elif name == "larger than the limit":
+        with path.open("wb") as f:  # sparse: no disk is written for the zeros
+            f.truncate(MAX_REPORT_BYTES + 1)
+    elif name == "endless":
+        return Path("/dev/zero")
+    return path
+
+
+NESTED = {
+    "open brackets": "nest more than 32 deep",
+    "closed brackets": "nest more than 32 deep",
+    "open objects": "nest more than 32 deep",
+    "deep field in a report": "nest more than 32 deep",
+    "one level too deep": "nest more than 32 deep",
+    "larger than the limit": "larger than 64 MiB",
+    "endless": "larger than 64 MiB",
+}
+
+
+@pytest.mark.parametrize("name", NESTED)
+def test_depth_and_size_are_bounded(
+    baseline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Oracle: MAX_REPORT_DEPTH (32) and MAX_REPORT_BYTES (64 MiB): a document past either is
+    refused in one line (exit 2, the file named), never a RecursionError; /dev/zero never ends,
+    and only the limit is read of it."""
+    assert (MAX_REPORT_DEPTH, MAX_REPORT_BYTES) == (32, 64 * 1024 * 1024)
+    path = _nested(tmp_path, name, baseline)
+    assert cli("--baseline", str(path)) == 2
+    captured = capsys.readouterr()
+    assert str(path) in captured.err and NESTED[name] in captured.err
+    assert "Traceback" not in captured.err and "RecursionError" not in captured.err
+
+
+def test_every_error_is_json_under_json(
+    baseline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the documented error object on stdout (verdict "cannot check", exit 2, the
+    message naming the baseline) for a missing file, a folder, a file that is not JSON, a
+    baseline whose settings are refused and a tolerance outside [0, 1]; through the real
+    command line too."""
+    refused = copy.deepcopy(baseline)
+    refused["settings"]["chunker"] = "fixed"
+    refused["settings"]["overlap"] = refused["settings"]["size"]  # overlap must be < size
+    files = {
+        "missing": tmp_path / "nope.json",
+        "folder": tmp_path,
+        "not json": tmp_path / "text.json",
+        "settings": tmp_path / "settings.json",
+    }
+    files["not json"].write_text("# a Markdown report\n", encoding="utf-8")
+    files["settings"].write_text(json.dumps(refused), encoding="utf-8")
+    cases = [["--baseline", str(path)] for path in files.values()]
+    cases.append(["--baseline", str(files["settings"]), "--tolerance-recall", "2"])
+    for argv in cases:
+        assert cli(*argv, "--json") == 2, argv
+        captured = capsys.readouterr()
+        error = json.loads(captured.out)
+        assert (error["verdict"], error["exit"], error["baseline"]) == ("cannot check", 2, argv[1])
+        assert error["error"]["message"] and error["error"]["message"] in captured.err
+    from raglab.cli.main import main
+
+    assert main(["check", "--baseline", str(files["missing"]), "--json"]) == 2
+    message = json.loads(capsys.readouterr().out)["error"]["message"]
+    assert message.startswith(f"cannot read the baseline {files['missing']}")
+
+
+# --- a skipped check does not pass unless allowed -----------------------------------------------
+
+
+def test_a_check_the_gate_cannot_make_fails_unless_allowed(
+    baseline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: a baseline made without the neural model (its neural rankers unavailable, as
+    rankers_section writes them) has no neural recall to compare: the gate names the three
+    skipped measures, exits 2 (verdict "incomplete"), and passes with --allow-skip, still
+    naming them."""
+    old = copy.deepcopy(baseline)
+    section = old["rankers"]
+    neural = [name for name in section["table"] if name.startswith("neural")]
+    assert neural == ["neural", "neural-rrf", "neural-score"]
+    for name in neural:
+        del section["table"][name]
+        for row in section["questions"]:
+            del row["ranks"][name]
+    section["unavailable"] = {name: "the neural model is not installed" for name in neural}
+    section["neural_weight"] = None
+    path = tmp_path / "no-neural.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    assert cli("--baseline", str(path)) == 2
+    out = capsys.readouterr().out
+    skipped = [line for line in out.splitlines() if line.startswith("skipped: ")]
+    assert [line.split()[2] for line in skipped] == neural
+    assert "INCOMPLETE" in out and "--allow-skip" in out and "PASS" not in out
+    assert cli("--baseline", str(path), "--json") == 2
+    result = json.loads(capsys.readouterr().out)
+    assert (result["verdict"], result["exit"], result["allow_skip"]) == ("incomplete", 2, False)
+    assert [s["measure"] for s in result["skipped"]] == [f"recall@5 {n}" for n in neural]
+    assert cli("--baseline", str(path), "--allow-skip") == 0
+    out = capsys.readouterr().out
+    assert out.count("skipped (allowed by --allow-skip): recall@5 neural") == 3
+    assert "PASS" in out.splitlines()[-1] and "recall@5 neural-score" in out.splitlines()[-1]
+
+
+def test_no_end_to_end_run_on_either_side_is_a_skipped_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: questions labelled by pages support no end-to-end run (docs/design.md#page-labels),
+    so accuracy is compared in neither report: a skipped check, exit 2 without --allow-skip."""
+    lab = write_page_labelled(tmp_path)
+    path = tmp_path / "pages.json"
+    path.write_text(json.dumps(build_report(lab, RunSettings())), encoding="utf-8")
+    data = ["--corpus", str(tmp_path / "pages"), "--questions", str(tmp_path / "questions.jsonl")]
+    assert cli("--baseline", str(path), *data, "--json") == 2
+    result = json.loads(capsys.readouterr().out)
+    assert result["verdict"] == "incomplete" and result["fell"] == [] and result["lost"] == []
+    accuracy = next(s for s in result["skipped"] if s["measure"] == "accuracy")
+    assert "neither report has an end-to-end run" in accuracy["reason"]
+    assert "labelled by relevant pages" in accuracy["reason"]
+    assert cli("--baseline", str(path), *data, "--allow-skip") == 0
+    assert "PASS" in capsys.readouterr().out

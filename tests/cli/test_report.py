@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from raglab.cli import report as report_command
+from raglab.cli.main import main
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import build_report
 from raglab.report.html import render_html
@@ -138,11 +139,20 @@ def test_clear_errors(
     status: int,
     needle: str,
 ) -> None:
-    """Oracle: the documented exit status and a one-line message, never a traceback."""
+    """Oracle: the documented exit status and a one-line message, never a traceback; with
+    --json the same message as the error object on stdout."""
     monkeypatch.chdir(tmp_path)
     assert cli(*argv) == status
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
+    try:  # the real command line: a usage error is JSON too
+        code = main(["report", *argv, "--json"])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    assert code == status
+    captured = capsys.readouterr()
+    message = json.loads(captured.out)["error"]["message"]
+    assert needle in message and message in captured.err
 
 
 def test_source_date_epoch_makes_two_runs_byte_identical(
@@ -159,3 +169,26 @@ def test_source_date_epoch_makes_two_runs_byte_identical(
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
     assert cli("--out", str(tmp_path / "c.json")) == 2
     assert "SOURCE_DATE_EPOCH must be whole seconds" in capsys.readouterr().err
+
+
+def test_schema_prints_the_published_schema_and_the_report_passes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], library_report: dict[str, Any]
+) -> None:
+    """Oracle: jsonschema's own Draft 2020-12 validator, given the printed schema, on the JSON
+    file ``raglab report`` writes; --schema builds and writes nothing. Without --out or
+    --schema: a usage error (exit 2), as JSON under --json."""
+    import jsonschema
+
+    assert cli("--schema") == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    out = tmp_path / "baseline.json"
+    assert cli("--out", str(out), "--quiet") == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(written)) == []
+    assert list(tmp_path.iterdir()) == [out]
+    capsys.readouterr()
+    assert cli("--json") == 2
+    captured = capsys.readouterr()
+    assert "--out" in captured.err and "--out" in json.loads(captured.out)["error"]["message"]

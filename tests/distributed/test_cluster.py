@@ -76,3 +76,36 @@ def test_a_failed_export_writes_no_file(
     assert "the Dask cluster could not finish the work (KilledWorker" in err
     assert "Traceback" not in err
     assert not run.exists() and not qrels.exists()
+
+
+def test_a_worker_killed_while_the_cluster_starts_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker process killed as it starts (a preload, Dask's own start-up hook, that sends
+    SIGKILL to its process): Dask raises "Nanny failed to start"; ``run`` and ``report`` say so
+    in one line, exit 2, and with --json print the error as JSON on stdout; no report is
+    written."""
+    preload = tmp_path / "killed_on_start.py"
+    preload.write_text(
+        "import os\nimport signal\n\n\ndef dask_setup(worker):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n",
+        encoding="utf-8",
+    )
+    with dask.config.set({"distributed.worker.preload": [str(preload)]}):
+        with (
+            pytest.raises(ClusterFailed, match=r"could not start \(RuntimeError: Nanny failed"),
+            connect(workers=1),
+        ):
+            pass
+        out = tmp_path / "report.json"
+        for command in (["run"], ["report", "--out", str(out)]):
+            assert main([*command, "--json", "--workers", "1"]) == 2
+            captured = capsys.readouterr()
+            said = f"raglab {command[0]}: "
+            lines = [line for line in captured.err.splitlines() if line.startswith(said)]
+            assert len(lines) == 1 and "could not start" in lines[0]
+            assert "Traceback" not in captured.err
+            error = json.loads(captured.out)["error"]
+            assert error["message"] == lines[0].removeprefix(said)
+            assert "Nanny failed to start" in error["message"]
+    assert not out.exists()

@@ -7,10 +7,19 @@ share (:func:`raglab.pipeline.gate.compare_reports`; the gate's rules live there
 only translates the flags and words the result): recall@5 of every ranker and of the run's
 final list, and end-to-end correctness.
 
+The baseline is read against the published schema of a report (``raglab report --schema``) and
+the rules a schema cannot say (:mod:`raglab.pipeline.report_check`: counts that add up, ranks that
+are positive integers or absent, outcomes from the known set); a baseline that breaks one is
+refused, naming the field.
+
 Exit status: 0 when no rate fell by more than its tolerance; 1 when recall or accuracy did (the
 questions that got worse are named, and those that got better); 2 when the check cannot run (the
-baseline is missing, is not JSON or is not a RAG lab report, a setting is refused, or the data
-has problems). No traceback is ever shown for these.
+baseline is missing, is not JSON or is not a valid RAG lab report, a setting is refused, or the
+data has problems), and when the gate skipped a check it could not make (a measure only the
+current report has, a measure with no shared question, accuracy without an end-to-end run in
+either report) unless ``--allow-skip`` is given. A skipped check is named on stdout and under
+``skipped`` in ``--json``. No traceback is ever shown for these; with ``--json`` every outcome,
+errors included, is one JSON object on stdout.
 
 A pipeline is deterministic, so any question that changed did change; whether the change says the
 new settings or data are worse *in general* is another matter, which is what the exact McNemar
@@ -25,10 +34,17 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from raglab.cli._common import DATA_SETTINGS, add_lab_options, load_lab, print_json, report_problems
+from raglab.cli._common import (
+    DATA_SETTINGS,
+    add_lab_options,
+    load_lab,
+    print_json,
+    problem_json,
+    report_problems,
+)
 from raglab.cli.options import given_settings
 from raglab.cli.run import add_run_options
-from raglab.errors import InputError
+from raglab.errors import InputError, Problem
 from raglab.pipeline.gate import (
     DATA_PARTS,
     BaselineError,
@@ -89,6 +105,14 @@ def register(sub: Any) -> None:
         "set (questions) changed since the baseline; without it a change stops the gate (exit 2), "
         "saying what changed (repeatable)",
     )
+    parser.add_argument(
+        "--allow-skip",
+        action="store_true",
+        help="pass although the gate skipped a check it could not make (a measure only the "
+        "current report has, one with no shared question, accuracy when neither report has an "
+        "end-to-end run); without it a skipped check is exit 2. Skipped checks are named either "
+        "way",
+    )
     add_run_options(parser)
     add_lab_options(parser)
     parser.set_defaults(handler=run)
@@ -96,6 +120,31 @@ def register(sub: Any) -> None:
 
 def _say(message: str) -> None:
     print(f"raglab check: {message}", file=sys.stderr)
+
+
+def _cannot(
+    args: argparse.Namespace,
+    message: str,
+    problems: tuple[Problem, ...] = (),
+    comparison: Mapping[str, Any] | None = None,
+) -> int:
+    """Say on stderr why the check cannot run (and, with ``--json``, as one JSON object on
+    stdout: the verdict "cannot check", exit 2 and the error); return exit status 2."""
+    if problems:
+        report_problems(problems, title=message)
+    else:
+        _say(message)
+    if args.json:
+        print_json(
+            {
+                "baseline": str(args.baseline),
+                "exit": EXIT_CANNOT_CHECK,
+                **(comparison or {}),
+                "verdict": "cannot check",
+                "error": {"message": message, "problems": [problem_json(p) for p in problems]},
+            }
+        )
+    return EXIT_CANNOT_CHECK
 
 
 def current_settings(
@@ -178,15 +227,15 @@ def describe(comparison: Mapping[str, Any], baseline_file: str) -> list[str]:
             f"note: the baseline was made by raglab {versions['baseline']}, this is "
             f"{versions['current']}."
         )
+    allowed = " (allowed by --allow-skip)" if comparison["allow_skip"] else ""
     for s in comparison["skipped"]:
-        lines.append(f"note: {s['measure']} not compared: {s['reason']}.")
+        lines.append(f"skipped{allowed}: {s['measure']} not compared: {s['reason']}.")
     for s in comparison["lost"]:
         lines.append(f"{s['measure']}: measured in the baseline, not any more: {s['reason']}.")
     steady = []
     for m in comparison["measures"]:
         if m["n"] == 0:
-            lines.append(f"note: {m['measure']}: no shared questions to compare.")
-            continue
+            continue  # listed with the skipped checks
         if not m["worse"] and not m["better"]:
             steady.append(f"{m['measure']} {m['current']:.3f}")
             continue
@@ -216,15 +265,27 @@ def describe(comparison: Mapping[str, Any], baseline_file: str) -> list[str]:
             f"changed questions: {tests}. A p-value of {SIGNIFICANCE:g} or more means a change "
             "of that size is not rare between equally good runs."
         )
+    skipped = ", ".join(s["measure"] for s in comparison["skipped"])
+    if comparison["verdict"] == "incomplete":
+        lines.append(
+            f"INCOMPLETE: no rate fell, but the gate skipped {skipped}, which it could not "
+            "check; it does not pass what it did not check (add --allow-skip to pass without "
+            "them)."
+        )
     if comparison["verdict"] == "pass":
+        also = f"; skipped, as --allow-skip allows: {skipped}" if skipped else ""
         lines.append(
             f"PASS: no rate fell by more than the tolerance (recall {tol['recall']:g}, "
-            f"accuracy {tol['accuracy']:g})."
+            f"accuracy {tol['accuracy']:g}){also}."
         )
     return lines
 
 
 # --- the command -------------------------------------------------------------------------------
+
+
+#: The exit status of each verdict of :func:`raglab.pipeline.gate.compare_reports`.
+EXIT_OF = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "incomplete": EXIT_CANNOT_CHECK}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -234,48 +295,36 @@ def run(args: argparse.Namespace) -> int:
     ):
         problem = tolerance_problem(value, flag)
         if problem:
-            _say(problem)
-            return EXIT_CANNOT_CHECK
+            return _cannot(args, problem)
     try:
         baseline = read_baseline(args.baseline)
     except BaselineError as exc:
-        _say(str(exc))
-        return EXIT_CANNOT_CHECK
+        return _cannot(args, str(exc))
     try:
         settings, split, data = current_settings(baseline["settings"], args)
     except ValueError as exc:
-        _say(f"the settings of the baseline {args.baseline} and the flags cannot be used: {exc}")
-        return EXIT_CANNOT_CHECK
+        return _cannot(
+            args,
+            f"the settings of the baseline {args.baseline} and the flags cannot be used: {exc}",
+        )
     try:
         lab = load_lab(argparse.Namespace(**{**vars(args), **data}))
         current = build_report(lab, settings, split=split)
     except InputError as exc:
-        report_problems(exc.problems, title="The input has problems")
-        return EXIT_CANNOT_CHECK
+        return _cannot(args, "The input has problems", exc.problems)
     except ValueError as exc:
-        _say(str(exc))
-        return EXIT_CANNOT_CHECK
+        return _cannot(args, str(exc))
     comparison = compare_reports(
         baseline,
         current,
         tolerance_recall=args.tolerance_recall,
         tolerance_accuracy=args.tolerance_accuracy,
+        allow_skip=args.allow_skip,
     )
     cause = blocker(comparison, baseline, current, args.accept_changed)
     if cause is not None:
-        _say(f"cannot check against {args.baseline}: {cause}")
-        if args.json:
-            print_json(
-                {
-                    "baseline": str(args.baseline),
-                    "exit": EXIT_CANNOT_CHECK,
-                    **comparison,
-                    "verdict": "cannot check",
-                    "error": {"message": cause, "problems": []},
-                }
-            )
-        return EXIT_CANNOT_CHECK
-    status = EXIT_FAIL if comparison["verdict"] == "fail" else EXIT_PASS
+        return _cannot(args, f"cannot check against {args.baseline}: {cause}", (), comparison)
+    status = EXIT_OF[comparison["verdict"]]
     lines = describe(comparison, str(args.baseline))
     if args.json:
         print_json({"baseline": str(args.baseline), "exit": status, **comparison, "lines": lines})

@@ -5,6 +5,10 @@ The JSON report is what ``raglab check --baseline`` reads back. The file is writ
 ``--force`` is given. ``--quiet`` prints nothing when all goes well; ``--json`` prints where the
 report went and its headline numbers as JSON. Exit status: 0 written; 1 the file exists (without ``--force``), cannot be
 written, or the input has problems; 2 a setting the pipeline refuses.
+
+``--schema`` prints the published JSON Schema (draft 2020-12) of the JSON report instead, and
+writes nothing: the layout ``raglab check`` reads a baseline against
+(:mod:`raglab.pipeline.report_check`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from raglab.cli._common import (
     EXIT_USAGE,
     add_lab_options,
     console,
+    print_error_json,
     print_json,
     report_problems,
 )
@@ -30,6 +35,7 @@ from raglab.cli.run import add_run_options, settings_from, split_from
 from raglab.errors import InputError
 from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.report import build_report, headline
+from raglab.pipeline.report_check import schema_text
 from raglab.pipeline.report_sections import lab_key
 from raglab.report.html import render_html
 from raglab.report.markdown import render_markdown
@@ -55,7 +61,13 @@ def register(sub: Any) -> None:
         choices=FORMATS,
         help="md, html or json (default: from the --out file's suffix)",
     )
-    parser.add_argument("--out", required=True, metavar="FILE", help="where to write the report")
+    parser.add_argument("--out", metavar="FILE", help="where to write the report (required)")
+    parser.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the JSON Schema of the JSON report (what 'raglab check' reads a baseline "
+        "against) and exit; nothing is built or written",
+    )
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     add_run_options(parser)
     add_lab_options(parser)
@@ -63,8 +75,11 @@ def register(sub: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _fail(message: str, status: int = EXIT_BAD_INPUT) -> int:
+def _fail(args: argparse.Namespace, message: str, status: int = EXIT_BAD_INPUT) -> int:
+    """Say ``message`` on stderr (and, with ``--json``, as the error object on stdout)."""
     print(f"raglab report: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print_error_json(message)
     return status
 
 
@@ -78,21 +93,29 @@ def render(report: dict[str, Any], fmt: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.schema:
+        sys.stdout.write(schema_text())
+        return EXIT_OK
+    if args.out is None:
+        return _fail(args, "the following arguments are required: --out (or --schema)", EXIT_USAGE)
     out = Path(args.out)
     if out.is_dir():
-        return _fail(f"{out} is a folder; give a file name with --out")
+        return _fail(args, f"{out} is a folder; give a file name with --out")
     fmt = args.format or SUFFIXES.get(out.suffix.lower())
     if fmt is None:
         return _fail(
+            args,
             f"cannot tell the format from {str(out)!r}: give --format md, html or json",
             EXIT_USAGE,
         )
     # Checked before any work, and again by the write itself (which never replaces a file
     # without --force, even one created meanwhile).
     if not out.parent.is_dir():
-        return _fail(f"cannot write {out}: the folder {out.parent} does not exist")
+        return _fail(args, f"cannot write {out}: the folder {out.parent} does not exist")
     if out.exists() and not args.force:
-        return _fail(f"{out} already exists and was left untouched; add --force to replace it")
+        return _fail(
+            args, f"{out} already exists and was left untouched; add --force to replace it"
+        )
     try:
         settings = settings_from(args)
         # With --workers or --scheduler, the BM25 rankings of the run and of the rankers'
@@ -109,14 +132,18 @@ def run(args: argparse.Namespace) -> int:
             report = build_report(lab, settings, split=split_from(args))
     except InputError as exc:
         report_problems(exc.problems, title="The input has problems")
+        if args.json:
+            print_error_json("the input has problems", exc.problems)
         return EXIT_BAD_INPUT
     except ValueError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return _fail(args, str(exc), EXIT_USAGE)
     text = render(report, fmt)
     try:
         atomic_write_text(out, text, overwrite=args.force)
     except FileExistsError:
-        return _fail(f"{out} already exists and was left untouched; add --force to replace it")
+        return _fail(
+            args, f"{out} already exists and was left untouched; add --force to replace it"
+        )
     top = headline(report)
     if args.json:
         print_json({"out": str(out), "format": fmt, "bytes": len(text.encode()), **top})

@@ -32,7 +32,8 @@ class DaskMissing(ValueError):
 
 
 class ClusterFailed(ValueError):
-    """Raised when the cluster cannot finish the work after Dask's own retries: a task whose
+    """Raised when the cluster cannot start (a worker process that dies or fails while the
+    LocalCluster starts) or cannot finish the work after Dask's own retries: a task whose
     workers kept dying (Dask gives up after ``distributed.scheduler.allowed-failures``), a
     scheduler that cannot be reached or is lost. A ValueError, so the command line prints one
     line and exits 2; the commands write their files only once the work is done, so nothing is
@@ -47,6 +48,20 @@ def _failures() -> tuple[type[BaseException], ...]:
     from distributed import KilledWorker
 
     return (KilledWorker, FutureCancelledError, CommClosedError, TimeoutError)
+
+
+def _causes(exc: BaseException) -> str:
+    """An exception and the chain of its causes, each as "Type: message", joined by ": "
+    (Dask's "Nanny failed to start." says little without the cause under it)."""
+    parts = []
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        text = str(cause).strip().rstrip(".")
+        parts.append(f"{type(cause).__name__}: {text}" if text else type(cause).__name__)
+        cause = cause.__cause__
+    return "; because ".join(parts)
 
 
 def require_dask() -> None:
@@ -89,19 +104,28 @@ def connect(
     client_of: Any = distributed.Client
 
     failures = _failures()
+    start_failures: tuple[type[BaseException], ...] = (RuntimeError, OSError, *failures)
     with contextlib.ExitStack() as stack:
         if workers is not None:
-            cluster = stack.enter_context(
-                local_cluster(
-                    n_workers=workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=":0",
-                    # Dask's own INFO lines would bury the command's output.
-                    silence_logs=logging.ERROR,
+            try:
+                cluster = stack.enter_context(
+                    local_cluster(
+                        n_workers=workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=":0",
+                        # Dask's own INFO lines would bury the command's output.
+                        silence_logs=logging.ERROR,
+                    )
                 )
-            )
-            client = stack.enter_context(client_of(cluster))
+                client = stack.enter_context(client_of(cluster))
+            except start_failures as exc:
+                # A worker process that dies or cannot start (out of memory, killed, a broken
+                # preload) makes Dask raise "Nanny failed to start": one line, not its traceback.
+                raise ClusterFailed(
+                    f"the Dask cluster of {workers} worker{'s' if workers != 1 else ''} could not "
+                    f"start ({_causes(exc)}); nothing was computed or written"
+                ) from exc
         else:
             try:
                 client = stack.enter_context(client_of(scheduler))

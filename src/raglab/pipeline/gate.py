@@ -22,7 +22,12 @@ from typing import Any
 from raglab.corpus.questions import SPLITS
 from raglab.metrics.stats import mcnemar_exact
 from raglab.pipeline.record import data_settings_from, run_settings_from
-from raglab.pipeline.report_check import validate_report
+from raglab.pipeline.report_check import (
+    MAX_REPORT_BYTES,
+    nesting_problem,
+    size_problem,
+    validate_report,
+)
 from raglab.run_settings import RunSettings
 from raglab.settings import RETRIEVERS
 
@@ -79,6 +84,7 @@ def compare_reports(
     *,
     tolerance_recall: float = 0.0,
     tolerance_accuracy: float = 0.0,
+    allow_skip: bool = False,
 ) -> dict[str, Any]:
     """Compare two reports question by question, on the question ids both share.
 
@@ -90,10 +96,16 @@ def compare_reports(
     (``tolerance_recall`` for recall, ``tolerance_accuracy`` for accuracy, both in [0, 1]);
     A measure only the baseline has (the current report could not make its run) is *lost*:
     listed under ``lost`` with the current report's reason, and it fails the gate too, since a
-    pipeline that stopped answering has not held its ground. A measure only the current report
-    has is listed under ``skipped``. ``verdict`` is "fail" when any measure fell or was lost, else
-    "pass". Differences of data (digests) and of settings are returned for the caller to warn
-    about; they never stop the comparison.
+    pipeline that stopped answering has not held its ground.
+
+    A check the gate cannot make is *skipped*, listed under ``skipped`` with its reason: a
+    measure only the current report has, a measure with no shared question to compare on, and
+    end-to-end accuracy when neither report has a run (questions labelled by pages). A gate
+    that skipped a check has not vouched for it, so it does not pass unless ``allow_skip``.
+
+    ``verdict``: "fail" when any measure fell or was lost; else "incomplete" when a check was
+    skipped and ``allow_skip`` is False; else "pass". Differences of data (digests) and of
+    settings are returned for the caller to warn about; they never stop the comparison.
     """
     for name, tol in (
         ("tolerance_recall", tolerance_recall),
@@ -124,6 +136,8 @@ def compare_reports(
         n = len(ids)
         base_rate = sum(a_right) / n if n else None
         cur_rate = sum(c_right) / n if n else None
+        if n == 0:
+            skipped.append({"measure": name, "reason": "no shared question to compare it on"})
         tolerance = tolerance_accuracy if name == "accuracy" else tolerance_recall
         fell = (
             base_rate is not None
@@ -151,6 +165,11 @@ def compare_reports(
                 },
             }
         )
+    if "accuracy" not in base_hits and "accuracy" not in cur_hits:
+        why = _missing_reason(current, "accuracy") or _missing_reason(baseline, "accuracy")
+        skipped.append(
+            {"measure": "accuracy", "reason": f"neither report has an end-to-end run: {why}"}
+        )
     base_settings = dict(baseline.get("settings", {}))
     cur_settings = dict(current.get("settings", {}))
     changed = {
@@ -162,7 +181,8 @@ def compare_reports(
     cur_digests = current["data"].get("sha256", {})
     data_changed = [k for k in ("corpus", "questions") if base_digests.get(k) != cur_digests.get(k)]
     return {
-        "verdict": "fail" if lost or any(m["fell"] for m in measures) else "pass",
+        "verdict": _verdict(measures, lost, skipped, allow_skip),
+        "allow_skip": allow_skip,
         "fell": [m["measure"] for m in measures if m["fell"]],
         "lost": lost,
         "same_data": not data_changed,
@@ -182,6 +202,17 @@ def compare_reports(
         "measures": measures,
         "skipped": skipped,
     }
+
+
+def _verdict(
+    measures: Sequence[Mapping[str, Any]],
+    lost: Sequence[object],
+    skipped: Sequence[object],
+    allow_skip: bool,
+) -> str:
+    if lost or any(m["fell"] for m in measures):
+        return "fail"
+    return "incomplete" if skipped and not allow_skip else "pass"
 
 
 __all__ = ["FINAL_LIST", "RANKERS", "RECALL_K", "compare_reports"]
@@ -259,28 +290,38 @@ def ids_text(ids: Sequence[str]) -> str:
 
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
-    """The baseline report at ``path``; :class:`BaselineError` naming the file otherwise."""
+    """The baseline report at ``path``, checked against the published schema and the invariants
+    (:func:`raglab.pipeline.report_check.validate_report`); :class:`BaselineError` naming the file
+    and the fields at fault otherwise. At most MAX_REPORT_BYTES are read, and a document nested
+    deeper than MAX_REPORT_DEPTH is refused before it is parsed."""
     file = Path(path)
+    what = f"the baseline {file} is not a RAG lab report"
     try:
-        raw = file.read_bytes()
+        with file.open("rb") as stream:
+            raw = stream.read(MAX_REPORT_BYTES + 1)
     except OSError as exc:
         raise BaselineError(f"cannot read the baseline {file}: {exc.strerror or exc}") from None
+    problem = size_problem(len(raw))
+    if problem:
+        raise BaselineError(f"{what}: {problem}")
     try:
-        value = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise BaselineError(
-            f"the baseline {file} is not a RAG lab report: not UTF-8 text"
-        ) from None
+        raise BaselineError(f"{what}: not UTF-8 text") from None
+    problem = nesting_problem(text)
+    if problem:
+        raise BaselineError(f"{what}: {problem}")
+    try:
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(
-            f"the baseline {file} is not a RAG lab report: not JSON ({exc.msg} at line "
-            f"{exc.lineno}, column {exc.colno})"
+            f"{what}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         ) from None
     problems = validate_report(value)
     if problems:
         raise BaselineError(
-            f"the baseline {file} is not a RAG lab report JSON (made by 'raglab report --format "
-            f"json'): {'; '.join(problems)}"
+            f"{what} JSON (made by 'raglab report --format json'; 'raglab report --schema' prints "
+            f"its schema): {'; '.join(problems)}"
         )
     assert isinstance(value, dict)
     return value
