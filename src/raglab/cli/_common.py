@@ -32,7 +32,9 @@ EXIT_CODES = {
     EXIT_BAD_INPUT: "the data or an output path cannot be used (each problem named with its "
     "file, line and field); for validate --strict, a warning; for check, the gate failed",
     EXIT_USAGE: "an option or setting is not allowed, or asks for something the data does not "
-    "have (an unknown word or question id); for check, nothing could be compared",
+    "have (an unknown word or question id), or a Dask cluster cannot start; for check, a "
+    "report is not valid against `raglab report --schema`, or a check was skipped without "
+    "--allow-skip",
     EXIT_INTERRUPTED: "interrupted (Ctrl+C)",
 }
 
