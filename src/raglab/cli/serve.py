@@ -6,7 +6,10 @@ twins, the fusion weight, table and grid, the reranker and its table) so the pag
 prints the address and runs uvicorn. The rest (the other chunkers, the reranker's table at every
 lambda, a default end-to-end run, the intact-rate curves of the other overlaps) is built in the
 background whenever no request is in flight; a request that needs a piece sooner builds it itself,
-or waits for the one task in progress. It binds 127.0.0.1 unless ``--host`` says otherwise.
+or waits for the one task in progress. The neural vectors are never needed to start: they are
+encoded in a thread of their own from the server's start (:mod:`raglab.web.encoding`), and until
+they are ready the neural numbers say "encoding, n of N". It binds 127.0.0.1 unless ``--host``
+says otherwise.
 """
 
 from __future__ import annotations
