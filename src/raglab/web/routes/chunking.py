@@ -29,9 +29,7 @@ OVERLAP_RULE = (
 )
 
 
-@router.get(
-    "", summary="Chunk the corpus and check every answer passage", description=OVERLAP_RULE
-)
+@router.get("", summary="Chunk the corpus and check every answer passage", description=OVERLAP_RULE)
 def get_report(
     state: State,
     method: Method = "fixed",
