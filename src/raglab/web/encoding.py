@@ -78,6 +78,8 @@ class NeuralEncoding:
         self._queue: deque[ChunkingKey] = deque()
         self._queued: set[ChunkingKey] = set()
         self._queries_done = False
+        self._queries_queued = False
+        self._needed: bool | None = None
         self._done = 0
         self._total = 0
         self._error: str | None = None
@@ -92,8 +94,11 @@ class NeuralEncoding:
 
     @property
     def needed(self) -> bool:
-        """Whether the neural retrievers can run here at all (the model is installed or given)."""
-        return dense.unavailable(self.lab.model) is None
+        """Whether the neural retrievers can run here at all (the model is installed or given);
+        looked up once."""
+        if self._needed is None:
+            self._needed = dense.unavailable(self.lab.model) is None
+        return self._needed
 
     def start(self, key: ChunkingKey | None = None) -> None:
         """Have the vectors of chunking ``key`` (default: the lab's default) encoded: at once
@@ -109,7 +114,11 @@ class NeuralEncoding:
             chunks, queries = self._texts(resolved)
             model = dense.load(self.lab.model)
             missing = len(dense.uncached(model, chunks))
-            asked = 0 if self._queries_done else len(dense.uncached(model, queries, queries=True))
+            asked = (
+                0
+                if self._queries_done or self._queries_queued
+                else len(dense.uncached(model, queries, queries=True))
+            )
         except Exception as exc:
             with self._state:
                 self._error = f"{type(exc).__name__}: {exc}"
@@ -130,6 +139,7 @@ class NeuralEncoding:
                 self._queued.add(resolved)
                 self._queue.append(resolved)
                 self._total += missing + asked
+                self._queries_queued = True
                 if self._thread is None:
                     self._thread = threading.Thread(
                         target=self._work, name="raglab-neural-encoding", daemon=True
