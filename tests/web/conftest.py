@@ -97,11 +97,14 @@ def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path, timeout: fl
 
 
 @contextlib.contextmanager
-def serving(*options: str, log_name: str = "web-server.log") -> Iterator[str]:
+def serving(
+    *options: str, log_name: str = "web-server.log", env: dict[str, str] | None = None
+) -> Iterator[str]:
     """``python -m raglab.cli.serve OPTIONS`` on a free port, its output in test-artifacts/;
-    yields its base URL once ``/api/meta`` answers, and stops the server afterwards."""
+    yields its base URL once ``/api/meta`` answers, and stops the server afterwards. ``env``:
+    variables for the server only (say, a cache folder of its own), over this process's."""
     port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / log_name
     with log.open("wb") as sink:

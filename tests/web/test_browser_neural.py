@@ -111,13 +111,15 @@ def test_the_neural_panel_opens_again_on_reload(page: Page) -> None:
 
 
 def test_a_fresh_lab_shows_encoding_progress_then_the_numbers(
-    browser: Browser, lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    browser: Browser, lab: Lab, tmp_path: Path
 ) -> None:
     """A server on an empty cache: the page is usable at once, says "encoding, n of N" where
     the neural numbers wait (the shared indicator, the neural panel, the fusion table's neural
     rows), and shows the library's numbers once the server has encoded them."""
-    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
-    with serving("--quiet", log_name="web-server-cold-browser.log") as base:
+    cache = tmp_path / "cache"
+    with serving(
+        "--quiet", log_name="web-server-cold-browser.log", env={"RAGLAB_CACHE_DIR": str(cache)}
+    ) as base:
         opened = opener(browser, base)
         page = next(opened)(LAPTOP)
         progress = re.compile(r"encoding, \d+ of \d+")

@@ -21,7 +21,7 @@ import pytest
 from raglab.pipeline.exhibits.neural import neural_view
 from raglab.pipeline.lab import Lab
 from raglab.settings import NEURAL_RETRIEVERS
-from raglab.web.encoding import NeuralEncoding
+from raglab.web.encoding import NeuralEncoding, query_texts
 from tests.web.conftest import serving
 
 ENCODED_WITHIN_S = 600
@@ -38,12 +38,13 @@ def _wait_until_ready(client: httpx.Client) -> dict[str, Any]:
 
 
 def test_a_server_on_an_empty_cache_serves_at_once_and_encodes_in_the_background(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lab: Lab
+    tmp_path: Path, lab: Lab
 ) -> None:
     cache = tmp_path / "cache"
-    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(cache))
     with (
-        serving("--quiet", log_name="web-server-cold.log") as base,
+        serving(
+            "--quiet", log_name="web-server-cold.log", env={"RAGLAB_CACHE_DIR": str(cache)}
+        ) as base,
         httpx.Client(base_url=base, timeout=120) as client,
     ):
         first = client.get("/api/neural/encoding").json()
@@ -83,11 +84,10 @@ def test_a_server_on_an_empty_cache_serves_at_once_and_encodes_in_the_background
 
 
 def test_a_cache_holding_every_vector_is_ready_at_once(lab: Lab, warm_neural_cache: Path) -> None:
-    """Nothing to encode: ready on return from start, no thread, nothing counted."""
-    from raglab.web.warm import warm_neural
-
-    for task in warm_neural(lab):  # every vector the neural exhibits read, in the cache
-        task()
+    """Nothing to encode (the chunks' vectors are in the session's cache, and every question's
+    is put there first): ready on return from start, no thread, nothing counted."""
+    for text in query_texts(lab):
+        lab.indexes.query_vector(text)
     encoding = NeuralEncoding(lab, threading.RLock())
     encoding.start()
     assert encoding.ready() and encoding.progress() == {

@@ -23,7 +23,6 @@ from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import choose_weight, ranker_table
 from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.settings import FIXED_OVERLAP, GRID_RECALL_K, MMR_LAMBDAS, default
-from raglab.web.encoding import query_texts
 
 
 def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dict[str, float]:
@@ -37,9 +36,10 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
     for is left to :func:`warm_later`. A step the data cannot support (say, a reranker on
     questions that never find their answer) raises ValueError; it is skipped and reported as -1.
 
-    The fusion table's neural rows are built here only when every vector they need is in the
-    on-disk cache already (reading them takes milliseconds); otherwise the server starts without
-    them and encodes them in the background (:mod:`raglab.web.encoding`), never here.
+    The fusion table's neural rows are built here only when the chunks' vectors are in the
+    on-disk cache already (reading them takes milliseconds, :func:`vectors_cached`); otherwise
+    the server starts without them and encodes them in the background
+    (:mod:`raglab.web.encoding`), never here.
     """
     timings: dict[str, float] = {}
 
@@ -84,16 +84,14 @@ def _rerank_rows_at(lab: Lab, lam: float) -> object:
 
 
 def vectors_cached(lab: Lab) -> bool:
-    """Whether the neural rows can be built without encoding: every chunk of the default
-    chunking and every question has its vector in the on-disk cache (or there is no model, and
-    the rows say how to install it)."""
+    """Whether the neural rows can be built without encoding the chunks: every chunk of the
+    default chunking has its vector in the on-disk cache (a question missing one is encoded
+    alone, in milliseconds), or there is no model and the rows say how to install it. The
+    same test as the server's background encoding's (:meth:`raglab.web.encoding.NeuralEncoding.start`)."""
     if dense.unavailable(lab.model) is not None:
         return True
     model = dense.load(lab.model)
-    chunks = [c.text for c in lab.indexes.chunk_set().chunks]
-    return not dense.uncached(model, chunks) and not dense.uncached(
-        model, query_texts(lab), queries=True
-    )
+    return not dense.uncached(model, [c.text for c in lab.indexes.chunk_set().chunks])
 
 
 def warm_later(lab: Lab) -> list[Callable[[], object]]:
