@@ -240,13 +240,14 @@ def lab(handbook_lab: Lab) -> Lab:
 @pytest.fixture(scope="session")
 def served_lab() -> Lab:
     """The lab behind the in-process app, warmed as ``raglab serve`` leaves it once idle: the
-    first page's results, then every background task."""
+    first page's results, then every background task, the neural ones included (which encode
+    the handbook's vectors into the session's cache here, if nothing has yet)."""
     from raglab.pipeline.lab import Lab
-    from raglab.web.warm import warm, warm_later
+    from raglab.web.warm import warm, warm_later, warm_neural
 
     served = Lab.load()
     warm(served)
-    for task in warm_later(served):
+    for task in [*warm_later(served), *warm_neural(served)]:
         task()
     return served
 

@@ -39,9 +39,13 @@ class Api:
         self.calls.append(path)
         return asyncio.run(self._send("GET", path, params=params, headers=headers))
 
-    def post(self, path: str, body: Any = None) -> httpx.Response:
+    def post(
+        self, path: str, body: Any = None, *, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
         self.calls.append(path)
-        return asyncio.run(self._send("POST", path, json=body if body is not None else {}))
+        return asyncio.run(
+            self._send("POST", path, json=body if body is not None else {}, headers=headers)
+        )
 
     def timed_get(self, name: str, path: str, **params: Any) -> httpx.Response:
         start = time.perf_counter()

@@ -97,11 +97,14 @@ def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path, timeout: fl
 
 
 @contextlib.contextmanager
-def serving(*options: str, log_name: str = "web-server.log") -> Iterator[str]:
+def serving(
+    *options: str, log_name: str = "web-server.log", env: dict[str, str] | None = None
+) -> Iterator[str]:
     """``python -m raglab.cli.serve OPTIONS`` on a free port, its output in test-artifacts/;
-    yields its base URL once ``/api/meta`` answers, and stops the server afterwards."""
+    yields its base URL once ``/api/meta`` answers, and stops the server afterwards. ``env``:
+    variables for the server only (say, a cache folder of its own), over this process's."""
     port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / log_name
     with log.open("wb") as sink:
@@ -125,11 +128,24 @@ def serving(*options: str, log_name: str = "web-server.log") -> Iterator[str]:
             process.wait()
 
 
+def wait_for_encoding(base: str, timeout: float = 600.0) -> None:
+    """Return once the server at ``base`` has its neural vectors (it encodes them in the
+    background from its start: raglab.web.encoding)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if httpx.get(f"{base}/api/neural/encoding", timeout=30).json()["ready"]:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"the server at {base} did not encode its vectors within {timeout:.0f} s")
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[str]:
-    """The bundled handbook served with the defaults, one server per session; yields its base
-    URL."""
+    """The bundled handbook served with the defaults, one server per session, its neural
+    vectors encoded (as a server on a warm cache starts); yields its base URL. A server on an
+    empty cache is tested on its own (tests/web/test_encoding.py)."""
     with serving() as base:
+        wait_for_encoding(base)
         yield base
 
 

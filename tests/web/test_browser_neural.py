@@ -1,4 +1,5 @@
-"""Exhibit III's neural panel and exhibit IV's neural rows in a real browser.
+"""Exhibit III's neural panel and exhibit IV's neural rows in a real browser, on a warm cache
+and on an empty one (the server encoding in the background).
 
 Browser tests (marked ``browser``) drive Chromium against the real server, each on a fresh page.
 Oracle: the library on a lab of its own (``first_rank_rows``, ``measure``).
@@ -6,16 +7,21 @@ Oracle: the library on a lab of its own (``first_rank_rows``, ``measure``).
 
 from __future__ import annotations
 
+import contextlib
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from raglab.pipeline.exhibits.rerank import fitted_reranker, rerank_rows
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_rank_rows, measure
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import NEURAL_RETRIEVERS
+from tests.web.conftest import serving
+from tests.web.pages import LAPTOP, opener
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
@@ -92,3 +98,44 @@ def test_exhibit_five_reranks_the_neural_first_stage(page: Page, lab: Lab) -> No
     row = next(r for r in want if r["split"] == "test")
     expect(first.nth(1)).to_have_text(f"{row['top1']:.3f}")
     expect(first.nth(3)).to_have_text(f"{row['recall@5']:.3f}")
+
+
+def test_the_neural_panel_opens_again_on_reload(page: Page) -> None:
+    """Like every exhibit's state, the opened panel is kept (localStorage) and shown again."""
+    page.click("#neural-build")
+    expect(page.locator("#neural-questions")).to_be_visible()
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#neural-questions")).to_be_visible()
+    expect(page.locator("#neural-costs")).to_contain_text("ms a chunk on this machine")
+
+
+def test_a_fresh_lab_shows_encoding_progress_then_the_numbers(
+    browser: Browser, lab: Lab, tmp_path: Path
+) -> None:
+    """A server on an empty cache: the page is usable at once, says "encoding, n of N" where
+    the neural numbers wait (the shared indicator, the neural panel, the fusion table's neural
+    rows), and shows the library's numbers once the server has encoded them."""
+    cache = tmp_path / "cache"
+    with serving(
+        "--quiet", log_name="web-server-cold-browser.log", env={"RAGLAB_CACHE_DIR": str(cache)}
+    ) as base:
+        opened = opener(browser, base)
+        page = next(opened)(LAPTOP)
+        progress = re.compile(r"encoding, \d+ of \d+")
+        expect(page.locator("#encoding-status")).to_have_text(progress)
+        row = page.locator('#fusion-table tr[data-ranker="neural"]')
+        expect(row).to_contain_text("encoding")
+        expect(page.locator('#fusion-table tr[data-ranker="bm25"] td').nth(2)).to_have_text(
+            re.compile(r"\d\.\d{3}")
+        )
+        page.click("#neural-build")
+        expect(page.locator("#neural-status")).to_have_text(re.compile(r"Encoding, \d+ of \d+"))
+        # The numbers, once encoded (minutes at most on a slow shared core).
+        expect(page.locator("#neural-questions")).to_be_visible(timeout=600_000)
+        want = measure(lab, "test", RetrievalSettings("neural"))["recall@5"]
+        expect(row.locator("td").nth(2)).to_have_text(f"{want:.3f}", timeout=60_000)
+        expect(page.locator("#encoding-status")).to_be_hidden()
+        expect(page.locator("#neural-status")).to_have_text("")
+        with contextlib.suppress(StopIteration):
+            next(opened)  # closes the page, asserting it reported no error

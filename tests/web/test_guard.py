@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 from raglab.cli.serve import address_of, bind
-from raglab.web.guard import RequestGuard, allowed_hosts, host_name, is_loopback
+from raglab.web.guard import (
+    RequestGuard,
+    allowed_hosts,
+    host_name,
+    is_loopback,
+    same_origin,
+    shorten,
+)
 
 
 @pytest.mark.parametrize(
@@ -191,3 +198,71 @@ def test_a_network_address_warns_that_the_corpus_becomes_readable(
     err = capsys.readouterr().err
     assert status == 1
     assert "--host 0.0.0.0 is not a loopback address" in err and "read the corpus" in err
+
+
+@pytest.mark.parametrize("path", ["/api/rerank/train", "/api/run"])
+def test_a_state_changing_request_from_another_origin_is_refused(api: Any, path: str) -> None:
+    """A page of another site (or another server on this machine) can make the browser send a
+    POST: it must not run. The app's own origin, and no Origin at all (curl), are answered."""
+    for origin in ("http://attacker.example", "http://127.0.0.1:9999", "https://127.0.0.1:8000"):
+        response = api.post(path, {}, headers={"origin": origin})
+        assert response.status_code == 403, origin
+        assert "only from its own pages" in response.json()["detail"]
+    response = api.post(path, {}, headers={"origin": "null"})  # a sandboxed page, a file
+    assert response.status_code == 403
+    for headers in ({"origin": "http://127.0.0.1:8000"}, None):
+        assert api.post(path, {}, headers=headers).status_code == 200, headers
+
+
+def test_same_origin_compares_scheme_host_and_port() -> None:
+    assert same_origin("http://localhost:8000", "localhost:8000", "http")
+    assert same_origin("http://LOCALHOST", "localhost:80", "http")
+    assert same_origin("http://[::1]:8000", "[::1]:8000", "http")
+    assert not same_origin("http://localhost:8001", "localhost:8000", "http")
+    assert not same_origin("https://localhost:8000", "localhost:8000", "http")
+    assert not same_origin("null", "localhost:8000", "http")
+    assert not same_origin("http://localhost:8000/x", "localhost:8000", "http")
+
+
+def _raw(base: str, request: bytes) -> bytes:
+    """Send ``request`` whole on a new connection to ``base``; the answer's first bytes."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(request)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            part = sock.recv(65536)
+            if not part:
+                break
+            answer += part
+        return answer
+
+
+@pytest.mark.parametrize(
+    ("target", "headers", "status"),
+    [
+        ("/api/meta?" + "q=" + "x" * 1_000_000, b"", b"414"),
+        ("/api/meta?" + "a=1&" * 100_000, b"", b"414"),
+        ("/" + "x" * 1_000_000, b"", b"414"),
+        ("/api/meta", b"X-Big: " + b"y" * 100_000 + b"\r\n", b"431"),
+    ],
+    ids=["query of 1 MB", "100,000 parameters", "path of 1 MB", "header of 100 kB"],
+)
+def test_an_oversized_request_is_answered_not_reset(
+    server: str, target: str, headers: bytes, status: bytes
+) -> None:
+    """Read whole and answered (414, 431) with a JSON reason, by the real server (uvicorn's
+    HTTP parser must let the request through to the guard)."""
+    host = server.removeprefix("http://").encode()
+    request = f"GET {target} HTTP/1.1\r\n".encode() + b"Host: " + host + b"\r\n" + headers
+    answer = _raw(server, request + b"Connection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
+
+
+def test_a_long_unknown_id_is_not_echoed_whole(api: Any) -> None:
+    long_id = "q" * 5000
+    response = api.get(f"/api/chunking/answer/{long_id}")
+    assert response.status_code == 404
+    detail = response.json()["detail"]
+    assert len(detail) < 200 and "q" * 80 in detail and "4920 more characters" in detail
+    assert shorten("short") == "short"

@@ -112,3 +112,28 @@ def test_a_busy_lab_answers_503_with_retry_after(api: Any) -> None:
     finally:
         state.max_waiting = saved
     assert api.get("/api/bm25/search", q="a query never asked before", top=3).status_code == 200
+
+
+def test_read_only_routes_answer_while_a_run_is_computing(api: Any) -> None:
+    """End-to-end runs compute on a lab of their own, under a lock of their own: with a run in
+    flight (held, so it cannot end first), the exhibits' routes that compute under the lab's
+    lock answer, and the run answers once released."""
+    state = api.app.state.raglab
+    body = {"retriever": "bm25", "k1": 0.37, "budget": 321}  # never asked before: computed
+    answers: dict[str, int] = {}
+    with state.run_lock:
+        run = threading.Thread(
+            target=lambda: answers.setdefault("run", api.post("/api/run", body).status_code)
+        )
+        run.start()
+        for path, params in (
+            ("/api/bm25/examples", {}),
+            ("/api/bm25/recall", {"k1": 0.41, "b": 0.5}),
+            ("/api/chunking/curve", {"overlap": 15}),
+            ("/api/fusion/table", {}),
+        ):
+            assert api.get(path, **params).status_code == 200, path
+        assert run.is_alive() and "run" not in answers  # still waiting for the runs' lock
+    run.join(120)
+    assert answers == {"run": 200}
+    assert state.runner is not state.lab and state.runner.corpus is state.lab.corpus

@@ -12,6 +12,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,7 +24,7 @@ from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
 from raglab.web.idle import IdleGate
 from raglab.web.state import WebState, plain
-from raglab.web.warm import warm, warm_later
+from raglab.web.warm import vectors_cached, warm, warm_later
 
 # What the page asks for as it opens (app.js and each exhibit's init), at the defaults: every
 # GET route of the API with its required parameters filled in.
@@ -147,6 +148,17 @@ def test_warm_builds_everything_the_first_page_reads() -> None:
 
     asyncio.run(first_page())
     assert built == []
+
+
+def test_warm_needs_no_neural_vector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an empty cache the warm start encodes nothing (the server encodes in the background,
+    raglab.web.encoding): every step runs, and no vector file is written."""
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path))
+    lab = Lab.load()
+    timings = warm(lab)
+    assert timings and all(ms >= 0 for ms in timings.values())
+    assert not list(tmp_path.rglob("*.npy"))
+    assert not vectors_cached(lab)
 
 
 def test_requests_during_background_warming_answer_as_after_it(

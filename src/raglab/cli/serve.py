@@ -6,7 +6,10 @@ twins, the fusion weight, table and grid, the reranker and its table) so the pag
 prints the address and runs uvicorn. The rest (the other chunkers, the reranker's table at every
 lambda, a default end-to-end run, the intact-rate curves of the other overlaps) is built in the
 background whenever no request is in flight; a request that needs a piece sooner builds it itself,
-or waits for the one task in progress. It binds 127.0.0.1 unless ``--host`` says otherwise.
+or waits for the one task in progress. The neural vectors are never needed to start: they are
+encoded in a thread of their own from the server's start (:mod:`raglab.web.encoding`), and until
+they are ready the neural numbers say "encoding, n of N". It binds 127.0.0.1 unless ``--host``
+says otherwise.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from raglab.cli._common import (
 )
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.errors import InputError
-from raglab.web.guard import host_name
+from raglab.web.guard import READ_LIMIT_BYTES, host_name
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -47,7 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})"
     )
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
+        "--port",
+        type=port_number,
+        default=DEFAULT_PORT,
+        help=f"port, 0 to 65535; 0 picks a free one (default {DEFAULT_PORT})",
     )
     parser.add_argument(
         "--allow-host",
@@ -61,6 +67,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print only the address")
     add_data_options(parser)
     add_setting_options(parser.add_argument_group("tokens and the embedding"), DATA_SETTINGS)
+
+
+def port_number(text: str) -> int:
+    """``--port``'s value: an integer in 0..65535 (0: any free port). Anything else is a usage
+    error, exit status 2, with argparse's one-line message."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give one in 0..65535")
+    return port
 
 
 def register(sub: Any) -> None:
@@ -98,8 +116,6 @@ def _collector_paused() -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """Bind, load, warm, serve until interrupted."""
-    if not 0 <= args.port <= 65535:
-        raise SystemExit("raglab serve: --port must lie in 0..65535")
     # Bound before the lab is built: a busy port is reported at once, not after the warm start,
     # and the address printed is the one really listened on (the real port for --port 0).
     sock = bind(args.host, args.port)
@@ -113,7 +129,16 @@ def run(args: argparse.Namespace) -> int:
             import uvicorn
 
             app = _build_app(args, sock)
-        config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=5)
+        # h11 reads a request's head up to READ_LIMIT_BYTES (not its default 16 KiB), so an
+        # oversized path or header is read whole and answered 414 or 431 by the request guard,
+        # not cut off with the connection reset under the client.
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            timeout_keep_alive=5,
+            http="h11",
+            h11_max_incomplete_event_size=READ_LIMIT_BYTES,
+        )
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
@@ -164,7 +189,7 @@ def _build_app(args: argparse.Namespace, sock: socket.socket) -> FastAPI:
     """Load the lab, build what the first page shows, print the address: the app to serve."""
     from raglab.web.app import create_app
     from raglab.web.guard import allowed_hosts, is_loopback
-    from raglab.web.warm import warm, warm_later
+    from raglab.web.warm import warm, warm_later, warm_neural
 
     quiet = bool(getattr(args, "quiet", False))
 
@@ -197,6 +222,7 @@ def _build_app(args: argparse.Namespace, sock: socket.socket) -> FastAPI:
         lab,
         warm_ms=timings,
         later=warm_later(lab),
+        when_ready=warm_neural(lab),
         hosts=allowed_hosts(args.host, getattr(args, "allow_host", ())),
     )
     address = address_of(sock)

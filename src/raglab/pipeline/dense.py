@@ -8,7 +8,7 @@ every face says that the neural rows need the model, instead of failing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -29,6 +29,7 @@ __all__ = [
     "load",
     "preload",
     "unavailable",
+    "uncached",
 ]
 
 # The subfolder of a model's cache holding texts encoded alone (questions).
@@ -95,16 +96,36 @@ def unavailable(model: str | None) -> str | None:
     return None
 
 
-def chunk_index(model: NeuralModel, texts: Sequence[str]) -> NeuralIndex:
+def chunk_index(
+    model: NeuralModel, texts: Sequence[str], *, on_batch: Callable[[int], None] | None = None
+) -> NeuralIndex:
     """An index of the chunk ``texts``: vectors read from the on-disk cache
-    (:mod:`raglab.embedding.neural.cache`), the rest encoded behind a progress bar on a terminal."""
+    (:mod:`raglab.embedding.neural.cache`), the rest encoded behind a progress bar on a terminal.
+
+    ``on_batch(n)`` is called after each batch of ``n`` texts is encoded (a server's progress,
+    "encoding, n of N"); the batches and so the vectors are the same with or without it."""
     from raglab.embedding.neural.index import NeuralIndex
     from raglab.formats.progress import progress
 
     def bar(batches: list[IntArray]) -> Iterable[IntArray]:
-        return progress(batches, description="Encoding chunks (neural)")
+        for batch in progress(batches, description="Encoding chunks (neural)"):
+            yield batch
+            # The caller has encoded the batch when it asks for the next one.
+            if on_batch is not None:
+                on_batch(len(batch))
 
     return NeuralIndex(model, texts, progress=bar)
+
+
+def uncached(model: NeuralModel, texts: Sequence[str], *, queries: bool = False) -> list[str]:
+    """The distinct ``texts`` with no vector in the on-disk cache yet, in first-seen order:
+    chunks (as :func:`chunk_index` keeps them), or with ``queries`` texts encoded alone (as
+    :func:`encode_query` keeps them). Only whether each entry exists is checked (a file per
+    text), so it costs no reading."""
+    from raglab.embedding.neural.cache import cache_folder, entry_path
+
+    folder = cache_folder(model) / QUERY_FOLDER if queries else cache_folder(model)
+    return [t for t in dict.fromkeys(texts) if not entry_path(model, t, folder).exists()]
 
 
 def encode_query(model: NeuralModel, text: str) -> Float32Array:

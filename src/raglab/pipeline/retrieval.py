@@ -360,11 +360,15 @@ def ranker_table(
     split: str = "test",
     weight: float | Any = None,
     settings: RetrievalSettings | None = None,
+    neural: bool = True,
 ) -> dict[str, dict[str, float]]:
     """Exhibit IV's table: every ranker's metrics on ``split`` (:func:`ranker_settings`); a
     fusion weight left TUNED is chosen on the training split. Without the neural model its rows
-    are left out (:func:`neural_unavailable` lists them with the reason)."""
-    rankers = ranker_settings(settings, weight=weight, neural=not neural_unavailable(lab))
+    are left out (:func:`neural_unavailable` lists them with the reason), and so they are with
+    ``neural`` false (a server whose vectors are still being encoded)."""
+    rankers = ranker_settings(
+        settings, weight=weight, neural=neural and not neural_unavailable(lab)
+    )
     return {name: measure(lab, split, s) for name, s in rankers.items()}
 
 

@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 
 from raglab.errors import DataLimit, InputError
 from raglab.pipeline.lab import Lab
+from raglab.web.encoding import ENCODING_RETRY_S, StillEncoding
 from raglab.web.errors import ERROR_RESPONSES
 from raglab.web.guard import RequestGuard, allowed_hosts, host_name
 from raglab.web.idle import QUIET_S, IdleGate, IdleMiddleware
@@ -77,6 +78,15 @@ async def _busy(request: Request, exc: Exception) -> JSONResponse:
         {"detail": f"the lab is busy ({exc}); try again shortly"},
         status_code=503,
         headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
+
+
+async def _encoding(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StillEncoding)
+    return JSONResponse(
+        {"detail": str(exc), "encoding": exc.progress},
+        status_code=202,
+        headers={"Retry-After": str(ENCODING_RETRY_S)},
     )
 
 
@@ -152,8 +162,22 @@ def _run_later(state: WebState, tasks: Sequence[Callable[[], object]]) -> None:
             state.idle.wait()
             with state.lock, suppress(ValueError):
                 task()
+        # Then the default end-to-end run, on the runs' own lab under its own lock.
+        state.idle.wait()
+        with suppress(ValueError):
+            end_to_end.warm_run(state)
     finally:
         state.later_done.set()
+
+
+def _when_ready(state: WebState, tasks: Sequence[Callable[[], object]]) -> None:
+    """Once the neural vectors are ready: build what needs them (the neural panel, exhibit IV's
+    neural rows), one task at a time, each once the server is idle and under the lock, as
+    :func:`_run_later` does."""
+    for task in tasks:
+        state.idle.wait()
+        with state.lock, suppress(ValueError):
+            task()
 
 
 def create_app(
@@ -161,22 +185,33 @@ def create_app(
     *,
     warm_ms: dict[str, float] | None = None,
     later: Sequence[Callable[[], object]] = (),
+    when_ready: Sequence[Callable[[], object]] = (),
     quiet: float = QUIET_S,
     hosts: Iterable[str] | None = None,
 ) -> FastAPI:
     """The web lab over ``lab``.
 
     ``hosts``: the host names to answer (default :func:`~raglab.web.guard.allowed_hosts`, the
-    loopback names); a request naming another host in ``Host`` gets 400 (:mod:`raglab.web.guard`).
+    loopback names); a request naming another host in ``Host`` gets 400, and a state-changing
+    request whose ``Origin`` names another site gets 403 (:mod:`raglab.web.guard`).
 
     ``warm_ms``: timings of the warm start, shown in /api/meta. ``later``: work to do in a
     background thread once the server has started (under the lab's lock, one task at a time,
-    each only after no request has been in flight for ``quiet`` seconds).
+    each only after no request has been in flight for ``quiet`` seconds). The neural vectors
+    are encoded from the server's start in a thread of their own (:mod:`raglab.web.encoding`);
+    ``when_ready``: work needing them, done the same way once they are ready.
     """
     state = WebState(lab, dict(warm_ms or {}), idle=IdleGate(quiet))
+    if when_ready:
+        tasks = list(when_ready)
+        state.encoding.on_ready = lambda: _when_ready(state, tasks)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # From the start, outside the lab's lock: the server answers at once meanwhile.
+        threading.Thread(
+            target=state.encoding.start, name="raglab-neural-start", daemon=True
+        ).start()
         if later:
             threading.Thread(target=_run_later, args=(state, list(later)), daemon=True).start()
         else:
@@ -201,6 +236,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(ValueError, _value_error)
     app.add_exception_handler(Busy, _busy)
+    app.add_exception_handler(StillEncoding, _encoding)
     app.add_exception_handler(Exception, _unexpected)
     for module in (meta, chunking, bm25, lsa, neural, fusion, rerank, end_to_end):
         app.include_router(module.router, prefix="/api", responses=ERROR_RESPONSES)

@@ -1,4 +1,4 @@
-"""What every router shares: the lab, its lock, a bounded cache of answers.
+"""What every router shares: the lab, its locks, a bounded cache of answers.
 
 One computation per setting, however many requests ask for it at once; JSON helpers.
 """
@@ -25,6 +25,8 @@ from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import CACHE_SIZE
+from raglab.web.encoding import NeuralEncoding
+from raglab.web.guard import shorten
 from raglab.web.idle import IdleGate
 
 #: Requests that may wait for the lab at once (computing, or waiting for a computation);
@@ -47,12 +49,16 @@ class WebState:
     """The lab behind the API, shared by the thread pool's requests.
 
     The lab's own caches are not thread-safe, so computations run one at a time under ``lock``.
+    End-to-end runs (``POST /api/run``, the longest computations, seconds each) run on a lab of
+    their own, ``runner`` (the same corpus and questions, its own indexes and caches), under
+    ``run_lock``: an exhibit's request never waits behind a run, nor a run behind it.
     Finished results live in ``cache`` behind a lock of their own, held only to look a result
     up or store it: a cached answer never waits for a computation. The first request for a
     setting computes it; later requests for the same setting wait for that one result instead
-    of computing it again; and at most ``max_waiting`` requests wait for the lab at once (more
+    of computing it again; and at most ``max_waiting`` requests wait for each lab at once (more
     get :class:`Busy`, answered 503), so waiting requests cannot take every worker thread.
 
+    ``encoding`` encodes the neural vectors in the background (:mod:`raglab.web.encoding`);
     ``idle`` counts the requests in flight, so background work can wait for a quiet moment;
     ``later_done`` is set once the background work given to the app has all run.
     """
@@ -66,21 +72,40 @@ class WebState:
     max_waiting: int = MAX_WAITING
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
     _in_flight: dict[Hashable, Future[Any]] = field(default_factory=dict)
+    run_lock: threading.RLock = field(default_factory=threading.RLock)
     _waiting: int = 0
+    _run_waiting: int = 0
     _local: threading.local = field(default_factory=threading.local)
     #: ``/api/meta``'s JSON body, encoded on first request: nothing in it changes while serving.
     meta_body: bytes | None = None
+    runner: Lab = field(init=False)
+    encoding: NeuralEncoding = field(init=False)
 
-    def compute(self, key: Hashable, build: Callable[[], T]) -> T:
+    def __post_init__(self) -> None:
+        lab = self.lab
+        self.runner = Lab(
+            lab.corpus,
+            lab.questions,
+            stem=lab.stem,
+            analyzer=lab.analyzer,
+            windows=lab.windows,
+            model=lab.model,
+        )
+        self.runner.runs = lab.runs
+        self.runner.evaluator = lab.evaluator
+        self.encoding = NeuralEncoding(lab, self.lock)
+
+    def compute(self, key: Hashable, build: Callable[[], T], *, run: bool = False) -> T:
         """``build()``'s result for ``key``: from the cache, from the computation of the same
-        key already running, or computed now under the lab's lock and cached.
+        key already running, or computed now under the lab's lock (``run``: the runner's lock,
+        for a computation on :attr:`runner`) and cached.
 
         A key names one route's one computation (its first item is the route's), so the value
         cached under it is always what that route's ``build`` returns: T, with no check after
         the read."""
-        return cast(T, self._compute(key, build))
+        return cast(T, self._compute(key, build, run))
 
-    def _compute(self, key: Hashable, build: Callable[[], Any]) -> Any:
+    def _compute(self, key: Hashable, build: Callable[[], Any], run: bool = False) -> Any:
         if getattr(self._local, "inside", False):
             # Called from inside a computation: this thread holds the lab already, and waiting
             # for another request's computation of the key could wait for this one.
@@ -100,10 +125,10 @@ class WebState:
             if pending is None:
                 pending = self._in_flight[key] = Future()
         if not owner:
-            with self._slot():
+            with self._slot(run):
                 return pending.result()
         try:
-            value = self.call(build)
+            value = self.call(build, run=run)
         except BaseException as exc:
             pending.set_exception(exc)
             raise
@@ -133,9 +158,10 @@ class WebState:
             )
         return Response(body, media_type="application/json")
 
-    def call(self, work: Callable[[], Any]) -> Any:
-        """``work()`` under the lab's lock, not cached (:class:`Busy` when too many wait)."""
-        with self._slot(), self.lock:
+    def call(self, work: Callable[[], Any], *, run: bool = False) -> Any:
+        """``work()`` under the lab's lock (``run``: the runner's), not cached (:class:`Busy`
+        when too many wait for it)."""
+        with self._slot(run), self.run_lock if run else self.lock:
             self._local.inside = True
             try:
                 return work()
@@ -143,16 +169,18 @@ class WebState:
                 self._local.inside = False
 
     @contextmanager
-    def _slot(self) -> Iterator[None]:
+    def _slot(self, run: bool = False) -> Iterator[None]:
+        name = "_run_waiting" if run else "_waiting"
         with self._cache_lock:
-            if self._waiting >= self.max_waiting:
-                raise Busy(f"{self._waiting} requests are waiting for the lab already")
-            self._waiting += 1
+            waiting = getattr(self, name)
+            if waiting >= self.max_waiting:
+                raise Busy(f"{waiting} requests are waiting for the lab already")
+            setattr(self, name, waiting + 1)
         try:
             yield
         finally:
             with self._cache_lock:
-                self._waiting -= 1
+                setattr(self, name, getattr(self, name) - 1)
 
 
 async def get_state(request: Request) -> WebState:
@@ -197,8 +225,8 @@ def chunking_key(method: str, size: int | None, overlap: int | None) -> Chunking
 
 
 def find_question(lab: Lab, question_id: str) -> Question:
-    """The question, or a 404 naming the id."""
+    """The question, or a 404 naming the id (a long one cut short: :func:`shorten`)."""
     try:
         return lab.questions.by_id(question_id)
     except KeyError:
-        raise HTTPException(404, f"no question with id {question_id!r}") from None
+        raise HTTPException(404, f"no question with id {shorten(question_id)!r}") from None

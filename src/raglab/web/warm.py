@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from raglab.pipeline import dense
 from raglab.pipeline.chunking_report import chunking_report
-from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.exhibits.bm25 import bm25_recall, stemming_effect
 from raglab.pipeline.exhibits.chunking import CURVE_OVERLAPS, intact_curve
 from raglab.pipeline.exhibits.fusion import fusion_settings, question_grid
@@ -21,7 +21,7 @@ from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
 from raglab.pipeline.retrieval import choose_weight, ranker_table
-from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from raglab.settings import FIXED_OVERLAP, GRID_RECALL_K, MMR_LAMBDAS, default
 
 
@@ -35,6 +35,11 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
     pieces those views read, so the page answers at once; everything a later interaction may ask
     for is left to :func:`warm_later`. A step the data cannot support (say, a reranker on
     questions that never find their answer) raises ValueError; it is skipped and reported as -1.
+
+    The fusion table's neural rows are built here only when the chunks' vectors are in the
+    on-disk cache already (reading them takes milliseconds, :func:`vectors_cached`); otherwise
+    the server starts without them and encodes them in the background
+    (:mod:`raglab.web.encoding`), never here.
     """
     timings: dict[str, float] = {}
 
@@ -51,7 +56,7 @@ def warm(lab: Lab, *, report: Callable[[str, float], None] | None = None) -> dic
 
     def fusion() -> None:
         weight = choose_weight(lab)
-        ranker_table(lab, weight=weight)
+        ranker_table(lab, weight=weight, neural=vectors_cached(lab))
         question_grid(lab, fusion_settings("score", weight))
 
     def reranker_table() -> None:
@@ -78,23 +83,44 @@ def _rerank_rows_at(lab: Lab, lam: float) -> object:
     return rerank_rows(lab, train_reranker(lab, RetrievalSettings()), lam)
 
 
+def vectors_cached(lab: Lab) -> bool:
+    """Whether the neural rows can be built without encoding the chunks: every chunk of the
+    default chunking has its vector in the on-disk cache (a question missing one is encoded
+    alone, in milliseconds), or there is no model and the rows say how to install it. The
+    same test as the server's background encoding's (:meth:`raglab.web.encoding.NeuralEncoding.start`)."""
+    if dense.unavailable(lab.model) is not None:
+        return True
+    model = dense.load(lab.model)
+    return not dense.uncached(model, [c.text for c in lab.indexes.chunk_set().chunks])
+
+
 def warm_later(lab: Lab) -> list[Callable[[], object]]:
     """What :func:`warm` leaves for later, as small tasks to run once the lab is serving.
 
-    The neural panel (whose encoding time is measured then, a few tenths of a second), the other
-    chunkers' reports, the reranker's table at every lambda on the slider, the default end-to-end
-    run and the intact curves of the other overlaps on the slider. The other tasks take tens of
-    milliseconds at most, so a request that arrives while one runs waits little; a request
-    needing a result before its task has run builds it itself, and the task then finds it cached.
+    The other chunkers' reports, the reranker's table at every lambda on the slider and the
+    intact curves of the other overlaps on the slider. The tasks take tens of milliseconds at
+    most, so a request that arrives while one runs waits little; a request needing a result
+    before its task has run builds it itself, and the task then finds it cached. (The default
+    end-to-end run is built on the runs' own lab, :func:`raglab.web.routes.end_to_end.warm_run`;
+    what needs the neural vectors waits for them, :func:`warm_neural`.)
     """
     tasks: list[Callable[[], object]] = [
-        # Exhibit III's neural panel times the model on a few chunks: left out of the warm start,
-        # which it would lengthen by a few tenths of a second, and done first here.
-        partial(neural_view, lab),
         partial(chunking_report, lab, ChunkingKey()),
         partial(chunking_report, lab, ChunkingKey("sentence")),
     ]
     tasks += [partial(_rerank_rows_at, lab, lam) for lam in MMR_LAMBDAS]
-    tasks.append(partial(run_pipeline, lab, RunSettings()))
     tasks += [partial(intact_curve, lab, overlap=o) for o in CURVE_OVERLAPS if o != FIXED_OVERLAP]
     return tasks
+
+
+def _neural_rows(lab: Lab) -> object:
+    """Exhibit IV's table with its neural rows at the chosen weight, and the neural weight."""
+    choose_weight(lab, RetrievalSettings("neural-score"))
+    return ranker_table(lab, weight=choose_weight(lab))
+
+
+def warm_neural(lab: Lab) -> list[Callable[[], object]]:
+    """What needs the neural vectors, as tasks to run once they are ready: exhibit III's neural
+    panel (whose encoding time is measured then, a few tenths of a second) and exhibit IV's
+    neural rows."""
+    return [partial(neural_view, lab), partial(_neural_rows, lab)]

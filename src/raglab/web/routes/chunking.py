@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.exhibits.chunking import answer_view, intact_curve
-from raglab.settings import chunk_overlap
+from raglab.settings import CHUNK_SIZES, chunk_overlap
 from raglab.web.models import setting_query
 from raglab.web.state import State, chunking_key, find_question, plain
 
@@ -21,9 +21,15 @@ Method = Annotated[
 Size = Annotated[int | None, setting_query("size")]
 Overlap = Annotated[int | None, setting_query("overlap")]
 Split = Annotated[Literal["train", "test", "all"], Query(description="answers to check")]
+#: The rule between parameters the schema cannot state (it compares two of them).
+OVERLAP_RULE = (
+    "Rule between parameters: an overlap (other than 0) belongs to the fixed chunker, and must "
+    f"be smaller than its size (size absent: the fixed chunker's own, {CHUNK_SIZES['fixed']} "
+    "words); a request breaking it is answered 422."
+)
 
 
-@router.get("", summary="Chunk the corpus and check every answer passage")
+@router.get("", summary="Chunk the corpus and check every answer passage", description=OVERLAP_RULE)
 def get_report(
     state: State,
     method: Method = "fixed",
@@ -61,7 +67,9 @@ def get_curve(
 
 
 @router.get(
-    "/answer/{question_id}", summary="An answer passage with the chunk boundaries around it"
+    "/answer/{question_id}",
+    summary="An answer passage with the chunk boundaries around it",
+    description=OVERLAP_RULE,
 )
 def get_answer(
     state: State,

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Query
 from raglab.pipeline.exhibits.fusion import fusion_settings, question_grid, three_lists
 from raglab.pipeline.retrieval import choose_weight, neural_unavailable, ranker_table
 from raglab.run_settings import RetrievalSettings
+from raglab.settings import NEURAL_RETRIEVERS
+from raglab.web.encoding import describe
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/fusion", tags=["IV. fusion"])
@@ -33,13 +35,21 @@ def _weight(state: State, weight: float | None) -> tuple[float, float]:
 
 @router.get("/table", summary="R@1, R@3, R@5, R@10, MRR and nDCG@10 of every ranker")
 def get_table(state: State, weight: Weight = None, split: Split = "test") -> dict[str, Any]:
+    """While the neural vectors are being encoded, the neural rows are in ``unavailable`` saying
+    "encoding, n of N" and ``encoding`` has the progress: ask again once it is ready."""
     chosen, w = _weight(state, weight)
-    rankers = state.compute(
-        ("fusion table", split, w), lambda: plain(ranker_table(state.lab, split=split, weight=w))
-    )
+    state.encoding.start()
     missing = neural_unavailable(state.lab)
+    progress = state.encoding.progress()
+    neural = not missing and progress["ready"]
+    if not missing and not neural:
+        missing = dict.fromkeys(NEURAL_RETRIEVERS, describe(progress))
+    rankers = state.compute(
+        ("fusion table", split, w, neural),
+        lambda: plain(ranker_table(state.lab, split=split, weight=w, neural=neural)),
+    )
     neural_weight = None
-    if not missing:
+    if neural:
         neural = RetrievalSettings("neural-score")
         neural_weight = float(
             state.compute(("chosen weight", "neural"), lambda: choose_weight(state.lab, neural))
@@ -52,6 +62,7 @@ def get_table(state: State, weight: Weight = None, split: Split = "test") -> dic
         "questions": len(state.lab.split(split, answerable=True)),
         "rankers": rankers,
         "unavailable": missing,
+        "encoding": progress,
     }
 
 

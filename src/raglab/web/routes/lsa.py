@@ -87,7 +87,12 @@ def get_search(state: State, q: Text, top: Top = 5) -> dict[str, Any]:
     return result
 
 
-@router.get("/twins", summary="Two identifiers the embedding cannot tell apart")
+@router.get(
+    "/twins",
+    summary="Two identifiers the embedding cannot tell apart",
+    description="Rule between parameters: give both a and b, or neither (the lab then chooses "
+    "a pair); one alone is answered 422.",
+)
 def get_twins(
     state: State,
     a: Annotated[

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
 
 from raglab.pipeline.exhibits.neural import neural_view
+from raglab.web.errors import ENCODING_RESPONSE, EncodingProgress
 from raglab.web.state import State, plain
 
 router = APIRouter(prefix="/neural", tags=["III. LSA"])
@@ -17,10 +19,26 @@ Split = Annotated[Literal["train", "test"], Query(description="the questions to 
 @router.get(
     "/view",
     summary="The neural model beside LSA: paraphrase questions' ranks, twin identifiers, costs",
+    responses=ENCODING_RESPONSE,
 )
 def get_view(state: State, split: Split = "test") -> dict[str, Any]:
-    """Without the model installed: ``available`` false and ``why`` (how to install it)."""
+    """Without the model installed: ``available`` false and ``why`` (how to install it). While
+    the chunks and questions are being encoded: 202 with the progress (``encoding``)."""
+    state.encoding.need()
     view: dict[str, Any] = state.compute(
         ("neural view", split), lambda: plain(neural_view(state.lab, split=split))
     )
     return view
+
+
+@router.get(
+    "/encoding",
+    summary="How far the background encoding of the neural vectors is: ready, or n of N",
+    response_model=EncodingProgress,
+)
+async def get_encoding(state: State) -> dict[str, Any]:
+    """Answered on the event loop from a counter: the page asks it every second while a neural
+    number waits (the encoding itself started with the server)."""
+    if not state.encoding.started:
+        await run_in_threadpool(state.encoding.start)
+    return state.encoding.progress()

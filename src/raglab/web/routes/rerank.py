@@ -15,7 +15,8 @@ from raglab.pipeline.exhibits.rerank import (
 )
 from raglab.pipeline.reranking import Reranker
 from raglab.run_settings import RetrievalSettings
-from raglab.settings import RERANK_DEPTH, RETRIEVERS, default, or_default
+from raglab.settings import NEURAL_RETRIEVERS, RERANK_DEPTH, RETRIEVERS, default, or_default
+from raglab.web.errors import ENCODING_RESPONSE
 from raglab.web.state import State, find_question, plain
 
 router = APIRouter(prefix="/rerank", tags=["V. reranker"])
@@ -41,20 +42,30 @@ FirstStage = Annotated[
 
 
 def _model(state: State, retriever: str) -> tuple[Reranker, float]:
+    if retriever in NEURAL_RETRIEVERS:
+        state.encoding.need()  # 202 while the neural vectors are being encoded
     # The default first stage keeps the key the warm-up fills, so the first page finds it ready.
     key = ("reranker",) if retriever == default("retriever") else ("reranker", retriever)
     value = state.compute(key, lambda: fitted_reranker(state.lab, RetrievalSettings(retriever)))
     return value
 
 
-@router.post("/train", summary="Train the reranker on the training split (cached)")
+@router.post(
+    "/train",
+    summary="Train the reranker on the training split (cached)",
+    responses=ENCODING_RESPONSE,
+)
 def post_train(state: State, retriever: FirstStage = None) -> dict[str, Any]:
     reranker, chosen = _model(state, or_default("retriever", retriever))
     summary: dict[str, Any] = plain(reranker_summary(reranker, chosen))
     return summary
 
 
-@router.get("/table", summary="Top-1, P@3, R@5 and MRR of each order, on train and test")
+@router.get(
+    "/table",
+    summary="Top-1, P@3, R@5 and MRR of each order, on train and test",
+    responses=ENCODING_RESPONSE,
+)
 def get_table(state: State, lam: Lambda = None, retriever: FirstStage = None) -> dict[str, Any]:
     retriever = or_default("retriever", retriever)
     reranker, chosen = _model(state, retriever)
@@ -68,7 +79,11 @@ def get_table(state: State, lam: Lambda = None, retriever: FirstStage = None) ->
     return {"lambda": value, "chosen_lambda": chosen, "retriever": retriever, "rows": rows}
 
 
-@router.get("/sweep", summary="MMR at every lambda of the grid, on train and test")
+@router.get(
+    "/sweep",
+    summary="MMR at every lambda of the grid, on train and test",
+    responses=ENCODING_RESPONSE,
+)
 def get_sweep(state: State, retriever: FirstStage = None) -> dict[str, Any]:
     retriever = or_default("retriever", retriever)
     reranker, _ = _model(state, retriever)
@@ -77,7 +92,11 @@ def get_sweep(state: State, retriever: FirstStage = None) -> dict[str, Any]:
     return {"retriever": retriever, **data}
 
 
-@router.get("/version", summary="A question whose outdated copy MMR pushes out of the top 3")
+@router.get(
+    "/version",
+    summary="A question whose outdated copy MMR pushes out of the top 3",
+    responses=ENCODING_RESPONSE,
+)
 def get_version(
     state: State,
     lam: Lambda = None,

@@ -220,6 +220,8 @@ export async function init({ meta, store }) {
   } catch (error) {
     status(statusLine, error.message);
   }
+  // Neural rows that waited for the encoding (their cells said "encoding, n of N"): fill them in.
+  document.addEventListener("raglab:neural-ready", loadTable);
   await loadGrid();
   await loadLists();
 }

@@ -1,5 +1,7 @@
 // Small helpers shared by every exhibit: requests, DOM building, number formats, saved progress.
 
+import { untilEncoded } from "./encoding.js";
+
 /** An error the API answered with (status and its message). */
 export class ApiError extends Error {
   constructor(status, message) {
@@ -19,7 +21,26 @@ async function answer(response) {
     const detail = body && body.detail ? body.detail : `the server answered ${response.status}`;
     throw new ApiError(response.status, typeof detail === "string" ? detail : JSON.stringify(detail));
   }
+  // An answer whose neural rows wait for the encoding: show its progress until they are ready
+  // (encoding.js then sends "raglab:neural-ready", and the exhibit asks again).
+  if (body && body.encoding && body.encoding.ready === false) untilEncoded(body.encoding);
   return body;
+}
+
+// 202: the answer needs the neural vectors, still being encoded. Wait for them (the shared
+// indicator shows "encoding, n of N"), then ask again.
+async function request(url, init) {
+  for (;;) {
+    const response = await fetch(url, init);
+    if (response.status !== 202) return answer(response);
+    let body = null;
+    try {
+      body = await response.json();
+    } catch {
+      body = null;
+    }
+    await untilEncoded(body && body.encoding);
+  }
 }
 
 /** GET /api/<path> with query parameters (null and undefined are left out). */
@@ -29,18 +50,16 @@ export async function get(path, params = {}) {
     if (value !== null && value !== undefined && value !== "") query.set(key, String(value));
   }
   const text = query.toString();
-  return answer(await fetch(`/api/${path}${text ? `?${text}` : ""}`, { headers: { Accept: "application/json" } }));
+  return request(`/api/${path}${text ? `?${text}` : ""}`, { headers: { Accept: "application/json" } });
 }
 
 /** POST /api/<path> with a JSON body. */
 export async function post(path, body = {}) {
-  return answer(
-    await fetch(`/api/${path}`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify(body),
-    }),
-  );
+  return request(`/api/${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** Call fn at most once per `wait` ms of quiet. */

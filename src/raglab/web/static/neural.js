@@ -1,6 +1,7 @@
 // Exhibit III, second half: the neural model beside LSA on the same questions.
 
 import { $, el, get, num, status } from "./lib.js";
+import { onProgress } from "./encoding.js";
 
 const FOUND = 5; // "found" means an answer chunk within the first five, as the exhibits' R@5
 
@@ -65,17 +66,23 @@ function renderQuestions(v, names) {
   return [summary, el("div", { class: "scroll-table", tabindex: "0", role: "region", "aria-label": "Ranks under LSA and the neural model" }, table)];
 }
 
-export async function init({ meta }) {
+export async function init({ meta, store }) {
   const names = meta.labels.retrievers;
   const button = $("#neural-build");
   const out = $("#neural-out");
   const statusLine = $("#neural-status");
-  button.addEventListener("click", async () => {
+
+  async function build() {
     button.disabled = true;
-    status(statusLine, "Encoding the chunks (the first time only)…");
+    status(statusLine, "Asking for the neural model's numbers…", "info");
+    // While the server is still encoding the vectors, say how far it is, here where the
+    // numbers will appear.
+    const stop = onProgress((p) => status(statusLine, `Encoding, ${p.done} of ${p.total}: the chunks and questions are encoded once, then read from a cache on disk…`, "info"));
     try {
       const v = await get("neural/view");
       status(statusLine, "");
+      // Opened once, the panel opens again on reload, as every exhibit keeps its state.
+      store.setSettings("neural", { open: true });
       if (!v.available) {
         out.replaceChildren(el("p", { id: "neural-missing", text: `The neural rows ${v.why}.` }));
         return;
@@ -84,7 +91,11 @@ export async function init({ meta }) {
     } catch (error) {
       status(statusLine, error.message);
     } finally {
+      stop();
       button.disabled = false;
     }
-  });
+  }
+
+  button.addEventListener("click", build);
+  if (store.settings("neural").open) build();
 }
