@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 from importlib.resources import files
+from typing import Any
 
 #: Selects whose options are a setting's choices or a list of the defaults.
 FILLED_SELECTS = ("run-chunker", "run-retriever", "rerank-first", "fusion-k")
@@ -71,3 +72,30 @@ def test_option_lists_come_from_the_api() -> None:
     c = _controls()
     for name in FILLED_SELECTS:
         assert c.options[name] == 0, name
+
+
+def test_a_test_figures_labels_come_from_the_api() -> None:
+    """The two labels of a test figure are raglab.labels.TEST_FIGURE_LABELS, sent by /api/meta:
+    no page file spells them out (the prose holds ``data-test-label`` slots instead)."""
+    from raglab.labels import TEST_FIGURE_LABELS
+
+    static = files("raglab.web") / "static"
+    for name in (
+        "index.html",
+        "lib.js",
+        "app.js",
+        "bm25.js",
+        "chunking.js",
+        "fusion.js",
+        "rerank.js",
+    ):
+        text = (static / name).read_text(encoding="utf-8")
+        assert TEST_FIGURE_LABELS[False] not in text, name
+    assert 'data-test-label="not_chosen"' in (static / "index.html").read_text(encoding="utf-8")
+
+
+def test_meta_sends_the_test_figures_labels(api: Any) -> None:
+    from raglab.labels import TEST_FIGURE_LABELS
+
+    labels = api.get("/api/meta").json()["labels"]["test_figures"]
+    assert labels == {"chosen": TEST_FIGURE_LABELS[True], "not_chosen": TEST_FIGURE_LABELS[False]}

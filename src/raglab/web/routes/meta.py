@@ -15,6 +15,7 @@ from raglab.labels import (
     EXHIBIT_LABELS,
     FEATURE_LABELS,
     RETRIEVER_LABELS,
+    TEST_FIGURE_LABELS,
     SIZE_SLIDERS,
 )
 from raglab.pipeline.fingerprint import data_fingerprint
@@ -78,6 +79,11 @@ def meta(state: WebState) -> dict[str, Any]:
             "chunkers": dict(CHUNKER_LABELS),
             # In the page's order: its navigation and closing note name the exhibits by these.
             "exhibits": dict(EXHIBIT_LABELS),
+            # A test figure's two labels (design.md, "Test figures"), the report's too.
+            "test_figures": {
+                "chosen": TEST_FIGURE_LABELS[True],
+                "not_chosen": TEST_FIGURE_LABELS[False],
+            },
             # Each chunker's size slider: its label and span (its start is the chunker's own
             # size, in ``fixed``'s chunk_sizes).
             "size_sliders": {

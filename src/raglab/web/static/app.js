@@ -1,6 +1,6 @@
 // The page's entry point: load the data summary, restore progress, start every exhibit.
 
-import { $, $$, EXHIBITS, Store, el, fixedOf, get } from "./lib.js";
+import { $, $$, EXHIBITS, Store, el, fixedOf, get, useTestLabels } from "./lib.js";
 import * as chunking from "./chunking.js";
 import * as bm25 from "./bm25.js";
 import * as lsa from "./lsa.js";
@@ -12,6 +12,7 @@ import * as endToEnd from "./end_to_end.js";
 const MODULES = [chunking, bm25, lsa, neural, fusion, rerank, endToEnd];
 
 function fillMeta(meta) {
+  useTestLabels(meta);
   const test = meta.questions.splits.test;
   const train = meta.questions.splits.train;
   // The numbers the text states: every setting's default and every fixed value, by name, from

@@ -1,7 +1,7 @@
 // Exhibit IV: every ranker measured on the training split at the slider's weight and on the test
 // split at the weight chosen on train, and the question-by-question grid.
 
-import { $, fill, $$, applyBounds, bindOutput, debounce, el, fixedOf, get, gridStep, keepingFocus, num, sequence, settingOf, status } from "./lib.js";
+import { $, fill, $$, applyBounds, bindOutput, debounce, el, fixedOf, get, gridStep, keepingFocus, num, sequence, settingOf, status, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 
 const COLUMNS = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10"];
 
@@ -65,7 +65,6 @@ export async function init({ meta, store }) {
 
   // A test figure at a weight not chosen on train says so (score fusion only: RRF has no weight).
   const unchosen = () => state.method === "score" && state.chosen !== null && Math.abs(state.weight - state.chosen) > 1e-9;
-  const UNCHOSEN = "test, not chosen on train";
 
   const lit = (rank) => rank !== null && rank <= state.k;
 
@@ -75,7 +74,7 @@ export async function init({ meta, store }) {
     const answerable = g.questions.filter((q) => q.answerable);
     const count = (name) => answerable.filter((q) => lit(q.ranks[name])).length;
     $("#fusion-summary").textContent =
-      `Within the first ${state.k}: BM25 finds ${count("bm25")}, the embedding ${count("lsa")} and your fusion ${count("fusion")}${unchosen() ? ` (${UNCHOSEN}, w = ${num(state.weight, 2)})` : ""} of ${answerable.length} answerable questions.`;
+      `Within the first ${state.k}: BM25 finds ${count("bm25")}, the embedding ${count("lsa")} and your fusion ${count("fusion")}${unchosen() ? ` (${NOT_CHOSEN_ON_TRAIN}, w = ${num(state.weight, 2)})` : ""} of ${answerable.length} answerable questions.`;
     const grid = $("#fusion-grid");
     // A square chosen from the keyboard keeps the focus through the redraw.
     keepingFocus(grid, "id", () => grid.replaceChildren(
@@ -121,7 +120,7 @@ export async function init({ meta, store }) {
     return el(
       "div",
       { class: "ranked" },
-      el("h4", { text: name === "fusion" ? (state.method === "rrf" ? NAMES.rrf : `${NAMES.score}, w = ${num(state.weight, 2)}${unchosen() && split === "test" ? ` (${UNCHOSEN})` : ""}`) : NAMES[name] }),
+      el("h4", { text: name === "fusion" ? (state.method === "rrf" ? NAMES.rrf : `${NAMES.score}, w = ${num(state.weight, 2)}${unchosen() && split === "test" ? ` (${NOT_CHOSEN_ON_TRAIN})` : ""}`) : NAMES[name] }),
       el("p", { class: "small", text: block.first === null ? "Answer not in the list." : `First answer at rank ${block.first}.` }),
       el(
         "ol",

@@ -135,8 +135,19 @@ export function interval(pair, digits = 3) {
 // The page's one rule for test figures (index.html, #test-rule): "Test figures are shown for the
 // setting chosen on the training split; any other test figure is labelled “test, not chosen on
 // train”." Every exhibit labels its test figures with these words.
-export const CHOSEN_ON_TRAIN = "chosen on train";
-export const NOT_CHOSEN_ON_TRAIN = "test, not chosen on train";
+// Filled from /api/meta's labels.test_figures before any exhibit starts (useTestLabels): the
+// report and the command line print the same two words from raglab.labels.
+export let CHOSEN_ON_TRAIN = "";
+export let NOT_CHOSEN_ON_TRAIN = "";
+
+/** Take a test figure's two labels from /api/meta, and write them into the page's prose
+ * (every `[data-test-label]` node: "chosen" or "not_chosen"). */
+export function useTestLabels(meta) {
+  const labels = meta.labels.test_figures;
+  CHOSEN_ON_TRAIN = labels.chosen;
+  NOT_CHOSEN_ON_TRAIN = labels.not_chosen;
+  for (const node of document.querySelectorAll("[data-test-label]")) node.textContent = labels[node.dataset.testLabel];
+}
 
 /** The badge a test figure carries: "chosen on train", or "test, not chosen on train". */
 export function testLabel(chosen) {

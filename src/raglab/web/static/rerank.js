@@ -1,6 +1,6 @@
 // Exhibit V: train the reranker, show its weights, compare orders, and watch MMR drop a stale copy.
 
-import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, fixedOf, get, gridStep, num, post, sequence, settingOf, status } from "./lib.js";
+import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, fixedOf, get, gridStep, num, post, sequence, settingOf, status, CHOSEN_ON_TRAIN, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { hbars, plot } from "./charts.js";
 
 const COLUMNS = ["top1", "p@3", "recall@5", "mrr"];
@@ -38,7 +38,7 @@ export async function init({ meta, store }) {
       status(statusLine, "");
       const rows = [
         ...explored.rows.filter((r) => r.split === "train").map((r) => [r, orderName(r.order, explored.lambda, "")]),
-        ...chosen.rows.filter((r) => r.split === "test").map((r) => [r, orderName(r.order, chosen.lambda, ", chosen on train")]),
+        ...chosen.rows.filter((r) => r.split === "test").map((r) => [r, orderName(r.order, chosen.lambda, `, ${CHOSEN_ON_TRAIN}`)]),
       ];
       $("#rerank-table tbody").replaceChildren(
         ...rows.map(([r, name]) =>
@@ -77,7 +77,7 @@ export async function init({ meta, store }) {
     const tickCount = Math.round(span / 0.1);
     const ticks = Array.from({ length: tickCount + 1 }, (_, i) => Number((bottom + (i * span) / tickCount).toFixed(2)));
     const points = (pts) => JSON.stringify(pts);
-    const testNote = (lam) => (Math.abs(lam - chosen) < 1e-9 ? "chosen on train" : "test, not chosen on train");
+    const testNote = (lam) => (Math.abs(lam - chosen) < 1e-9 ? CHOSEN_ON_TRAIN : NOT_CHOSEN_ON_TRAIN);
     const series = [
       { type: "line", className: "sweep-reference", points: [[0, reference], [1, reference]], data: { split: "train", order: "reranked", metric, value: reference } },
       { type: "line", className: "sweep-train", points: train, data: { split: "train", metric, points: points(train) } },
@@ -104,9 +104,9 @@ export async function init({ meta, store }) {
     fill(
       $("#rerank-sweep-legend"),
       swatch("sweep-train", "train"),
-      swatch("sweep-test", "test, not chosen on train"),
+      swatch("sweep-test", NOT_CHOSEN_ON_TRAIN),
       swatch("sweep-reference", "train, reranked without MMR"),
-      swatch("sweep-chosen", `test at λ = ${num(chosen, 2)}, chosen on train`),
+      swatch("sweep-chosen", `test at λ = ${num(chosen, 2)}, ${CHOSEN_ON_TRAIN}`),
     );
     $("#rerank-sweep-caption").textContent =
       `${name} at every λ: solid, the training questions; dashed, the test questions, each point but the ringed one a test figure not chosen on train. ` +
