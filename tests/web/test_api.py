@@ -609,6 +609,7 @@ def test_docs_page_lists_every_route_and_loads_nothing_from_outside(api: Any) ->
         "/api/rerank/train",
         "/api/rerank/table",
         "/api/rerank/version",
+        "/api/rerank/sweep",
         "/api/run",
         "/api/run/compare",
     }

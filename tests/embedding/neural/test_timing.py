@@ -101,15 +101,22 @@ def test_an_unusable_file_is_measured_again(
 def test_a_flipped_bit_is_measured_again_with_one_warning(
     model: NeuralModel, tmp_path: Path, calls: list[int], field: str
 ) -> None:
-    """One bit of the figure's last digit (or the date's) flipped: still valid JSON with a
-    plausible value, once read back as if measured. Oracle: the spy (measured again) and the
+    """One bit of the figure's first decimal (or the date's last digit) flipped: still valid
+    JSON with a plausible value, once read back as if measured. Oracle: the spy (measured again) and the
     file rewritten whole (read back with no warning)."""
     encode_timing(model, TEXTS, cache_dir=tmp_path)
     path = timing_path(model, TEXTS, tmp_path)
     text = path.read_text()
     data = json.loads(text)
     value = json.dumps(data[field])
-    digit = max(i for i, c in enumerate(value) if c in "0123456789")
+    # A number's first decimal (its last may lie past a float's precision, so that the flipped
+    # text parses to the same float); a date's last digit.
+    point = value.find(".")
+    digit = (
+        point + 1
+        if point >= 0 and not value.startswith('"')
+        else max(i for i, c in enumerate(value) if c in "0123456789")
+    )
     flipped = value[:digit] + chr(ord(value[digit]) ^ 1) + value[digit + 1 :]
     assert json.loads(flipped) != data[field]
     path.write_text(text.replace(value, flipped, 1))

@@ -15,8 +15,8 @@ from raglab.labels import (
     EXHIBIT_LABELS,
     FEATURE_LABELS,
     RETRIEVER_LABELS,
-    TEST_FIGURE_LABELS,
     SIZE_SLIDERS,
+    TEST_FIGURE_LABELS,
 )
 from raglab.pipeline.fingerprint import data_fingerprint
 from raglab.settings import FIXED, SETTINGS

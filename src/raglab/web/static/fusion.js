@@ -220,7 +220,15 @@ export async function init({ meta, store }) {
     status(statusLine, error.message);
   }
   // Neural rows that waited for the encoding (their cells said "encoding, n of N"): fill them in.
-  document.addEventListener("raglab:neural-ready", loadTable);
+  // Both tables: the test split's (at the chosen weight) and the training split's.
+  document.addEventListener("raglab:neural-ready", async () => {
+    try {
+      renderTable(await get("fusion/table", { split: "test" }), "test");
+    } catch (error) {
+      status(statusLine, error.message);
+    }
+    await loadTable();
+  });
   await loadGrid();
   await loadLists();
 }
