@@ -260,7 +260,8 @@ export async function init({ meta, store }) {
   }
 
   // The runs table's head: a column per question kind the runs met, in the order the API
-  // gives them (the questions file's kinds), under "Right by kind". With no run that kept its
+  // gives them (the questions file's kinds), under "Right by kind"; the numbers to compare
+  // come first, each run's settings last. With no run that kept its
   // counts by kind (runs saved by an older page), one column stands for them all.
   function runsHead(kinds) {
     const col = (text, attrs = {}) => el("th", { scope: "col", rowspan: "2", text, ...attrs });
@@ -270,11 +271,11 @@ export async function init({ meta, store }) {
         {},
         col("Compare"),
         col("Run"),
-        col("Settings"),
         col(spec("reader_scoring").label),
         col("Correct"),
         el("th", { scope: "colgroup", colspan: String(Math.max(kinds.length, 1)), class: "kinds", text: "Right by kind" }),
         col("95% interval"),
+        col("Settings"),
       ),
       el("tr", {}, ...(kinds.length ? kinds.map((k) => el("th", { scope: "col", class: "kind", "data-kind": k, text: k })) : [el("th", { scope: "col", class: "kind", "data-kind": "", text: MISSING })])),
     );
@@ -313,11 +314,11 @@ export async function init({ meta, store }) {
             }),
           ),
           el("th", { scope: "row" }, el("button", { type: "button", class: "link", text: `Run ${r.number}`, "aria-label": `Show run ${r.number} again`, "data-show": r.number, onclick: () => show(r) })),
-          el("td", { text: describe(r.request) }),
           el("td", { "data-reader": "", text: readerOf(r.request) }),
           el("td", { text: `${r.correct} of ${r.n}` }),
           ...kindCells(r, kinds),
           el("td", { text: interval(r.interval) }),
+          el("td", { class: "settings", text: describe(r.request) }),
         ),
       ),
     );
