@@ -71,6 +71,16 @@ def test_meta_offers_the_readers_scoring_from_the_table(api: Any) -> None:
     assert row["choice_labels"]["cosine"] == "neural cosine"
 
 
+def test_the_run_requests_description_names_every_reader_scoring(api: Any) -> None:
+    """Oracle: the settings table's choices and their labels; the API's description of a run
+    request names each one (none left out as choices are added)."""
+    schema = api.get("/openapi.json").json()["components"]["schemas"]["RunRequest"]
+    row = setting("reader_scoring")
+    assert row.choices is not None and row.choice_labels is not None
+    for choice in row.choices:
+        assert f"``{choice}`` ({row.choice_labels[choice]})" in schema["description"]
+
+
 def test_accuracy_and_bound_on_one_base(api: Any, lab: Lab) -> None:
     """Oracle: the library run's outcomes, counted here: answers inside the budget against
     correct quotes on the answerable questions, and on all questions with the out-of-corpus

@@ -349,3 +349,40 @@ def test_a_run_at_a_given_tuned_value_labels_its_test_figures(page: Page) -> Non
     expect(page.locator("#run-risk-summary")).to_contain_text(
         "At this run's given threshold, 0.20 (test, not chosen on train)"
     )
+
+
+@pytest.mark.browser
+def test_a_miss_names_the_runs_reader_scoring(
+    open_page: Opener, meta: dict[str, Any], idf_run: RunResult
+) -> None:
+    """Issue #29, 13: a miss gives the score of the run's own reader scoring, by its label."""
+    label = spec(meta, "reader_scoring")["choice_labels"]["idf"]
+    page = open_page(LAPTOP)
+    run(page, "idf")
+    misses = [o for o in idf_run.outcomes if o.outcome != "correct"]
+    assert any(o.quote is None for o in misses) and any(o.quote for o in misses)
+    for o in misses:
+        note = page.locator(f"#run-misses .miss[data-miss='{o.id}'] .miss-quote p.small")
+        if o.quote:
+            expect(note).to_contain_text(f"The reader's quote ({label} {o.coverage:.2f}, ")
+        else:
+            expect(note).to_contain_text(
+                f"Best {label} {o.coverage:.2f}, below the threshold {idf_run.threshold:.2f}"
+            )
+
+
+@pytest.mark.browser
+def test_each_risk_row_says_whether_train_chose_its_threshold(
+    page: Page, lab: Lab, plain_run: RunResult
+) -> None:
+    """Issue #29, 4: every row of the sweep is a test figure; only the threshold chosen on train
+    is labelled so, each other row "test, not chosen on train"."""
+    run(page)
+    points = threshold_sweep(lab, plain_run)
+    rows = page.locator("#run-risk-table tbody tr")
+    expect(rows).to_have_count(len(points))
+    for row, p in zip(rows.all(), points, strict=True):
+        chosen = abs(float(p["threshold"]) - plain_run.threshold) < 1e-9
+        label = "chosen on train" if chosen else "test, not chosen on train"
+        expect(row.locator("th .test-label")).to_have_text(label)
+    assert sum(abs(float(p["threshold"]) - plain_run.threshold) < 1e-9 for p in points) == 1

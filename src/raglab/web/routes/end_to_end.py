@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from raglab.pipeline.end_to_end import RunResult, run_pipeline
 from raglab.pipeline.exhibits.end_to_end import compare_runs, funnel, one_base, risk_coverage
 from raglab.run_settings import RUN_SETTING_NAMES, ChunkingKey, RunSettings
-from raglab.settings import CHUNK_SIZES, NEURAL_RETRIEVERS
+from raglab.settings import CHUNK_SIZES, NEURAL_RETRIEVERS, setting
 from raglab.web.errors import ENCODING_RESPONSE
 from raglab.web.models import settings_model
 from raglab.web.state import State, WebState, plain
@@ -65,13 +65,28 @@ COMPARE_RULES = (
 class RunRequest(_RunFields):  # type: ignore[misc,valid-type]
     """One end-to-end run's settings (:data:`raglab.settings.SETTINGS`). ``null`` for
     ``weight``, ``mmr_lambda`` or ``threshold`` means "chosen on the training split"; with
-    ``rerank`` false and ``mmr`` left out, MMR is off too. ``reader_scoring`` is ``coverage``
-    (plain) or ``idf`` (IDF-weighted coverage). MMR needs the reranker; an overlap needs the
-    fixed chunker and a size above it."""
+    ``rerank`` false and ``mmr`` left out, MMR is off too. ``reader_scoring`` is one of the
+    setting's choices, listed below from the settings table. MMR needs the reranker; an overlap
+    needs the fixed chunker and a size above it."""
 
     model_config = ConfigDict(
         json_schema_extra={"allOf": [_MMR_NEEDS_RERANK, _OVERLAP_NEEDS_FIXED]}
     )
+
+
+def _choices_line(name: str) -> str:
+    """The setting's choices with their labels, as a sentence: ```a`` (label a) or ...`."""
+    s = setting(name)
+    labels = s.choice_labels or {}
+    named = [f"``{c}`` ({labels[c]})" if c in labels else f"``{c}``" for c in s.choices or ()]
+    return ", ".join(named[:-1]) + f" or {named[-1]}" if len(named) > 1 else "".join(named)
+
+
+# The description the API gives of a run request names each reader scoring the settings table
+# offers, so that a scoring added there is never missing here.
+RunRequest.__doc__ = (
+    f"{RunRequest.__doc__}\n\n    ``reader_scoring``: {_choices_line('reader_scoring')}."
+)
 
 
 def _one_split(split: str) -> dict[str, Any]:

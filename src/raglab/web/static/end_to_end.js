@@ -1,6 +1,6 @@
 // Exhibit VI: run the whole pipeline, diagnose every miss, keep runs and compare two of them.
 
-import { $, fill, applyBounds, applySlider, bindOutput, el, fillChoices, fixedOf, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
+import { $, NOT_CHOSEN_ON_TRAIN, fill, applyBounds, applySlider, bindOutput, el, fillChoices, fixedOf, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
 import { hbars } from "./charts.js";
 import { LOSS_NAMES, buildExtras, diagnosis, showBases, showMisses, showRisk } from "./end_to_end_views.js";
 
@@ -13,8 +13,8 @@ const TUNED_SLIDERS = [
 ];
 // What a control the run does not use shows instead of a value.
 const NOT_USED = "not used";
-// The label of a test figure at a setting not chosen on the training split.
-const UNCHOSEN = "test, not chosen on train";
+// What a run saved before its counts by kind were kept shows in their place.
+const MISSING = "—";
 
 export async function init({ meta, store }) {
   // Every default, bound, choice and display name comes from /api/meta (the settings table).
@@ -182,11 +182,14 @@ export async function init({ meta, store }) {
     if (r.rerank) parts.push(r.mmr ? `MMR ${r.mmr_lambda === null ? "λ tuned" : `λ ${num(r.mmr_lambda, 2)}`}` : "no MMR");
     parts.push(`budget ${r.budget}`);
     parts.push(r.threshold === null ? "threshold tuned" : `threshold ${num(r.threshold, 2)}`);
-    // Runs saved before the reader's scoring was a setting used its default.
+    return parts.join(", ");
+  }
+
+  // The reader's scoring by its label; runs saved before it was a setting used its default.
+  function readerOf(r) {
     const scoring = spec("reader_scoring");
     const chosen = r.reader_scoring || scoring.default;
-    parts.push((scoring.choice_labels || {})[chosen] || chosen);
-    return parts.join(", ");
+    return (scoring.choice_labels || {})[chosen] || chosen;
   }
 
   // "Used": every setting whose default is tuned that the run used, and whether it was chosen
@@ -209,7 +212,7 @@ export async function init({ meta, store }) {
     // The run measures the test split: with a tuned setting given rather than chosen on train,
     // its figures are test figures at a setting not chosen on train, and say so.
     const given = meta.settings.filter((s) => s.tuned && result.settings[s.name] !== null && result.settings[s.name] !== undefined && !result.chosen_on_train.includes(s.name));
-    $("#run-accuracy-note").textContent = given.length ? `${UNCHOSEN} (${given.map((s) => `${s.label} given`).join(", ")})` : "";
+    $("#run-accuracy-note").textContent = given.length ? `${NOT_CHOSEN_ON_TRAIN} (${given.map((s) => `${s.label} given`).join(", ")})` : "";
     $("#run-interval").textContent = interval(result.interval);
     $("#run-bound").textContent = `${num(result.bound)} (answerable right: ${result.answerable_correct} of ${result.answerable})`;
     $("#run-used").textContent = `${usedLine(result)}${label ? `; ${label}` : ""}`;
@@ -252,13 +255,46 @@ export async function init({ meta, store }) {
       ),
     );
     showBases(result);
-    showMisses(result);
+    showMisses(result, spec("reader_scoring"));
     showRisk(result.risk_coverage);
+  }
+
+  // The runs table's head: a column per question kind the runs met, in the order the API
+  // gives them (the questions file's kinds), under "Right by kind"; the numbers to compare
+  // come first, each run's settings last. With no run that kept its
+  // counts by kind (runs saved by an older page), one column stands for them all.
+  function runsHead(kinds) {
+    const col = (text, attrs = {}) => el("th", { scope: "col", rowspan: "2", text, ...attrs });
+    $("#runs-table thead").replaceChildren(
+      el(
+        "tr",
+        {},
+        col("Compare"),
+        col("Run"),
+        col(spec("reader_scoring").label),
+        col("Correct"),
+        el("th", { scope: "colgroup", colspan: String(Math.max(kinds.length, 1)), class: "kinds", text: "Right by kind" }),
+        col("95% interval"),
+        col("Settings"),
+      ),
+      el("tr", {}, ...(kinds.length ? kinds.map((k) => el("th", { scope: "col", class: "kind", "data-kind": k, text: k })) : [el("th", { scope: "col", class: "kind", "data-kind": "", text: MISSING })])),
+    );
+  }
+
+  // A run's right answers per kind, "—" where it kept none (saved before they were kept).
+  function kindCells(run, kinds) {
+    const counts = Object.fromEntries((run.kinds || []).map((k) => [k.kind, k]));
+    return (kinds.length ? kinds : [""]).map((kind) => {
+      const k = counts[kind];
+      return el("td", { class: "num", "data-kind": kind, text: k ? `${k.correct} of ${k.n}` : MISSING });
+    });
   }
 
   function renderRuns() {
     const runs = store.data.runs;
     selected = selected.filter((n) => runs.some((r) => r.number === n));
+    const kinds = [...new Set(runs.flatMap((r) => (r.kinds || []).map((k) => k.kind)))];
+    runsHead(kinds);
     const body = $("#runs-table tbody");
     // A run ticked or shown from the keyboard keeps the focus through the redraw.
     const draw = () => body.replaceChildren(
@@ -278,9 +314,11 @@ export async function init({ meta, store }) {
             }),
           ),
           el("th", { scope: "row" }, el("button", { type: "button", class: "link", text: `Run ${r.number}`, "aria-label": `Show run ${r.number} again`, "data-show": r.number, onclick: () => show(r) })),
-          el("td", { text: describe(r.request) }),
+          el("td", { "data-reader": "", text: readerOf(r.request) }),
           el("td", { text: `${r.correct} of ${r.n}` }),
+          ...kindCells(r, kinds),
           el("td", { text: interval(r.interval) }),
+          el("td", { class: "settings", text: describe(r.request) }),
         ),
       ),
     );
@@ -355,7 +393,9 @@ export async function init({ meta, store }) {
     status(statusLine, "Running…", "info");
     try {
       const result = await post("run", body);
-      const entry = store.addRun({ request: body, correct: result.correct, n: result.n, accuracy: result.accuracy, interval: result.interval });
+      // Right answers per question kind, as the funnel counts them, to compare runs by kind.
+      const kinds = result.stages.kinds.map((k) => ({ kind: k.kind, n: k.n, correct: k.correct }));
+      const entry = store.addRun({ request: body, correct: result.correct, n: result.n, accuracy: result.accuracy, interval: result.interval, kinds });
       store.setSettings("end-to-end", { form, last: entry.number });
       store.markExplored("end-to-end");
       showResult(result, `run ${entry.number}`, body);

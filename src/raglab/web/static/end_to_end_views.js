@@ -2,7 +2,7 @@
 // one base, each miss's quote beside its answer passage, and the risk-coverage view. Every
 // number comes from POST /api/run; the page only lays the counts out.
 
-import { $, el, fill, num } from "./lib.js";
+import { $, el, fill, num, testLabel } from "./lib.js";
 import { plot } from "./charts.js";
 
 // The stage that lost an answer, as the page names it (the route's diagnosis names are the keys).
@@ -86,7 +86,12 @@ export function showBases(result) {
     `Of the ${a.bound} answers that reached the context, the reader quoted ${a.correct}.`;
 }
 
-export function showMisses(result) {
+// A miss gives the score of the run's own reader scoring, by its label from /api/meta: the
+// outcome's `coverage` holds the best sentence's score whatever the scoring (its coverage, its
+// IDF-weighted coverage or its cosine).
+export function showMisses(result, scoring) {
+  const chosen = result.settings.reader_scoring || scoring.default;
+  const measure = (scoring.choice_labels || {})[chosen] || chosen;
   const misses = result.outcomes.filter((o) => o.outcome !== "correct");
   const host = $("#run-misses");
   if (!misses.length) {
@@ -106,7 +111,7 @@ export function showMisses(result) {
           el(
             "div",
             { class: "miss-quote" },
-            el("p", { class: "small", text: o.quote ? `The reader's quote (coverage ${num(o.coverage, 2)}, ${o.quote_chunk}): it ${RELATION_NAMES[o.quote_relation] || o.quote_relation}.` : `The reader's quote: none. Best coverage ${num(o.coverage, 2)}, below the threshold ${num(result.threshold, 2)}.` }),
+            el("p", { class: "small", text: o.quote ? `The reader's quote (${measure} ${num(o.coverage, 2)}, ${o.quote_chunk}): it ${RELATION_NAMES[o.quote_relation] || o.quote_relation}.` : `The reader's quote: none. Best ${measure} ${num(o.coverage, 2)}, below the threshold ${num(result.threshold, 2)}.` }),
             el("blockquote", { class: "quote", text: o.quote ? o.quote : "not found" }),
           ),
           el(
@@ -162,12 +167,15 @@ export function showRisk(rc) {
   $("#run-risk-summary").textContent =
     `At the threshold chosen on train, ${num(rc.chosen_on_train, 2)}: ${words(chosen)}.` +
     (rc.given ? ` At this run's given threshold, ${num(rc.threshold, 2)} (test, not chosen on train): ${words(run)}.` : "");
+  // Every row is a test figure: the one at the threshold chosen on train says so, every other
+  // row says it was not chosen on train.
+  const isChosen = (p) => Math.abs(p.threshold - rc.chosen_on_train) < 1e-9;
   $("#run-risk-table tbody").replaceChildren(
     ...pts.map((p) =>
       el(
         "tr",
-        { "data-threshold": num(p.threshold, 2), class: Math.abs(p.threshold - rc.chosen_on_train) < 1e-9 ? "chosen" : "" },
-        el("th", { scope: "row", text: `${num(p.threshold, 2)}${Math.abs(p.threshold - rc.chosen_on_train) < 1e-9 ? " (train)" : ""}` }),
+        { "data-threshold": num(p.threshold, 2), class: isChosen(p) ? "chosen" : "" },
+        el("th", { scope: "row" }, num(p.threshold, 2), " ", testLabel(isChosen(p))),
         el("td", { text: `${p.answerable_correct} of ${A}` }),
         el("td", { text: `${p.answerable_false} of ${A}` }),
         el("td", { text: U ? `${p.unanswerable_false} of ${U}` : "–" }),
