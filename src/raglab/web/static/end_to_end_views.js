@@ -2,7 +2,7 @@
 // one base, each miss's quote beside its answer passage, and the risk-coverage view. Every
 // number comes from POST /api/run; the page only lays the counts out.
 
-import { $, el, fill, num, testLabel } from "./lib.js";
+import { $, el, fill, num, testLabel, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { plot } from "./charts.js";
 
 // The stage that lost an answer, as the page names it (the route's diagnosis names are the keys).
@@ -161,12 +161,12 @@ export function showRisk(rc) {
   });
   $("#run-risk-caption").textContent =
     `Lines: shares of the ${A} answerable questions quoted right and quoted wrongly${U ? `, and of the ${U} out-of-corpus questions answered anyway` : ""}. Dashed line: the threshold chosen on train; circles: this run's threshold. ` +
-    `Every point off the dashed line is a test figure at a threshold not chosen on train (“test, not chosen on train”).`;
+    `Every point off the dashed line is a test figure at a threshold not chosen on train (“${NOT_CHOSEN_ON_TRAIN}”).`;
   const words = (p) =>
     `${p.answerable_correct} of ${A} answerable questions right, ${p.answerable_false} answered falsely${U ? `, and ${p.unanswerable_false} of ${U} out-of-corpus questions answered falsely` : ""}`;
   $("#run-risk-summary").textContent =
     `At the threshold chosen on train, ${num(rc.chosen_on_train, 2)}: ${words(chosen)}.` +
-    (rc.given ? ` At this run's given threshold, ${num(rc.threshold, 2)} (test, not chosen on train): ${words(run)}.` : "");
+    (rc.given ? ` At this run's given threshold, ${num(rc.threshold, 2)} (${NOT_CHOSEN_ON_TRAIN}): ${words(run)}.` : "");
   // Every row is a test figure: the one at the threshold chosen on train says so, every other
   // row says it was not chosen on train.
   const isChosen = (p) => Math.abs(p.threshold - rc.chosen_on_train) < 1e-9;

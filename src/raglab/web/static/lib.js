@@ -132,9 +132,8 @@ export function interval(pair, digits = 3) {
   return pair ? `${num(pair[0], digits)} to ${num(pair[1], digits)}` : "–";
 }
 
-// The page's one rule for test figures (index.html, #test-rule): "Test figures are shown for the
-// setting chosen on the training split; any other test figure is labelled “test, not chosen on
-// train”." Every exhibit labels its test figures with these words.
+// The page's one rule for test figures (index.html, #test-rule): a test figure is shown for the
+// setting chosen on the training split, and any other carries NOT_CHOSEN_ON_TRAIN.
 // Filled from /api/meta's labels.test_figures before any exhibit starts (useTestLabels): the
 // report and the command line print the same two words from raglab.labels.
 export let CHOSEN_ON_TRAIN = "";
@@ -149,7 +148,7 @@ export function useTestLabels(meta) {
   for (const node of document.querySelectorAll("[data-test-label]")) node.textContent = labels[node.dataset.testLabel];
 }
 
-/** The badge a test figure carries: "chosen on train", or "test, not chosen on train". */
+/** The badge a test figure carries: CHOSEN_ON_TRAIN or NOT_CHOSEN_ON_TRAIN (from /api/meta). */
 export function testLabel(chosen) {
   return el("span", { class: `badge ${chosen ? "good" : "bad"} test-label`, text: chosen ? CHOSEN_ON_TRAIN : NOT_CHOSEN_ON_TRAIN });
 }
