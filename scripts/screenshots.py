@@ -83,6 +83,16 @@ def _server(base: str | None) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise SystemExit("the server did not start within 120 s") from None
                 time.sleep(0.3)
+        # The lab as a reader sees it once the neural vectors are encoded (in the background
+        # from the server's start, minutes at most on an empty cache).
+        while True:
+            with urllib.request.urlopen(f"{url}/api/neural/encoding", timeout=10) as response:
+                progress = json.load(response)
+            if progress["ready"] or progress.get("error"):
+                break
+            if time.monotonic() > deadline + 600:
+                raise SystemExit("the neural vectors were not encoded within 12 minutes")
+            time.sleep(0.5)
         yield url
     finally:
         process.terminate()

@@ -21,7 +21,7 @@ from raglab.pipeline.retrieval import first_rank_rows, measure
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import NEURAL_RETRIEVERS
 from tests.web.conftest import serving
-from tests.web.pages import LAPTOP, opener
+from tests.web.pages import LAPTOP, PHONE, opener
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=30_000)
@@ -121,9 +121,22 @@ def test_a_fresh_lab_shows_encoding_progress_then_the_numbers(
         "--quiet", log_name="web-server-cold-browser.log", env={"RAGLAB_CACHE_DIR": str(cache)}
     ) as base:
         opened = opener(browser, base)
-        page = next(opened)(LAPTOP)
+        open_page = next(opened)
+        page = open_page(LAPTOP)
         progress = re.compile(r"encoding, \d+ of \d+")
         expect(page.locator("#encoding-status")).to_have_text(progress)
+        # The indicator lies in the sticky bar at the top, at a laptop's width and a phone's, so
+        # it covers none of what it waits for.
+        phone = open_page(PHONE)
+        expect(phone.locator("#encoding-status")).to_have_text(progress)
+        for each in (page, phone):
+            box = each.locator("#encoding-status").bounding_box()
+            bar = each.locator("nav.progress-bar").bounding_box()
+            width = each.viewport_size["width"] if each.viewport_size else 0
+            assert box is not None and bar is not None
+            assert bar["y"] <= box["y"] and box["y"] + box["height"] <= bar["y"] + bar["height"]
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width
+        phone.close()
         row = page.locator('#fusion-table tr[data-ranker="neural"]')
         expect(row).to_contain_text("encoding")
         expect(page.locator('#fusion-table tr[data-ranker="bm25"] td').nth(2)).to_have_text(

@@ -10,18 +10,10 @@ const POLL_MS = 1000;
 let waiting = null; // the one promise of the encoding's end, shared by every waiting request
 const listeners = new Set();
 
+// The indicator sits in the sticky bar at the top of the page (index.html), so it is in view
+// wherever the reader has scrolled and covers nothing; the longer sentence is its title.
 function indicator() {
-  let node = document.getElementById("encoding-status");
-  if (!node) {
-    node = document.createElement("p");
-    node.id = "encoding-status";
-    node.setAttribute("role", "status");
-    // Styled here, so the indicator needs nothing from the page's stylesheet.
-    node.style.cssText =
-      "position:fixed;left:1rem;bottom:1rem;z-index:30;margin:0;max-width:28rem;padding:.5rem .75rem;border-radius:.4rem;background:#1f2933;color:#fff;font-size:.9rem;box-shadow:0 2px 8px rgba(0,0,0,.3)";
-    document.body.append(node);
-  }
-  return node;
+  return document.getElementById("encoding-status");
 }
 
 /** "encoding, n of N" in words, for the indicator and any exhibit waiting on it. */
@@ -32,7 +24,8 @@ export function encodingText(progress) {
 function show(progress) {
   const node = indicator();
   node.hidden = false;
-  node.textContent = encodingText(progress);
+  node.textContent = `Neural model: encoding, ${progress.done} of ${progress.total}`;
+  node.title = encodingText(progress);
   for (const fn of listeners) fn(progress);
 }
 
