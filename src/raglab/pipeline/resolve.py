@@ -34,7 +34,9 @@ def run_reranker(lab: Lab, read: ReadSettings) -> Reranker | None:
 def resolve_read(lab: Lab, settings: RunSettings) -> ReadSettings:
     """What a reading under ``settings`` depends on, resolved: the first stage with its fusion
     weight (given, or chosen on train), then MMR's lambda (None without MMR; given, or chosen on
-    train with the weight fixed)."""
+    train with the weight fixed). A reader scoring whose model is missing stops it first, before
+    anything is tuned (:func:`~raglab.pipeline.reading.check_reader`)."""
+    check_reader(lab, settings.reader_scoring)
     first_stage = resolve(lab, settings.retrieval)
     lam = None
     if settings.uses_mmr:
@@ -60,8 +62,7 @@ def resolve_run(lab: Lab, settings: RunSettings) -> tuple[ResolvedRun, Reranker 
     order: the fusion weight, the reranker, MMR's lambda (:func:`resolve_read`,
     :func:`run_reranker`), the reader's threshold (:func:`choose_threshold`), each chosen with
     the ones before it fixed; with the trained reranker (None without one). A reader scoring
-    whose model is missing stops the run here, before anything is tuned (:func:`check_reader`)."""
-    check_reader(lab, settings.reader_scoring)
+    whose model is missing stops the run before anything is tuned (:func:`resolve_read`)."""
     read = resolve_read(lab, settings)
     given = settings.threshold is not TUNED
     if not given:
