@@ -136,3 +136,18 @@ def test_a_qrels_file_that_cannot_be_written_leaves_the_run_as_it_was(
     assert main([*argv, "--qrels", str(good)]) == 0
     capsys.readouterr()
     assert "earlier-export" not in run_file.read_text() + good.read_text()
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder"])
+def test_trec_eval_checks_its_run_file_before_loading_the_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """A run file that is not there is named at once, before the data: the corpus given here
+    does not exist either, and the error names the run file, not the corpus (exit 1, bad input)."""
+    run = tmp_path / "engine.run" if kind == "missing" else tmp_path
+    corpus = tmp_path / "no-such-corpus"
+    code = main(["trec", "eval", str(run), "--corpus", str(corpus), "--questions", "q.jsonl"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert str(run) in err and ("does not exist" if kind == "missing" else "is a folder") in err
+    assert "no-such-corpus" not in err

@@ -160,6 +160,13 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    # Checked before the data is loaded: a mistyped path should not cost a lab's build.
+    run_path = Path(args.runfile)
+    if not run_path.is_file():
+        why = "is a folder, not a run file" if run_path.is_dir() else "does not exist"
+        raise InputError(
+            [Problem(str(run_path), f"{why} (a TREC run: qid Q0 docid rank score tag)")]
+        )
     lab = load_lab(args)
     found = evaluate_run(
         lab,
