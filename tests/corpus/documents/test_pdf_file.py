@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,13 @@ def test_a_damaged_pdf_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 4)
     with pytest.raises(DocumentError, match=r"^not a readable PDF \("):
         read_pdf(path)
+
+
+def test_a_damaged_pdf_logs_nothing_of_its_own(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "cut.pdf"
+    path.write_bytes(b"%PDF-1.7\nnot a pdf at all")  # pypdf logs "EOF marker not found"
+    with caplog.at_level(logging.WARNING), pytest.raises(DocumentError):
+        read_pdf(path)
+    assert caplog.records == []  # the one warning naming file and reason is the reader's

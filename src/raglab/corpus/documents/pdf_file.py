@@ -11,8 +11,11 @@ encrypted one that opens with no empty password, or a damaged one raises
 
 from __future__ import annotations
 
+import logging
 import re
+import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +76,28 @@ def _page_blocks(text: str, heads: list[tuple[int, str]]) -> list[Block]:
     return [Block(title, level) for level, title in heads] + blocks
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """pypdf's own log lines and warnings muted: it logs repairs ("EOF marker not found") without
+    naming the file; what the user needs is the one warning naming file and reason."""
+    log = logging.getLogger("pypdf")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        log.setLevel(level)
+
+
 def read_pdf(path: Path) -> Document:
     """The PDF's title (its metadata), text and outline headings; raises :class:`DocumentError`."""
+    with _quiet():
+        return _read_pdf(path)
+
+
+def _read_pdf(path: Path) -> Document:
     from pypdf import PdfReader  # the optional extra, imported when a PDF is met
 
     try:
