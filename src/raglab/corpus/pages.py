@@ -341,6 +341,8 @@ def load_corpus(
     documents.finish()
     if not files:
         problems.append(Problem(str(root), "no *.md or *.txt pages found"))
+    elif not pages and not problems:  # every file was a document skipped with a warning
+        problems.append(Problem(str(root), "no page could be read (each file is named above)"))
     elif not problems and not any(_WORD.search(page.text) for page in pages):
         problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:

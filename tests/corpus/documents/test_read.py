@@ -9,7 +9,7 @@ import pytest
 
 from raglab.chunking.chunkers import chunk_headings
 from raglab.corpus.pages import load_corpus
-from raglab.errors import RaglabWarning
+from raglab.errors import InputError, RaglabWarning
 from tests.corpus.documents.build import write_docx, write_pdf
 
 
@@ -103,3 +103,12 @@ def test_without_the_extra_each_kind_is_skipped_with_one_line(
         for n, kind in ((1, ".docx file"), (1, ".html file"), (2, ".pdf files"))
     ]
     assert [p.id for p in corpus] == ["a"]  # Markdown reads as before
+
+
+def test_a_folder_where_no_file_reads_says_so(tmp_path: Path) -> None:
+    write_pdf(tmp_path / "locked.pdf", [["secret"]], password="pw")
+    with pytest.warns(RaglabWarning, match="encrypted PDF"), pytest.raises(InputError) as caught:
+        load_corpus(tmp_path)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{tmp_path}: no page could be read (each file is named above)"
+    ]
