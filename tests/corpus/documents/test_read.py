@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from raglab.chunking.chunkers import chunk_headings
 from raglab.corpus.pages import load_corpus
+from raglab.corpus.questions import parse_questions
 from raglab.errors import InputError, RaglabWarning
 from tests.corpus.documents.build import write_docx, write_pdf
 
@@ -112,3 +114,23 @@ def test_a_folder_where_no_file_reads_says_so(tmp_path: Path) -> None:
     assert [str(p) for p in caught.value.problems] == [
         f"{tmp_path}: no page could be read (each file is named above)"
     ]
+
+
+def test_answer_passages_are_found_at_their_offsets_in_document_pages(tmp_path: Path) -> None:
+    with pytest.warns(RaglabWarning):
+        corpus = load_corpus(_folder(tmp_path))
+    answers = {
+        "q1": "Ships in five days.",  # written with the ligature "ﬁ" in the HTML
+        "q2": "Filters need information.",  # hyphenated across two lines of the PDF
+        "q3": "Plug it in.",
+    }
+    lines = [
+        json.dumps({"id": q, "split": "test", "kind": "k", "question": "?", "answer": a})
+        for q, a in answers.items()
+    ]
+    questions = parse_questions(lines, corpus=corpus)
+    for question in questions.questions:
+        (span,) = question.spans
+        text = corpus.page(span.page_id).text
+        assert text[span.start : span.end] == answers[question.id]
+    assert [q.spans[0].page_id for q in questions.questions] == ["faq", "manual", "guide"]
