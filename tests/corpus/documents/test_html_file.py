@@ -50,3 +50,14 @@ def test_a_page_without_title_or_body_still_reads(tmp_path: Path) -> None:
     path.write_text("just <i>text</i>", encoding="utf-8")
     doc = read_html(path)
     assert (doc.title, doc.text) == (None, "just text\n")
+
+
+def test_an_articles_own_header_is_content(tmp_path: Path) -> None:
+    path = tmp_path / "post.html"
+    path.write_text(
+        "<body><header>Site banner</header><main><article><header><h1>Post title</h1>"
+        "<p>By Ann</p></header><p>Body.</p><footer>Tags: pumps</footer></article></main>"
+        "<footer>Site footer</footer></body>",
+        encoding="utf-8",
+    )
+    assert read_html(path).text == "# Post title\n\nBy Ann\n\nBody.\n\nTags: pumps\n"
