@@ -70,7 +70,11 @@ def print_error_json(message: str, problems: tuple[Problem, ...] = ()) -> None:
 
 def add_data_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("data (default: the bundled Ostler Instruments handbook)")
-    group.add_argument("--corpus", metavar="DIR", help="folder of *.md / *.txt pages")
+    group.add_argument(
+        "--corpus",
+        metavar="DIR",
+        help="folder of *.md / *.txt pages (and .html, .pdf, .docx with raglab[formats])",
+    )
     group.add_argument("--questions", metavar="FILE", help="labelled questions, JSON Lines")
 
 

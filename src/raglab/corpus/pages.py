@@ -10,6 +10,7 @@ matter), running from its heading line to the next heading of any level.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from raglab.base.files import read_text
+from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
 from raglab.errors import InputError, Problem
 from raglab.text.tokens import count_words
 
@@ -275,6 +277,10 @@ def load_corpus(
 ) -> Corpus:
     """Load every ``*.md`` and ``*.txt`` page under ``path`` (recursively, in sorted order).
 
+    ``.html``/``.htm``, ``.pdf`` and ``.docx`` files are read too, as Markdown-like text with ``#``
+    heading lines (:mod:`raglab.corpus.documents`); one that cannot be read is skipped with a
+    :class:`~raglab.errors.RaglabWarning` naming it and the reason.
+
     ``path=None`` loads the bundled Ostler Instruments handbook. Raises :class:`InputError` listing
     every problem: an unreadable or non-UTF-8 file, front matter that does not parse, duplicate
     page ids, a ``supersedes`` naming no page, or an empty corpus. ``progress`` wraps the list of
@@ -285,16 +291,26 @@ def load_corpus(
         raise InputError([Problem(str(root), "corpus folder does not exist")])
     if not root.is_dir():
         raise InputError([Problem(str(root), "corpus must be a folder of *.md or *.txt pages")])
-    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in PAGE_SUFFIXES and p.is_file())
+    suffixes = PAGE_SUFFIXES + DOCUMENT_SUFFIXES
+    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in suffixes and p.is_file())
     problems: list[Problem] = []
     pages: list[Page] = []
     seen: dict[str, str] = {}
+    documents = DocumentReader()  # .html/.pdf/.docx: Markdown-like text, or a warning and skip
     for file in files if progress is None else progress(files):
-        raw = _read_text(file, problems)
+        document = documents.read(file) if file.suffix.lower() in DOCUMENT_SUFFIXES else None
+        raw = document.text if document is not None else None
+        if raw is None and file.suffix.lower() not in DOCUMENT_SUFFIXES:
+            raw = _read_text(file, problems)
         if raw is None:
             continue
         try:
             page = parse_page(raw, stem=file.stem, source=str(file))
+            if document is not None and document.title:
+                title = document.title
+                page = dataclasses.replace(
+                    page, title=title, sections=find_sections(page.text, title=title)
+                )
         except InputError as exc:
             problems.extend(exc.problems)
             continue
@@ -322,8 +338,11 @@ def load_corpus(
                     page.id,
                 )
             )
+    documents.finish()
     if not files:
         problems.append(Problem(str(root), "no *.md or *.txt pages found"))
+    elif not pages and not problems:  # every file was a document skipped with a warning
+        problems.append(Problem(str(root), "no page could be read (each file is named above)"))
     elif not problems and not any(_WORD.search(page.text) for page in pages):
         problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:
