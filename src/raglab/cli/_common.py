@@ -72,6 +72,12 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("data (default: the bundled Ostler Instruments handbook)")
     group.add_argument("--corpus", metavar="DIR", help="folder of *.md / *.txt pages")
     group.add_argument("--questions", metavar="FILE", help="labelled questions, JSON Lines")
+    group.add_argument(
+        "--encoding",
+        metavar="CODEC",
+        help="read every page in this encoding (cp1252, latin-1, utf-16, ...); by default a page "
+        "that is not UTF-8 is read in the encoding detected, with a warning",
+    )
 
 
 @dataclass
@@ -125,6 +131,9 @@ def load_data_corpus(args: argparse.Namespace) -> Corpus:
     return load_corpus(
         args.corpus,
         progress=lambda files: progress(files, description="Reading pages", quiet=quiet),
+        encoding=getattr(args, "encoding", None),
+        # validate --strict refuses front-matter keys RAG lab does not use, as it once always did.
+        strict=bool(getattr(args, "strict", False)),
     )
 
 
