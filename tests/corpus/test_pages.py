@@ -316,3 +316,16 @@ def test_an_empty_page_is_a_warning(tmp_path: Path) -> None:
         f"{tmp_path / 'blank.md'}, id blank: page is empty (no words to index): nothing in it "
         "can be found"
     ]
+
+
+def test_a_utf8_page_with_a_stray_byte_is_read_with_it_replaced(tmp_path: Path) -> None:
+    """No encoding fits the whole page, and one bad byte in 60 is not a binary file."""
+    data = "# Naïve café\n\nA UTF-8 page — with one stray byte: ".encode() + b"\xe9 here.\n"
+    (tmp_path / "page.md").write_bytes(data)
+    corpus = load_corpus(tmp_path)
+    assert corpus.page("page").text == data.decode("utf-8", "replace")
+    offset = data.index(b"\xe9 ")
+    assert [str(w) for w in corpus.warnings] == [
+        f"{tmp_path / 'page.md'}:3: is not UTF-8 (byte 0xe9 at offset {offset}): read as UTF-8 "
+        "with 1 undecodable sequence replaced by U+FFFD (--encoding forces one)"
+    ]

@@ -43,6 +43,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 # is messier than the detector's best by more than this (mess ratios run from 0 to 1).
 _WESTERN = "cp1252"
 _WESTERN_SLACK = 0.1
+# A UTF-8 page with a stray byte or two (a paste from elsewhere) fits no encoding as a whole: it
+# is read as UTF-8 with each bad sequence replaced by U+FFFD while there is one, or they are at
+# most this share of its bytes (a binary file's share is far larger, and it holds control bytes).
+_REPAIR_SHARE = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +323,16 @@ def _decode(data: bytes, source: str, encoding: str | None) -> tuple[str | None,
     if western is not None and (best is None or western.chaos <= best.chaos + _WESTERN_SLACK):
         best = western
     if best is None:
+        repaired = data.decode("utf-8", "replace")
+        bad = repaired.count("\ufffd") - data.count("\ufffd".encode())
+        if bad <= max(1, _REPAIR_SHARE * len(data)) and not _CONTROL.search(repaired):
+            return repaired, Problem(
+                source,
+                f"is not UTF-8 ({at}): read as UTF-8 with {bad} undecodable "
+                f"{'sequence' if bad == 1 else 'sequences'} replaced by U+FFFD (--encoding "
+                "forces one)",
+                line,
+            )
         return None, Problem(
             source,
             f"is not UTF-8 ({at}) and no encoding fits (a binary file?): skipped; "
