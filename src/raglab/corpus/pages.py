@@ -376,9 +376,10 @@ def load_corpus(
 
     A page that is not UTF-8 is read in the encoding ``charset-normalizer`` detects (``encoding``,
     a Python codec name, forces one for every page), a UTF-8 page with a stray byte or so is read
-    with each replaced by U+FFFD, a file no encoding fits is skipped, and front-matter keys RAG lab does not use are kept as :attr:`Page.meta` (``strict=True`` refuses
-    them): each is one of :attr:`Corpus.warnings`, as is every page without a word. ``ValueError``
-    for an ``encoding`` Python does not know.
+    with each replaced by U+FFFD, a file no encoding fits is skipped, and front-matter keys RAG
+    lab does not use are kept as :attr:`Page.meta` (``strict=True`` refuses them): each is one of
+    :attr:`Corpus.warnings`, as is every page without a word. ``ValueError`` for an ``encoding``
+    Python does not know.
     """
     if encoding is not None:
         try:
