@@ -270,8 +270,8 @@ def test_a_page_not_in_utf8_is_read_in_the_encoding_detected(
     at = f"byte 0x{data[start]:02x} at offset {start}"
     line = data[:start].count(b"\n") + 1
     assert [str(w) for w in corpus.warnings] == [
-        f"{tmp_path / 'page.md'}:{line}: is not UTF-8 ({at}): read as {detected} (detected; --encoding "
-        "forces one)"
+        f"{tmp_path / 'page.md'}:{line}: is not UTF-8 ({at}): read as {detected} (detected; "
+        "--encoding forces one)"
     ]
 
 
