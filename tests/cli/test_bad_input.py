@@ -107,12 +107,25 @@ def test_kinds_differing_only_in_case_are_a_warning(
     assert code == 1
 
 
-def test_free_text_kinds_alone_are_not_warned_about(
+def test_each_new_kind_is_a_warning_at_its_first_question(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = data(tmp_path, [question(kind="pump lore"), question("q2", "test", kind="Valves")])
+    lines = [
+        question(kind="pump lore"),
+        question("q2", "test", kind="Valves"),
+        question("q3", "test", kind="pump lore"),
+        question("q4", "test"),
+    ]
+    args = data(tmp_path, lines)
     code, out, _ = call(capsys, "validate", *args, "--json")
-    assert code == 0 and json.loads(out)["warnings"] == []
+    known = "keyword, paraphrase, identifier, version, multi-sentence, out-of-corpus"
+    source = tmp_path / "questions.jsonl"
+    assert code == 0 and json.loads(out)["warnings"] == [
+        f"{source}:1, id q1, field 'kind': kind 'pump lore' is not one of RAG lab's kinds "
+        f"({known}): counted as a new kind",
+        f"{source}:2, id q2, field 'kind': kind 'Valves' is not one of RAG lab's kinds "
+        f"({known}): counted as a new kind",
+    ]
 
 
 def test_no_training_questions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -102,7 +102,6 @@ def test_answer_found_twice_is_a_warning_unless_strict(
 @pytest.mark.parametrize(
     ("page", "expected"),
     [
-        (b"caf\xe9\n", "not UTF-8"),
         (
             "---\nupdated: yesterday\n---\n# L\n",
             "levels.md:2, id levels, field 'updated': not an ISO date",
@@ -144,3 +143,69 @@ def test_console_script_shows_no_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert "not valid JSON" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_untidy_folder_reads_with_one_warning_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pages in other encodings, a binary file, an empty page and a site generator's front matter
+    are read (or skipped) with a warning each; the answer on the UTF-8 page is still found."""
+    args = write_data(
+        tmp_path,
+        [
+            json.dumps(good_question()),
+            json.dumps(good_question(id="q2", split="train", kind="howto")),
+        ],
+    )
+    pages = tmp_path / "pages"
+    french = "# Café\n\nLe café est très chaud. La réparation coûte cher à Genève.\n"
+    (pages / "cafe.md").write_bytes(french.encode("latin-1"))
+    (pages / "ete.md").write_bytes(french.encode("utf-16"))
+    (pages / "blob.txt").write_bytes(bytes(range(256)) * 2)
+    (pages / "blank.md").write_text("\n\n", encoding="utf-8")
+    (pages / "site.md").write_text(
+        "---\nlayout: post\nhide-toc: true\n---\n# Site\n\nWords.\n", encoding="utf-8"
+    )
+    code, out, err = run(capsys, *args, "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["pages"] == 5 and "Traceback" not in err
+    assert summary["metadata"] == {"site": {"layout": "post", "hide-toc": "true"}}
+    assert summary["warnings"] == [
+        f"{pages / 'blob.txt'}:2: is not UTF-8 (byte 0x80 at offset 128) and no encoding fits "
+        "(a binary file?): skipped; --encoding forces one",
+        f"{pages / 'cafe.md'}:1: is not UTF-8 (byte 0xe9 at offset 5): read as cp1252 (detected; "
+        "--encoding forces one)",
+        f"{pages / 'ete.md'}:1: is not UTF-8 (byte 0xff at offset 0): read as utf_16 (detected; "
+        "--encoding forces one)",
+        f"{pages / 'blank.md'}, id blank: page is empty (no words to index): nothing in it can "
+        "be found",
+        f"{pages}: 1 page carries front-matter keys RAG lab does not use (hide-toc, layout): "
+        "kept as metadata (--strict refuses them)",
+        f"{tmp_path / 'questions.jsonl'}:2, id q2, field 'kind': kind 'howto' is not one of RAG "
+        "lab's kinds (keyword, paraphrase, identifier, version, multi-sentence, out-of-corpus): "
+        "counted as a new kind",
+    ]
+    from raglab.corpus.pages import load_corpus
+
+    corpus = load_corpus(pages)
+    assert corpus.page("cafe").text == french.encode("latin-1").decode("latin-1")
+    assert corpus.page("ete").text == french.encode("utf-16").decode("utf-16")
+    code, out, err = run(capsys, *args)
+    assert code == 0 and "Warnings (6)" in err
+    assert "page site keeps layout: post, hide-toc: true" in out
+    # --strict: the unknown keys are refused as before, naming file, line and key.
+    code, _, err = run(capsys, *args, "--strict")
+    assert code == 1
+    assert f"{pages / 'site.md'}:2, field 'layout': unknown front-matter field" in err
+    assert f"{pages / 'site.md'}:3, field 'hide-toc': unknown front-matter field" in err
+    # --encoding forces one codec for every page: what it cannot decode is skipped.
+    code, out, _ = run(capsys, *args, "--encoding", "ascii", "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["pages"] == 3
+    assert summary["warnings"][:3] == [
+        f"{pages / 'blob.txt'}:2: cannot be decoded as ascii (byte 0x80 at offset 128): skipped",
+        f"{pages / 'cafe.md'}:1: cannot be decoded as ascii (byte 0xe9 at offset 5): skipped",
+        f"{pages / 'ete.md'}:1: cannot be decoded as ascii (byte 0xff at offset 0): skipped",
+    ]
+    code, _, err = run(capsys, *args, "--encoding", "klingon")
+    assert code == 2 and "unknown encoding 'klingon'" in err

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from raglab.corpus.pages import find_sections, load_corpus, parse_page
-from raglab.errors import InputError
+from raglab.errors import InputError, Problem
 from raglab.text.tokens import whitespace_blocks
 
 PAGE = """---
@@ -96,7 +96,7 @@ def test_headings_inside_code_fences_are_not_sections() -> None:
 )
 def test_bad_front_matter_names_line_and_field(front: str, field: str, line: int) -> None:
     with pytest.raises(InputError) as info:
-        parse_page(f"---\n{front}\n---\ntext", stem="p", source="p.md")
+        parse_page(f"---\n{front}\n---\ntext", stem="p", source="p.md", strict=True)
     (problem,) = info.value.problems
     assert (problem.file, problem.line, problem.field) == ("p.md", line, field)
 
@@ -109,14 +109,14 @@ def test_unclosed_front_matter() -> None:
 def test_load_corpus_reports_every_problem_at_once(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("---\nid: same\n---\n# A\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("---\nid: same\n---\n# B\n", encoding="utf-8")
-    (tmp_path / "c.md").write_bytes(b"caf\xe9 au lait\n")
+    (tmp_path / "c.md").write_text("---\nupdated: soon\n---\n# C\n", encoding="utf-8")
     (tmp_path / "d.md").write_text("---\nsupersedes: ghost\n---\n# D\n", encoding="utf-8")
     with pytest.raises(InputError) as info:
         load_corpus(tmp_path)
     messages = [str(p) for p in info.value.problems]
     assert len(messages) == 3
     assert any("b.md" in m and "duplicate page id" in m for m in messages)
-    assert any("c.md:1" in m and "not UTF-8" in m for m in messages)
+    assert any("c.md:2" in m and "not an ISO date" in m for m in messages)
     assert any("d.md" in m and "ghost" in m for m in messages)
 
 
@@ -172,3 +172,160 @@ def test_front_matter_of_a_page_longer_than_the_head_it_reads() -> None:
     long_front = "---\nid: big\n" + "# note\n" * 20_000 + "---\n"
     page = parse_page(long_front + body, stem="x")
     assert page.id == "big" and page.text == body
+
+
+# Front matter as Jekyll, Hugo, MkDocs and MyST pages carry it: keys RAG lab has no use for, one
+# of them a YAML list.
+SITE_PAGE = """---
+layout: post
+title: Cold weather
+hide-toc: true
+category: 'guides'
+tags:
+  - winter
+  - batteries
+SPDX-License-Identifier: CC-BY-4.0
+---
+# Cold weather
+
+Batteries lose charge below freezing.
+"""
+UNUSED = "SPDX-License-Identifier, category, hide-toc, layout, tags"
+
+
+def test_unknown_front_matter_keys_are_kept_as_metadata() -> None:
+    page = parse_page(SITE_PAGE, stem="cold", source="cold.md")
+    assert page.meta == {
+        "layout": "post",
+        "hide-toc": "true",
+        "category": "guides",
+        "tags": "- winter - batteries",
+        "SPDX-License-Identifier": "CC-BY-4.0",
+    }
+    assert (page.id, page.title, page.first_line) == ("cold", "Cold weather", 11)
+    assert page.text == SITE_PAGE.split("---\n", 2)[2]
+
+
+def test_unknown_keys_make_one_summary_warning(tmp_path: Path) -> None:
+    (tmp_path / "cold.md").write_text(SITE_PAGE, encoding="utf-8")
+    (tmp_path / "heat.md").write_text("---\nlayout: page\n---\n# Heat\n\nWords.", encoding="utf-8")
+    (tmp_path / "plain.md").write_text("# Plain\n\nWords.", encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert [p.id for p in corpus] == ["cold", "heat", "plain"]
+    assert corpus.page("heat").meta == {"layout": "page"} and corpus.page("plain").meta == {}
+    assert corpus.warnings == (
+        Problem(
+            str(tmp_path),
+            f"2 pages carry front-matter keys RAG lab does not use ({UNUSED}): kept as metadata "
+            "(--strict refuses them)",
+        ),
+    )
+
+
+def test_strict_refuses_unknown_keys_naming_file_line_and_key(tmp_path: Path) -> None:
+    (tmp_path / "cold.md").write_text(SITE_PAGE, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_corpus(tmp_path, strict=True)
+    source = str(tmp_path / "cold.md")
+    where = [(p.file, p.line, p.field) for p in info.value.problems]
+    # The list's "- winter" lines are not 'key: value' either, as before.
+    assert where == [
+        (source, 2, "layout"),
+        (source, 4, "hide-toc"),
+        (source, 5, "category"),
+        (source, 6, "tags"),
+        (source, 7, None),
+        (source, 8, None),
+        (source, 9, "SPDX-License-Identifier"),
+    ]
+    assert "unknown front-matter field" in info.value.problems[0].message
+
+
+# Pages saved by other editors. The oracle for each page's text is Python's own codec applied to
+# the bytes written.
+FRENCH = "# Café\n\nLe café est très chaud. La réparation coûte cher à Genève.\n"
+QUOTES = "# Prices\n\nThe \u201cquoted\u201d price \u2014 \u20ac45 \u2014 is final.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "codec", "detected"),
+    [
+        (FRENCH, "latin-1", "cp1252"),
+        (QUOTES, "cp1252", "cp1252"),
+        (FRENCH, "utf-16", "utf_16"),
+    ],
+)
+def test_a_page_not_in_utf8_is_read_in_the_encoding_detected(
+    tmp_path: Path, text: str, codec: str, detected: str
+) -> None:
+    data = text.encode(codec)
+    (tmp_path / "page.md").write_bytes(data)
+    (tmp_path / "other.md").write_text("# Other\n\nPlain UTF-8, naïve.\n", encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert corpus.page("page").text == data.decode(codec) == text
+    assert corpus.page("other").text == "# Other\n\nPlain UTF-8, naïve.\n"
+    with pytest.raises(UnicodeDecodeError) as bad:
+        data.decode("utf-8")
+    start = bad.value.start
+    at = f"byte 0x{data[start]:02x} at offset {start}"
+    line = data[:start].count(b"\n") + 1
+    assert [str(w) for w in corpus.warnings] == [
+        f"{tmp_path / 'page.md'}:{line}: is not UTF-8 ({at}): read as {detected} (detected; "
+        "--encoding forces one)"
+    ]
+
+
+def test_encoding_forces_one_and_a_page_it_cannot_decode_is_skipped(tmp_path: Path) -> None:
+    data = FRENCH.encode("latin-1")
+    (tmp_path / "page.md").write_bytes(data)
+    (tmp_path / "other.md").write_text("# Other\n\nPlain words.\n", encoding="utf-8")
+    forced = load_corpus(tmp_path, encoding="latin-1")
+    assert forced.page("page").text == data.decode("latin-1") and forced.warnings == ()
+    ascii_only = load_corpus(tmp_path, encoding="ascii")
+    assert [p.id for p in ascii_only] == ["other"]
+    offset = data.index(b"\xe9")
+    assert [str(w) for w in ascii_only.warnings] == [
+        f"{tmp_path / 'page.md'}:1: cannot be decoded as ascii (byte 0xe9 at offset {offset}): "
+        "skipped"
+    ]
+    with pytest.raises(ValueError, match="unknown encoding 'klingon'"):
+        load_corpus(tmp_path, encoding="klingon")
+
+
+def test_a_file_no_encoding_fits_is_skipped_and_the_rest_reads(tmp_path: Path) -> None:
+    (tmp_path / "blob.txt").write_bytes(bytes(range(256)) * 2)
+    (tmp_path / "other.md").write_text("# Other\n\nPlain words.\n", encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert [p.id for p in corpus] == ["other"]
+    assert [str(w) for w in corpus.warnings] == [
+        f"{tmp_path / 'blob.txt'}:2: is not UTF-8 (byte 0x80 at offset 128) and no encoding fits "
+        "(a binary file?): skipped; --encoding forces one"
+    ]
+    (tmp_path / "other.md").unlink()
+    with pytest.raises(InputError, match="no page could be read") as info:
+        load_corpus(tmp_path)
+    assert "blob.txt:2: is not UTF-8" in str(info.value)
+
+
+def test_an_empty_page_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "blank.md").write_text("---\ntitle: Blank\n---\n   \n", encoding="utf-8")
+    (tmp_path / "other.md").write_text("# Other\n\nPlain words.\n", encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert len(corpus) == 2
+    assert [str(w) for w in corpus.warnings] == [
+        f"{tmp_path / 'blank.md'}, id blank: page is empty (no words to index): nothing in it "
+        "can be found"
+    ]
+
+
+def test_a_utf8_page_with_a_stray_byte_is_read_with_it_replaced(tmp_path: Path) -> None:
+    """No encoding fits the whole page, and one bad byte in 60 is not a binary file."""
+    data = "# Naïve café\n\nA UTF-8 page — with one stray byte: ".encode() + b"\xe9 here.\n"
+    (tmp_path / "page.md").write_bytes(data)
+    corpus = load_corpus(tmp_path)
+    assert corpus.page("page").text == data.decode("utf-8", "replace")
+    offset = data.index(b"\xe9 ")
+    assert [str(w) for w in corpus.warnings] == [
+        f"{tmp_path / 'page.md'}:3: is not UTF-8 (byte 0xe9 at offset {offset}): read as UTF-8 "
+        "with 1 undecodable sequence replaced by U+FFFD (--encoding forces one)"
+    ]

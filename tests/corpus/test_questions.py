@@ -167,3 +167,29 @@ def test_the_passage_locator_equals_a_character_by_character_search(
     corpus = Corpus((Page(id="p", title="P", text=text),), "<memory>")
     found = [(s.start, s.end) for s in WholeCorpusFinder(corpus).find(passage)]
     assert found == _spans_by_hand(text, passage)
+
+
+def test_a_kind_rag_lab_does_not_know_is_a_warning_once(corpus: Corpus) -> None:
+    qs = parse_questions(
+        lines(
+            q(answer=None, kind="keyword"),
+            q(id="q2", answer=None, kind="how-to"),
+            q(id="q3", answer=None, kind="how-to"),
+            q(id="q4", answer=None, kind="beir"),
+        ),
+        corpus=corpus,
+        source="qs.jsonl",
+    )
+    assert [str(w) for w in qs.warnings] == [
+        "qs.jsonl:2, id q2, field 'kind': kind 'how-to' is not one of RAG lab's kinds (keyword, "
+        "paraphrase, identifier, version, multi-sentence, out-of-corpus): counted as a new kind"
+    ]
+    assert [question.kind for question in qs] == ["keyword", "how-to", "how-to", "beir"]
+
+
+def test_imported_kinds_are_the_importers_own() -> None:
+    from raglab.corpus.questions import IMPORTED_KINDS
+    from raglab.formats.beir import BEIR_KIND
+    from raglab.formats.glasgow import GLASGOW_KIND
+
+    assert IMPORTED_KINDS == (BEIR_KIND, GLASGOW_KIND)

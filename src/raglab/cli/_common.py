@@ -76,6 +76,12 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
         help="folder of *.md / *.txt pages (and .html, .pdf, .docx with raglab[formats])",
     )
     group.add_argument("--questions", metavar="FILE", help="labelled questions, JSON Lines")
+    group.add_argument(
+        "--encoding",
+        metavar="CODEC",
+        help="read every page in this encoding (cp1252, latin-1, utf-16, ...); by default a page "
+        "that is not UTF-8 is read in the encoding detected, with a warning",
+    )
 
 
 @dataclass
@@ -129,6 +135,9 @@ def load_data_corpus(args: argparse.Namespace) -> Corpus:
     return load_corpus(
         args.corpus,
         progress=lambda files: progress(files, description="Reading pages", quiet=quiet),
+        encoding=getattr(args, "encoding", None),
+        # validate --strict refuses front-matter keys RAG lab does not use, as it once always did.
+        strict=bool(getattr(args, "strict", False)),
     )
 
 

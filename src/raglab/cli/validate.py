@@ -23,6 +23,9 @@ from raglab.corpus.pages import Corpus
 from raglab.corpus.questions import SPLITS, QuestionSet, split_warnings
 from raglab.errors import InputError, Problem
 
+# Pages whose front-matter metadata the summary prints (the JSON has every one).
+_SHOWN = 5
+
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
@@ -36,7 +39,8 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="treat warnings (answers found several times) as errors",
+        help="treat warnings (answers found several times, pages not in UTF-8) as errors, and "
+        "refuse front-matter keys RAG lab does not use",
     )
     parser.add_argument(
         "--run",
@@ -90,8 +94,13 @@ def summarise(corpus: Corpus, questions: QuestionSet) -> dict[str, Any]:
             "median": statistics.median(lengths) if lengths else 0,
             "max": max(lengths) if lengths else 0,
         },
-        "warnings": [str(w) for w in (*questions.warnings, *split_warnings(questions))],
+        "metadata": {p.id: dict(p.meta) for p in corpus if p.meta},
+        "warnings": [str(w) for w in _warnings(corpus, questions)],
     }
+
+
+def _warnings(corpus: Corpus, questions: QuestionSet) -> list[Problem]:
+    return [*corpus.warnings, *questions.warnings, *split_warnings(questions)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,6 +117,12 @@ def run(args: argparse.Namespace) -> int:
             f"  {summary['pages']} pages ({summary['superseded_pages']} superseded), "
             f"{summary['words']:,} words, {summary['sections']} sections"
         )
+        kept = list(summary["metadata"].items())
+        for page_id, meta in kept[:_SHOWN]:
+            listing = ", ".join(f"{key}: {value}" for key, value in meta.items())
+            out.print(f"  page {page_id} keeps {listing}", markup=False)
+        if len(kept) > _SHOWN:
+            out.print(f"  and {len(kept) - _SHOWN} more pages with metadata (--json lists all)")
         splits = summary["splits"]
         out.print(
             f"[bold]Questions[/] {summary['questions']}: "
@@ -126,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 f"[bold]Run[/] {r['file']}: {r['entries']:,} entries for {r['questions']} "
                 "questions, every id known"
             )
-    warnings = [*data.questions.warnings, *split_warnings(data.questions)]
+    warnings = _warnings(data.corpus, data.questions)
     if warnings:
         report_problems(tuple(warnings), title="Warnings")
         if args.strict:

@@ -6,19 +6,24 @@ Missing fields get defaults: the id from the file name, the title from the first
 (else from the file name), no date, status current. Headings ``#``, ``##`` and ``###`` divide the
 page into sections; every section is a character span of the page text (the text after the front
 matter), running from its heading line to the next heading of any level.
+
+Real folders are untidy, so three things are warnings (:attr:`Corpus.warnings`), not errors: a
+front-matter key RAG lab does not know (``layout``, ``hide-toc``: kept as :attr:`Page.meta`; refused
+with ``strict=True``), a page that is not UTF-8 (its encoding detected with ``charset-normalizer``,
+or forced with ``encoding=``; a file no encoding fits is skipped), and a page with no words.
 """
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from importlib import resources
 from pathlib import Path
 
-from raglab.base.files import read_text
 from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
 from raglab.errors import InputError, Problem
 from raglab.text.tokens import count_words
@@ -34,6 +39,16 @@ _HEAD = 1 << 16
 # C0 controls and DEL, less tab, line feed, form feed and carriage return: bytes a text page
 # never holds (a binary file saved as .txt, a NUL-padded export).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+# The detector ranks single-byte code pages by how messy their text looks, and on a short Western
+# page several tie (cp1250 and cp437 read "café" as cleanly as cp1252 does). cp1252, what Windows
+# editors save Western text in (a superset of Latin-1's printable range), wins unless its reading
+# is messier than the detector's best by more than this (mess ratios run from 0 to 1).
+_WESTERN = "cp1252"
+_WESTERN_SLACK = 0.1
+# A UTF-8 page with a stray byte or two (a paste from elsewhere) fits no encoding as a whole: it
+# is read as UTF-8 with each bad sequence replaced by U+FFFD while there is one, or they are at
+# most this share of its bytes (a binary file's share is far larger, and it holds control bytes).
+_REPAIR_SHARE = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +80,8 @@ class Page:
     source: str = "<string>"
     # Line number in the source file of the first line of ``text``, for error messages.
     first_line: int = field(default=1, compare=False)
+    # Front-matter keys RAG lab does not use (``layout``, ``hide-toc``), shown, never used.
+    meta: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def n_words(self) -> int:
@@ -75,10 +92,13 @@ class Page:
 
 @dataclass(frozen=True)
 class Corpus:
-    """An ordered collection of pages with unique ids."""
+    """An ordered collection of pages with unique ids, with the warnings found while reading
+    them (a page read in a detected encoding, a file skipped, an empty page, keys kept as
+    metadata)."""
 
     pages: tuple[Page, ...]
     root: str = "<memory>"
+    warnings: tuple[Problem, ...] = field(default=(), compare=False)
     _by_id: dict[str, Page] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -143,10 +163,17 @@ def find_sections(text: str, *, title: str) -> tuple[Section, ...]:
     return tuple(sections)
 
 
-def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
-    """Parse one page's text; raises :class:`InputError` naming the line at fault."""
+def parse_page(raw: str, *, stem: str, source: str = "<string>", strict: bool = False) -> Page:
+    """Parse one page's text; raises :class:`InputError` naming the line at fault.
+
+    A front-matter key other than ``id``, ``title``, ``updated``, ``status`` and ``supersedes`` is
+    kept in :attr:`Page.meta` (its indented or ``- item`` lines joined to its value);
+    ``strict=True`` refuses it instead.
+    """
     problems: list[Problem] = []
     meta: dict[str, tuple[str, int]] = {}
+    extra: dict[str, list[str]] = {}
+    last_extra: str | None = None
     text = raw
     first_line = 1
     # Front matter sits at the top: only the head of a long page is split into lines.
@@ -169,12 +196,21 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
                 line = lines[i].strip()
                 if not line or line.startswith("#"):
                     continue
+                if last_extra is not None and (lines[i][:1] in " \t" or line.startswith("- ")):
+                    # A YAML list or folded value under a key RAG lab does not use.
+                    extra[last_extra].append(line)
+                    continue
+                last_extra = None
                 key, sep, value = line.partition(":")
                 key = key.strip()
                 if not sep or not key:
                     problems.append(
                         Problem(source, f"front matter line is not 'key: value': {line!r}", i + 1)
                     )
+                elif key not in FRONT_MATTER_FIELDS and not strict:
+                    if key not in extra:
+                        extra[key] = [value.strip().strip("'\"")] if value.strip() else []
+                        last_extra = key
                 elif key not in FRONT_MATTER_FIELDS:
                     problems.append(
                         Problem(
@@ -259,21 +295,79 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>") -> Page:
         sections=find_sections(text, title=title),
         source=source,
         first_line=first_line,
+        meta={key: " ".join(parts) for key, parts in extra.items()},
     )
 
 
-def _read_text(path: Path, problems: list[Problem]) -> str | None:
+def _decode(data: bytes, source: str, encoding: str | None) -> tuple[str | None, Problem | None]:
+    """A page's text and the warning to give with it (None for plain UTF-8 or the encoding asked
+    for); no text when no encoding fits, the warning then saying why the file is skipped."""
+    if encoding is not None:
+        codec = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+        try:
+            return data.decode(codec), None
+        except UnicodeDecodeError as exc:
+            return None, Problem(
+                source,
+                f"cannot be decoded as {encoding} (byte 0x{data[exc.start]:02x} at offset "
+                f"{exc.start}): skipped",
+                data[: exc.start].count(b"\n") + 1,
+            )
     try:
-        return read_text(path)
-    except InputError as exc:  # keep going: every file's problem is listed at once
-        problems.extend(exc.problems)
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        at = f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        line = data[: exc.start].count(b"\n") + 1
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    western = from_bytes(data, cp_isolation=[_WESTERN]).best()
+    if western is not None and (best is None or western.chaos <= best.chaos + _WESTERN_SLACK):
+        best = western
+    if best is None:
+        repaired = data.decode("utf-8", "replace")
+        bad = repaired.count("\ufffd") - data.count("\ufffd".encode())
+        if bad <= max(1, _REPAIR_SHARE * len(data)) and not _CONTROL.search(repaired):
+            return repaired, Problem(
+                source,
+                f"is not UTF-8 ({at}): read as UTF-8 with {bad} undecodable "
+                f"{'sequence' if bad == 1 else 'sequences'} replaced by U+FFFD (--encoding "
+                "forces one)",
+                line,
+            )
+        return None, Problem(
+            source,
+            f"is not UTF-8 ({at}) and no encoding fits (a binary file?): skipped; "
+            "--encoding forces one",
+            line,
+        )
+    return str(best), Problem(
+        source,
+        f"is not UTF-8 ({at}): read as {best.encoding} (detected; --encoding forces one)",
+        line,
+    )
+
+
+def _read_page(
+    path: Path, encoding: str | None, problems: list[Problem], warnings: list[Problem]
+) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:  # keep going: every file's problem is listed at once
+        problems.append(Problem(str(path), f"cannot be read: {exc.strerror or exc}"))
         return None
+    text, warning = _decode(data, str(path), encoding)
+    if warning is not None:
+        warnings.append(warning)
+    return text
 
 
 def load_corpus(
     path: str | Path | None = None,
     *,
     progress: Callable[[list[Path]], Iterable[Path]] | None = None,
+    encoding: str | None = None,
+    strict: bool = False,
 ) -> Corpus:
     """Load every ``*.md`` and ``*.txt`` page under ``path`` (recursively, in sorted order).
 
@@ -282,10 +376,24 @@ def load_corpus(
     :class:`~raglab.errors.RaglabWarning` naming it and the reason.
 
     ``path=None`` loads the bundled Ostler Instruments handbook. Raises :class:`InputError` listing
-    every problem: an unreadable or non-UTF-8 file, front matter that does not parse, duplicate
-    page ids, a ``supersedes`` naming no page, or an empty corpus. ``progress`` wraps the list of
-    files as they are read (the command line passes a progress bar).
+    every problem: an unreadable file, front matter that does not parse, duplicate page ids, a
+    ``supersedes`` naming no page, or an empty corpus. ``progress`` wraps the list of files as
+    they are read (the command line passes a progress bar).
+
+    A page that is not UTF-8 is read in the encoding ``charset-normalizer`` detects (``encoding``,
+    a Python codec name, forces one for every page), a UTF-8 page with a stray byte or so is read
+    with each replaced by U+FFFD, a file no encoding fits is skipped, and front-matter keys RAG
+    lab does not use are kept as :attr:`Page.meta` (``strict=True`` refuses them): each is one of
+    :attr:`Corpus.warnings`, as is every page without a word. ``ValueError`` for an ``encoding``
+    Python does not know.
     """
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(
+                f"unknown encoding {encoding!r} (give a Python codec name, such as cp1252)"
+            ) from None
     root = bundled_handbook_dir() if path is None else Path(path)
     if not root.exists():
         raise InputError([Problem(str(root), "corpus folder does not exist")])
@@ -294,18 +402,21 @@ def load_corpus(
     suffixes = PAGE_SUFFIXES + DOCUMENT_SUFFIXES
     files = sorted(p for p in root.rglob("*") if p.suffix.lower() in suffixes and p.is_file())
     problems: list[Problem] = []
+    warnings: list[Problem] = []
     pages: list[Page] = []
     seen: dict[str, str] = {}
     documents = DocumentReader()  # .html/.pdf/.docx: Markdown-like text, or a warning and skip
     for file in files if progress is None else progress(files):
-        document = documents.read(file) if file.suffix.lower() in DOCUMENT_SUFFIXES else None
-        raw = document.text if document is not None else None
-        if raw is None and file.suffix.lower() not in DOCUMENT_SUFFIXES:
-            raw = _read_text(file, problems)
+        is_document = file.suffix.lower() in DOCUMENT_SUFFIXES
+        document = documents.read(file) if is_document else None
+        if is_document:
+            raw = document.text if document is not None else None
+        else:
+            raw = _read_page(file, encoding, problems, warnings)
         if raw is None:
             continue
         try:
-            page = parse_page(raw, stem=file.stem, source=str(file))
+            page = parse_page(raw, stem=file.stem, source=str(file), strict=strict)
             if document is not None and document.title:
                 title = document.title
                 page = dataclasses.replace(
@@ -341,10 +452,35 @@ def load_corpus(
     documents.finish()
     if not files:
         problems.append(Problem(str(root), "no *.md or *.txt pages found"))
-    elif not pages and not problems:  # every file was a document skipped with a warning
+    elif not pages and not problems:
+        # Every file was skipped: why each was is the error (a document's reason was warned).
+        problems.extend(warnings)
         problems.append(Problem(str(root), "no page could be read (each file is named above)"))
     elif not problems and not any(_WORD.search(page.text) for page in pages):
         problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:
         raise InputError(problems)
-    return Corpus(tuple(pages), str(root))
+    warnings.extend(
+        Problem(
+            page.source,
+            "page is empty (no words to index): nothing in it can be found",
+            None,
+            None,
+            page.id,
+        )
+        for page in pages
+        if not _WORD.search(page.text)
+    )
+    with_meta = [page for page in pages if page.meta]
+    if with_meta:
+        keys = sorted({key for page in with_meta for key in page.meta})
+        listing = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+        warnings.append(
+            Problem(
+                str(root),
+                f"{len(with_meta)} {'page carries' if len(with_meta) == 1 else 'pages carry'} "
+                f"front-matter keys RAG lab does not use ({listing}): kept as metadata "
+                "(--strict refuses them)",
+            )
+        )
+    return Corpus(tuple(pages), str(root), tuple(warnings))

@@ -32,6 +32,9 @@ BUNDLED_KINDS = (
     "multi-sentence",
     "out-of-corpus",
 )
+#: The kinds ``raglab import`` gives a collection's questions (formats.beir.BEIR_KIND and
+#: formats.glasgow.GLASGOW_KIND): known too, so an import is not warned about.
+IMPORTED_KINDS = ("beir", "glasgow")
 QUESTION_FIELDS = ("id", "split", "kind", "question", "answer", "page", "start", "pages")
 _REQUIRED = ("id", "split", "kind", "question")
 
@@ -261,17 +264,30 @@ def parse_questions(
 
 def _kind_warnings(questions: list[Question], source: str) -> list[Problem]:
     """A warning for each kind that differs from an earlier kind only in case, spacing or
-    punctuation ("Keyword" after "keyword"): one group split in two in every per-kind table.
-    Kinds are otherwise free text."""
+    punctuation ("Keyword" after "keyword"): one group split in two in every per-kind table; and
+    one for each other kind RAG lab does not know (a typo makes a kind of its own), at its first
+    question. Kinds are otherwise free text."""
     first: dict[str, Question] = {}
     for q in questions:
         first.setdefault(q.kind, q)
     canonical: dict[str, str] = {}
     out: list[Problem] = []
+    known = (*BUNDLED_KINDS, *IMPORTED_KINDS)
     for kind, q in first.items():
         folded = _fold(kind)
         other = canonical.setdefault(folded, kind)
-        if other != kind:
+        if other == kind and kind not in known:
+            out.append(
+                Problem(
+                    source,
+                    f"kind {kind!r} is not one of RAG lab's kinds ({', '.join(BUNDLED_KINDS)}): "
+                    "counted as a new kind",
+                    q.line,
+                    "kind",
+                    q.id,
+                )
+            )
+        elif other != kind:
             out.append(
                 Problem(
                     source,
