@@ -487,3 +487,33 @@ def test_an_author_query_finds_its_documents_with_authors_on_the_page(tmp_path: 
         else:
             top = index.search(query, k=3)
             assert sorted(ids[i] for i in top.indices) == ["2434", "2863", "3078"]
+
+
+def test_control_characters_and_empty_records_in_any_file(tmp_path: Path) -> None:
+    """oracle: the hand-made files read by hand: a NUL and a DEL in record 2's title (line 14,
+    columns 5 and 11), a 0x19 in query 1 (line 4, column 1); an empty record 7 between documents
+    and one at the end of the queries, skipped, so positions still number queries 1, 2, 3."""
+    docs = DOCS.replace("heat transfer .\n", "heat\x00trans\x7ffer .\n").replace(
+        ".I 10\n", ".I 7\n.I 10\n"
+    )
+    queries = QUERIES.replace("lift ?\n", "\x19lift ?\n") + "\n.I 0\n"
+    out = tmp_path / "out"
+    summary = import_glasgow(*collection(tmp_path, docs=docs, queries=queries), out, seed=SEED)
+    controls = [w for w in summary.warnings if "control character" in w.message]
+    assert [(Path(w.file).name, w.line, w.field, w.item) for w in controls] == [
+        ("docs", 14, ".T", "2"),
+        ("docs", 14, ".T", "2"),
+        ("queries", 4, ".W", "1"),
+    ]
+    assert [w.message for w in controls] == [
+        "control character U+0000 at column 5 replaced by a space",
+        "control character U+007F at column 11 replaced by a space",
+        "control character U+0019 at column 1 replaced by a space",
+    ]
+    assert [n.split(": ", 1)[1] for n in summary.notes] == [
+        "record .I 7 has no fields and is skipped",
+        "record .I 0 has no fields and is skipped",
+    ]
+    assert summary.pages == 4 and not (out / "pages" / "07.md").exists()
+    assert read_questions(out)[0]["question"] == "what gives a wing lift ?"
+    assert load_corpus(out / "pages").page("2").title == "heat trans fer ."

@@ -359,12 +359,15 @@ def body_without_title(body: str, title: str) -> str:
 
 def check_page_fields(fields: Sequence[str]) -> None:
     """Raise ``ValueError`` unless ``fields`` names one or more of :data:`PAGE_FIELDS`, once each."""
-    if isinstance(fields, str) or not fields or len(set(fields)) != len(fields):
-        raise ValueError(f"fields must name each field at most once, not {fields!r}")
-    unknown = [f for f in fields if f not in PAGE_FIELDS]
-    if unknown:
+    if (
+        isinstance(fields, str)
+        or not fields
+        or len(set(fields)) != len(fields)
+        or any(f not in PAGE_FIELDS for f in fields)
+    ):
         raise ValueError(
-            f"fields may hold only {', '.join(PAGE_FIELDS)}, not {', '.join(map(str, unknown))}"
+            f"fields must name one or more of {', '.join(PAGE_FIELDS)}, each once, "
+            f"as a sequence of letters; not {fields!r}"
         )
 
 
