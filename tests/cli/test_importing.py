@@ -198,3 +198,46 @@ def test_grade_map_parsing() -> None:
     for bad in ("1:4", "a=1", "1=", ""):
         with pytest.raises(argparse.ArgumentTypeError):
             importing.parse_grade_map(bad)
+
+
+CACM = Path(__file__).resolve().parents[1] / "fixtures" / "cacm"
+
+
+def test_glasgow_imports_cacm_as_distributed_and_it_validates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """oracle: the excerpt's README (tests/fixtures/cacm): 55 records, qrels rows 'q d 0 0' for
+    queries 1, 2, 3 and 5 (22 rows), an empty '.I 0' at line 520 of query.text, a 0x19 in
+    documents 2712 and 2857. With no option the import succeeds, says why, warns, and the next
+    command it prints (raglab validate) passes."""
+    out_dir = tmp_path / "cacm"
+    args = ["import", "glasgow", "--out", str(out_dir)]
+    for option, name in (("docs", "cacm.all"), ("queries", "query.text"), ("qrels", "qrels.text")):
+        args += [f"--{option}", str(CACM / name)]
+    code, out, err = cli(capsys, *args)
+    assert code == 0, err
+    assert "Questions 4: " in out and "Labels 22 relevant (question, page) pairs" in out
+    assert "relevance is binary" in out
+    assert "query.text:520: record .I 0 has no fields and is skipped" in out
+    assert "Warnings (2)" in err
+    assert "cacm.all:1530, id 2712, field '.W': control character U+0019 at column 39" in err
+    (next_line,) = [line for line in out.splitlines() if line.startswith("Next: ")]
+    code, out, err = cli(capsys, *shlex.split(next_line.removeprefix("Next: "))[1:])
+    assert code == 0 and "55 pages" in out, err
+
+
+def test_glasgow_fields_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--fields takes letters with or without their dot; a letter outside T,W,A,K,B is a usage
+    error (exit 2) naming the option."""
+    docs = ".I 1\n.T\nLift .\n.A\nPrieve, B. G.\n.W\nwings lift .\n.I 2\n.T\nDrag .\n.I 3\n.T\n"
+    out_dir = tmp_path / "out"
+    code, _, err = cli(
+        capsys, *glasgow_args(tmp_path, docs=docs), "--out", str(out_dir), "--fields", ".T,a"
+    )
+    assert code == 0, err
+    page = (out_dir / "pages" / "1.md").read_text("utf-8")
+    assert page.endswith("# Lift .\n\nAuthors: Prieve, B. G.\n") and "wings" not in page
+    with pytest.raises(SystemExit) as exit_info:
+        cli(capsys, *glasgow_args(tmp_path), "--out", str(tmp_path / "o2"), "--fields", "T,X")
+    assert exit_info.value.code == 2
+    assert "argument --fields: expected some of T,W,A,K,B" in capsys.readouterr().err

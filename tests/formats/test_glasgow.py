@@ -1,7 +1,8 @@
-"""Importing Glasgow collections: a hand-made one, every bad line, and the real Cranfield."""
+"""Importing Glasgow collections: a hand-made one, every bad line, the real Cranfield and CACM."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from raglab.bm25.index import BM25Index
 from raglab.corpus.pages import load_corpus
 from raglab.corpus.questions import load_questions
 from raglab.errors import InputError
@@ -17,11 +19,15 @@ from raglab.formats.glasgow import (
     body_without_title,
     import_glasgow,
     parse_glasgow,
+    qrels_are_binary,
 )
 from raglab.settings import SEED
+from raglab.text.tokens import tokenize
 from tests.conftest import CRANFIELD_DIR, Cranfield
 
 CRANFIELD = CRANFIELD_DIR
+# An excerpt of CACM cut byte for byte from the distribution (its README says how).
+CACM = Path(__file__).resolve().parents[1] / "fixtures" / "cacm"
 
 DOCS = """\
 .I 1
@@ -325,3 +331,189 @@ def test_cranfield_pages_hold_their_title_once(tmp_path: Path, cranfield: Cranfi
             restated.append(doc.id)
     assert opening == 1396
     assert restated == [410, 697, 749, 908, 1058, 1149, 1200]
+
+
+def output_digest(out: Path) -> str:
+    """sha256 over every file of an import's output: relative path, NUL, bytes, NUL, sorted."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(out).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def test_cranfield_output_bytes_are_unchanged(tmp_path: Path) -> None:
+    """oracle: the digest of the output of the importer as it was before --fields, binary qrels,
+    empty records and control characters (commit 722f6d7, ``raglab import glasgow --docs
+    cran.all.1400 --queries cran.qry --qrels cranqrel`` with the default seed, hashed by
+    :func:`output_digest`): Cranfield has no .K, no empty record, no control character and
+    graded qrels, so none of them may change a byte of its pages or questions."""
+    out = tmp_path / "cranfield"
+    import_glasgow(
+        *(CRANFIELD / n for n in ("cran.all.1400", "cran.qry", "cranqrel")),
+        out,
+        quiet=True,
+        seed=SEED,
+    )
+    assert output_digest(out) == "988f0a2295bb0440f042f34a41f22bebec09f6a6b6336e83a167710e6f459fb3"
+
+
+# ---------------------------------------------------------------------------------------------
+# CACM, as distributed: binary qrels, an empty last query, control bytes, authors and keywords.
+
+
+def cacm_files() -> tuple[Path, Path, Path]:
+    return CACM / "cacm.all", CACM / "query.text", CACM / "qrels.text"
+
+
+@pytest.mark.parametrize(
+    ("lines", "binary"),
+    [
+        (["01 1410  0 0", "05 2035 0 0", ""], True),  # CACM: one or two spaces before the zeros
+        (["1 28 0 0.000000", "1 35 0 0.000000"], True),  # CISI
+        (["1 184 2 ", "1 29 2 "], False),  # Cranfield: a grade in the third column
+        (["1 184 0 0", "1 29 2"], False),  # one graded row makes the file graded
+        (["1 184 0 1"], False),  # a fourth column that is not zero
+        (["1 184 0 x"], False),
+        (["", "  "], False),  # no judgement at all
+    ],
+)
+def test_qrels_are_binary(lines: list[str], binary: bool) -> None:
+    """oracle: the rule, applied by hand: binary iff every non-blank row is 'q d 0 0'."""
+    assert qrels_are_binary(lines) is binary
+
+
+def test_cacm_imports_as_distributed(tmp_path: Path) -> None:
+    """oracle: the excerpt's README and a direct reading of its files: 55 records, 22 qrels rows
+    for queries 1 (5 rows), 2 (3), 3 (6) and 5 (8), all 'q d 0 0', so each is relevance 1;
+    64 queries and an empty '.I 0' on line 520 of query.text; 0x19 at column 39 of line 1,530
+    (document 2712) and column 45 of line 1,628 (document 2857) of cacm.all. 24 of the 55 records
+    have a .W; of the 31 without, one has a .K (grep), so 30 pages are headings only."""
+    docs, queries, qrels = cacm_files()
+    raw = docs.read_text("utf-8").splitlines()
+    assert raw[1529][38] == raw[1627][44] == "\x19"
+    out = tmp_path / "cacm"
+    summary = import_glasgow(docs, queries, qrels, out, quiet=True, seed=SEED)
+    assert (summary.pages, summary.empty_pages, summary.labels, summary.dropped_labels) == (
+        55,
+        30,
+        22,
+        0,
+    )
+    assert sum(summary.questions.values()) == 4 and summary.skipped_questions == 60
+    assert [(w.line, w.field, w.item) for w in summary.warnings] == [
+        (1530, ".W", "2712"),
+        (1628, ".W", "2857"),
+    ]
+    assert [w.message for w in summary.warnings] == [
+        "control character U+0019 at column 39 replaced by a space",
+        "control character U+0019 at column 45 replaced by a space",
+    ]
+    assert len(summary.notes) == 2
+    assert "relevance is binary" in summary.notes[0]
+    assert summary.notes[1].endswith("query.text:520: record .I 0 has no fields and is skipped")
+    questions = read_questions(out)
+    assert [(q["id"], len(q["pages"])) for q in questions] == [
+        ("1", 5),
+        ("2", 3),
+        ("3", 6),
+        ("5", 8),
+    ]
+    assert {g for q in questions for g in q["pages"].values()} == {1}
+    assert questions[1]["pages"] == {"2434": 1, "2863": 1, "3078": 1}
+    # The page validates: no control character is left, the size of the network reads on.
+    corpus = load_corpus(out / "pages")
+    loaded = load_questions(out / "questions.jsonl", corpus=corpus)
+    assert len(corpus) == 55 and len(loaded) == 4 and not loaded.warnings
+    assert "with the size of  the network" in " ".join(corpus.page("2712").text.splitlines())
+    assert corpus.page("3193").title == "Document 3193"  # its .T is empty
+
+
+def test_cacm_default_page_holds_title_text_and_keywords(tmp_path: Path) -> None:
+    """oracle: document 2434's record read by hand (its .T, .W, .K; .A, .B, .C, .N, .X left out
+    by the default fields T,W,K)."""
+    out = tmp_path / "cacm"
+    import_glasgow(*cacm_files(), out, quiet=True, seed=SEED)
+    text = load_corpus(out / "pages").page("2434").text
+    assert text.startswith("# Using Page Residency To Select the Working Set Parameter\n\n")
+    assert "Denning's method" in text and "Prieve" not in text and "CACM" not in text
+    assert text.endswith(
+        "\n\nKeywords: working set model, paging, program behavior,program modeling\n"
+    )
+
+
+def test_fields_choose_the_page_text(tmp_path: Path) -> None:
+    """oracle: DOCS's record 1 read by hand, each chosen field as a paragraph in the order given
+    (T always the heading); without T the heading is 'Document <n>'."""
+    docs = DOCS.replace(".A\nbrenckman,m.\n", ".A\nbrenckman,m.\nsmith, j.\n.K\nlift,\n  wings\n")
+    out = tmp_path / "out"
+    import_glasgow(*collection(tmp_path, docs=docs), out, fields=("T", "K", "W", "A", "B"), seed=0)
+    assert (out / "pages" / "01.md").read_text("utf-8").split("---\n", 2)[2] == (
+        "# Wing lift in a slipstream .\n\nKeywords: lift, wings\n\na study of lift .\n\n"
+        "Authors: brenckman,m.; smith, j.\n\nSource: j. ae. scs. 25, 1958, 324.\n"
+    )
+    import_glasgow(*collection(tmp_path, docs=docs), out, fields=("W",), seed=0, overwrite=True)
+    assert (out / "pages" / "01.md").read_text("utf-8") == (
+        "---\nid: 1\ntitle: Wing lift in a slipstream .\n---\n# Document 1\n\na study of lift .\n"
+    )
+    for bad in ((), ("T", "T"), ("T", "X"), "TW"):
+        with pytest.raises(ValueError, match="fields"):
+            import_glasgow(*collection(tmp_path), tmp_path / "bad", fields=bad, seed=0)
+
+
+def test_an_author_query_finds_its_documents_with_authors_on_the_page(tmp_path: Path) -> None:
+    """oracle: query 2 asks for papers "written either by Prieve or Udo Pooch"; the qrels judge
+    2434, 2863 and 3078, and a grep of the raw cacm.all finds those two names only in the .A
+    fields of exactly these three records. So with the default fields BM25 (k1 1.2, b 0.75, the
+    library's index) gives each of them a score of 0, and with .A on the page they are its three
+    best pages."""
+    raw = (CACM / "cacm.all").read_text("utf-8")
+    for name in ("Prieve", "Pooch"):
+        assert raw.count(name) == {"Prieve": 2, "Pooch": 1}[name]
+    for fields, expected_zero in ((("T", "W", "K"), True), (("T", "W", "K", "A"), False)):
+        out = tmp_path / "-".join(fields)
+        import_glasgow(*cacm_files(), out, quiet=True, seed=SEED, fields=fields)
+        corpus = load_corpus(out / "pages")
+        ids = [p.id for p in corpus]
+        index = BM25Index(
+            [tokenize(p.text, stem=False, analyzer="raglab") for p in corpus], k1=1.2, b=0.75
+        )
+        (question,) = [q for q in read_questions(out) if q["id"] == "2"]
+        query = tokenize(question["question"], stem=False, analyzer="raglab")
+        scores = index.scores(query)
+        relevant = [ids.index(d) for d in ("2434", "2863", "3078")]
+        if expected_zero:
+            assert all(scores[i] == 0.0 for i in relevant)
+        else:
+            top = index.search(query, k=3)
+            assert sorted(ids[i] for i in top.indices) == ["2434", "2863", "3078"]
+
+
+def test_control_characters_and_empty_records_in_any_file(tmp_path: Path) -> None:
+    """oracle: the hand-made files read by hand: a NUL and a DEL in record 2's title (line 14,
+    columns 5 and 11), a 0x19 in query 1 (line 4, column 1); an empty record 7 between documents
+    and one at the end of the queries, skipped, so positions still number queries 1, 2, 3."""
+    docs = DOCS.replace("heat transfer .\n", "heat\x00trans\x7ffer .\n").replace(
+        ".I 10\n", ".I 7\n.I 10\n"
+    )
+    queries = QUERIES.replace("lift ?\n", "\x19lift ?\n") + "\n.I 0\n"
+    out = tmp_path / "out"
+    summary = import_glasgow(*collection(tmp_path, docs=docs, queries=queries), out, seed=SEED)
+    controls = [w for w in summary.warnings if "control character" in w.message]
+    assert [(Path(w.file).name, w.line, w.field, w.item) for w in controls] == [
+        ("docs", 14, ".T", "2"),
+        ("docs", 14, ".T", "2"),
+        ("queries", 4, ".W", "1"),
+    ]
+    assert [w.message for w in controls] == [
+        "control character U+0000 at column 5 replaced by a space",
+        "control character U+007F at column 11 replaced by a space",
+        "control character U+0019 at column 1 replaced by a space",
+    ]
+    assert [n.split(": ", 1)[1] for n in summary.notes] == [
+        "record .I 7 has no fields and is skipped",
+        "record .I 0 has no fields and is skipped",
+    ]
+    assert summary.pages == 4 and not (out / "pages" / "07.md").exists()
+    assert read_questions(out)[0]["question"] == "what gives a wing lift ?"
+    assert load_corpus(out / "pages").page("2").title == "heat trans fer ."

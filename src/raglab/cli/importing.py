@@ -21,7 +21,13 @@ from raglab.corpus.questions import SPLITS
 from raglab.errors import InputError, OutputError
 from raglab.formats.beir import import_beir
 from raglab.formats.collection import TEST_FRACTION, ImportSummary
-from raglab.formats.glasgow import CRANFIELD_GRADE_MAP, import_glasgow
+from raglab.formats.glasgow import (
+    CRANFIELD_GRADE_MAP,
+    DEFAULT_PAGE_FIELDS,
+    PAGE_FIELDS,
+    check_page_fields,
+    import_glasgow,
+)
 from raglab.settings import SEED
 
 
@@ -49,6 +55,19 @@ def parse_grade_map(text: str) -> dict[int, int]:
                 f"expected RAW=RELEVANCE pairs separated by commas, e.g. 1=4,2=3; got {part!r}"
             ) from None
     return grade_map
+
+
+def parse_fields(text: str) -> tuple[str, ...]:
+    """``"T,W,.A"`` -> ``("T", "W", "A")``: field letters, a leading dot optional."""
+    fields = tuple(part.strip().removeprefix(".").upper() for part in text.split(","))
+    try:
+        check_page_fields(fields)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected some of {','.join(PAGE_FIELDS)}, each once, separated by commas; "
+            f"got {text!r}"
+        ) from None
+    return fields
 
 
 def _default_grade_map() -> str:
@@ -110,12 +129,16 @@ def register(sub: Any) -> None:
 
     glasgow = formats.add_parser(
         "glasgow",
-        help="a Glasgow collection (.I/.T/.A/.B/.W records), such as Cranfield",
-        description="Import a Glasgow-format collection: documents, queries and qrels files.",
+        help="a Glasgow collection (.I/.T/.A/.B/.W/.K records), such as Cranfield or CACM",
+        description="Import a Glasgow-format collection: documents, queries and qrels files. "
+        "Records with no field (CACM's final '.I 0') are skipped with a note; control "
+        "characters are replaced by a space with a warning naming document, line and column.",
     )
     glasgow.add_argument("--docs", required=True, metavar="FILE", help="the documents file")
     glasgow.add_argument("--queries", required=True, metavar="FILE", help="the queries file")
-    glasgow.add_argument("--qrels", required=True, metavar="FILE", help="query document grade")
+    glasgow.add_argument(
+        "--qrels", required=True, metavar="FILE", help="query document grade, or query document 0 0"
+    )
     _add_common(glasgow)
     glasgow.add_argument(
         "--test-fraction",
@@ -137,7 +160,18 @@ def register(sub: Any) -> None:
         default=None,
         metavar="MAP",
         help="raw grade to relevance, RAW=REL pairs; relevance 0 or less drops the row "
-        f"(default, Cranfield's: {_default_grade_map()})",
+        "(default: binary relevance when every row is 'query document 0 0', as in CACM and "
+        f"CISI; otherwise Cranfield's: {_default_grade_map()})",
+    )
+    glasgow.add_argument(
+        "--fields",
+        type=parse_fields,
+        default=None,
+        metavar="LIST",
+        help=f"which of {','.join(PAGE_FIELDS)} make the page text: T the heading, then W "
+        "the text, A authors, K keywords, B the source note, in the order given "
+        f"(default {','.join(DEFAULT_PAGE_FIELDS)}: title, text and subject keywords; "
+        "add A to answer queries that name authors)",
     )
     glasgow.set_defaults(handler=run)
 
@@ -179,6 +213,8 @@ def _print_summary(summary: ImportSummary) -> None:
         else ""
     )
     out.print(f"[bold]Labels[/] {summary.labels} relevant (question, page) pairs{dropped}")
+    for note in summary.notes:
+        out.print(f"Note: {note}", markup=False)
     out.print(
         "Next: raglab validate --corpus "
         f"{shlex.quote(str(summary.pages_dir))} --questions "
@@ -227,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
                 args.out,
                 grade_map=args.grade_map,
                 queries_by_position=args.queries_by_position,
+                **({} if args.fields is None else {"fields": args.fields}),
                 **_options(args),
             )
     except OutputError:

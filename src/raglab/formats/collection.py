@@ -73,7 +73,7 @@ class ImportSummary:
     grade that does not count as relevant; ``skipped_questions`` the questions left out for want
     of a relevant page; ``renamed_pages`` the pages whose id is not a safe file name (their file
     is named after a cleaned-up id and a hash); ``warnings`` the problems that did not stop the
-    import.
+    import; ``notes`` what it decided on its own (a qrels format recognised, a record skipped).
     """
 
     out_dir: str
@@ -85,6 +85,7 @@ class ImportSummary:
     labels: int
     dropped_labels: int
     warnings: tuple[Problem, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())
 
     @property
     def pages_dir(self) -> Path:
@@ -107,6 +108,7 @@ class ImportSummary:
             "labels": self.labels,
             "dropped_labels": self.dropped_labels,
             "warnings": [str(w) for w in self.warnings],
+            "notes": list(self.notes),
         }
 
 

@@ -1,35 +1,51 @@
-"""Importing a classic Glasgow test collection: Cranfield, and others in the same format.
+"""Importing a classic Glasgow test collection: Cranfield, CACM, and others in the same format.
 
 The Glasgow IR group's collections (ir.dcs.gla.ac.uk/resources/test_collections; Cleverdon 1967
-for Cranfield) come as three files. The documents and the queries are records that open with a line
-``.I <number>``; field markers on lines of their own open a field that runs to the next marker:
-``.T`` title, ``.A`` authors, ``.B`` bibliographic note, ``.W`` text (others, such as ``.X`` or
-``.K``, are read and ignored). The qrels file holds one judgement a line, ``query document grade``
-separated by spaces (a fourth column, as in CISI and CACM, is ignored).
+for Cranfield, Fox 1983 for CACM) come as three files. The documents and the queries are records
+that open with a line ``.I <number>``; field markers on lines of their own open a field that runs
+to the next marker: ``.T`` title, ``.W`` text, ``.A`` authors (one a line), ``.K`` keywords,
+``.B`` bibliographic note (others, such as ``.X``, ``.C`` or ``.N``, are read and ignored). The
+qrels file holds one judgement a line, its columns separated by whitespace.
 
-A marker naming a field its record already has is taken as damage, not structure: its line is
-dropped, its text stays in the field being read, and a warning names it. (Cranfield has three:
-stray ``.A`` and ``.B`` lines inside the text of document 240, a second ``.W`` in documents 576
-and 578; this keeps their abstracts whole.)
+Reading is forgiving where the distributed files need it, and says so:
+
+- A marker naming a field its record already has is taken as damage, not structure: its line is
+  dropped, its text stays in the field being read, and a warning names it. (Cranfield has three:
+  stray ``.A`` and ``.B`` lines inside the text of document 240, a second ``.W`` in documents 576
+  and 578; this keeps their abstracts whole.)
+- A record with no field marker at all (CACM's ``query.text`` ends with an empty ``.I 0``) is
+  skipped, with a note in the summary.
+- A control character (C0 or DEL, less tab, form feed and carriage return: what a page may not
+  hold) is replaced by a space, with a warning naming the file, line, field, record and column.
+  (CACM's abstracts of documents 2712 and 2857 each hold a byte 0x19.)
+
+Qrels, recognised by :func:`qrels_are_binary`: when every non-blank row is ``query document 0 0``
+(CACM; CISI writes the last zero ``0.000000``), relevance is binary: each pair listed is relevant,
+at 1 (:data:`BINARY_GRADE_MAP`), and a note says so. Otherwise the rows are ``query document
+grade`` (a fourth column ignored) and grades go through ``grade_map`` (raw grade -> relevance; a
+relevance of 0 or less drops the row, a raw grade missing from the map is an error), by default
+Cranfield's: 1 (most relevant) to 4 become relevance 5 - grade, so 4 to 1, and -1 ("no interest")
+is dropped. A ``grade_map`` given explicitly is used whatever the rows look like.
 
 The import writes one page per document (id: the ``.I`` number without leading zeros; title: the
-``.T`` field on one line, or "Document <n>" when empty; text: the title as a ``#`` heading, a blank
-line and the ``.W`` body), in ``OUT/pages/<n zero-padded>.md`` so files sort in document order.
-Cranfield's ``.W`` opens with a copy of the title; the page gives the title once, as its heading:
-a body that starts with the title's words (whitespace and case aside) loses them
-(:func:`body_without_title`). A document without a body, or whose body is only its title, becomes
-a page holding only its heading (counted as an empty page).
+``.T`` field on one line, or "Document <n>" when empty), in ``OUT/pages/<n zero-padded>.md`` so
+files sort in document order. ``fields`` (some of :data:`PAGE_FIELDS`) makes the page text: the
+title as a ``#`` heading ("Document <n>" without ``T``), then each other field chosen, in the
+order given, as a paragraph (:func:`page_part`). The default, :data:`DEFAULT_PAGE_FIELDS` (T, W,
+K), is the text about the document's subject: title, abstract and keywords; authors and the
+source note are catalogue data, added on request (``A`` answers queries that name authors).
+Cranfield has no ``.K``, so its pages are title and abstract. Its ``.W`` opens with a copy of the
+title; the page gives the title once, as its heading: a body that starts with the title's words
+(whitespace and case aside) loses them (:func:`body_without_title`). A page with nothing but its
+heading is counted as empty.
 
 Queries: with ``queries_by_position`` (the default) the qrels number queries 1, 2, ... by their
-position in the queries file, not by their ``.I`` numbers (Cranfield's well-known quirk: its
-``.I`` numbers run 1 to 365 with gaps); otherwise by ``.I`` number. The question id is that
-number; its text is the ``.W`` field on one line (``.T`` when there is no ``.W``).
-
-Grades go through ``grade_map`` (raw grade -> relevance; a relevance of 0 or less drops the row, a
-raw grade missing from the map is an error). The default is Cranfield's: 1 (most relevant) to 4
-become relevance 5 - grade, so 4 to 1, and -1 ("no interest") is dropped. Questions left with no
-relevant page are skipped and counted; the rest are split by :func:`seeded_split`. Splits, the
-output folder and the all-or-nothing writing work as in :mod:`raglab.formats.beir`.
+position in the queries file (records skipped as empty not counted), not by their ``.I`` numbers
+(Cranfield's well-known quirk: its ``.I`` numbers run 1 to 365 with gaps); otherwise by ``.I``
+number. (CACM's ``.I`` numbers are its positions.) The question id is that number; its text is
+the ``.W`` field on one line (``.T`` when there is no ``.W``). Questions left with no relevant
+page are skipped and counted; the rest are split by :func:`seeded_split`. Splits, the output
+folder and the all-or-nothing writing work as in :mod:`raglab.formats.beir`.
 """
 
 from __future__ import annotations
@@ -56,10 +72,21 @@ from raglab.formats.trec import cap_problems, parse_int
 
 # Cranfield's grades: 1 (complete answer) .. 4 (minimum interest) -> relevance 5 - grade; -1 dropped.
 CRANFIELD_GRADE_MAP: Mapping[int, int] = {1: 4, 2: 3, 3: 2, 4: 1, -1: 0}
+# A binary qrels file's rows (all "query document 0 0"): each listed pair is relevant, at 1.
+BINARY_GRADE_MAP: Mapping[int, int] = {0: 1}
 GLASGOW_KIND = "glasgow"
+
+# The fields a page may hold (--fields), and the page's default: its running text.
+PAGE_FIELDS = ("T", "W", "A", "K", "B")
+DEFAULT_PAGE_FIELDS = ("T", "W", "K")
+# How a chosen catalogue field is introduced on its page.
+_FIELD_LABELS = {"A": "Authors", "K": "Keywords", "B": "Source"}
 
 _ID_LINE = re.compile(r"\.I(?:[ \t]+(\S*))?")
 _FIELD_LINE = re.compile(r"\.([A-Z])")
+# The characters raglab.corpus.pages refuses in a page: C0 controls and DEL, less tab, line feed,
+# form feed and carriage return (CACM's abstracts 2712 and 2857 hold a 0x19 each).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +182,19 @@ def parse_glasgow(
                     Problem(source, "text before the record's first field marker", i, None, item)
                 )
             continue
+        if _CONTROL.search(line):
+            for found in _CONTROL.finditer(line):
+                warnings.append(
+                    Problem(
+                        source,
+                        f"control character U+{ord(found.group()):04X} at column "
+                        f"{found.start() + 1} replaced by a space",
+                        i,
+                        f".{current}",
+                        item,
+                    )
+                )
+            line = _CONTROL.sub(" ", line)
         fields[current].append(line)
     close()
     if not records and not problems:
@@ -165,7 +205,7 @@ def parse_glasgow(
 
 
 def _read_records(
-    path: str | Path, problems: list[Problem], warnings: list[Problem]
+    path: str | Path, problems: list[Problem], warnings: list[Problem], notes: list[str]
 ) -> list[GlasgowRecord]:
     try:
         records, found = parse_glasgow(read_text_lines(path), source=str(path))
@@ -173,7 +213,34 @@ def _read_records(
         problems.extend(exc.problems)
         return []
     warnings.extend(found)
-    return records
+    # A record with no field at all is a placeholder, not a document or query: CACM's
+    # query.text ends with an empty ".I 0".
+    for record in records:
+        if not record.fields:
+            notes.append(
+                f"{path}:{record.line}: record .I {record.number} has no fields and is skipped"
+            )
+    return [r for r in records if r.fields]
+
+
+def qrels_are_binary(lines: Sequence[str]) -> bool:
+    """Whether a qrels file is binary: every non-blank line ``query document 0 0``.
+
+    That is the CACM and CISI form (the fourth column may be written ``0.000000``): a pair is
+    relevant because it is listed, and the zeros are no grade. Anything else, such as Cranfield's
+    three columns ``query document grade``, is graded. A file with no judgement is not binary.
+    """
+    rows = [line.split() for line in lines if line.strip()]
+    return bool(rows) and all(
+        len(cols) == 4 and parse_int(cols[2]) == 0 and _is_zero(cols[3]) for cols in rows
+    )
+
+
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text) == 0.0
+    except ValueError:
+        return False
 
 
 def _check_grade_map(grade_map: Mapping[int, int]) -> None:
@@ -290,6 +357,36 @@ def body_without_title(body: str, title: str) -> str:
     return body.strip()
 
 
+def check_page_fields(fields: Sequence[str]) -> None:
+    """Raise ``ValueError`` unless ``fields`` names one or more of :data:`PAGE_FIELDS`, once each."""
+    if (
+        isinstance(fields, str)
+        or not fields
+        or len(set(fields)) != len(fields)
+        or any(f not in PAGE_FIELDS for f in fields)
+    ):
+        raise ValueError(
+            f"fields must name one or more of {', '.join(PAGE_FIELDS)}, each once, "
+            f"as a sequence of letters; not {fields!r}"
+        )
+
+
+def page_part(doc: GlasgowRecord, letter: str) -> str:
+    """The paragraph field ``letter`` (not ``T``, the heading) adds to ``doc``'s page; "" if none.
+
+    ``W``: the text, less its opening copy of the title (:func:`body_without_title`), lines kept.
+    ``A``: "Authors: " and the author lines joined by "; ". ``K``, ``B``: "Keywords: ",
+    "Source: " and the field on one line.
+    """
+    if letter == "W":
+        return body_without_title(doc.text("W"), doc.text("T"))
+    if letter == "A":
+        value = "; ".join(one_line(a) for a in doc.text("A").splitlines() if a.strip())
+    else:
+        value = one_line(doc.text(letter))
+    return f"{_FIELD_LABELS[letter]}: {value}" if value else ""
+
+
 def import_glasgow(
     docs_file: str | Path,
     queries_file: str | Path,
@@ -300,25 +397,43 @@ def import_glasgow(
     seed: int,
     grade_map: Mapping[int, int] | None = None,
     queries_by_position: bool = True,
+    fields: Sequence[str] = DEFAULT_PAGE_FIELDS,
     overwrite: bool = False,
     quiet: bool = False,
 ) -> ImportSummary:
     """Import a Glasgow collection into ``out_dir`` (see the module docstring).
 
-    ``grade_map`` defaults to :data:`CRANFIELD_GRADE_MAP`; ``queries_by_position=False`` reads the
-    qrels' query numbers as ``.I`` numbers. ``overwrite`` replaces ``pages/`` and
-    ``questions.jsonl`` in a non-empty ``out_dir``; ``quiet`` hides progress bars. Raises
-    :class:`InputError` listing every problem (file, line, field) before anything is written;
-    ``ValueError`` on bad arguments. Warnings (stray field markers) are in the summary.
+    ``grade_map`` left out is :data:`BINARY_GRADE_MAP` for binary qrels (:func:`qrels_are_binary`),
+    else :data:`CRANFIELD_GRADE_MAP`; ``queries_by_position=False`` reads the qrels' query numbers
+    as ``.I`` numbers; ``fields`` chooses the page text (:data:`DEFAULT_PAGE_FIELDS`: T, W, K).
+    ``overwrite`` replaces ``pages/`` and ``questions.jsonl`` in a non-empty ``out_dir``;
+    ``quiet`` hides progress bars. Raises :class:`InputError` listing every problem (file, line,
+    field) before anything is written; ``ValueError`` on bad arguments. Warnings (stray field
+    markers, control characters replaced) and notes (binary qrels, empty records skipped) are in
+    the summary.
     """
     check_fraction(test_fraction)
-    grades = CRANFIELD_GRADE_MAP if grade_map is None else grade_map
-    _check_grade_map(grades)
+    check_page_fields(fields)
+    if grade_map is not None:
+        _check_grade_map(grade_map)
     check_output_dir(out_dir, overwrite=overwrite)
     problems: list[Problem] = []
     warnings: list[Problem] = []
-    docs = _read_records(docs_file, problems, warnings)
-    queries = _read_records(queries_file, problems, warnings)
+    notes: list[str] = []
+    grades = grade_map
+    if grades is None:
+        grades = CRANFIELD_GRADE_MAP
+        try:
+            if qrels_are_binary(read_text_lines(qrels_file)):
+                grades = BINARY_GRADE_MAP
+                notes.append(
+                    f"{qrels_file}: every row is 'query document 0 0', so relevance is binary: "
+                    "each pair listed is relevant"
+                )
+        except InputError:
+            pass  # an unreadable file is reported once, by _read_qrels
+    docs = _read_records(docs_file, problems, warnings, notes)
+    queries = _read_records(queries_file, problems, warnings, notes)
     numbered = (
         {position: q for position, q in enumerate(queries, start=1)}
         if queries_by_position
@@ -354,9 +469,10 @@ def import_glasgow(
     empty = 0
     for doc in docs:
         title = one_line(doc.text("T")) or f"Document {doc.number}"
-        body = body_without_title(doc.text("W"), doc.text("T"))
-        empty += not body
-        text = f"# {title}\n" + (f"\n{body}\n" if body else "")
+        heading = title if "T" in fields else f"Document {doc.number}"
+        parts = [p for p in (page_part(doc, f) for f in fields if f != "T") if p]
+        empty += not parts
+        text = f"# {heading}\n" + "".join(f"\n{part}\n" for part in parts)
         pages.append(PageRecord(str(doc.number), title, text, f"{doc.number:0{width}d}"))
     write_collection(out_dir, pages, questions, overwrite=overwrite, quiet=quiet)
     return ImportSummary(
@@ -369,4 +485,5 @@ def import_glasgow(
         labels=sum(len(g) for g in qrels.grades.values()),
         dropped_labels=qrels.dropped,
         warnings=tuple(warnings),
+        notes=tuple(notes),
     )
