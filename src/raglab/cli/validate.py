@@ -1,4 +1,4 @@
-"""``raglab validate``: check a corpus and its questions and summarise them."""
+"""``raglab validate``: check a corpus and its questions (if any) and summarise them."""
 
 from __future__ import annotations
 
@@ -90,8 +90,39 @@ def summarise(corpus: Corpus, questions: QuestionSet) -> dict[str, Any]:
             "median": statistics.median(lengths) if lengths else 0,
             "max": max(lengths) if lengths else 0,
         },
-        "warnings": [str(w) for w in (*questions.warnings, *split_warnings(questions))],
+        "warnings": [str(w) for w in question_warnings(questions)],
     }
+
+
+def question_warnings(questions: QuestionSet) -> list[Problem]:
+    """The questions' warnings, and what each split lacks; none for a corpus read alone (no
+    questions file), whose summary says instead what needs labels."""
+    if not questions:
+        return []
+    return [*questions.warnings, *split_warnings(questions)]
+
+
+#: What ``validate`` says of a corpus read without a questions file.
+NO_QUESTIONS_NOTE = (
+    "the corpus is read alone; search (bm25 search, lsa) works, and what measures retrieval "
+    "(bm25 grid, fuse, rerank, run, report) needs labelled questions: give --questions FILE"
+)
+
+
+def print_questions(summary: dict[str, Any]) -> None:
+    """The questions' part of the summary: counts by split and kind, answer lengths."""
+    out = console()
+    splits = summary["splits"]
+    out.print(
+        f"[bold]Questions[/] {summary['questions']}: "
+        + ", ".join(f"{n} {s} ({summary['answerable'][s]} answerable)" for s, n in splits.items())
+    )
+    table = Table("Kind", *SPLITS, "all", title="Questions by split and kind")
+    for kind, counts in summary["kinds"].items():
+        table.add_row(kind, *(str(counts[s]) for s in SPLITS), str(sum(counts.values())))
+    out.print(table)
+    aw = summary["answer_words"]
+    out.print(f"Answer passages: {aw['min']} to {aw['max']} words, median {aw['median']}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,25 +139,16 @@ def run(args: argparse.Namespace) -> int:
             f"  {summary['pages']} pages ({summary['superseded_pages']} superseded), "
             f"{summary['words']:,} words, {summary['sections']} sections"
         )
-        splits = summary["splits"]
-        out.print(
-            f"[bold]Questions[/] {summary['questions']}: "
-            + ", ".join(
-                f"{n} {s} ({summary['answerable'][s]} answerable)" for s, n in splits.items()
-            )
-        )
-        table = Table("Kind", *SPLITS, "all", title="Questions by split and kind")
-        for kind, counts in summary["kinds"].items():
-            table.add_row(kind, *(str(counts[s]) for s in SPLITS), str(sum(counts.values())))
-        out.print(table)
-        aw = summary["answer_words"]
-        out.print(f"Answer passages: {aw['min']} to {aw['max']} words, median {aw['median']}")
+        if data.questions:
+            print_questions(summary)
+        else:
+            out.print(f"[bold]Questions[/] none: {NO_QUESTIONS_NOTE}")
         for r in summary.get("runs", []):
             out.print(
                 f"[bold]Run[/] {r['file']}: {r['entries']:,} entries for {r['questions']} "
                 "questions, every id known"
             )
-    warnings = [*data.questions.warnings, *split_warnings(data.questions)]
+    warnings = question_warnings(data.questions)
     if warnings:
         report_problems(tuple(warnings), title="Warnings")
         if args.strict:
