@@ -31,6 +31,27 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(folder)
 
 
+@pytest.fixture(scope="module")
+def baseline(corpus: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A JSON report on the same pages with two training and two test questions."""
+    folder = tmp_path_factory.mktemp("labelled")
+    rows = [
+        ("a1", "train", "What moves water?", "The alpha pump moves water"),
+        ("a2", "train", "When does the valve close?", "closes when the pressure rises above"),
+        ("a3", "test", "How often is the filter rinsed?", "Rinse the filter every week"),
+        ("a4", "test", "What does the gamma sensor read?", "The gamma sensor reads"),
+    ]
+    lines = [
+        json.dumps({"id": i, "split": s, "kind": "k", "question": q, "answer": a})
+        for i, s, q, a in rows
+    ]
+    (folder / "q.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = folder / "baseline.json"
+    argv = ["report", "--format", "json", "--out", str(out), "--quiet"]
+    assert main([*argv, "--corpus", corpus, "--questions", str(folder / "q.jsonl")]) == 0
+    return str(out)
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -79,17 +100,27 @@ def test_bm25_and_lsa_search_the_corpus(corpus: str, capsys: pytest.CaptureFixtu
         (("rerank",), "training the reranker"),
         (("run",), "the end-to-end run"),
         (("run", "--no-rerank", "--threshold", "0.1"), "the end-to-end run"),
-        (("report", "--out", "REPORT"), "the BM25 grid"),
+        (("report", "--out", "OUT"), "the BM25 grid"),
+        (("check", "--baseline", "BASELINE"), "the BM25 grid"),
+        (("trec", "export", "--run", "OUT"), "exporting a TREC run"),
+        (("trec", "eval", "RUN"), "measuring a TREC run"),
     ],
 )
 def test_what_needs_labels_says_so_in_one_line(
     corpus: str,
+    baseline: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     argv: tuple[str, ...],
     what: str,
 ) -> None:
-    argv = tuple(str(tmp_path / "report.json") if a == "REPORT" else a for a in argv)
+    (tmp_path / "ours.run").write_text("a1 Q0 alpha#0 1 1.0 ours\n", encoding="utf-8")
+    paths = {
+        "OUT": str(tmp_path / "out.json"),
+        "BASELINE": baseline,
+        "RUN": str(tmp_path / "ours.run"),
+    }
+    argv = tuple(paths.get(a, a) for a in argv)
     code, out, err = run(capsys, *argv, "--corpus", corpus, "--quiet")
     assert code == 2
     assert err.splitlines() == [f"raglab {argv[0]}: {what} {NEEDS_LABELS}"]

@@ -118,6 +118,7 @@ def export_settings(args: argparse.Namespace) -> RetrievalSettings:
 def run_export(args: argparse.Namespace) -> int:
     settings = export_settings(args)
     with cluster_lab(args, settings) as lab:
+        lab.require_labels("exporting a TREC run")
         chunking = settings.chunking
         # A score fusion's weight is chosen on the training split first, once.
         resolved = resolve(lab, settings)
@@ -161,6 +162,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     lab = load_lab(args)
+    lab.require_labels("measuring a TREC run")
     found = evaluate_run(
         lab,
         args.runfile,
