@@ -104,6 +104,7 @@ def test_bm25_and_lsa_search_the_corpus(corpus: str, capsys: pytest.CaptureFixtu
         (("check", "--baseline", "BASELINE"), "the BM25 grid"),
         (("trec", "export", "--run", "OUT"), "exporting a TREC run"),
         (("trec", "eval", "RUN"), "measuring a TREC run"),
+        (("validate", "--run", "RUN"), "checking a TREC run"),
     ],
 )
 def test_what_needs_labels_says_so_in_one_line(
@@ -121,7 +122,8 @@ def test_what_needs_labels_says_so_in_one_line(
         "RUN": str(tmp_path / "ours.run"),
     }
     argv = tuple(paths.get(a, a) for a in argv)
-    code, out, err = run(capsys, *argv, "--corpus", corpus, "--quiet")
+    quiet = () if argv[0] == "validate" else ("--quiet",)  # validate shows no progress
+    code, out, err = run(capsys, *argv, "--corpus", corpus, *quiet)
     assert code == 2
     assert err.splitlines() == [f"raglab {argv[0]}: {what} {NEEDS_LABELS}"]
     code, out, _ = run(capsys, *argv, "--corpus", corpus, "--json")

@@ -56,6 +56,7 @@ def check_runs(data: Data, paths: list[str]) -> list[dict[str, Any]]:
     from raglab.pipeline.lab import Lab
 
     lab = Lab(data.corpus, data.questions)
+    lab.require_labels("checking a TREC run")  # its question ids name labelled questions
     problems: list[Problem] = []
     out = []
     for i, path in enumerate(paths):
