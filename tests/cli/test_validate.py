@@ -124,12 +124,14 @@ def test_empty_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 1 and "no *.md or *.txt pages" in err
 
 
-def test_corpus_and_questions_go_together(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_questions_need_their_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Questions alone would be checked against the bundled handbook; a corpus alone is read
+    without questions (tests/cli/test_no_questions.py)."""
     args = write_data(tmp_path, [json.dumps(good_question())])
-    code, _, err = run(capsys, args[0], args[1])
-    assert code == 1 and "--corpus needs --questions" in err
+    code, _, err = run(capsys, args[2], args[3])
+    assert code == 1 and "--questions needs --corpus" in err
+    code, out, _ = run(capsys, args[0], args[1])
+    assert code == 0 and "Questions none" in out
 
 
 def test_console_script_shows_no_traceback(tmp_path: Path) -> None:

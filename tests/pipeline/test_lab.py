@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from raglab.embedding.lsa import term_window_matrix
 from raglab.embedding.svd import randomized_svd
+from raglab.errors import DataLimit
 from raglab.pipeline.cache import BoundedCache
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.lab import Lab
@@ -105,4 +108,17 @@ def test_a_sentences_terms_are_its_tokens_read_piece_by_piece(lab: Lab) -> None:
     a = page.index(long)
     assert _stemmed_terms(page, a, a + len(long)) == frozenset(
         tokenize(long, stem=True, analyzer="raglab")
+    )
+
+
+def test_a_corpus_alone_makes_a_lab_without_questions(tmp_path: Path) -> None:
+    """Lab.load(folder) reads the pages alone; what needs labels raises DataLimit naming it."""
+    (tmp_path / "valve.md").write_text("# Valve\n\nThe valve closes at two bar.\n", "utf-8")
+    alone = Lab.load(tmp_path)
+    assert (len(alone.questions), alone.labelled, len(alone.corpus)) == (0, False, 1)
+    assert alone.indexes.chunk_set().bm25 is not None  # search needs no labels
+    with pytest.raises(DataLimit) as refused:
+        alone.require("train", "choosing the fusion weight (or give one: --weight)")
+    assert str(refused.value) == (
+        "choosing the fusion weight needs labelled questions: give --questions FILE"
     )

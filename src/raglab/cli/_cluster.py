@@ -27,7 +27,7 @@ from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
 from raglab.pipeline import dense
-from raglab.pipeline.lab import Lab
+from raglab.pipeline.lab import Lab, no_questions
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 
 __all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
@@ -83,12 +83,17 @@ def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any)
     from raglab.distributed.locating import locate_on_cluster
 
     corpus = load_data_corpus(args)
-    file = Path(args.questions) if args.questions else bundled_questions_path()
-    needles = answer_needles(read_text(file).splitlines())
-    files = [Path(page.source) for page in corpus]
-    with stage(f"locate {len(needles)} answer passages in {len(files)} page files on the workers"):
-        finder = locate_on_cluster(client, files, needles, lambda: WholeCorpusFinder(corpus))
-    questions = load_questions(args.questions, corpus=corpus, finder=finder)
+    if args.corpus and not args.questions:  # a corpus read alone, as load_data reads it
+        questions = no_questions()
+    else:
+        file = Path(args.questions) if args.questions else bundled_questions_path()
+        needles = answer_needles(read_text(file).splitlines())
+        files = [Path(page.source) for page in corpus]
+        with stage(
+            f"locate {len(needles)} answer passages in {len(files)} page files on the workers"
+        ):
+            finder = locate_on_cluster(client, files, needles, lambda: WholeCorpusFinder(corpus))
+        questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
     for step in progress([lab.indexes.chunk_set], description="Chunking", quiet=quiet):
         step()

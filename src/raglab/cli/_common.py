@@ -15,7 +15,7 @@ from raglab.corpus.questions import QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
 from raglab.labels import RETRIEVER_LABELS
-from raglab.pipeline.lab import Lab
+from raglab.pipeline.lab import Lab, no_questions
 from raglab.settings import settings_in
 
 if TYPE_CHECKING:
@@ -75,7 +75,12 @@ def add_data_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="folder of *.md / *.txt pages (and .html, .pdf, .docx with raglab[formats])",
     )
-    group.add_argument("--questions", metavar="FILE", help="labelled questions, JSON Lines")
+    group.add_argument(
+        "--questions",
+        metavar="FILE",
+        help="labelled questions, JSON Lines (with --corpus: optional; without, the measures "
+        "that need labels are refused)",
+    )
     group.add_argument(
         "--encoding",
         metavar="CODEC",
@@ -106,8 +111,11 @@ def report_problems(problems: tuple[Problem, ...], *, title: str) -> None:
 
 
 def load_data(args: argparse.Namespace) -> Data:
-    """Load corpus and questions, or raise InputError with every problem found."""
+    """Load corpus and questions, or raise InputError with every problem found. A corpus given
+    without questions is read alone: its question set is empty (:func:`no_questions`)."""
     corpus = load_data_corpus(args)
+    if args.corpus and not args.questions:
+        return Data(corpus, no_questions())
     return Data(corpus, load_questions(args.questions, corpus=corpus))
 
 
@@ -119,15 +127,6 @@ def load_data_corpus(args: argparse.Namespace) -> Corpus:
             [
                 Problem(
                     args.questions, "--questions needs --corpus (the pages its answers come from)"
-                )
-            ]
-        )
-    if args.corpus and not args.questions:
-        raise InputError(
-            [
-                Problem(
-                    str(args.corpus),
-                    "--corpus needs --questions (a JSON Lines file of labelled questions)",
                 )
             ]
         )

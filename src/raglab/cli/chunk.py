@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     report = chunking_report(lab, chunk_key(args), split=args.split)
     if args.json:
         data = asdict(report)
-        data["intact_rate"] = report.intact_rate
+        # A corpus read alone has no answer passages to keep whole: no rate, not 0/0 = 1.
+        data["intact_rate"] = report.intact_rate if lab.labelled else None
         print_json(data)
         return EXIT_OK
     out = console()
@@ -57,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
         f" (closed form: {report.expected_chunks})" if report.expected_chunks is not None else ""
     )
     out.print(f"  {report.n_chunks} chunks{expected}, {report.mean_words:.1f} words on average")
+    if not lab.labelled:
+        out.print(
+            "  answers intact: no questions, so no answer passage to check (give --questions FILE)"
+        )
+        return EXIT_OK
     predicted = (
         f"; the formula predicts {fmt(report.predicted_intact)}"
         if report.predicted_intact is not None

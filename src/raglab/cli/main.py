@@ -24,6 +24,7 @@ from raglab.errors import InputError, OutputError, RaglabWarning
 COMMANDS = {
     "serve": "serve",
     "validate": "validate",
+    "show": "show",
     "chunk": "chunk",
     "bm25": "bm25",
     "lsa": "lsa",

@@ -118,6 +118,7 @@ def export_settings(args: argparse.Namespace) -> RetrievalSettings:
 def run_export(args: argparse.Namespace) -> int:
     settings = export_settings(args)
     with cluster_lab(args, settings) as lab:
+        lab.require_labels("exporting a TREC run")
         chunking = settings.chunking
         # A score fusion's weight is chosen on the training split first, once.
         resolved = resolve(lab, settings)
@@ -168,6 +169,7 @@ def run_eval(args: argparse.Namespace) -> int:
             [Problem(str(run_path), f"{why} (a TREC run: qid Q0 docid rank score tag)")]
         )
     lab = load_lab(args)
+    lab.require_labels("measuring a TREC run")
     found = evaluate_run(
         lab,
         args.runfile,

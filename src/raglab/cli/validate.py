@@ -1,4 +1,4 @@
-"""``raglab validate``: check a corpus and its questions and summarise them."""
+"""``raglab validate``: check a corpus and its questions (if any) and summarise them."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def check_runs(data: Data, paths: list[str]) -> list[dict[str, Any]]:
     from raglab.pipeline.lab import Lab
 
     lab = Lab(data.corpus, data.questions)
+    lab.require_labels("checking a TREC run")  # its question ids name labelled questions
     problems: list[Problem] = []
     out = []
     for i, path in enumerate(paths):
@@ -100,7 +101,38 @@ def summarise(corpus: Corpus, questions: QuestionSet) -> dict[str, Any]:
 
 
 def _warnings(corpus: Corpus, questions: QuestionSet) -> list[Problem]:
-    return [*corpus.warnings, *questions.warnings, *split_warnings(questions)]
+    return [*corpus.warnings, *question_warnings(questions)]
+
+
+def question_warnings(questions: QuestionSet) -> list[Problem]:
+    """The questions' warnings, and what each split lacks; none for a corpus read alone (no
+    questions file), whose summary says instead what needs labels."""
+    if not questions:
+        return []
+    return [*questions.warnings, *split_warnings(questions)]
+
+
+#: What ``validate`` says of a corpus read without a questions file.
+NO_QUESTIONS_NOTE = (
+    "the corpus is read alone; search (bm25 search, lsa) works, and what measures retrieval "
+    "(bm25 grid, fuse, rerank, run, report) needs labelled questions: give --questions FILE"
+)
+
+
+def print_questions(summary: dict[str, Any]) -> None:
+    """The questions' part of the summary: counts by split and kind, answer lengths."""
+    out = console()
+    splits = summary["splits"]
+    out.print(
+        f"[bold]Questions[/] {summary['questions']}: "
+        + ", ".join(f"{n} {s} ({summary['answerable'][s]} answerable)" for s, n in splits.items())
+    )
+    table = Table("Kind", *SPLITS, "all", title="Questions by split and kind")
+    for kind, counts in summary["kinds"].items():
+        table.add_row(kind, *(str(counts[s]) for s in SPLITS), str(sum(counts.values())))
+    out.print(table)
+    aw = summary["answer_words"]
+    out.print(f"Answer passages: {aw['min']} to {aw['max']} words, median {aw['median']}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,19 +155,10 @@ def run(args: argparse.Namespace) -> int:
             out.print(f"  page {page_id} keeps {listing}", markup=False)
         if len(kept) > _SHOWN:
             out.print(f"  and {len(kept) - _SHOWN} more pages with metadata (--json lists all)")
-        splits = summary["splits"]
-        out.print(
-            f"[bold]Questions[/] {summary['questions']}: "
-            + ", ".join(
-                f"{n} {s} ({summary['answerable'][s]} answerable)" for s, n in splits.items()
-            )
-        )
-        table = Table("Kind", *SPLITS, "all", title="Questions by split and kind")
-        for kind, counts in summary["kinds"].items():
-            table.add_row(kind, *(str(counts[s]) for s in SPLITS), str(sum(counts.values())))
-        out.print(table)
-        aw = summary["answer_words"]
-        out.print(f"Answer passages: {aw['min']} to {aw['max']} words, median {aw['median']}")
+        if data.questions:
+            print_questions(summary)
+        else:
+            out.print(f"[bold]Questions[/] none: {NO_QUESTIONS_NOTE}")
         for r in summary.get("runs", []):
             out.print(
                 f"[bold]Run[/] {r['file']}: {r['entries']:,} entries for {r['questions']} "

@@ -1,5 +1,9 @@
 """The lab: one corpus and its labelled questions, what every face of RAG lab shares.
 
+A corpus read alone (no questions file) makes a lab with no questions: its pages, chunks and
+indexes serve search as ever, and what needs labels raises :class:`~raglab.errors.DataLimit`
+saying so (:meth:`Lab.require`).
+
 One job: hold a lab's data (the pages, the questions and their splits, the quotable sentences
 of each page) apart from what is built from it: its retrieval indexes
 (:class:`~raglab.pipeline.indexes.Indexes`, :attr:`Lab.indexes`) and the values computed on it
@@ -18,7 +22,7 @@ from raglab.base.ranking import IntArray, Ranking
 from raglab.base.sentinels import NOT_GIVEN, Sentinel
 from raglab.corpus.pages import Corpus, load_corpus
 from raglab.corpus.questions import Question, QuestionSet, load_questions
-from raglab.errors import InputError, Problem
+from raglab.errors import DataLimit, InputError, Problem
 from raglab.pipeline.cache import Caches
 from raglab.pipeline.indexes import Indexes, Relevance
 from raglab.settings import READER_ANALYZER, or_default, setting
@@ -43,6 +47,15 @@ def _stemmed_terms(text: str, start: int, end: int) -> frozenset[str]:
     for piece in whitespace_blocks(text, start=start, stop=end):
         terms.update(tokenize(piece, stem=True, analyzer=READER_ANALYZER))
     return frozenset(terms)
+
+
+#: The source named by the empty question set of a corpus read without a questions file.
+NO_QUESTIONS = "<no questions>"
+
+
+def no_questions() -> QuestionSet:
+    """The question set of a corpus read alone: no questions, source :data:`NO_QUESTIONS`."""
+    return QuestionSet((), NO_QUESTIONS)
 
 
 class Lab:
@@ -114,11 +127,17 @@ class Lab:
         windows: int | Sentinel | None = NOT_GIVEN,
         model: str | Sentinel | None = NOT_GIVEN,
     ) -> Lab:
-        """Load a corpus folder and questions file (both None: the bundled handbook)."""
+        """Load a corpus folder and questions file (both None: the bundled handbook; a corpus
+        without questions: a lab with none, :func:`no_questions`)."""
         loaded = load_corpus(corpus)
+        labelled = (
+            no_questions()
+            if corpus is not None and questions is None
+            else load_questions(questions, corpus=loaded)
+        )
         return cls(
             loaded,
-            load_questions(questions, corpus=loaded),
+            labelled,
             stem=stem,
             analyzer=analyzer,
             windows=windows,
@@ -172,11 +191,27 @@ class Lab:
             return qs
         return tuple(q for q in qs if q.answerable == answerable)
 
+    @property
+    def labelled(self) -> bool:
+        """Whether the lab has questions (a corpus read alone has none)."""
+        return len(self.questions) > 0
+
+    def require_labels(self, needed_for: str) -> None:
+        """:class:`DataLimit` saying that ``needed_for`` needs labelled questions when the lab
+        has none (the command line exits 2, the web answers 409 with this message)."""
+        if not self.labelled:
+            # A hint such as "(or give one: --weight)" is dropped: without labels, nothing it
+            # offers would measure anything either.
+            what = needed_for.split(" (", 1)[0]
+            raise DataLimit(f"{what} needs labelled questions: give --questions FILE")
+
     def require(
         self, name: str, needed_for: str, *, answerable: bool = True
     ) -> tuple[Question, ...]:
         """The questions of split ``name`` (only answerable ones unless ``answerable=False``);
-        :class:`InputError` naming the questions file and what needs them when there are none."""
+        :class:`InputError` naming the questions file and what needs them when there are none
+        (:class:`DataLimit`, :meth:`require_labels`, when the lab has no questions at all)."""
+        self.require_labels(needed_for)
         qs = self.split(name, answerable=True if answerable else None)
         if not qs:
             where = "training" if name == "train" else "test"
