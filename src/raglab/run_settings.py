@@ -6,8 +6,9 @@ run as the user gave it (a tuned value may still be :data:`~raglab.settings.TUNE
 :class:`ResolvedRun` the same run with every value chosen on the training split made concrete
 (:func:`raglab.pipeline.resolve.resolve_run` makes it, once; the stages accept only it).
 :class:`ReadSettings` is the part of a resolved run that a reading depends on (everything but the
-threshold, which is laid over the readings afterwards). Defaults, ranges and help are those of
-:data:`raglab.settings.SETTINGS`.
+threshold, which is laid over the readings afterwards); :class:`TuningNote` says how many
+training questions chose one of its values, and whether to trust it. Defaults, ranges and help
+are those of :data:`raglab.settings.SETTINGS`.
 """
 
 from __future__ import annotations
