@@ -6,8 +6,9 @@ run as the user gave it (a tuned value may still be :data:`~raglab.settings.TUNE
 :class:`ResolvedRun` the same run with every value chosen on the training split made concrete
 (:func:`raglab.pipeline.resolve.resolve_run` makes it, once; the stages accept only it).
 :class:`ReadSettings` is the part of a resolved run that a reading depends on (everything but the
-threshold, which is laid over the readings afterwards). Defaults, ranges and help are those of
-:data:`raglab.settings.SETTINGS`.
+threshold, which is laid over the readings afterwards); :class:`TuningNote` says how many
+training questions chose one of its values, and whether to trust it. Defaults, ranges and help
+are those of :data:`raglab.settings.SETTINGS`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "ResolvedRun",
     "RetrievalSettings",
     "RunSettings",
+    "TuningNote",
 ]
 
 #: The settings of an end-to-end run, in table order (every retrieval and run setting).
@@ -261,6 +263,33 @@ class ReadSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class TuningNote:
+    """How far to trust one value chosen on the training split: the setting's ``name``, the
+    ``value`` chosen, its grid's ends ``grid`` (lo, hi), the number of training ``questions`` that
+    decided it, its ``warnings`` (``"few questions"``, ``"low edge"``, ``"high edge"``; empty: no
+    warning) and ``sentence``, the warning in words every face shows (None without one)."""
+
+    name: str
+    value: float
+    grid: tuple[float, float]
+    questions: int
+    warnings: tuple[str, ...]
+    sentence: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values: ``{"name", "value", "grid": [lo, hi], "questions", "warnings",
+        "sentence"}``."""
+        return {
+            "name": self.name,
+            "value": self.value,
+            "grid": list(self.grid),
+            "questions": self.questions,
+            "warnings": list(self.warnings),
+            "sentence": self.sentence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ResolvedRun:
     """A run with every value chosen on the training split made concrete: what the stages
     (rank, rerank, pack, read, diagnose) accept.
@@ -268,13 +297,16 @@ class ResolvedRun:
     ``given`` are the settings as given; ``read`` what a reading depends on (the first stage's
     k1, b, fusion weight and depths, the reranker, MMR's lambda, the budget, the reader's
     scoring); ``threshold`` the reader's threshold; ``chosen_on_train`` names the values that
-    were TUNED in ``given`` and chosen on the training split.
+    were TUNED in ``given`` and chosen on the training split; ``tuning`` holds one
+    :class:`TuningNote` for each of them, in the same order (how many questions chose it, and
+    whether to treat it with caution).
     """
 
     given: RunSettings
     read: ReadSettings
     threshold: float
     chosen_on_train: tuple[str, ...]
+    tuning: tuple[TuningNote, ...] = ()
 
     @property
     def settings(self) -> RunSettings:

@@ -61,6 +61,7 @@ __all__ = [
     "LSA_RANK",
     "LSA_WINDOWS",
     "LSA_WINDOW_WORDS",
+    "MIN_TUNING_QUESTIONS",
     "MMR_DEPTH",
     "MMR_LAMBDAS",
     "NDCG_K",
@@ -155,6 +156,11 @@ MMR_DEPTH: Final = 3
 
 #: The reader's threshold grid, chosen on the training split: 0, 0.05, ..., 1.
 READER_THRESHOLDS: Final = tuple(round(0.05 * i, 2) for i in range(21))
+#: The fewest training questions a value chosen on them (the fusion weight, MMR's lambda, the
+#: reader's threshold) is trusted from without a warning: with fewer, one question moves the
+#: choice a whole grid step, and it tends to collapse to an edge of its grid (a threshold of 0
+#: answers every out-of-corpus question). 30 is the usual rule of thumb for a sample proportion.
+MIN_TUNING_QUESTIONS: Final = 30
 #: The 97.5% quantile of the standard normal: Wilson intervals at 95%.
 WILSON_Z: Final = 1.959963984540054
 #: The reader reads with RAG lab's own analyzer, stemmed, whatever the retrieval tokens are: its
@@ -564,6 +570,11 @@ FIXED: Final[tuple[Fixed, ...]] = (
     Fixed(name="mmr_lambdas", value=MMR_LAMBDAS, help="the grid MMR's lambda is tuned on"),
     Fixed(name="mmr_depth", value=MMR_DEPTH, help="the results MMR picks"),
     Fixed(name="reader_thresholds", value=READER_THRESHOLDS, help="the reader threshold's grid"),
+    Fixed(
+        name="min_tuning_questions",
+        value=MIN_TUNING_QUESTIONS,
+        help="the fewest training questions a value is chosen on without a warning",
+    ),
     Fixed(
         name="neural_retrievers", value=NEURAL_RETRIEVERS, help="the retrievers needing the model"
     ),

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.report.html import funnel_svg, heatmap_svg, render_html, singular_values_svg
 from raglab.run_settings import RunSettings
+from tests.pipeline.small_corpus import write_small_lab
 from tests.report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
@@ -199,3 +201,15 @@ def test_singular_value_bars() -> None:
         r'class="bar" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"', svg
     )
     assert heights == [("10.0", "200.0"), ("110.0", "100.0"), ("160.0", "50.0")]
+
+
+def test_a_value_tuned_on_few_questions_is_noted_with_its_count(tmp_path: Path) -> None:
+    """Issue #30. Oracle: the library's run on the small lab (three training questions, counted
+    by hand in tests/pipeline/small_corpus.py): each warned tuning note's sentence is a note."""
+    lab = write_small_lab(tmp_path)
+    result = run_pipeline(lab, RunSettings())
+    html = render_html(build_report(lab, created=WHEN, settings=RunSettings()))
+    sentences = [note.sentence for note in result.tuning if note.sentence]
+    assert sentences and "3 training questions, fewer than 30" in sentences[-1]
+    for sentence in sentences:
+        assert f'<p class="note">{escape(sentence)}</p>' in html

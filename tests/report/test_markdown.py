@@ -12,13 +12,16 @@ from typing import Any
 import pytest
 
 from raglab.labels import RETRIEVER_LABELS, TEST_FIGURE_LABELS
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
+from raglab.pipeline.report_check import validate_report
 from raglab.report.markdown import render_markdown
 from raglab.report.model import Table
 from raglab.report.sections import sections
 from raglab.run_settings import RunSettings
 from raglab.settings import RETRIEVERS
+from tests.pipeline.small_corpus import write_small_lab
 from tests.report.labs import page_labelled_lab
 
 WHEN = datetime(2025, 3, 1, 12, 30, 5, tzinfo=UTC)
@@ -136,3 +139,23 @@ def test_a_test_figure_not_chosen_on_train_is_labelled(
     rows = {row[0]: row for row in table_rows(markdown, f"Recall@{sec['k']}")[1:]}
     assert rows["defaults"][4].endswith(f"({TEST_FIGURE_LABELS[False]})")
     assert rows["best on the grid"][4].endswith(f"({TEST_FIGURE_LABELS[True]})")
+
+
+def test_a_value_tuned_on_few_questions_is_noted_with_its_count(
+    tmp_path: Path, markdown: str
+) -> None:
+    """Issue #30. Oracle: the library's run on the small lab (three training questions, counted
+    by hand in tests/pipeline/small_corpus.py): the report holds its tuning notes, passes its
+    own schema, and shows each warned note's sentence as a note; the handbook's default report
+    (50 training questions, nothing on an edge) shows none."""
+    lab = write_small_lab(tmp_path)
+    rep = build_report(lab, created=WHEN, settings=RunSettings())
+    result = run_pipeline(lab, RunSettings())
+    assert rep["end_to_end"]["tuning"] == [note.to_dict() for note in result.tuning]
+    assert validate_report(json.loads(json.dumps(rep))) == []
+    sentences = [note.sentence for note in result.tuning if note.sentence]
+    assert sentences and "3 training questions, fewer than 30" in sentences[-1]
+    text = render_markdown(rep)
+    for sentence in sentences:
+        assert f"> **Note.** {sentence}" in text.splitlines()
+    assert "treat it with caution" not in markdown

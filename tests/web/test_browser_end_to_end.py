@@ -9,15 +9,18 @@ defaults must be /api/meta's.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, ViewportSize, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from raglab.pipeline.end_to_end import RunResult, run_pipeline, threshold_sweep
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import RunSettings
-from tests.web.pages import LAPTOP, PHONE, Opener
+from tests.pipeline.small_corpus import write_small_lab
+from tests.web.conftest import serving
+from tests.web.pages import LAPTOP, PHONE, Opener, opener
 
 expect.set_options(timeout=30_000)
 
@@ -386,3 +389,27 @@ def test_each_risk_row_says_whether_train_chose_its_threshold(
         label = "chosen on train" if chosen else "test, not chosen on train"
         expect(row.locator("th .test-label")).to_have_text(label)
     assert sum(abs(float(p["threshold"]) - plain_run.threshold) < 1e-9 for p in points) == 1
+
+
+@pytest.mark.browser
+def test_a_value_tuned_on_few_questions_is_shown_with_its_sentence(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Issue #30. Oracle: the library's run on the small lab (three training questions, counted
+    by hand in tests/pipeline/small_corpus.py): beside "Used", the page shows each warned
+    value's sentence as the API sends it, and no other."""
+    lab = write_small_lab(tmp_path / "lab")
+    result = run_pipeline(lab, RunSettings())
+    sentences = [note.sentence for note in result.tuning if note.sentence]
+    assert sentences and "3 training questions, fewer than 30" in sentences[-1]
+    data = ("--corpus", str(tmp_path / "lab" / "pages"), "--questions")
+    env = {"RAGLAB_CACHE_DIR": str(tmp_path / "cache")}
+    with serving(
+        *data, str(tmp_path / "lab" / "q.jsonl"), log_name="web-server-small.log", env=env
+    ) as base:
+        pages = opener(browser, base)
+        page = next(pages)(LAPTOP)
+        run(page)
+        expect(page.locator("#run-tuning")).to_have_text(" ".join(sentences))
+        expect(page.locator("#run-tuning")).to_be_visible()
+        next(pages, None)

@@ -64,6 +64,12 @@ def used_line(result: RunResult) -> str:
     return ", ".join(parts)
 
 
+def tuning_lines(result: RunResult) -> list[str]:
+    """One sentence per value chosen on too few training questions or on an edge of its grid
+    (:func:`raglab.pipeline.resolve.tuning_note`)."""
+    return [note.sentence for note in result.tuning if note.sentence]
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)  # a setting the pipeline refuses fails before any loading
     # With --workers or --scheduler, the first stage's BM25 rankings, the reranker's BM25
@@ -85,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         f"bound {result.bound:.3f}"
     )
     out.print(used_line(result))
+    for sentence in tuning_lines(result):
+        out.print(f"[yellow]{sentence}[/]")
     table = Table("Id", "Kind", "Question", "Outcome", "Rank", "k_budget")
     for o in result.outcomes:
         style = "green" if o.outcome == "correct" else "red"

@@ -39,7 +39,7 @@ from raglab.pipeline.reading import read_split
 from raglab.pipeline.resolve import resolve_run, run_reranker
 from raglab.reading.diagnosis import OUTCOMES, diagnose
 from raglab.reading.readings import Reading
-from raglab.run_settings import ReadSettings, RunSettings
+from raglab.run_settings import ReadSettings, RunSettings, TuningNote
 from raglab.settings import READER_THRESHOLDS, WILSON_Z
 
 __all__ = [
@@ -74,7 +74,9 @@ class QuestionOutcome:
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """One run's outcome. ``settings`` are the settings as given; ``resolved`` the same with
-    every value chosen on the training split filled in (``chosen_on_train`` names those)."""
+    every value chosen on the training split filled in (``chosen_on_train`` names those, and
+    ``tuning`` says for each how many training questions chose it and whether to treat it with
+    caution: :func:`raglab.pipeline.resolve.tuning_note`)."""
 
     settings: RunSettings
     resolved: RunSettings
@@ -91,6 +93,7 @@ class RunResult:
     answerable_correct: int
     bound: float
     funnel: dict[str, int] = field(default_factory=dict)
+    tuning: tuple[TuningNote, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values: ``settings`` are the resolved ones (a setting the run does not use, such
@@ -101,6 +104,7 @@ class RunResult:
         data["chosen_on_train"] = list(self.chosen_on_train)
         data["outcomes"] = [dataclasses.asdict(o) for o in self.outcomes]
         data["interval"] = list(self.interval)
+        data["tuning"] = [note.to_dict() for note in self.tuning]
         return data
 
 
@@ -164,6 +168,7 @@ def run_pipeline(lab: Lab, s: RunSettings, *, split: str = "test") -> RunResult:
         answerable_correct=sum(o.outcome == "correct" for o in answerable),
         bound=fits / len(answerable) if answerable else 0.0,
         funnel={name: sum(o.outcome == name for o in outcomes) for name in OUTCOMES},
+        tuning=run.tuning,
     )
 
 

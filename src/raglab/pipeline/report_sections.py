@@ -237,6 +237,7 @@ def end_to_end_section(
         "threshold": result.threshold,
         "mmr_lambda": result.mmr_lambda,
         "budget": settings.budget,
+        "tuning": [note.to_dict() for note in result.tuning],
         "funnel": dict(result.funnel),
         "stages": flow["stages"],
         "unanswerable": flow["unanswerable"],

@@ -291,6 +291,8 @@ def end_to_end_section(report: Mapping[str, Any]) -> Section:
         f"Budget {fmt(sec['budget'])} words, reader threshold {fmt(sec['threshold'], 2)}, MMR "
         f"lambda {lam}."
     ]
+    # Reports written before the tuning notes lack them; each warned value gets its sentence.
+    parts.extend(Note(t["sentence"]) for t in sec.get("tuning", []) if t["sentence"])
     parts.append(
         make_table(
             "Where the answerable questions were lost",

@@ -205,6 +205,19 @@ export async function init({ meta, store }) {
     return parts.join(", ");
   }
 
+  // Beside "Used": the API's sentence for each value chosen on too few training questions or on
+  // an edge of its grid (result.tuning), so a collapsed choice is never shown without a word.
+  function showTuning(result) {
+    let dd = $("#run-tuning");
+    if (!dd) {
+      dd = el("dd", { id: "run-tuning", class: "small" });
+      $("#run-used").after(dd);
+    }
+    const sentences = (result.tuning || []).map((t) => t.sentence).filter(Boolean);
+    dd.textContent = sentences.join(" ");
+    dd.hidden = !sentences.length;
+  }
+
   function showResult(result, label, asked) {
     resolved = { request: JSON.stringify(asked), settings: result.settings };
     showSliders();
@@ -216,6 +229,7 @@ export async function init({ meta, store }) {
     $("#run-interval").textContent = interval(result.interval);
     $("#run-bound").textContent = `${num(result.bound)} (answerable right: ${result.answerable_correct} of ${result.answerable})`;
     $("#run-used").textContent = `${usedLine(result)}${label ? `; ${label}` : ""}`;
+    showTuning(result);
     const f = result.stages;
     const rows = f.stages.map((s) => ({
       label: s.stage,
