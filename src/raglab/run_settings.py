@@ -22,6 +22,10 @@ from raglab.base.sentinels import NOT_GIVEN, TUNED
 from raglab.settings import (
     CHUNK_SIZES,
     FIXED_OVERLAP,
+    FUSION_WEIGHTS,
+    MIN_TUNING_QUESTIONS,
+    MMR_LAMBDAS,
+    READER_THRESHOLDS,
     RERANK_DEPTH,
     SCORE_FUSIONS,
     default,
@@ -32,12 +36,15 @@ from raglab.settings import (
 __all__ = [
     "RUN_SETTING_NAMES",
     "TUNED_NAMES",
+    "TUNING_GRIDS",
     "ChunkingKey",
     "ReadSettings",
     "ResolvedRun",
     "RetrievalSettings",
     "RunSettings",
     "TuningNote",
+    "tuning_note",
+    "tuning_notes",
 ]
 
 #: The settings of an end-to-end run, in table order (every retrieval and run setting).
@@ -287,6 +294,64 @@ class TuningNote:
             "warnings": list(self.warnings),
             "sentence": self.sentence,
         }
+
+
+#: Each tuned value's grid, and whether its chooser counts only the answerable training
+#: questions: the weight (:func:`~raglab.pipeline.retrieval.choose_weight`, by R@5 and MRR) and
+#: lambda (:func:`~raglab.pipeline.reranking.choose_lambda`, by R@5) measure rankings, which only
+#: a question with an answer has; the threshold (:func:`~raglab.pipeline.resolve.choose_threshold`)
+#: counts every training question read right, declined out-of-corpus ones included.
+TUNING_GRIDS: Mapping[str, tuple[tuple[float, ...], bool]] = {
+    "weight": (FUSION_WEIGHTS, True),
+    "mmr_lambda": (MMR_LAMBDAS, True),
+    "threshold": (READER_THRESHOLDS, False),
+}
+
+
+def tuning_note(
+    name: str, value: float, grid: tuple[float, ...], questions: int, *, answerable: bool
+) -> TuningNote:
+    """The note on ``value`` of setting ``name``, chosen on ``grid`` by ``questions`` training
+    questions (``answerable``: only those with an answer): warned when ``questions`` <
+    MIN_TUNING_QUESTIONS (30) and when ``value`` is the grid's smallest or largest, in one
+    sentence, e.g. "Reader threshold 0.00 was chosen on 12 training questions, fewer than 30, at
+    the low edge of its grid 0.00–1.00: treat it with caution."."""
+    lo, hi = float(min(grid)), float(max(grid))
+    warnings = []
+    if questions < MIN_TUNING_QUESTIONS:
+        warnings.append("few questions")
+    if value <= lo + 1e-12:
+        warnings.append("low edge")
+    elif value >= hi - 1e-12:
+        warnings.append("high edge")
+    sentence = None
+    if warnings:
+        which = "answerable training" if answerable else "training"
+        plural = "" if questions == 1 else "s"
+        reasons = [f"fewer than {MIN_TUNING_QUESTIONS}"] if "few questions" in warnings else []
+        for edge in ("low", "high"):
+            if f"{edge} edge" in warnings:
+                reasons.append(f"at the {edge} edge of its grid {lo:.2f}–{hi:.2f}")
+        sentence = (
+            f"{setting(name).label} {value:.2f} was chosen on {questions} {which} "
+            f"question{plural}, {', '.join(reasons)}: treat it with caution."
+        )
+    return TuningNote(name, float(value), (lo, hi), questions, tuple(warnings), sentence)
+
+
+def tuning_notes(
+    values: Mapping[str, float], *, training: int, answerable: int
+) -> tuple[TuningNote, ...]:
+    """A :func:`tuning_note` for each value chosen on the training split (by setting name, in
+    TUNED_NAMES order), given the counts of ``training`` questions and of the ``answerable``
+    ones among them: each note counts the questions its chooser decided on (TUNING_GRIDS)."""
+    notes = []
+    for name in TUNED_NAMES:
+        if name in values:
+            grid, only_answerable = TUNING_GRIDS[name]
+            n = answerable if only_answerable else training
+            notes.append(tuning_note(name, values[name], grid, n, answerable=only_answerable))
+    return tuple(notes)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.resolve import resolve_run, tuning_note
-from raglab.run_settings import RunSettings
+from raglab.pipeline.resolve import resolve_run
+from raglab.run_settings import RunSettings, tuning_note
 from raglab.settings import MIN_TUNING_QUESTIONS, READER_THRESHOLDS
 
 

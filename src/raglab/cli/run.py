@@ -66,7 +66,7 @@ def used_line(result: RunResult) -> str:
 
 def tuning_lines(result: RunResult) -> list[str]:
     """One sentence per value chosen on too few training questions or on an edge of its grid
-    (:func:`raglab.pipeline.resolve.tuning_note`)."""
+    (:func:`raglab.run_settings.tuning_note`)."""
     return [note.sentence for note in result.tuning if note.sentence]
 
 

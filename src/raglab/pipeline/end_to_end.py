@@ -76,7 +76,7 @@ class RunResult:
     """One run's outcome. ``settings`` are the settings as given; ``resolved`` the same with
     every value chosen on the training split filled in (``chosen_on_train`` names those, and
     ``tuning`` says for each how many training questions chose it and whether to treat it with
-    caution: :func:`raglab.pipeline.resolve.tuning_note`)."""
+    caution: :func:`raglab.run_settings.tuning_note`)."""
 
     settings: RunSettings
     resolved: RunSettings

@@ -10,7 +10,8 @@ choose_lambda`), then the reader's threshold with all of them fixed (:func:`choo
 A value that was given is kept; a value the run does not use stays unchosen. Every stage of the
 run then takes the resolved values and never chooses or trains anything itself.
 
-Each value chosen gets a :class:`~raglab.run_settings.TuningNote` (:func:`tuning_note`): how many
+Each value chosen gets a :class:`~raglab.run_settings.TuningNote`
+(:func:`raglab.run_settings.tuning_note`): how many
 training questions decided it, and a warning when they were fewer than MIN_TUNING_QUESTIONS (30)
 or the value lies on an edge of its grid, where a choice made on too few questions tends to fall
 (a threshold of 0 answers every out-of-corpus question).
@@ -26,34 +27,15 @@ from raglab.pipeline.reading import check_reader, read_split
 from raglab.pipeline.reranking import Reranker, choose_lambda, train_reranker
 from raglab.pipeline.retrieval import resolve
 from raglab.reading import diagnosis
-from raglab.run_settings import TUNED_NAMES, ReadSettings, ResolvedRun, RunSettings, TuningNote
-from raglab.settings import (
-    FUSION_WEIGHTS,
-    MIN_TUNING_QUESTIONS,
-    MMR_LAMBDAS,
-    READER_THRESHOLDS,
-    setting,
-)
+from raglab.run_settings import TUNED_NAMES, ReadSettings, ResolvedRun, RunSettings, tuning_notes
+from raglab.settings import READER_THRESHOLDS
 
 __all__ = [
     "choose_threshold",
     "resolve_read",
     "resolve_run",
     "run_reranker",
-    "tuning_note",
-    "tuning_notes",
 ]
-
-#: Each tuned value's grid, and whether its chooser counts only the answerable training
-#: questions: the weight (:func:`~raglab.pipeline.retrieval.choose_weight`, by R@5 and MRR) and
-#: lambda (:func:`~raglab.pipeline.reranking.choose_lambda`, by R@5) measure rankings, which only
-#: a question with an answer has; the threshold (:func:`choose_threshold`) counts every training
-#: question read right, declined out-of-corpus ones included.
-_GRIDS: dict[str, tuple[tuple[float, ...], bool]] = {
-    "weight": (FUSION_WEIGHTS, True),
-    "mmr_lambda": (MMR_LAMBDAS, True),
-    "threshold": (READER_THRESHOLDS, False),
-}
 
 
 def run_reranker(lab: Lab, read: ReadSettings) -> Reranker | None:
@@ -88,49 +70,6 @@ def choose_threshold(lab: Lab, read: ReadSettings, reranker: Reranker | None) ->
     return diagnosis.choose_threshold(read_split(lab, read, "train", reranker), READER_THRESHOLDS)
 
 
-def tuning_note(
-    name: str, value: float, grid: tuple[float, ...], questions: int, *, answerable: bool
-) -> TuningNote:
-    """The note on ``value`` of setting ``name``, chosen on ``grid`` by ``questions`` training
-    questions (``answerable``: only those with an answer): warned when ``questions`` <
-    MIN_TUNING_QUESTIONS (30) and when ``value`` is the grid's smallest or largest, in one
-    sentence, e.g. "Reader threshold 0.00 was chosen on 12 training questions, fewer than 30, at
-    the low edge of its grid 0.00–1.00: treat it with caution."."""
-    lo, hi = float(min(grid)), float(max(grid))
-    warnings = []
-    if questions < MIN_TUNING_QUESTIONS:
-        warnings.append("few questions")
-    if value <= lo + 1e-12:
-        warnings.append("low edge")
-    elif value >= hi - 1e-12:
-        warnings.append("high edge")
-    sentence = None
-    if warnings:
-        which = "answerable training" if answerable else "training"
-        plural = "" if questions == 1 else "s"
-        reasons = [f"fewer than {MIN_TUNING_QUESTIONS}"] if "few questions" in warnings else []
-        for edge in ("low", "high"):
-            if f"{edge} edge" in warnings:
-                reasons.append(f"at the {edge} edge of its grid {lo:.2f}–{hi:.2f}")
-        sentence = (
-            f"{setting(name).label} {value:.2f} was chosen on {questions} {which} "
-            f"question{plural}, {', '.join(reasons)}: treat it with caution."
-        )
-    return TuningNote(name, float(value), (lo, hi), questions, tuple(warnings), sentence)
-
-
-def tuning_notes(lab: Lab, values: dict[str, float]) -> tuple[TuningNote, ...]:
-    """A :func:`tuning_note` for each value chosen on the training split (by setting name, in
-    TUNED_NAMES order), counting the training questions its chooser decided it on."""
-    notes = []
-    for name in TUNED_NAMES:
-        if name in values:
-            grid, answerable = _GRIDS[name]
-            n = len(lab.split("train", answerable=True if answerable else None))
-            notes.append(tuning_note(name, values[name], grid, n, answerable=answerable))
-    return tuple(notes)
-
-
 def resolve_run(lab: Lab, settings: RunSettings) -> tuple[ResolvedRun, Reranker | None]:
     """``settings`` with every value chosen on the training split made concrete, in pipeline
     order: the fusion weight, the reranker, MMR's lambda (:func:`resolve_read`,
@@ -156,6 +95,11 @@ def resolve_run(lab: Lab, settings: RunSettings) -> tuple[ResolvedRun, Reranker 
         "mmr_lambda": read.mmr_lambda,
         "threshold": threshold,
     }
-    tuning = tuning_notes(lab, {n: float(used[n]) for n in names})
+    # The training questions each chooser counted (run_settings.TUNING_GRIDS says which).
+    tuning = tuning_notes(
+        {n: float(used[n]) for n in names},
+        training=len(lab.split("train")),
+        answerable=len(lab.split("train", answerable=True)),
+    )
     run = ResolvedRun(settings, read, threshold, names, tuning)
     return run, reranker
