@@ -220,6 +220,9 @@ async function start() {
   $("label-file").textContent = state.meta.file;
   fillChoices(state.meta);
   const area = $("page-text");
+  // Not the readonly attribute: Chromium then moves no caret, and the keyboard could not
+  // select. Every edit is refused instead (typing, pasting, dropping, deleting).
+  area.addEventListener("beforeinput", (e) => e.preventDefault());
   for (const type of ["select", "mouseup", "keyup"]) area.addEventListener(type, readSelection);
   $("q-none").addEventListener("change", () => {
     if ($("q-none").checked) $("q-kind").value = state.meta.no_answer_kind;
