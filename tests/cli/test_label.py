@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -85,3 +86,17 @@ def test_the_command_prints_its_address_and_serves_the_page(tmp_path: Path) -> N
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_busy_port_is_one_line_naming_this_command(tmp_path: Path) -> None:
+    corpus = str(write_corpus(tmp_path / "pages"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        with pytest.raises(SystemExit) as exit_:
+            data = ["--corpus", corpus, "--questions", str(tmp_path / "q.jsonl")]
+            main(["label", *data, "--port", str(port)])
+    assert str(exit_.value.code).startswith(
+        f"raglab label: port {port} on 127.0.0.1 is already in use"
+    )

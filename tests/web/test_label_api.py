@@ -8,6 +8,7 @@ reading the file back, and the guard's documented status codes.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +165,17 @@ def test_an_existing_invalid_file_is_refused_at_start(tmp_path: Path) -> None:
     path.write_text('{"id": "q1", "split": "train"}\n', encoding="utf-8")
     with pytest.raises(InputError, match="missing field"):
         create_label_app(corpus, path)
+
+
+def test_a_hand_written_answer_is_located_for_editing(tmp_path: Path) -> None:
+    """A file written by hand may give a passage without ``page``: the listing says where it
+    lies (its first occurrence), so the page can show it selected."""
+    corpus = load_corpus(write_corpus(tmp_path / "pages"))
+    path = tmp_path / "q.jsonl"
+    answer = "Couriers collect on weekdays."
+    record = {"id": "h1", "split": "test", "kind": "keyword", "question": "When?", "answer": answer}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    app = create_label_app(corpus, path)
+    listing = send(app, "GET", "/api/label/questions").json()
+    at = PAGES["beta"].index(answer)
+    assert listing["located"] == {"h1": {"page": "beta", "start": at, "end": at + len(answer)}}

@@ -73,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
 
     corpus = load_corpus(args.corpus)
     app = create_label_app(corpus, questions)
-    sock = bind(DEFAULT_HOST, args.port)
+    try:
+        sock = bind(DEFAULT_HOST, args.port)
+    except SystemExit as exc:  # serve's one line, under this command's name
+        raise SystemExit(str(exc.code).replace("raglab serve:", "raglab label:", 1)) from None
     try:
         import uvicorn
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from raglab.corpus.labelling import (
     NO_ANSWER_KIND,
     Record,
+    check_records,
     counts,
     make_record,
     next_id,
@@ -66,12 +67,26 @@ class LabelState:
         self.path = path
         self.search = PageSearch(corpus)
         self.records: list[Record] = read_records(path, corpus)
+        self.located = self._locate(self.records)
         self.lock = threading.Lock()
+
+    def _locate(self, records: list[Record]) -> dict[str, dict[str, Any]]:
+        """Where each answer passage lies (the occurrence ``page`` and ``start`` name, else the
+        first found: a file made by hand), so the page shows it selected for an edit."""
+        found = check_records(records, self.corpus, str(self.path))
+        if found is None:
+            return {}
+        return {
+            q.id: {"page": q.spans[0].page_id, "start": q.spans[0].start, "end": q.spans[0].end}
+            for q in found
+            if q.spans
+        }
 
     def listing(self) -> dict[str, Any]:
         return {
             "file": str(self.path),
             "questions": self.records,
+            "located": self.located,
             "counts": counts(self.records),
             "total": len(self.records),
         }
@@ -99,6 +114,7 @@ class LabelState:
         except InputError as exc:
             raise HTTPException(422, problem_text(exc)) from None
         self.records = records
+        self.located = self._locate(records)
 
     def position(self, question_id: str) -> int:
         for i, r in enumerate(self.records):

@@ -2,7 +2,7 @@
 // Kinds and splits come from /api/label/meta; every check is the server's (raglab validate's).
 
 const $ = (id) => document.getElementById(id);
-const state = { meta: null, page: null, selection: null, editing: null, questions: [] };
+const state = { meta: null, page: null, selection: null, editing: null, located: {} };
 
 // The server counts characters as code points; a textarea counts UTF-16 units.
 const toPoints = (text, units) => Array.from(text.slice(0, units)).length;
@@ -70,7 +70,7 @@ function showCounts(counts) {
 }
 
 function showQuestions(listing) {
-  state.questions = listing.questions;
+  state.located = listing.located;
   showCounts(listing.counts);
   const body = $("question-list").tBodies[0];
   body.replaceChildren();
@@ -89,6 +89,11 @@ function showQuestions(listing) {
       button.textContent = label;
       button.setAttribute("aria-label", `${label} ${q.id}`);
       button.addEventListener("click", act);
+      if (label === "Edit" && q.pages) {
+        // Labelled by relevant pages (an imported collection): the page edits passages only.
+        button.disabled = true;
+        button.title = "labelled by pages: edit this one in the file";
+      }
       actions.append(button, " ");
     }
   }
@@ -162,10 +167,11 @@ async function startEdit(q) {
   $("q-kind").value = q.kind;
   $("q-split").value = q.split;
   $("q-none").checked = q.answer === null;
-  if (q.answer !== null && q.page) {
-    const page = await openPage(q.page);
-    const start = toUnits(page.text, q.start);
-    const end = toUnits(page.text, q.start + Array.from(q.answer).length);
+  const where = state.located[q.id];
+  if (q.answer !== null && where) {
+    const page = await openPage(where.page);
+    const start = toUnits(page.text, where.start);
+    const end = toUnits(page.text, where.end);
     $("page-text").setSelectionRange(start, end);
     readSelection();
   }
