@@ -179,3 +179,18 @@ def test_a_hand_written_answer_is_located_for_editing(tmp_path: Path) -> None:
     listing = send(app, "GET", "/api/label/questions").json()
     at = PAGES["beta"].index(answer)
     assert listing["located"] == {"h1": {"page": "beta", "start": at, "end": at + len(answer)}}
+
+
+def test_a_file_that_cannot_be_written_is_500_and_nothing_changes(tmp_path: Path) -> None:
+    import shutil
+
+    corpus = load_corpus(write_corpus(tmp_path / "pages"))
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    app = create_label_app(corpus, folder / "q.jsonl")
+    shutil.rmtree(folder)  # the folder goes away while the server runs
+    body = {"question": "Pizza?", "kind": "out-of-corpus"}
+    response = send(app, "POST", "/api/label/questions", json=body)
+    assert response.status_code == 500
+    assert response.json()["detail"].endswith("does not exist")
+    assert send(app, "GET", "/api/label/questions").json()["total"] == 0

@@ -6,7 +6,8 @@
 per split and kind; POST a new one; PUT and DELETE ``questions/{id}``). A write checks the whole
 resulting file as ``raglab validate`` does and replaces it atomically
 (:func:`raglab.corpus.labelling.save_records`); a refused write is answered 422 with the checks'
-message and leaves the file untouched. Requests pass :class:`~raglab.web.guard.RequestGuard`
+message and leaves the file untouched, and a file that cannot be written (its folder gone, a full
+disk) is 500 with one line saying why. Requests pass :class:`~raglab.web.guard.RequestGuard`
 (host names, origins, sizes) first, as the lab's do.
 """
 
@@ -36,7 +37,7 @@ from raglab.corpus.labelling import (
 )
 from raglab.corpus.pages import Corpus
 from raglab.corpus.questions import BUNDLED_KINDS, SPLITS
-from raglab.errors import InputError
+from raglab.errors import InputError, OutputError
 from raglab.pipeline.page_search import PageSearch
 from raglab.web.app import FAVICON_URL, STATIC_DIR, _invalid_request
 from raglab.web.guard import RequestGuard, allowed_hosts, host_name
@@ -111,6 +112,8 @@ class LabelState:
     def save(self, records: list[Record]) -> None:
         try:
             save_records(self.path, records, self.corpus)
+        except OutputError as exc:  # the file cannot be written: not the question's fault
+            raise HTTPException(500, problem_text(exc)) from None
         except InputError as exc:
             raise HTTPException(422, problem_text(exc)) from None
         self.records = records
