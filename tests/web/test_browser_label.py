@@ -137,6 +137,8 @@ def test_label_reload_edit_delete_then_validate_and_run(
     page.select_option("#q-split", "test")
     page.click("#q-save")
     save_and_expect(page, 2)
+    # The passage saved is not kept for the next question.
+    expect(page.locator("#selection-where")).to_have_text("none selected")
 
     # 3. Mouse: not answerable from these documents (the kind follows the tick).
     page.click("#q-question")

@@ -207,6 +207,9 @@ async function save(event) {
     showQuestions(data);
     say(`Saved ${data.question.id} (${data.question.split}).`, true);
     resetForm();
+    // The next question needs a passage of its own: a stale one must not be saved with it.
+    state.selection = null;
+    showSelection();
     $("q-question").focus();
   } catch (error) {
     say(error.message, false);
