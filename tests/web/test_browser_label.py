@@ -1,0 +1,211 @@
+"""The labelling page in Chromium against a real ``raglab label`` server and a real file.
+
+Five questions are labelled, by keyboard and by mouse (one passage found three times in the
+corpus, one question marked not answerable), the page is reloaded, one question edited and one
+deleted; then ``raglab validate`` and ``raglab run`` read the file. Oracles: where each sentence
+lies in tests/labelling_corpus.py's pages (``str.index``), and the file read back with
+``load_questions`` (the checks ``raglab validate`` makes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from raglab.cli.main import main
+from raglab.corpus.pages import load_corpus
+from raglab.corpus.questions import load_questions
+from tests.labelling_corpus import PAGES, SHARED, write_corpus
+from tests.web.conftest import REPO, free_port
+
+expect.set_options(timeout=15_000)
+
+
+@pytest.fixture
+def label_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    """``raglab label`` on a free port over a fresh corpus and a questions file not yet made:
+    yields its address, the corpus folder and the file."""
+    corpus = write_corpus(tmp_path / "pages")
+    questions = tmp_path / "questions.jsonl"
+    port = free_port()
+    command = [sys.executable, "-m", "raglab", "label", "--corpus", str(corpus)]
+    process = subprocess.Popen(
+        [*command, "--questions", str(questions), "--port", str(port)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, "raglab label exited early"
+            try:
+                with urllib.request.urlopen(f"{base}api/label/meta", timeout=2):
+                    break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                assert time.monotonic() < deadline, "raglab label did not answer"
+                time.sleep(0.2)
+        yield base, corpus, questions
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def search(page: Page, query: str, best: str) -> None:
+    """Search, and wait until the best hit is the page titled ``best``."""
+    page.fill("#search-q", query)
+    page.press("#search-q", "Enter")
+    expect(page.locator("#search-results button").first).to_have_text(best)
+
+
+def select_by_keys(page: Page, start: int, length: int) -> None:
+    """Move the caret to ``start`` and extend the selection by ``length`` characters, by keys."""
+    page.focus("#page-text")
+    page.keyboard.press("Control+Home")
+    for _ in range(start):
+        page.keyboard.press("ArrowRight")
+    for _ in range(length):
+        page.keyboard.press("Shift+ArrowRight")
+
+
+def triple_click_line(page: Page, line: int) -> None:
+    """Triple-click (the browser selects the whole line) the ``line``-th line (0-based)."""
+    box = page.locator("#page-text").bounding_box()
+    assert box is not None
+    top, height = page.eval_on_selector(
+        "#page-text",
+        "e => [parseFloat(getComputedStyle(e).paddingTop) + e.clientTop,"
+        " parseFloat(getComputedStyle(e).lineHeight)]",
+    )
+    page.mouse.click(box["x"] + 20, box["y"] + top + height * (line + 0.5), click_count=3)
+
+
+def save_and_expect(page: Page, rows: int) -> None:
+    expect(page.locator("#label-status")).to_have_class("good")
+    expect(page.locator("#question-list tbody tr")).to_have_count(rows)
+
+
+@pytest.mark.browser
+def test_label_reload_edit_delete_then_validate_and_run(
+    browser: Browser, label_server: tuple[str, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, corpus_dir, path = label_server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(base)
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+
+    # 1. Keyboard only: search, open the hit, select "The grease stiffens", type, save.
+    search(page, "grease", "Cold weather")
+    page.focus("#search-results button")
+    page.keyboard.press("Enter")
+    expect(page.locator("#page-title")).to_have_text("Cold weather")
+    grease = PAGES["gamma"].index("The grease stiffens")
+    select_by_keys(page, grease, len("The grease stiffens"))
+    expect(page.locator("#selection")).to_have_text("The grease stiffens")
+    page.keyboard.press("Backspace")  # the page text takes no edit; the selection stays
+    expect(page.locator("#page-text")).to_have_value(PAGES["gamma"])
+    expect(page.locator("#selection")).to_have_text("The grease stiffens")
+    page.keyboard.press("Tab")  # to the question
+    page.keyboard.type("What happens to the grease in the cold?")
+    page.select_option("#q-split", "train")
+    page.focus("#q-question")
+    page.keyboard.press("Control+Enter")
+    save_and_expect(page, 1)
+
+    # 2. Mouse: open beta by its result, triple-click its third line, choose kind and split.
+    search(page, "couriers", "Shipping")
+    page.click("#search-results button >> text=Shipping")
+    expect(page.locator("#page-title")).to_have_text("Shipping")
+    triple_click_line(page, 2)
+    expect(page.locator("#selection")).to_contain_text("Couriers collect on weekdays.")
+    page.click("#q-question")
+    page.keyboard.type("When do couriers collect?")
+    page.select_option("#q-kind", "paraphrase")
+    page.select_option("#q-split", "test")
+    page.click("#q-save")
+    save_and_expect(page, 2)
+    # The passage saved is not kept for the next question.
+    expect(page.locator("#selection-where")).to_have_text("none selected")
+
+    # 3. Mouse: not answerable from these documents (the kind follows the tick).
+    page.click("#q-question")
+    page.keyboard.type("Do you sell pizza?")
+    page.click("#q-none")
+    expect(page.locator("#q-kind")).to_have_value("out-of-corpus")
+    page.click("#q-save")
+    save_and_expect(page, 3)
+
+    # 4. Keyboard: the second of three occurrences of SHARED (twice on alpha, once on beta).
+    search(page, "packing seam", "Returns")
+    page.focus("#search-results button")
+    page.keyboard.press("Enter")
+    expect(page.locator("#page-title")).to_have_text("Returns")
+    second = PAGES["alpha"].index(SHARED, PAGES["alpha"].index(SHARED) + 1)
+    select_by_keys(page, second, len(SHARED))
+    page.keyboard.press("Tab")
+    page.keyboard.type("How is a unit packed?")
+    page.keyboard.press("Control+Enter")
+    save_and_expect(page, 4)
+
+    # 5. Mouse: delta's third line, the identifier kind.
+    search(page, "PS-1210", "Batteries")
+    page.click("#search-results button >> text=Batteries")
+    expect(page.locator("#page-title")).to_have_text("Batteries")
+    triple_click_line(page, 2)
+    page.click("#q-question")
+    page.keyboard.type("What does the PS-1210 give?")
+    page.select_option("#q-kind", "identifier")
+    page.click("#q-save")
+    save_and_expect(page, 5)
+
+    corpus = load_corpus(corpus_dir)
+    loaded = load_questions(path, corpus=corpus)
+    assert [q.id for q in loaded] == ["q1", "q2", "q3", "q4", "q5"]
+    assert [(s.page_id, s.start) for s in loaded.by_id("q1").spans] == [("gamma", grease)]
+    assert loaded.by_id("q1").answer == "The grease stiffens"
+    assert loaded.by_id("q2").answer == f"Couriers collect on weekdays. {SHARED}"
+    assert loaded.by_id("q3").answer is None and loaded.by_id("q3").kind == "out-of-corpus"
+    assert [(s.page_id, s.start) for s in loaded.by_id("q4").spans] == [("alpha", second)]
+    assert loaded.by_id("q5").answer == PAGES["delta"].splitlines()[2]
+    assert not loaded.warnings
+
+    # Reload: the list and the counts come back from the file.
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#question-list tbody tr")).to_have_count(5)
+    all_kinds = page.locator("#label-counts tbody tr").last
+    expect(all_kinds.locator("td").last).to_have_text("5")
+
+    # Edit q2's question (the passage kept, shown selected again), then delete q5.
+    page.click("button[aria-label='Edit q2']")
+    expect(page.locator("#selection")).to_have_text(f"Couriers collect on weekdays. {SHARED}")
+    page.fill("#q-question", "On which days do couriers collect?")
+    page.click("#q-save")
+    save_and_expect(page, 5)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button[aria-label='Delete q5']")
+    save_and_expect(page, 4)
+    context.close()
+
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in lines] == ["q1", "q2", "q3", "q4"]
+    assert lines[1]["question"] == "On which days do couriers collect?"
+    assert (lines[1]["page"], lines[1]["split"]) == ("beta", "test")
+
+    data = ["--corpus", str(corpus_dir), "--questions", str(path)]
+    assert main(["validate", *data]) == 0
+    assert main(["run", *data]) == 0
+    capsys.readouterr()
