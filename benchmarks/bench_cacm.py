@@ -39,9 +39,18 @@ from ir_measures import RR, R, nDCG
 
 RETRIEVERS = ("bm25", "lsa", "neural", "neural-rrf", "neural-score")
 SPLITS = ("test", "all")
-#: Name -> extra ``trec export`` options. "whole pages": a heading cap above any page's length,
-#: so each page is one chunk (the unit Lucene and the qrels use).
-CHUNKINGS = {"default": [], "whole-pages": ["--chunker", "heading", "--size", "1000000"]}
+WHOLE_PAGES = ["--chunker", "heading", "--size", "1000000"]
+#: Name -> extra ``trec export`` options. "whole-pages": a heading cap above any page's length,
+#: so each page is one chunk (the unit Lucene and the qrels use); "lucene-whole-pages" adds
+#: Lucene's English analyzer (stop words, Porter stemming) for the lexical side.
+VARIANTS = {
+    "default": [],
+    "whole-pages": WHOLE_PAGES,
+    "lucene-whole-pages": ["--analyzer", "lucene", *WHOLE_PAGES],
+}
+#: Sign flips of the paired randomisation test against BM25, and their seed.
+FLIPS = 10_000
+SEED = 0
 MEASURES = {"nDCG@10": nDCG @ 10, "R@10": R @ 10, "MRR": RR}
 FILES = ("cacm.all", "query.text", "qrels.text")
 
@@ -88,8 +97,11 @@ def check_contract(run: dict[str, list[tuple[str, int, float]]]) -> list[str]:
     return problems
 
 
-def score(run_file: Path, qrels_file: Path, questions: set[str]) -> dict[str, float]:
-    """ir_measures' means over ``questions``, each required in the qrels and in the run."""
+def score(
+    run_file: Path, qrels_file: Path, questions: set[str]
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """ir_measures' means over ``questions``, each required in the qrels and in the run, and the
+    values per measure and question."""
     qrels = list(ir_measures.read_trec_qrels(str(qrels_file)))
     run = list(ir_measures.read_trec_run(str(run_file)))
     in_qrels = {q.query_id for q in qrels}
@@ -99,17 +111,42 @@ def score(run_file: Path, qrels_file: Path, questions: set[str]) -> dict[str, fl
             f"{run_file}: {len(questions)} judged questions, {len(in_qrels)} in the qrels, "
             f"{len(questions & in_run)} of them in the run"
         )
-    values: dict[str, list[float]] = {key: [] for key in MEASURES}
+    values: dict[str, dict[str, float]] = {key: {} for key in MEASURES}
     names = {str(m): key for key, m in MEASURES.items()}
-    seen: dict[str, set[str]] = {key: set() for key in MEASURES}
     for row in ir_measures.iter_calc(list(MEASURES.values()), qrels, run):
         key = names[str(row.measure)]
-        values[key].append(float(row.value))
-        seen[key].add(row.query_id)
-    for key, queries in seen.items():
-        if queries != questions:
-            raise SystemExit(f"{run_file}: {key} scored {len(queries)} of {len(questions)}")
-    return {key: math.fsum(v) / len(questions) for key, v in values.items()}
+        values[key][row.query_id] = float(row.value)
+    for key, per_query in values.items():
+        if set(per_query) != questions:
+            raise SystemExit(f"{run_file}: {key} scored {len(per_query)} of {len(questions)}")
+    means = {key: math.fsum(v.values()) / len(questions) for key, v in values.items()}
+    return means, values
+
+
+def against(
+    per_query: dict[str, dict[str, float]], base: dict[str, dict[str, float]], key: str
+) -> str:
+    """Questions where ``per_query`` is above, equal to and below ``base`` on ``key``."""
+    diffs = [per_query[key][q] - base[key][q] for q in base[key]]
+    up = sum(d > 1e-12 for d in diffs)
+    down = sum(d < -1e-12 for d in diffs)
+    return f"{up}/{len(diffs) - up - down}/{down}"
+
+
+def paired_p(
+    per_query: dict[str, dict[str, float]], base: dict[str, dict[str, float]], key: str
+) -> float:
+    """Two-sided p of the paired randomisation (sign-flip) test of the mean difference on
+    ``key``: the share of FLIPS random sign patterns whose |mean| reaches the observed one,
+    counting the observed pattern (Smucker, Allan and Carterette, CIKM 2007)."""
+    d = np.array([per_query[key][q] - base[key][q] for q in sorted(base[key])])
+    signs = np.random.default_rng(SEED).choice([-1.0, 1.0], size=(FLIPS, d.size))
+    reached = np.abs((signs * d).mean(axis=1)) >= abs(d.mean()) - 1e-12
+    return float((reached.sum() + 1) / (FLIPS + 1))
+
+
+def p_text(p: float | None) -> str:
+    return "" if p is None else f"{p:.3f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="keep the import and runs here")
     parser.add_argument("--retrievers", default=",".join(RETRIEVERS))
     parser.add_argument("--splits", default=",".join(SPLITS))
-    parser.add_argument("--chunkings", default=",".join(CHUNKINGS))
+    parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
     args = parser.parse_args(argv)
     if "RAGLAB_CACHE_DIR" not in os.environ:
@@ -138,28 +175,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{summary['labels']} labels, {seconds:.1f} s"
     )
     rows = []
-    for chunking in args.chunkings.split(","):
+    for variant in args.variants.split(","):
         for split in args.splits.split(","):
             questions = judged(coll / "questions.jsonl", split)
+            bm25: dict[str, dict[str, float]] = {}
             for retriever in args.retrievers.split(","):
-                stem = work / f"{retriever}.{split}.{chunking}"
-                run_file, qrels_file = stem.with_suffix(".run"), stem.with_suffix(".qrels")
+                stem = work / f"{retriever}.{split}.{variant}"
+                run_file, qrels_file = Path(f"{stem}.run"), Path(f"{stem}.qrels")
                 export, seconds = raglab(
                     "trec", "export", "--level", "page", "--split", split,
-                    "--retriever", retriever, *CHUNKINGS[chunking],
+                    "--retriever", retriever, *VARIANTS[variant],
                     "--corpus", str(coll / "pages"), "--questions", str(coll / "questions.jsonl"),
                     "--run", str(run_file), "--qrels", str(qrels_file), "--force", "--quiet",
                 )  # fmt: skip
                 problems = check_contract(read_run(run_file))
                 if problems:
                     raise SystemExit(f"{run_file}: " + "; ".join(problems[:5]))
-                values = score(run_file, qrels_file, questions)
+                values, per_query = score(run_file, qrels_file, questions)
+                if retriever == "bm25":
+                    bm25 = per_query
+                compare = retriever != "bm25" and bool(bm25)  # BM25 exported first
                 row = {
-                    "chunking": chunking,
+                    "settings": variant,
                     "split": split,
                     "retriever": retriever,
                     "queries": len(questions),
                     **values,
+                    "vs_bm25_ndcg": against(per_query, bm25, "nDCG@10") if compare else "",
+                    "vs_bm25_rr": against(per_query, bm25, "MRR") if compare else "",
+                    "p_ndcg": paired_p(per_query, bm25, "nDCG@10") if compare else None,
                     "weight": export["settings"].get("weight"),
                     "seconds": round(seconds, 1),
                 }
@@ -169,12 +213,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{started:%Y-%m-%d %H:%M} UTC, {platform.node()}, load {load_before} -> {os.getloadavg()}"
     )
-    print("| Chunks | Split | Retriever | Queries | nDCG@10 | R@10 | MRR | Export (s) |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
+    print(
+        "| Settings | Split | Retriever | Queries | nDCG@10 | R@10 | MRR "
+        "| vs BM25 nDCG@10 (+/=/-) | p, nDCG@10 vs BM25 | vs BM25 RR (+/=/-) | Export (s) |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---|---:|---|---:|")
     for r in rows:
         print(
-            f"| {r['chunking']} | {r['split']} | {r['retriever']} | {r['queries']} | "
-            f"{r['nDCG@10']:.4f} | {r['R@10']:.4f} | {r['MRR']:.4f} | {r['seconds']} |"
+            f"| {r['settings']} | {r['split']} | {r['retriever']} | {r['queries']} | "
+            f"{r['nDCG@10']:.4f} | {r['R@10']:.4f} | {r['MRR']:.4f} | "
+            f"{r['vs_bm25_ndcg']} | {p_text(r['p_ndcg'])} | {r['vs_bm25_rr']} | {r['seconds']} |"
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
