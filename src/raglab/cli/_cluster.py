@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from raglab.base.files import read_text
-from raglab.cli._common import DATA_SETTINGS, console, load_data_corpus, load_lab
+from raglab.cli._common import (
+    DATA_SETTINGS,
+    console,
+    load_data_corpus,
+    load_lab,
+    print_corpus_warnings,
+)
 from raglab.cli.options import given_settings
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
@@ -83,11 +89,18 @@ def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any)
     from raglab.distributed.locating import locate_on_cluster
 
     corpus = load_data_corpus(args)
+    print_corpus_warnings(corpus)
     file = Path(args.questions) if args.questions else bundled_questions_path()
     needles = answer_needles(read_text(file).splitlines())
     files = [Path(page.source) for page in corpus]
     with stage(f"locate {len(needles)} answer passages in {len(files)} page files on the workers"):
-        finder = locate_on_cluster(client, files, needles, lambda: WholeCorpusFinder(corpus))
+        finder = locate_on_cluster(
+            client,
+            files,
+            needles,
+            lambda: WholeCorpusFinder(corpus),
+            encoding=getattr(args, "encoding", None),
+        )
     questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
     for step in progress([lab.indexes.chunk_set], description="Chunking", quiet=quiet):
@@ -171,7 +184,9 @@ def cluster_lab(
             # may come as ChunkingKey() or resolved).
             key = chunking.resolved()
             if key not in indexes:
-                indexes[key] = index_lab(client, lab, chunking, stage=stage)
+                indexes[key] = index_lab(
+                    client, lab, chunking, stage=stage, encoding=getattr(args, "encoding", None)
+                )
             return indexes[key]
 
         for one in dict.fromkeys(wanted):
