@@ -117,3 +117,42 @@ def test_a_command_on_an_untidy_folder_prints_the_same_with_a_cluster(
     assert json.loads(single)["rankers"] and out == single
     warning = f"raglab: {untidy / 'cafe.md'}:1: is not UTF-8 (byte 0xe9 at offset 5): read as"
     assert warning in single_err and warning in err
+
+
+def test_a_command_given_an_encoding_has_the_workers_read_in_it(
+    client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: ``raglab fuse --json --encoding cp437`` without the cluster. The cp1252 page reads
+    otherwise in cp437 ("café" becomes "cafΘ"), and a question asks for that reading's words
+    and passage: workers reading the page in its detected encoding would find neither."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "alpha.md").write_text(
+        "# Alpha\n\nThe AX-12 unit needs a 9 V battery. Code E-101 means the lid is open.\n\n"
+        "## Returns\n\nItems may be returned within 30 days.\n",
+        encoding="utf-8",
+    )
+    (docs / "cafe.md").write_bytes(CAFE.encode("cp1252"))
+    as_cp437 = CAFE.encode("cp1252").decode("cp437")
+    assert "cafΘ" in as_cp437
+    rows = [
+        ("a1", "train", "What battery does the AX-12 need?", "The AX-12 unit needs a 9 V battery."),
+        ("a2", "train", "What does E-101 mean?", "Code E-101 means the lid is open."),
+        ("a3", "test", "How long to return items?", "Items may be returned within 30 days."),
+        ("a4", "test", "Is the cafΘ chaud?", as_cp437.splitlines()[2].split(". ")[0] + "."),
+    ]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps({"id": i, "split": s, "kind": "k", "question": q, "answer": a}) + "\n"
+            for i, s, q, a in rows
+        ),
+        encoding="utf-8",
+    )
+    argv = ["fuse", "--json", "--depth", "5", "--quiet", "--encoding", "cp437"]
+    argv += ["--corpus", str(docs), "--questions", str(questions)]
+    assert main(argv) == 0
+    single = capsys.readouterr().out
+    assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+    assert capsys.readouterr().out == single
+    assert json.loads(single)["rankers"]
