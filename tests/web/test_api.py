@@ -734,6 +734,23 @@ def test_a_tiny_user_corpus_gets_answers_or_422_never_a_failure(
         assert "answer passages" in detail(run_response)
 
 
+def test_meta_lists_the_corpus_warnings(tmp_path: Path, api_for: Any) -> None:
+    """A cp1252 page and an unknown front-matter key: /api/meta says each, as ``raglab validate``
+    words it (oracle: the messages written out by hand)."""
+    _small_corpus(tmp_path, pages_labels=False)  # writes docs/ and questions.jsonl
+    docs = tmp_path / "docs"
+    (docs / "cafe.md").write_bytes("# Café\n\nLe café est très chaud.\n".encode("cp1252"))
+    (docs / "site.md").write_text("---\nlayout: post\n---\n# Site\n\nWords.\n", encoding="utf-8")
+    lab = Lab.load(docs, tmp_path / "questions.jsonl")
+    meta = api_for(create_app(lab)).get("/api/meta").json()
+    assert meta["corpus"]["warnings"] == [
+        f"{docs / 'cafe.md'}:1: is not UTF-8 (byte 0xe9 at offset 5): read as cp1252 (detected; "
+        "--encoding forces one)",
+        f"{docs}: 1 page carries front-matter keys RAG lab does not use (layout): kept as "
+        "metadata (--strict refuses them)",
+    ]
+
+
 # --- the serve command ------------------------------------------------------------------------
 
 

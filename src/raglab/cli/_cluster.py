@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from raglab.base.files import read_text
-from raglab.cli._common import DATA_SETTINGS, console, load_data_corpus, load_lab
+from raglab.cli._common import (
+    DATA_SETTINGS,
+    console,
+    load_data_corpus,
+    load_lab,
+    print_corpus_warnings,
+)
 from raglab.cli.options import given_settings
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
@@ -83,6 +89,7 @@ def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any)
     from raglab.distributed.locating import locate_on_cluster
 
     corpus = load_data_corpus(args)
+    print_corpus_warnings(corpus)
     if args.corpus and not args.questions:  # a corpus read alone, as load_data reads it
         questions = no_questions()
     else:
@@ -92,7 +99,13 @@ def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any)
         with stage(
             f"locate {len(needles)} answer passages in {len(files)} page files on the workers"
         ):
-            finder = locate_on_cluster(client, files, needles, lambda: WholeCorpusFinder(corpus))
+            finder = locate_on_cluster(
+                client,
+                files,
+                needles,
+                lambda: WholeCorpusFinder(corpus),
+                encoding=getattr(args, "encoding", None),
+            )
         questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
     for step in progress([lab.indexes.chunk_set], description="Chunking", quiet=quiet):
@@ -176,7 +189,9 @@ def cluster_lab(
             # may come as ChunkingKey() or resolved).
             key = chunking.resolved()
             if key not in indexes:
-                indexes[key] = index_lab(client, lab, chunking, stage=stage)
+                indexes[key] = index_lab(
+                    client, lab, chunking, stage=stage, encoding=getattr(args, "encoding", None)
+                )
             return indexes[key]
 
         for one in dict.fromkeys(wanted):

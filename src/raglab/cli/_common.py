@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -110,6 +111,16 @@ def report_problems(problems: tuple[Problem, ...], *, title: str) -> None:
         err.print(f"  {problem}", markup=False)
 
 
+def print_corpus_warnings(corpus: Corpus) -> None:
+    """Each of the corpus's warnings (a page read in a detected encoding, a file skipped, an
+    empty page, keys kept as metadata) as one line on stderr, ``raglab: FILE:LINE: MESSAGE``,
+    as a :class:`~raglab.errors.RaglabWarning` is shown: every command that reads the corpus
+    says what it made of it (``validate`` lists them in its own summary)."""
+    for warning in corpus.warnings:
+        with contextlib.suppress(OSError):  # stderr closed: a warning is not worth failing over
+            sys.stderr.write(f"raglab: {warning}\n")
+
+
 def load_data(args: argparse.Namespace) -> Data:
     """Load corpus and questions, or raise InputError with every problem found. A corpus given
     without questions is read alone: its question set is empty (:func:`no_questions`)."""
@@ -168,6 +179,7 @@ def load_lab(args: argparse.Namespace) -> Lab:
     InputError names every problem in the data.
     """
     data = load_data(args)
+    print_corpus_warnings(data.corpus)
     lab = lab_maker(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
     steps: list[Callable[[], object]] = [

@@ -32,6 +32,8 @@ FRONT_MATTER_FIELDS = ("id", "title", "updated", "status", "supersedes")
 _FIELD_LIST = ", ".join(FRONT_MATTER_FIELDS)
 STATUSES = ("current", "superseded")
 PAGE_SUFFIXES = (".md", ".txt")
+#: Every file a corpus folder's reading takes: pages, and documents read as pages.
+CORPUS_SUFFIXES = PAGE_SUFFIXES + DOCUMENT_SUFFIXES
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
 _WORD = re.compile(r"\w")
@@ -362,6 +364,49 @@ def _read_page(
     return text
 
 
+def read_page_file(
+    path: Path,
+    *,
+    encoding: str | None = None,
+    strict: bool = False,
+    documents: DocumentReader | None = None,
+) -> tuple[Page | None, list[Problem], list[Problem]]:
+    """One corpus file read as :func:`load_corpus` reads each: ``(page, problems, warnings)``.
+
+    The page is None when the file is skipped (a warning says why) or has problems (front matter
+    that does not parse, an unreadable file). A ``.html``/``.pdf``/``.docx`` file is read by
+    ``documents`` (a :class:`~raglab.corpus.documents.read.DocumentReader`, whose warnings are
+    :class:`~raglab.errors.RaglabWarning`; a new one, finished here, when None); any other file
+    is decoded as :func:`load_corpus` says (``encoding``) and parsed (``strict``). The Dask
+    workers read their pages with this too, so they read what this machine reads."""
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    if path.suffix.lower() in DOCUMENT_SUFFIXES:
+        reader = DocumentReader() if documents is None else documents
+        document = reader.read(path)
+        if documents is None:
+            reader.finish()
+        if document is None:
+            return None, problems, warnings
+        raw: str | None = document.text
+        title = document.title
+    else:
+        raw = _read_page(path, encoding, problems, warnings)
+        title = None
+    if raw is None:
+        return None, problems, warnings
+    try:
+        page = parse_page(raw, stem=path.stem, source=str(path), strict=strict)
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None, problems, warnings
+    if title:
+        page = dataclasses.replace(
+            page, title=title, sections=find_sections(page.text, title=title)
+        )
+    return page, problems, warnings
+
+
 def load_corpus(
     path: str | Path | None = None,
     *,
@@ -399,31 +444,21 @@ def load_corpus(
         raise InputError([Problem(str(root), "corpus folder does not exist")])
     if not root.is_dir():
         raise InputError([Problem(str(root), "corpus must be a folder of *.md or *.txt pages")])
-    suffixes = PAGE_SUFFIXES + DOCUMENT_SUFFIXES
-    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in suffixes and p.is_file())
+    files = sorted(
+        p for p in root.rglob("*") if p.suffix.lower() in CORPUS_SUFFIXES and p.is_file()
+    )
     problems: list[Problem] = []
     warnings: list[Problem] = []
     pages: list[Page] = []
     seen: dict[str, str] = {}
     documents = DocumentReader()  # .html/.pdf/.docx: Markdown-like text, or a warning and skip
     for file in files if progress is None else progress(files):
-        is_document = file.suffix.lower() in DOCUMENT_SUFFIXES
-        document = documents.read(file) if is_document else None
-        if is_document:
-            raw = document.text if document is not None else None
-        else:
-            raw = _read_page(file, encoding, problems, warnings)
-        if raw is None:
-            continue
-        try:
-            page = parse_page(raw, stem=file.stem, source=str(file), strict=strict)
-            if document is not None and document.title:
-                title = document.title
-                page = dataclasses.replace(
-                    page, title=title, sections=find_sections(page.text, title=title)
-                )
-        except InputError as exc:
-            problems.extend(exc.problems)
+        page, file_problems, file_warnings = read_page_file(
+            file, encoding=encoding, strict=strict, documents=documents
+        )
+        problems.extend(file_problems)
+        warnings.extend(file_warnings)
+        if page is None:
             continue
         if page.id in seen:
             problems.append(

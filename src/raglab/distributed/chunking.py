@@ -2,10 +2,12 @@
 
 Two sources, each split the way Dask splits such data:
 
-- **a folder of pages**: the files ``raglab.corpus.pages.load_corpus`` would read (``*.md`` and
-  ``*.txt`` under the folder, recursively, sorted), cut into contiguous partitions of about
-  equal size in bytes; each worker reads, parses and chunks its files
-  (:func:`chunk_files`);
+- **a folder of pages**: the files ``raglab.corpus.pages.load_corpus`` would read (``*.md``,
+  ``*.txt``, ``.html``, ``.pdf`` and ``.docx`` under the folder, recursively, sorted), cut into
+  contiguous partitions of about equal size in bytes; each worker reads, parses and chunks its
+  files (:func:`chunk_files`) with ``load_corpus``'s own reading of a file
+  (:func:`raglab.corpus.pages.read_page_file`: the same encoding, detected or given, and the
+  same documents' text);
 - **a BEIR ``corpus.jsonl``**: split by lines with ``dask.bag.read_text`` (blocks of bytes that
   end at a line break); each worker parses its lines into pages as ``raglab import beir``
   writes them and chunks those (:func:`chunk_jsonl_lines`).
@@ -23,17 +25,17 @@ file system; a remote cluster needs them on shared storage at the same paths.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from raglab.base.files import read_text
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
-from raglab.corpus.pages import PAGE_SUFFIXES, Page, parse_page
+from raglab.corpus.pages import CORPUS_SUFFIXES, Page, parse_page, read_page_file
 from raglab.distributed.shard import ShardCounts
-from raglab.errors import InputError, Problem
+from raglab.errors import InputError, Problem, RaglabWarning
 from raglab.formats.beir import _json_object, _read_id, _read_string
 from raglab.formats.collection import PageRecord, page_markdown
 from raglab.run_settings import ChunkingKey
@@ -49,6 +51,7 @@ __all__ = [
     "file_partitions",
     "folder_files",
     "gather_chunks",
+    "read_files",
     "submit_beir",
     "submit_files",
 ]
@@ -77,7 +80,7 @@ def folder_files(folder: str | Path) -> list[Path]:
     root = Path(folder)
     if not root.is_dir():
         raise InputError([Problem(str(root), "corpus folder does not exist or is not a folder")])
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in PAGE_SUFFIXES and p.is_file())
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in CORPUS_SUFFIXES and p.is_file())
 
 
 def file_partitions(files: Sequence[Path], n_partitions: int) -> list[list[str]]:
@@ -103,16 +106,30 @@ def _chunks_of(pages: Sequence[Page], key: ChunkingKey) -> tuple[Chunk, ...]:
     return tuple(chunk_pages(pages, method=key.method, size=key.size, overlap=key.overlap))
 
 
-def chunk_files(paths: Sequence[str], key: ChunkingKey) -> ChunkedPartition:
-    """Task: read, parse and chunk a partition of page files (``load_corpus``'s rules per file)."""
+def read_files(
+    paths: Sequence[str], encoding: str | None = None
+) -> tuple[list[Page], list[Problem]]:
+    """A worker's pages of ``paths`` as ``load_corpus`` reads each file (``encoding`` as given
+    to it), with the files' problems. A file skipped (no encoding fits it, a document that cannot
+    be read) gives no page; its warnings are left to the client, which read the folder first and
+    gave them there, so a worker stays silent."""
     pages: list[Page] = []
     problems: list[Problem] = []
-    for path in paths:
-        file = Path(path)
-        try:
-            pages.append(parse_page(read_text(file), stem=file.stem, source=str(file)))
-        except InputError as exc:
-            problems.extend(exc.problems)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RaglabWarning)
+        for path in paths:
+            page, file_problems, _ = read_page_file(Path(path), encoding=encoding)
+            problems.extend(file_problems)
+            if page is not None:
+                pages.append(page)
+    return pages, problems
+
+
+def chunk_files(
+    paths: Sequence[str], key: ChunkingKey, encoding: str | None = None
+) -> ChunkedPartition:
+    """Task: read, parse and chunk a partition of page files (:func:`read_files`)."""
+    pages, problems = read_files(paths, encoding)
     return ChunkedPartition(
         _chunks_of(pages, key),
         tuple((p.id, p.source, p.supersedes) for p in pages),
@@ -162,17 +179,24 @@ def count_chunks(part: ChunkedPartition, analyzer: str, stem: bool) -> ShardCoun
 
 
 def submit_files(
-    client: Any, files: Sequence[Path], key: ChunkingKey, *, partitions: int | None = None
+    client: Any,
+    files: Sequence[Path],
+    key: ChunkingKey,
+    *,
+    partitions: int | None = None,
+    encoding: str | None = None,
 ) -> list[Any]:
     """Futures of :class:`ChunkedPartition`, one per partition of ``files`` (default: two per
-    worker, so a slow or lost worker holds up less of the work)."""
+    worker, so a slow or lost worker holds up less of the work), read in ``encoding`` (None:
+    each page's own, detected, as ``load_corpus`` does)."""
     n = (
         partitions
         if partitions is not None
         else 2 * max(1, len(client.scheduler_info()["workers"]))
     )
     return [
-        client.submit(chunk_files, group, key, pure=False) for group in file_partitions(files, n)
+        client.submit(chunk_files, group, key, encoding, pure=False)
+        for group in file_partitions(files, n)
     ]
 
 
@@ -249,14 +273,20 @@ def gather_chunks(client: Any, partitions: Sequence[Any]) -> list[Chunk]:
 
 
 def chunk_folder(
-    client: Any, folder: str | Path, key: ChunkingKey, *, partitions: int | None = None
+    client: Any,
+    folder: str | Path,
+    key: ChunkingKey,
+    *,
+    partitions: int | None = None,
+    encoding: str | None = None,
 ) -> list[Chunk]:
-    """A folder of pages chunked on the workers: equal to ``chunk_pages(load_corpus(folder))``
-    under ``key``."""
+    """A folder of pages chunked on the workers: equal to
+    ``chunk_pages(load_corpus(folder, encoding=encoding))`` under ``key``."""
     files = folder_files(folder)
     if not files:
         raise InputError([Problem(str(folder), "no *.md or *.txt pages in the corpus folder")])
-    return gather_chunks(client, submit_files(client, files, key, partitions=partitions))
+    futures = submit_files(client, files, key, partitions=partitions, encoding=encoding)
+    return gather_chunks(client, futures)
 
 
 def chunk_beir(

@@ -15,8 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from raglab.base.files import read_text
-from raglab.corpus.pages import Page, parse_page
 from raglab.corpus.passages import (
     AnswerSpan,
     LocatedPassages,
@@ -24,22 +22,19 @@ from raglab.corpus.passages import (
     PassageFinder,
     WholeCorpusFinder,
 )
-from raglab.distributed.chunking import file_partitions
-from raglab.errors import InputError
+from raglab.distributed.chunking import file_partitions, read_files
 
 __all__ = ["locate_in_files", "locate_on_cluster"]
 
 
-def locate_in_files(paths: Sequence[str], needles: Sequence[Needle]) -> list[list[AnswerSpan]]:
-    """Task: read a partition's page files (``load_corpus``'s rules) and find each needle in
-    its pages: one list of spans per needle, in page order (empty where none is here)."""
-    pages: list[Page] = []
-    for path in paths:
-        file = Path(path)
-        try:
-            pages.append(parse_page(read_text(file), stem=file.stem, source=str(file)))
-        except InputError:
-            continue  # the client's own reading of the corpus reports it
+def locate_in_files(
+    paths: Sequence[str], needles: Sequence[Needle], encoding: str | None = None
+) -> list[list[AnswerSpan]]:
+    """Task: read a partition's page files (``load_corpus``'s reading of each, ``encoding`` as
+    given to it: :func:`raglab.distributed.chunking.read_files`) and find each needle in its
+    pages: one list of spans per needle, in page order (empty where none is here)."""
+    # A file's problems are left out: the client's own reading of the corpus reports them.
+    pages, _ = read_files(paths, encoding)
     finder = WholeCorpusFinder(pages)
     held = {p.id for p in pages}
     return [
@@ -55,11 +50,13 @@ def locate_on_cluster(
     fallback: Callable[[], PassageFinder],
     *,
     partitions: int | None = None,
+    encoding: str | None = None,
 ) -> LocatedPassages:
     """Every needle located on the workers, each partition of ``files`` (default: two per
     worker) in its own task; the spans joined in partition order. ``fallback`` finds a pair
     the questions ask for that is not among ``needles`` (none, when they come from
-    :func:`raglab.corpus.passages.answer_needles` of the same file)."""
+    :func:`raglab.corpus.passages.answer_needles` of the same file). ``encoding``: the one the
+    corpus was read in (``load_corpus``'s), None for each page's own."""
     unique = list(dict.fromkeys(needles))
     n = (
         partitions
@@ -71,7 +68,7 @@ def locate_on_cluster(
         return LocatedPassages({}, fallback)
     (sent,) = client.scatter([unique], broadcast=True, hash=False)
     parts = client.gather(
-        [client.submit(locate_in_files, group, sent, pure=False) for group in groups]
+        [client.submit(locate_in_files, group, sent, encoding, pure=False) for group in groups]
     )
     found = {
         needle: [span for part in parts for span in part[i]] for i, needle in enumerate(unique)

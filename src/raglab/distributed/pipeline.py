@@ -81,15 +81,17 @@ def index_lab(
     *,
     partitions: int | None = None,
     stage: Stage = no_stage,
+    encoding: str | None = None,
 ) -> DistributedBM25:
     """The lab's chunks under ``chunking`` indexed on the workers, which read the page files
     themselves. Raises ValueError when the workers' pages or chunks differ from the lab's (a
     remote cluster that sees other files at these paths). ``stage`` wraps each of the two
-    stages: reading and chunking, then counting and the statistics' reduction."""
+    stages: reading and chunking, then counting and the statistics' reduction. ``encoding``:
+    the one the lab's corpus was read in (``load_corpus``'s), None for each page's own."""
     key = (chunking or ChunkingKey()).resolved()
     files = [Path(page.source) for page in lab.corpus]
     with stage(f"read and chunk {len(files)} page files on the workers"):
-        parts = submit_files(client, files, key, partitions=partitions)
+        parts = submit_files(client, files, key, partitions=partitions, encoding=encoding)
         seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])
     page_ids = tuple(i for ids, _ in seen for i in ids)
     n_chunks = sum(n for _, n in seen)

@@ -55,6 +55,9 @@ def meta(state: WebState) -> dict[str, Any]:
             "pages": len(lab.corpus),
             "words": lab.corpus.n_words,
             "name": Path(str(lab.corpus.root)).name,
+            # What reading the folder found (a page in a detected encoding, a file skipped, an
+            # empty page, keys kept as metadata), as `raglab validate` words each.
+            "warnings": [str(w) for w in lab.corpus.warnings],
         },
         "questions": {
             "total": len(qs),
