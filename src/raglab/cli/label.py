@@ -12,14 +12,18 @@ import argparse
 import sys
 import threading
 import webbrowser
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from raglab.cli._common import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, report_problems
-from raglab.cli.serve import DEFAULT_HOST, DEFAULT_PORT, address_of, bind, port_number
-from raglab.errors import InputError
-from raglab.web.guard import READ_LIMIT_BYTES
+from raglab.cli._common import EXIT_OK, EXIT_USAGE
+from raglab.cli.serve import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    address_of,
+    bind,
+    port_number,
+    serve_forever,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,13 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
     corpus = load_corpus(args.corpus)
     app = create_label_app(corpus, questions)
+    sock = bind(DEFAULT_HOST, args.port, command="raglab label")
     try:
-        sock = bind(DEFAULT_HOST, args.port)
-    except SystemExit as exc:  # serve's one line, under this command's name
-        raise SystemExit(str(exc.code).replace("raglab serve:", "raglab label:", 1)) from None
-    try:
-        import uvicorn
-
         address = address_of(sock)
         count = len(app.state.label.records)
         print(
@@ -89,32 +88,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.open:
             threading.Timer(1.0, lambda: webbrowser.open(address)).start()
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            timeout_keep_alive=5,
-            http="h11",
-            h11_max_incomplete_event_size=READ_LIMIT_BYTES,
-        )
-        uvicorn.Server(config).run(sockets=[sock])
+        serve_forever(app, sock)
     finally:
         sock.close()
     return EXIT_OK
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m raglab.cli.label``: the same command without the ``raglab`` front end."""
-    parser = argparse.ArgumentParser(prog="raglab label", description="Label questions.")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except InputError as exc:
-        report_problems(exc.problems, title="The input has problems")
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

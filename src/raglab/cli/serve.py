@@ -126,32 +126,41 @@ def run(args: argparse.Namespace) -> int:
     dense.preload(given_settings(args, ("model",)).get("model"))
     try:
         with _collector_paused():
-            import uvicorn
+            # Imported here, so its modules are among what the collector's freeze puts aside.
+            import uvicorn  # noqa: F401
 
             app = _build_app(args, sock)
-        # h11 reads a request's head up to READ_LIMIT_BYTES (not its default 16 KiB), so an
-        # oversized path or header is read whole and answered 414 or 431 by the request guard,
-        # not cut off with the connection reset under the client.
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            timeout_keep_alive=5,
-            http="h11",
-            h11_max_incomplete_event_size=READ_LIMIT_BYTES,
-        )
-        uvicorn.Server(config).run(sockets=[sock])
+        serve_forever(app, sock)
     finally:
         sock.close()
     return EXIT_OK
 
 
-def bind(host: str, port: int) -> socket.socket:
+def serve_forever(app: FastAPI, sock: socket.socket) -> None:
+    """Run uvicorn on the bound ``sock`` until interrupted (``raglab serve`` and ``raglab label``).
+
+    h11 reads a request's head up to READ_LIMIT_BYTES (not its default 16 KiB), so an oversized
+    path or header is read whole and answered 414 or 431 by the request guard, not cut off with
+    the connection reset under the client."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        timeout_keep_alive=5,
+        http="h11",
+        h11_max_incomplete_event_size=READ_LIMIT_BYTES,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def bind(host: str, port: int, *, command: str = "raglab serve") -> socket.socket:
     """A listening TCP socket on ``host``:``port`` (IPv6 when the host is an IPv6 address);
     SystemExit with one line saying what to change when the address cannot be bound."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror:
-        raise SystemExit(f"raglab serve: cannot bind {host!r}: no such host name") from None
+        raise SystemExit(f"{command}: cannot bind {host!r}: no such host name") from None
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -165,10 +174,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise SystemExit(
-                f"raglab serve: port {port} on {host} is already in use (perhaps by another "
+                f"{command}: port {port} on {host} is already in use (perhaps by another "
                 f"server); choose another with --port, or --port 0 for any free one"
             ) from None
-        raise SystemExit(f"raglab serve: cannot bind {host} port {port}: {exc.strerror}") from None
+        raise SystemExit(f"{command}: cannot bind {host} port {port}: {exc.strerror}") from None
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
