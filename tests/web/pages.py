@@ -13,6 +13,15 @@ LAPTOP: ViewportSize = {"width": 1280, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 Opener = Callable[[ViewportSize], Page]
 
+#: The page's name for each diagnosis (the category names the library and reports use are keys).
+STAGE_NAMES = {
+    "cut": "cut by the chunker",
+    "not retrieved": "not retrieved",
+    "past budget": "ranked past the budget",
+    "reader": "missed by the reader",
+    "false answer": "answered when it should not",
+}
+
 
 def opener(browser: Browser, base: str) -> Iterator[Opener]:
     """Yield ``open(viewport)``, which opens ``base`` in a fresh context; on exit close every

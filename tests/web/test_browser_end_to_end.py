@@ -20,18 +20,9 @@ from raglab.pipeline.lab import Lab
 from raglab.run_settings import RunSettings
 from tests.pipeline.small_corpus import write_small_lab
 from tests.web.conftest import serving
-from tests.web.pages import LAPTOP, PHONE, Opener, opener
+from tests.web.pages import LAPTOP, PHONE, STAGE_NAMES, Opener, opener
 
 expect.set_options(timeout=30_000)
-
-# The page's name for each diagnosis (the category names the library and reports use are keys).
-STAGE_NAMES = {
-    "cut": "cut by the chunker",
-    "not retrieved": "not retrieved",
-    "past budget": "ranked past the budget",
-    "reader": "missed by the reader",
-    "false answer": "answered when it should not",
-}
 
 
 @pytest.fixture(scope="module")

@@ -20,17 +20,9 @@ from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.exhibits.end_to_end import funnel
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import RunSettings
-from tests.web.pages import LAPTOP, Opener
+from tests.web.pages import LAPTOP, STAGE_NAMES, Opener
 
 expect.set_options(timeout=60_000)
-
-STAGE_NAMES = {
-    "cut": "cut by the chunker",
-    "not retrieved": "not retrieved",
-    "past budget": "ranked past the budget",
-    "reader": "missed by the reader",
-    "false answer": "answered when it should not",
-}
 
 
 @pytest.mark.browser
