@@ -205,11 +205,17 @@ def test_singular_value_bars() -> None:
 
 def test_a_value_tuned_on_few_questions_is_noted_with_its_count(tmp_path: Path) -> None:
     """Issue #30. Oracle: the library's run on the small lab (three training questions, counted
-    by hand in tests/pipeline/small_corpus.py): each warned tuning note's sentence is a note."""
+    by hand in tests/pipeline/small_corpus.py): each warned tuning note's sentence is a note, the
+    reranker section's lambda's too."""
     lab = write_small_lab(tmp_path)
     result = run_pipeline(lab, RunSettings())
-    html = render_html(build_report(lab, created=WHEN, settings=RunSettings()))
+    rep = build_report(lab, created=WHEN, settings=RunSettings())
+    html = render_html(rep)
     sentences = [note.sentence for note in result.tuning if note.sentence]
     assert sentences and "3 training questions, fewer than 30" in sentences[-1]
     for sentence in sentences:
         assert f'<p class="note">{escape(sentence)}</p>' in html
+    # The reranker section's lambda, chosen on the two answerable training questions (t1, t2).
+    [lam] = rep["reranker"]["tuning"]
+    assert lam["name"] == "mmr_lambda" and lam["questions"] == 2
+    assert f'<p class="note">{escape(lam["sentence"])}</p>' in html

@@ -17,7 +17,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.report import SECTIONS, build_report
 from raglab.pipeline.report_check import validate_report
 from raglab.report.markdown import render_markdown
-from raglab.report.model import Table
+from raglab.report.model import Note, Table
 from raglab.report.sections import sections
 from raglab.run_settings import RunSettings
 from raglab.settings import RETRIEVERS
@@ -146,7 +146,8 @@ def test_a_value_tuned_on_few_questions_is_noted_with_its_count(
 ) -> None:
     """Issue #30. Oracle: the library's run on the small lab (three training questions, counted
     by hand in tests/pipeline/small_corpus.py): the report holds its tuning notes, passes its
-    own schema, and shows each warned note's sentence as a note; the handbook's default report
+    own schema, and shows each warned note's sentence as a note, in the end-to-end section and
+    for the lambda in the reranker section; the handbook's default report
     (50 training questions, nothing on an edge) shows none."""
     lab = write_small_lab(tmp_path)
     rep = build_report(lab, created=WHEN, settings=RunSettings())
@@ -158,4 +159,15 @@ def test_a_value_tuned_on_few_questions_is_noted_with_its_count(
     text = render_markdown(rep)
     for sentence in sentences:
         assert f"> **Note.** {sentence}" in text.splitlines()
+    # The reranker section's lambda, chosen on the two answerable training questions (t1, t2).
+    [lam] = rep["reranker"]["tuning"]
+    assert (lam["name"], lam["value"], lam["questions"]) == (
+        "mmr_lambda",
+        rep["reranker"]["chosen_lambda"],
+        2,
+    )
+    assert "few questions" in lam["warnings"]
+    [reranker] = [sec for sec in sections(rep) if sec.key == "reranker"]
+    assert Note(lam["sentence"]) in reranker.parts
+    assert f"> **Note.** {lam['sentence']}" in text.splitlines()
     assert "treat it with caution" not in markdown

@@ -20,6 +20,7 @@ from raglab.cli.options import add_setting_options, given_settings
 from raglab.corpus.questions import SPLITS
 from raglab.pipeline.end_to_end import plain_settings
 from raglab.pipeline.metric_table import METRICS
+from raglab.pipeline.resolve import lab_tuning
 from raglab.pipeline.retrieval import (
     choose_weight,
     neural_unavailable,
@@ -70,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
         )
         resolved = resolve(lab, base)
         n = len(lab.split(args.split, answerable=True))
+        # How far to trust each weight chosen on train (a given --weight was not chosen).
+        tuning = lab_tuning(lab, {"weight": chosen}) if base.weight is TUNED else ()
+        neural_tuning = () if neural_weight is None else lab_tuning(lab, {"weight": neural_weight})
     weight = chosen if base.weight is TUNED else float(base.weight)
     if args.json:
         print_json(
@@ -85,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
                 "rankers": table_data,
                 "neural_weight": neural_weight,
                 "unavailable": missing,
+                "tuning": [note.to_dict() for note in tuning],
+                "neural_tuning": [note.to_dict() for note in neural_tuning],
             }
         )
         return EXIT_OK
@@ -100,6 +106,12 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     out.print(table)
     out.print(f"Score fusion weight w = {weight:.2f} (chosen on train: {chosen:.2f})")
+    for note in tuning:
+        if note.sentence:
+            out.print(f"[yellow]{note.sentence}[/]")
     if neural_weight is not None:
         out.print(f"BM25 + neural score fusion weight w = {neural_weight:.2f} (chosen on train)")
+    for note in neural_tuning:
+        if note.sentence:
+            out.print(f"[yellow]BM25 + neural score fusion: {note.sentence}[/]")
     return EXIT_OK

@@ -25,6 +25,7 @@ from raglab.pipeline.exhibits.rerank import (
     reranker_summary,
 )
 from raglab.pipeline.metric_table import ORDER_METRICS
+from raglab.pipeline.resolve import lab_tuning
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import default, setting
 
@@ -63,6 +64,12 @@ def run(args: argparse.Namespace) -> int:
     model = reranker_summary(reranker, chosen)
     rows = rerank_rows(lab, reranker, lam)
     sweep = lambda_sweep(lab, reranker) if args.sweep else None
+    # Every value chosen on train here: a score fusion's weight (this command takes none), and
+    # the lambda the table's title names.
+    chosen_values = {"mmr_lambda": chosen}
+    if reranker.first_stage.weighted:
+        chosen_values["weight"] = float(reranker.first_stage.weight)
+    tuning = lab_tuning(lab, chosen_values)
     if args.json:
         print_json(
             {
@@ -74,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 "lambda": lam,
                 "train_chosen_lambda": chosen,
                 "rows": rows,
+                "tuning": [note.to_dict() for note in tuning],
                 **({"sweep": sweep} if sweep is not None else {}),
             }
         )
@@ -101,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
             *(f"{float(row[key]):.3f}" for key, _ in ORDER_METRICS),
         )
     out.print(table)
+    for note in tuning:
+        if note.sentence:
+            out.print(f"[yellow]{note.sentence}[/]")
     if sweep is not None:
         out.print(_sweep_table(sweep))
     return EXIT_OK

@@ -19,7 +19,7 @@ from raglab.pipeline.exhibits.rerank import rerank_rows
 from raglab.pipeline.gate import RECALL_K
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import choose_lambda, train_reranker
-from raglab.pipeline.resolve import resolve_read
+from raglab.pipeline.resolve import lab_tuning, resolve_read
 from raglab.pipeline.retrieval import (
     choose_weight,
     first_rank_rows,
@@ -205,6 +205,7 @@ def reranker_section(lab: Lab, settings: RunSettings, lam: float | None) -> dict
         "positives": reranker.positives,
         "chosen_lambda": chosen,
         "lambda": shown,
+        "tuning": [note.to_dict() for note in lab_tuning(lab, {"mmr_lambda": chosen})],
         "rows": rerank_rows(lab, reranker, shown),
     }
 

@@ -250,6 +250,8 @@ def reranker_section(report: Mapping[str, Any]) -> Section:
         f"({fmt(sec['positives'])} positive); {use}. MMR lambda {fmt(sec['lambda'], 2)} "
         f"(chosen on train: {fmt(sec['chosen_lambda'], 2)})."
     ]
+    # Reports written before the tuning notes lack them; a warned lambda gets its sentence.
+    parts.extend(Note(t["sentence"]) for t in sec.get("tuning", []) if t["sentence"])
     parts.append(
         make_table(
             "Learned weights (standardised features)",
