@@ -489,6 +489,34 @@ def test_an_author_query_finds_its_documents_with_authors_on_the_page(tmp_path: 
             assert sorted(ids[i] for i in top.indices) == ["2434", "2863", "3078"]
 
 
+def test_an_author_query_names_its_authors_when_a_is_chosen(tmp_path: Path) -> None:
+    """Issue #30. oracle: query 2 of query.text read by hand: its .W "I am interested in
+    articles written either by Prieve or Udo Pooch" and its .A lines "Prieve, B." and "Pooch,
+    U."; queries 1, 3 and 5 (the excerpt's other judged ones) have no .A. With A among the
+    fields, query 2's question adds "Authors: Prieve, B.; Pooch, U." as the pages write it, and
+    its three judged documents (whose .A hold both names) are BM25's best three; without A, no
+    question changes."""
+    wanted = "I am interested in articles written either by Prieve or Udo Pooch"
+    texts = {}
+    for fields in (("T", "W", "K"), ("T", "W", "K", "A")):
+        out = tmp_path / "-".join(fields)
+        import_glasgow(*cacm_files(), out, quiet=True, seed=SEED, fields=fields)
+        texts[fields] = {q["id"]: q["question"] for q in read_questions(out)}
+    plain, with_authors = texts[("T", "W", "K")], texts[("T", "W", "K", "A")]
+    assert plain["2"] == wanted
+    assert with_authors["2"] == f"{wanted} Authors: Prieve, B.; Pooch, U."
+    assert {k: v for k, v in with_authors.items() if k != "2"} == {
+        k: v for k, v in plain.items() if k != "2"
+    }
+    corpus = load_corpus(tmp_path / "T-W-K-A" / "pages")
+    ids = [p.id for p in corpus]
+    index = BM25Index(
+        [tokenize(p.text, stem=False, analyzer="raglab") for p in corpus], k1=1.2, b=0.75
+    )
+    top = index.search(tokenize(with_authors["2"], stem=False, analyzer="raglab"), k=3)
+    assert sorted(ids[i] for i in top.indices) == ["2434", "2863", "3078"]
+
+
 def test_control_characters_and_empty_records_in_any_file(tmp_path: Path) -> None:
     """oracle: the hand-made files read by hand: a NUL and a DEL in record 2's title (line 14,
     columns 5 and 11), a 0x19 in query 1 (line 4, column 1); an empty record 7 between documents

@@ -171,7 +171,7 @@ def register(sub: Any) -> None:
         help=f"which of {','.join(PAGE_FIELDS)} make the page text: T the heading, then W "
         "the text, A authors, K keywords, B the source note, in the order given "
         f"(default {','.join(DEFAULT_PAGE_FIELDS)}: title, text and subject keywords; "
-        "add A to answer queries that name authors)",
+        "add A to answer queries that name authors: a query's own .A is then added to it)",
     )
     glasgow.set_defaults(handler=run)
 

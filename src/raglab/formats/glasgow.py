@@ -43,7 +43,11 @@ Queries: with ``queries_by_position`` (the default) the qrels number queries 1, 
 position in the queries file (records skipped as empty not counted), not by their ``.I`` numbers
 (Cranfield's well-known quirk: its ``.I`` numbers run 1 to 365 with gaps); otherwise by ``.I``
 number. (CACM's ``.I`` numbers are its positions.) The question id is that number; its text is
-the ``.W`` field on one line (``.T`` when there is no ``.W``). Questions left with no relevant
+the ``.W`` field on one line (``.T`` when there is no ``.W``), and, when ``A`` is among the
+``fields``, the query's own ``.A`` after it as the pages have it ("Authors: Prieve, B.; Pooch,
+U.": :func:`query_text`). The rule mirrors the pages: a field chosen for the page text is the one
+a question may name, so an author on both sides can match; without ``A`` (the default) no
+question changes, and Cranfield's queries have no ``.A``. Questions left with no relevant
 page are skipped and counted; the rest are split by :func:`seeded_split`. Splits, the output
 folder and the all-or-nothing writing work as in :mod:`raglab.formats.beir`.
 """
@@ -387,6 +391,15 @@ def page_part(doc: GlasgowRecord, letter: str) -> str:
     return f"{_FIELD_LABELS[letter]}: {value}" if value else ""
 
 
+def query_text(query: GlasgowRecord, fields: Sequence[str]) -> str:
+    """A query's question on one line: its ``.W`` (``.T`` without one), then, with ``A`` among
+    ``fields``, its authors as :func:`page_part` writes them on a page (CACM's queries 2, 31
+    and six others name the authors they want in an ``.A``); "" when it has no text."""
+    text = one_line(query.text("W") or query.text("T"))
+    authors = page_part(query, "A") if "A" in fields else ""
+    return f"{text} {authors}" if text and authors else text
+
+
 def import_glasgow(
     docs_file: str | Path,
     queries_file: str | Path,
@@ -441,7 +454,7 @@ def import_glasgow(
     )
     texts: dict[int, str] = {}
     for key, query in numbered.items():
-        text = one_line(query.text("W") or query.text("T"))
+        text = query_text(query, fields)
         if not text:
             problems.append(
                 Problem(str(queries_file), "query has no text", query.line, ".W", str(key))
