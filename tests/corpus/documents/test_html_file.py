@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from raglab.corpus.documents.html_file import read_html
+from raglab.corpus.pages import load_corpus
+from raglab.corpus.questions import parse_questions
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Cafe\u0301 pumps</title>
@@ -61,3 +64,39 @@ def test_an_articles_own_header_is_content(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert read_html(path).text == "# Post title\n\nBy Ann\n\nBody.\n\nTags: pumps\n"
+
+
+def test_pre_keeps_its_line_breaks_and_indentation(tmp_path: Path) -> None:
+    """Issue #30. Oracle: the ``pre`` below written by hand, as a browser shows it (its first
+    newline dropped, as HTML says): each line and its indentation kept, inside a code fence so
+    its ``# comment`` is no heading; a passage of two indented lines is found at offsets that
+    give it back exactly, and the paragraphs around stay collapsed."""
+    code = (
+        "def pump(rate):\n"
+        "    # litres a minute\n"
+        "    if rate &gt; 10:\n"
+        "        return   'fast'\n"
+        "\n"
+        "\treturn 'slow'   \n"
+    )
+    path = tmp_path / "code.html"
+    path.write_text(
+        "<html><body><h1>Pumps</h1><p>Call   it\nlike this:</p>"
+        f'<pre>\n<code class="python">{code}</code>```\ndone<br>now</pre><p>End.</p></body></html>',
+        encoding="utf-8",
+    )
+    text = read_html(path).text
+    assert text == (
+        "# Pumps\n\nCall it like this:\n\n```\ndef pump(rate):\n    # litres a minute\n"
+        "    if rate > 10:\n        return   'fast'\n\n\treturn 'slow'\n\\```\ndone\nnow\n```"
+        "\n\nEnd.\n"
+    )
+    corpus = load_corpus(tmp_path)
+    (page,) = corpus
+    assert [s.heading for s in page.sections] == ["Pumps"]
+    answer = "if rate > 10:\n        return   'fast'"
+    lines = [
+        json.dumps({"id": "q", "split": "test", "kind": "k", "question": "?", "answer": answer})
+    ]
+    (span,) = parse_questions(lines, corpus=corpus).questions[0].spans
+    assert page.text[span.start : span.end] == answer

@@ -6,6 +6,10 @@ level a corpus page splits at) and each paragraph as its own block, separated by
 the heading chunker and sentence packing cut a document exactly as they cut a Markdown page. A
 paragraph line that would read as a heading, a code fence or front matter gets a ``\\`` in front.
 Text is NFC with the typographic ligatures (ﬁ, ﬂ, ...) spelled out and control characters gone.
+A preformatted block (HTML's ``<pre>``) keeps its line breaks, indentation and blank lines: it is
+written as a fenced code block, as a Markdown page holds code, so a ``#`` line in it is no
+heading; only what must is normalised (NFC, ligatures, control characters, line ends, trailing
+spaces, blank lines at its ends, and a ``\\`` before a line that would close the fence).
 """
 
 from __future__ import annotations
@@ -22,15 +26,19 @@ _LIGATURE = re.compile("[\ufb00-\ufb06]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MARKUP_START = re.compile(r"^(#|```|~~~|---)", re.MULTILINE)
 _SPACES = re.compile(r"[ \t\u00a0]+")
+_FENCE_START = re.compile(r"^(```|~~~)", re.MULTILINE)
 MAX_LEVEL = 3
+FENCE = "```"
 
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """A heading (``level`` 1-6) or a paragraph (``level`` 0) of a document."""
+    """A heading (``level`` 1-6) or a paragraph (``level`` 0) of a document; ``pre``: a
+    paragraph whose line breaks and spaces are its content (code, a terminal session)."""
 
     text: str
     level: int = 0
+    pre: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +55,41 @@ class DocumentError(ValueError):
     """A file that cannot be read as its kind says (encrypted, damaged); the message is the reason."""
 
 
+def _normalised(text: str) -> str:
+    """NFC, ligatures spelled out, control characters dropped, line ends made ``\\n``."""
+    text = _LIGATURE.sub(lambda m: _LIGATURES[m.group()], unicodedata.normalize("NFC", text))
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 def clean(text: str) -> str:
     """NFC, ligatures spelled out, control characters and runs of spaces dropped, lines stripped."""
-    text = _LIGATURE.sub(lambda m: _LIGATURES[m.group()], unicodedata.normalize("NFC", text))
-    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    return "\n".join(_SPACES.sub(" ", line).strip() for line in _normalised(text).split("\n"))
+
+
+def code_block(text: str) -> str:
+    """A preformatted block as a fenced code block: lines, indentation and inner blank lines
+    kept, trailing spaces and blank lines at either end dropped, a line opening with a fence
+    escaped by a ``\\``; "" when nothing is left."""
+    lines = [line.rstrip() for line in _normalised(text).split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    if not lines:
+        return ""
+    body = _FENCE_START.sub(r"\\\1", "\n".join(lines))
+    return f"{FENCE}\n{body}\n{FENCE}"
 
 
 def assemble(blocks: list[Block]) -> str:
     """The page text of ``blocks``: ``#`` heading lines and paragraphs, blank-line separated."""
     parts: list[str] = []
     for block in blocks:
+        if block.pre:
+            code = code_block(block.text)
+            if code:
+                parts.append(code)
+            continue
         text = clean(block.text)
         if block.level:
             heading = " ".join(text.split())

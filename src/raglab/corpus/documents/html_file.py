@@ -4,8 +4,10 @@ The stdlib ``html.parser`` backend is used (no C library needed; it is forgiving
 markup). ``script``, ``style``, ``nav`` and other non-content elements are dropped, and so are
 the page's ``header`` and ``footer`` (not those of an ``article``, ``section`` or ``main``);
 ``h1``-``h6`` become headings; every block element (paragraph, list item, table cell, ...) its
-own paragraph. The title is the ``<title>`` element, else the first ``h1``. The encoding comes
-from the bytes (a BOM, ``<meta charset>``, else a guess by Beautiful Soup).
+own paragraph. A ``pre`` element (with the ``code`` in it) keeps its line breaks and
+indentation, as a fenced code block (:func:`~raglab.corpus.documents.blocks.code_block`). The
+title is the ``<title>`` element, else the first ``h1``. The encoding comes from the bytes (a
+BOM, ``<meta charset>``, else a guess by Beautiful Soup).
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ def _walk(node: Any, blocks: list[Block], buf: list[str], in_content: bool = Fal
             if name in DROPPED or (name in _PAGE_FURNITURE and not in_content):
                 continue
             inner = in_content or name in _CONTENT
-            if name in _HEADINGS:
+            if name == "pre":
+                _flush(blocks, buf)
+                blocks.append(Block(_pre_text(child), pre=True))
+            elif name in _HEADINGS:
                 _flush(blocks, buf)
                 blocks.append(Block(child.get_text(" "), _HEADINGS[name]))
             elif name in _BLOCKS:
@@ -51,6 +56,23 @@ def _walk(node: Any, blocks: list[Block], buf: list[str], in_content: bool = Fal
                 _walk(child, blocks, buf, inner)
         elif isinstance(child, NavigableString) and not isinstance(child, PreformattedString):
             buf.append(str(child))  # comments, doctypes and CDATA are preformatted strings
+
+
+def _pre_text(node: Any) -> str:
+    """The text of a ``pre`` element as written, whitespace kept (``br`` a line break)."""
+    from bs4.element import NavigableString, PreformattedString, Tag
+
+    out: list[str] = []
+    for child in node.children:
+        if isinstance(child, Tag):
+            name = child.name.lower()
+            if name == "br":
+                out.append("\n")
+            elif name not in DROPPED:
+                out.append(_pre_text(child))
+        elif isinstance(child, NavigableString) and not isinstance(child, PreformattedString):
+            out.append(str(child))
+    return "".join(out)
 
 
 def _flush(blocks: list[Block], buf: list[str]) -> None:
