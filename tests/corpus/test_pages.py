@@ -241,6 +241,76 @@ def test_strict_refuses_unknown_keys_naming_file_line_and_key(tmp_path: Path) ->
     assert "unknown front-matter field" in info.value.problems[0].message
 
 
+# A Hugo page: TOML front matter between '+++' lines, with a table of its own parameters.
+HUGO_PAGE = """+++
+title = "Cold weather"
+updated = 2025-02-01T09:30:00Z
+status = "superseded"
+draft = false
+tags = ["winter", "batteries"]
+
+[params]
+  math = true
++++
+# Cold weather
+
+Batteries drain faster.
+"""
+
+
+def test_toml_front_matter_is_read_like_yaml_front_matter(tmp_path: Path) -> None:
+    """Issue #30. Oracle: HUGO_PAGE read by hand: the known keys used (the date-time's day as the
+    page's date), the others kept as metadata, a table's keys dotted; the text starts after the
+    closing '+++' (line 10), and the corpus gives its one summary line for the unknown keys."""
+    page = parse_page(HUGO_PAGE, stem="cold", source="cold.md")
+    assert (page.id, page.title, page.updated, page.status) == (
+        "cold",
+        "Cold weather",
+        date(2025, 2, 1),
+        "superseded",
+    )
+    assert page.meta == {"draft": "false", "tags": "winter, batteries", "params.math": "true"}
+    assert page.first_line == 11 and page.text == HUGO_PAGE.split("+++\n", 2)[2]
+    (tmp_path / "cold.md").write_text(HUGO_PAGE, encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert corpus.warnings == (
+        Problem(
+            str(tmp_path),
+            "1 page carries front-matter keys RAG lab does not use (draft, params.math, tags): "
+            "kept as metadata (--strict refuses them)",
+        ),
+    )
+    with pytest.raises(InputError) as info:
+        load_corpus(tmp_path, strict=True)
+    where = [(p.line, p.field) for p in info.value.problems]
+    assert where == [(5, "draft"), (6, "tags"), (9, "params.math")]
+
+
+@pytest.mark.parametrize(
+    ("front", "line", "reason"),
+    [
+        ('title = "A"\ntags = [\n', 3, "TOML front matter does not parse"),
+        ('title = "A"\ntitle = "B"\n', 3, "TOML front matter does not parse"),
+        ('updated = "Feb 1"\n', 2, "not an ISO date"),
+        ('title = "A"\n', 1, "front matter opened with '+++' is never closed"),
+    ],
+)
+def test_bad_toml_front_matter_names_file_and_line(
+    tmp_path: Path, front: str, line: int, reason: str
+) -> None:
+    """Issue #30. Oracle: each front matter read by hand (the '+++' is line 1): an unclosed
+    list is left open at its line 3 (TOML: "at end of document"), a key given twice is refused by TOML at its second line, a
+    date that is no ISO date is named at its key's line; without a closing '+++' line 1."""
+    closing = "" if "never closed" in reason else "+++\n"
+    (tmp_path / "bad.md").write_text(f"+++\n{front}{closing}# Bad\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_corpus(tmp_path)
+    (problem,) = info.value.problems
+    assert (problem.file, problem.line) == (str(tmp_path / "bad.md"), line)
+    assert problem.message.startswith(reason)
+    assert "Traceback" not in str(info.value)
+
+
 # Pages saved by other editors. The oracle for each page's text is Python's own codec applied to
 # the bytes written.
 FRENCH = "# Café\n\nLe café est très chaud. La réparation coûte cher à Genève.\n"

@@ -1,7 +1,9 @@
 """Reading a corpus: a folder of Markdown or plain-text pages.
 
 A Markdown page may open with front matter between ``---`` lines holding ``id``, ``title``,
-``updated`` (ISO date), ``status`` (``current`` or ``superseded``) and ``supersedes`` (a page id).
+``updated`` (ISO date), ``status`` (``current`` or ``superseded``) and ``supersedes`` (a page id),
+or with Hugo's TOML front matter between ``+++`` lines holding the same keys (read by
+:mod:`tomllib`; a table's keys are kept dotted, ``params.math``).
 Missing fields get defaults: the id from the file name, the title from the first ``#`` heading
 (else from the file name), no date, status current. Headings ``#``, ``##`` and ``###`` divide the
 page into sections; every section is a character span of the page text (the text after the front
@@ -18,9 +20,10 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import re
+import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -36,6 +39,9 @@ PAGE_SUFFIXES = (".md", ".txt")
 CORPUS_SUFFIXES = PAGE_SUFFIXES + DOCUMENT_SUFFIXES
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
+# tomllib's error messages end with "(at line N, column M)", N counted in the TOML text, or
+# "(at end of document)".
+_TOML_WHERE = re.compile(r"\s*\(at (?:line (\d+), column \d+|end of document)\)")
 _WORD = re.compile(r"\w")
 _HEAD = 1 << 16
 # C0 controls and DEL, less tab, line feed, form feed and carriage return: bytes a text page
@@ -170,7 +176,8 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>", strict: bool = 
 
     A front-matter key other than ``id``, ``title``, ``updated``, ``status`` and ``supersedes`` is
     kept in :attr:`Page.meta` (its indented or ``- item`` lines joined to its value);
-    ``strict=True`` refuses it instead.
+    ``strict=True`` refuses it instead. Front matter between ``+++`` lines is TOML (Hugo's),
+    read the same way: TOML that does not parse is a problem naming its line.
     """
     problems: list[Problem] = []
     meta: dict[str, tuple[str, int]] = {}
@@ -182,14 +189,23 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>", strict: bool = 
     lines = raw[:_HEAD].splitlines(keepends=True)
     if len(raw) > _HEAD and lines:
         lines.pop()  # may be cut mid-line
+    fence = lines[0].strip() if lines and lines[0].strip() in ("---", "+++") else None
     if (
-        lines
-        and lines[0].strip() == "---"
+        fence is not None
         and len(raw) > _HEAD
-        and not any(line.strip() == "---" for line in lines[1:])
+        and not any(line.strip() == fence for line in lines[1:])
     ):
         lines = raw.splitlines(keepends=True)
-    if lines and lines[0].strip() == "---":
+    if fence == "+++":
+        # Hugo's TOML front matter: read with the standard library's TOML parser.
+        closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "+++"), None)
+        if closing is None:
+            problems.append(Problem(source, "front matter opened with '+++' is never closed", 1))
+        else:
+            _toml_front_matter(lines[1:closing], source, strict, meta, extra, problems)
+            text = raw[sum(len(line) for line in lines[: closing + 1]) :]
+            first_line = closing + 2
+    elif fence == "---":
         closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
         if closing is None:
             problems.append(Problem(source, "front matter opened with '---' is never closed", 1))
@@ -299,6 +315,68 @@ def parse_page(raw: str, *, stem: str, source: str = "<string>", strict: bool = 
         first_line=first_line,
         meta={key: " ".join(parts) for key, parts in extra.items()},
     )
+
+
+def _toml_front_matter(
+    lines: list[str],
+    source: str,
+    strict: bool,
+    meta: dict[str, tuple[str, int]],
+    extra: dict[str, list[str]],
+    problems: list[Problem],
+) -> None:
+    """Read TOML front matter ``lines`` (those between the ``+++`` lines, the first being line 2
+    of the file) into ``meta`` (known key -> (value, line)) and ``extra`` (other keys, a table's
+    keys dotted: ``params.math``), as the ``---`` front matter is read. A date is written in ISO
+    form, a list as its items joined by ", "; TOML that does not parse is one problem naming its
+    line."""
+    try:
+        data = tomllib.loads("".join(lines))
+    except tomllib.TOMLDecodeError as exc:
+        where = _TOML_WHERE.search(str(exc))
+        reason = _TOML_WHERE.sub("", str(exc)).strip()
+        # At the end: the last line of the front matter, where a value was left open.
+        line = int(where.group(1)) + 1 if where and where.group(1) else len(lines) + 1
+        problems.append(Problem(source, f"TOML front matter does not parse: {reason}", line))
+        return
+    for key, value in _toml_items(data):
+        line = _toml_key_line(lines, key.rpartition(".")[2])
+        if key in FRONT_MATTER_FIELDS:
+            if key == "updated" and isinstance(value, datetime):
+                value = value.date()  # the page's date; its time of day is not used
+            meta[key] = (_toml_text(value), line)
+        elif strict:
+            problems.append(
+                Problem(
+                    source, f"unknown front-matter field (expected one of {_FIELD_LIST})", line, key
+                )
+            )
+        else:
+            extra[key] = [_toml_text(value)]
+
+
+def _toml_items(data: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, object]]:
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            yield from _toml_items(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _toml_text(value: object) -> str:
+    if isinstance(value, date):  # a TOML date or date-time (datetime is a date)
+        return value.isoformat()
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ", ".join(_toml_text(v) for v in value)
+    return str(value)
+
+
+def _toml_key_line(lines: list[str], key: str) -> int:
+    """The file line (the ``+++`` being line 1) where ``key`` is set, else the first line."""
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    return next((i + 2 for i, line in enumerate(lines) if pattern.match(line)), 2)
 
 
 def _decode(data: bytes, source: str, encoding: str | None) -> tuple[str | None, Problem | None]:
