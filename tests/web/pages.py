@@ -23,6 +23,35 @@ STAGE_NAMES = {
 }
 
 
+#: For each element: its box, and the first box around it that clips it or scrolls past it.
+OUT_OF_VIEW = """(nodes) => nodes.flatMap((node) => {
+  const r = node.getBoundingClientRect();
+  const name = node.getAttribute("aria-label") || node.getAttribute("class") || node.tagName;
+  const text = (node.textContent || "").trim().slice(0, 40);
+  const what = `${name} "${text}"`;
+  if (r.left < -0.5 || r.right > window.innerWidth + 0.5) {
+    return [`${what}: ${r.left.toFixed(1)} to ${r.right.toFixed(1)}, outside the viewport`];
+  }
+  for (let box = node.parentElement; box && box !== document.body; box = box.parentElement) {
+    const b = box.getBoundingClientRect();
+    const clips = getComputedStyle(box).overflowX !== "visible";
+    if (clips && (r.left < b.left - 0.5 || r.right > b.right + 0.5)) {
+      return [`${what}: ${r.left.toFixed(1)} to ${r.right.toFixed(1)}, outside its box ${box.id || box.className}`];
+    }
+    if (clips && box.scrollWidth > box.clientWidth + 1) {
+      return [`${what}: its box ${box.id || box.className} scrolls sideways (${box.scrollWidth} > ${box.clientWidth})`];
+    }
+  }
+  return [];
+})"""
+
+
+def out_of_view(page: Page, selector: str) -> list[str]:
+    """Each element of ``selector`` outside the viewport or a box that clips or scrolls it."""
+    found: list[str] = page.locator(selector).evaluate_all(OUT_OF_VIEW)
+    return found
+
+
 def opener(browser: Browser, base: str) -> Iterator[Opener]:
     """Yield ``open(viewport)``, which opens ``base`` in a fresh context; on exit close every
     context and assert the pages reported no error."""

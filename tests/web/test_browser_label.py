@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,16 +28,15 @@ from raglab.corpus.pages import load_corpus
 from raglab.corpus.questions import load_questions
 from tests.labelling_corpus import PAGES, SHARED, write_corpus
 from tests.web.conftest import REPO, free_port
+from tests.web.pages import LAPTOP, PHONE, opener, out_of_view
 
 expect.set_options(timeout=15_000)
 
 
-@pytest.fixture
-def label_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
-    """``raglab label`` on a free port over a fresh corpus and a questions file not yet made:
-    yields its address, the corpus folder and the file."""
-    corpus = write_corpus(tmp_path / "pages")
-    questions = tmp_path / "questions.jsonl"
+@contextmanager
+def serve_label(corpus: Path, questions: Path) -> Iterator[str]:
+    """``raglab label`` on a free port over the folder ``corpus``, writing ``questions``: yields
+    its address once it answers, and stops it on exit."""
     port = free_port()
     command = [sys.executable, "-m", "raglab", "label", "--corpus", str(corpus)]
     process = subprocess.Popen(
@@ -57,10 +57,20 @@ def label_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 assert time.monotonic() < deadline, "raglab label did not answer"
                 time.sleep(0.2)
-        yield base, corpus, questions
+        yield base
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def label_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    """``raglab label`` on a free port over a fresh corpus and a questions file not yet made:
+    yields its address, the corpus folder and the file."""
+    corpus = write_corpus(tmp_path / "pages")
+    questions = tmp_path / "questions.jsonl"
+    with serve_label(corpus, questions) as base:
+        yield base, corpus, questions
 
 
 def search(page: Page, query: str, best: str) -> None:
@@ -209,3 +219,103 @@ def test_label_reload_edit_delete_then_validate_and_run(
     assert main(["validate", *data]) == 0
     assert main(["run", *data]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.browser
+def test_label_on_a_phone_by_keyboard(
+    browser: Browser, label_server: tuple[str, Path, Path]
+) -> None:
+    """Issue #30. At 390 x 844: search, open the hit, select a passage by keyboard, type the
+    question and save; the file holds the passage at its offset (oracle: ``str.index`` in
+    tests/labelling_corpus.py's page), and every control and every cell of the question list
+    lies inside the viewport, with no box scrolling sideways (the page's own geometry)."""
+    base, corpus_dir, path = label_server
+    with contextmanager(opener)(browser, base.rstrip("/")) as open_page:
+        page = open_page(PHONE)
+        page.focus("#search-q")
+        page.keyboard.type("grease")
+        page.keyboard.press("Enter")
+        expect(page.locator("#search-results button").first).to_have_text("Cold weather")
+        page.keyboard.press("Tab")  # the search button
+        page.keyboard.press("Tab")  # the first hit
+        page.keyboard.press("Enter")
+        expect(page.locator("#page-title")).to_have_text("Cold weather")
+        grease = PAGES["gamma"].index("The grease stiffens")
+        select_by_keys(page, grease, len("The grease stiffens"))
+        expect(page.locator("#selection")).to_have_text("The grease stiffens")
+        page.keyboard.press("Tab")
+        page.keyboard.type("What happens to the grease in the cold?")
+        page.keyboard.press("Control+Enter")
+        save_and_expect(page, 1)
+        controls = (
+            "#label-file, #search-q, #search-results button, #page-text, #q-question, #q-kind, #q-split, "
+            "#q-save, #question-list th, #question-list td, #question-list button, "
+            "#label-counts th, #label-counts td"
+        )
+        assert out_of_view(page, controls) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    loaded = load_questions(path, corpus=load_corpus(corpus_dir))
+    assert [(s.page_id, s.start) for s in loaded.by_id("q1").spans] == [("gamma", grease)]
+
+
+@pytest.mark.browser
+def test_edit_a_question_labelled_by_pages(browser: Browser, tmp_path: Path) -> None:
+    """Issue #30. A file with two questions labelled by relevant pages (one a list, one graded,
+    as imported collections write them): the first is edited in Chromium (question, kind,
+    split, and its pages: one typed, the open page added with the button), the second's grade
+    changed; the file read back holds exactly those edits (oracle: the records written by hand
+    here) and passes ``load_questions``, the checks ``raglab validate`` makes. A line that is
+    neither an id nor an id and a grade is refused on the page, and nothing is written."""
+    corpus_dir = write_corpus(tmp_path / "pages")
+    path = tmp_path / "questions.jsonl"
+    listed = {"id": "c1", "split": "train", "kind": "glasgow", "question": "Packing?"}
+    graded = {"id": "c2", "split": "test", "kind": "glasgow", "question": "Cold?"}
+    path.write_text(
+        f"{json.dumps({**listed, 'pages': ['alpha']})}\n"
+        f"{json.dumps({**graded, 'pages': {'gamma': 2}})}\n",
+        encoding="utf-8",
+    )
+    with (
+        serve_label(corpus_dir, path) as base,
+        contextmanager(opener)(browser, base.rstrip("/")) as open_page,
+    ):
+        page = open_page(LAPTOP)
+        expect(page.locator("#question-list tr[data-id='c1'] td.answer")).to_have_text(
+            "relevant pages: alpha"
+        )
+        page.click("button[aria-label='Edit c1']")
+        expect(page.locator("#q-pages")).to_have_value("alpha")
+        expect(page.locator("#q-none")).to_be_hidden()
+        page.fill("#q-question", "How is a unit packed?")
+        page.select_option("#q-kind", "paraphrase")
+        page.select_option("#q-split", "test")
+        page.fill("#q-pages", "alpha\nbeta\n")
+        search(page, "PS-1210", "Batteries")
+        page.click("#search-results button >> text=Batteries")
+        expect(page.locator("#page-title")).to_have_text("Batteries")
+        page.click("#q-add-page")
+        expect(page.locator("#q-pages")).to_have_value("alpha\nbeta\ndelta")
+        page.click("#q-save")
+        save_and_expect(page, 2)
+        expect(page.locator("#q-pages-box")).to_be_hidden()
+
+        page.click("button[aria-label='Edit c2']")
+        expect(page.locator("#q-pages")).to_have_value("gamma 2")
+        before = path.read_bytes()
+        page.fill("#q-pages", "gamma two")
+        page.click("#q-save")
+        expect(page.locator("#label-status")).to_have_class("bad")
+        expect(page.locator("#label-status")).to_contain_text("Relevant pages, line 1")
+        assert path.read_bytes() == before
+        page.fill("#q-pages", "gamma 1\ndelta 3")
+        page.click("#q-save")
+        save_and_expect(page, 2)
+
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert lines == [
+        {"id": "c1", "split": "test", "kind": "paraphrase", "question": "How is a unit packed?",
+         "pages": ["alpha", "beta", "delta"]},
+        {**graded, "pages": {"gamma": 1, "delta": 3}},
+    ]  # fmt: skip
+    loaded = load_questions(path, corpus=load_corpus(corpus_dir))
+    assert loaded.by_id("c1").pages == {"alpha": 1, "beta": 1, "delta": 1}

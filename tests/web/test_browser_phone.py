@@ -11,44 +11,17 @@ size and its best cell; the page's own geometry for the rest.
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from raglab.pipeline.exhibits.bm25 import grid_view
 from raglab.pipeline.lab import Lab
-from tests.web.pages import PHONE, Opener
+from tests.web.pages import PHONE, Opener, out_of_view
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
 
 # The smallest font a formula may be scaled to, in CSS pixels (the body text is 16 px).
 MIN_FORMULA_PX = 12.0
-
-# For each element: its box, and the first box around it that clips it or scrolls past it.
-OUT_OF_VIEW = """(nodes) => nodes.flatMap((node) => {
-  const r = node.getBoundingClientRect();
-  const name = node.getAttribute("aria-label") || node.getAttribute("class") || node.tagName;
-  const text = (node.textContent || "").trim().slice(0, 40);
-  const what = `${name} "${text}"`;
-  if (r.left < -0.5 || r.right > window.innerWidth + 0.5) {
-    return [`${what}: ${r.left.toFixed(1)} to ${r.right.toFixed(1)}, outside the viewport`];
-  }
-  for (let box = node.parentElement; box && box !== document.body; box = box.parentElement) {
-    const b = box.getBoundingClientRect();
-    const clips = getComputedStyle(box).overflowX !== "visible";
-    if (clips && (r.left < b.left - 0.5 || r.right > b.right + 0.5)) {
-      return [`${what}: ${r.left.toFixed(1)} to ${r.right.toFixed(1)}, outside its box ${box.id || box.className}`];
-    }
-    if (clips && box.scrollWidth > box.clientWidth + 1) {
-      return [`${what}: its box ${box.id || box.className} scrolls sideways (${box.scrollWidth} > ${box.clientWidth})`];
-    }
-  }
-  return [];
-})"""
-
-
-def out_of_view(page: Page, selector: str) -> list[str]:
-    found: list[str] = page.locator(selector).evaluate_all(OUT_OF_VIEW)
-    return found
 
 
 def test_the_grid_and_the_term_tables_fit_a_phone(open_page: Opener, lab: Lab) -> None:

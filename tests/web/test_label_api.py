@@ -194,3 +194,50 @@ def test_a_file_that_cannot_be_written_is_500_and_nothing_changes(tmp_path: Path
     assert response.status_code == 500
     assert response.json()["detail"].endswith("does not exist")
     assert send(app, "GET", "/api/label/questions").json()["total"] == 0
+
+
+def test_a_question_labelled_by_pages_is_edited_through_the_checked_save(tmp_path: Path) -> None:
+    """Issue #30. A question labelled by relevant pages (an imported collection's) is edited:
+    its text, kind, split and pages list (kept a list, or graded) are written, and the file
+    read back by ``load_questions`` (``raglab validate``'s checks) has them; a page not in the
+    corpus, or both a passage and pages, is 422 and leaves the file as it was."""
+    corpus = load_corpus(write_corpus(tmp_path / "pages"))
+    path = tmp_path / "q.jsonl"
+    listed = {"id": "c1", "split": "train", "kind": "glasgow", "question": "Packing?"}
+    graded = {"id": "c2", "split": "test", "kind": "glasgow", "question": "Cold?"}
+    path.write_text(
+        json.dumps({**listed, "pages": ["alpha"]})
+        + "\n"
+        + json.dumps({**graded, "pages": {"gamma": 2}})
+        + "\n",
+        encoding="utf-8",
+    )
+    app = create_label_app(corpus, path)
+    body = {"question": "How is a unit packed?", "kind": "paraphrase", "split": "test"}
+    response = send(
+        app, "PUT", "/api/label/questions/c1", json={**body, "pages": ["alpha", "beta"]}
+    )
+    assert response.status_code == 200, response.text
+    response = send(
+        app, "PUT", "/api/label/questions/c2", json={**graded, "pages": {"gamma": 1, "delta": 3}}
+    )
+    assert response.status_code == 200, response.text
+    lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert lines == [
+        {"id": "c1", "split": "test", "kind": "paraphrase", "question": "How is a unit packed?",
+         "pages": ["alpha", "beta"]},
+        {**graded, "pages": {"gamma": 1, "delta": 3}},
+    ]  # fmt: skip
+    loaded = load_questions(path, corpus=corpus)
+    assert loaded.by_id("c1").pages == {"alpha": 1, "beta": 1}
+    assert loaded.by_id("c2").pages == {"gamma": 1, "delta": 3}
+    before = path.read_bytes()
+    for bad, reason in (
+        ({"pages": ["alpha", "nowhere"]}, "names pages not in the corpus: nowhere"),
+        ({"pages": []}, "name at least one relevant page"),
+        ({"pages": {"alpha": 0}}, "whole number of 1 or more"),
+        ({"pages": ["alpha"], **span("beta", "Couriers")}, "not both"),
+    ):
+        response = send(app, "PUT", "/api/label/questions/c1", json={**body, **bad})
+        assert response.status_code == 422 and reason in response.json()["detail"]
+    assert path.read_bytes() == before

@@ -4,7 +4,9 @@ The questions file stays the JSON Lines format :mod:`raglab.corpus.questions` re
 made from what a labeller picked: a page and a character range of its text (the answer passage,
 copied from the page, its surrounding whitespace dropped, with ``page`` and ``start`` written so an
 answer found on several pages or twice on one page names the occurrence meant), or no passage (a
-question the documents cannot answer, ``answer: null``). Every save checks the whole resulting
+question the documents cannot answer, ``answer: null``), or, for a question labelled by relevant
+pages (an imported collection's), the list of those pages (``pages``: ids, or ids to grades).
+Every save checks the whole resulting
 file with :func:`~raglab.corpus.questions.parse_questions`, the checks ``raglab validate`` makes,
 and only then replaces the file atomically (:func:`~raglab.base.files.atomic_write_text`), so a
 refused or interrupted save leaves the previous file whole.
@@ -77,16 +79,22 @@ def make_record(
     page: str | None = None,
     start: int | None = None,
     end: int | None = None,
+    pages: Sequence[str] | Mapping[str, int] | None = None,
 ) -> Record:
     """One line of the questions file, fields in :data:`QUESTION_FIELDS` order. ``page`` with
-    ``start`` and ``end``: the answer is that range of the page (:func:`passage`); no ``page``:
-    the documents cannot answer (``answer: null``). ``split=None``: :func:`assign_split`."""
+    ``start`` and ``end``: the answer is that range of the page (:func:`passage`); ``pages``:
+    the question is labelled by these relevant pages (a list of ids, or ids to grades of 1 or
+    more, written as given); neither: the documents cannot answer (``answer: null``).
+    ``split=None``: :func:`assign_split`. ``ValueError`` names the field at fault."""
     record: Record = {
         "id": question_id,
         "split": split or assign_split(question_id),
         "kind": kind,
         "question": question,
     }
+    if pages is not None:
+        record["pages"] = relevant_pages(corpus, pages, with_passage=page is not None)
+        return record
     if page is None:
         record["answer"] = None
         return record
@@ -95,6 +103,30 @@ def make_record(
     answer, at = passage(corpus, page, start, end)
     record.update(answer=answer, page=page, start=at)
     return {k: record[k] for k in QUESTION_FIELDS if k in record}
+
+
+def relevant_pages(
+    corpus: Corpus, pages: Sequence[str] | Mapping[str, int], *, with_passage: bool = False
+) -> list[str] | dict[str, int]:
+    """``pages`` checked as a question's relevant pages: one or more, each a page of ``corpus``
+    named once, each grade a whole number of 1 or more; ``ValueError`` otherwise (and when
+    ``with_passage``: a question has an answer passage or relevant pages, not both)."""
+    if with_passage:
+        raise ValueError("pages: give either an answer passage or relevant pages, not both")
+    ids = list(pages)
+    if not ids:
+        raise ValueError("pages: name at least one relevant page")
+    if len(set(ids)) != len(ids):
+        raise ValueError("pages: a page is named twice")
+    missing = [p for p in ids if p not in corpus]
+    if missing:
+        raise ValueError(f"pages: names pages not in the corpus: {', '.join(missing[:5])}")
+    if not isinstance(pages, Mapping):
+        return ids
+    grades = dict(pages)
+    if any(isinstance(g, bool) or not isinstance(g, int) or g < 1 for g in grades.values()):
+        raise ValueError("pages: each grade must be a whole number of 1 or more")
+    return grades
 
 
 def read_records(path: str | Path, corpus: Corpus) -> list[Record]:
@@ -156,5 +188,6 @@ __all__ = [
     "passage",
     "problem_text",
     "read_records",
+    "relevant_pages",
     "save_records",
 ]

@@ -3,7 +3,8 @@
 ``create_label_app(corpus, path)`` serves ``/`` (the labelling page, ``static/label.html``) and
 ``/api/label/...``: ``meta`` (kinds and splits), ``pages?q=`` (BM25 over the pages), ``page/{id}``
 (its title and text, the text every chunker cuts), and ``questions`` (GET the list and the counts
-per split and kind; POST a new one; PUT and DELETE ``questions/{id}``). A write checks the whole
+per split and kind; POST a new one; PUT and DELETE ``questions/{id}``; a question labelled by
+relevant pages is edited with its ``pages`` list). A write checks the whole
 resulting file as ``raglab validate`` does and replaces it atomically
 (:func:`raglab.corpus.labelling.save_records`); a refused write is answered 422 with the checks'
 message and leaves the file untouched, and a file that cannot be written (its folder gone, a full
@@ -47,8 +48,9 @@ SEARCH_LIMIT = 50
 
 
 class QuestionIn(BaseModel):
-    """A question as the page sends it: no ``page`` means the documents cannot answer it;
-    ``start`` and ``end`` are character offsets into the page's text (code points)."""
+    """A question as the page sends it: ``page`` with ``start`` and ``end`` (character offsets
+    into the page's text, code points) is its answer passage; ``pages`` its relevant pages
+    instead (a list of ids, or ids to grades); neither means the documents cannot answer it."""
 
     id: str | None = Field(default=None, min_length=1, max_length=200)
     question: str = Field(min_length=1, max_length=4000)
@@ -57,6 +59,7 @@ class QuestionIn(BaseModel):
     page: str | None = None
     start: int | None = Field(default=None, ge=0)
     end: int | None = Field(default=None, ge=0)
+    pages: list[str] | dict[str, int] | None = None
 
 
 class LabelState:
@@ -105,6 +108,7 @@ class LabelState:
                 page=body.page,
                 start=body.start,
                 end=body.end,
+                pages=body.pages,
             )
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None

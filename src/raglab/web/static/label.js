@@ -2,7 +2,9 @@
 // Kinds and splits come from /api/label/meta; every check is the server's (raglab validate's).
 
 const $ = (id) => document.getElementById(id);
-const state = { meta: null, page: null, selection: null, editing: null, located: {} };
+// pagesForm: how the question being edited is labelled by pages ("list" of ids, or "grades"
+// an object of id to grade), null for a passage or no answer.
+const state = { meta: null, page: null, selection: null, editing: null, pagesForm: null, located: {} };
 
 // The server counts characters as code points; a textarea counts UTF-16 units.
 const toPoints = (text, units) => Array.from(text.slice(0, units)).length;
@@ -74,6 +76,8 @@ function showQuestions(listing) {
   showCounts(listing.counts);
   const body = $("question-list").tBodies[0];
   body.replaceChildren();
+  // Each cell carries its column's name, which a phone shows before it (label.css).
+  const names = Array.from($("question-list").tHead.rows[0].cells, (th) => th.textContent);
   for (const q of listing.questions) {
     const row = body.insertRow();
     row.dataset.id = q.id;
@@ -81,7 +85,7 @@ function showQuestions(listing) {
     cell(row, q.split);
     cell(row, q.kind);
     cell(row, q.question);
-    cell(row, q.answer === null ? "(not answerable from these documents)" : `${q.answer} [${q.page}@${q.start}]`, "answer");
+    cell(row, answerText(q), "answer");
     const actions = cell(row, "");
     for (const [label, act] of [["Edit", () => startEdit(q)], ["Delete", () => remove(q)]]) {
       const button = document.createElement("button");
@@ -89,14 +93,58 @@ function showQuestions(listing) {
       button.textContent = label;
       button.setAttribute("aria-label", `${label} ${q.id}`);
       button.addEventListener("click", act);
-      if (label === "Edit" && q.pages) {
-        // Labelled by relevant pages (an imported collection): the page edits passages only.
-        button.disabled = true;
-        button.title = "labelled by pages: edit this one in the file";
-      }
       actions.append(button, " ");
     }
+    Array.from(row.cells).forEach((td, i) => (td.dataset.label = names[i]));
   }
+}
+
+function answerText(q) {
+  if (q.pages) {
+    const ids = Array.isArray(q.pages) ? q.pages : Object.entries(q.pages).map(([id, g]) => `${id} (${g})`);
+    return `relevant pages: ${ids.join(", ")}`;
+  }
+  if (q.answer === null) return "(not answerable from these documents)";
+  return q.page === undefined ? q.answer : `${q.answer} [${q.page}@${q.start}]`;
+}
+
+// The relevant pages as the form shows them: one id a line, its grade after it when graded.
+function pagesText(pages) {
+  if (Array.isArray(pages)) return pages.join("\n");
+  return Object.entries(pages).map(([id, grade]) => `${id} ${grade}`).join("\n");
+}
+
+// The form's relevant pages as the file holds them: a list of ids, kept a list unless a grade
+// other than 1 is given; an object of id to grade for a graded question. Throws on a bad line.
+function readPages(text) {
+  const entries = [];
+  text.split("\n").forEach((line, i) => {
+    const parts = line.trim().split(/\s+/).filter(Boolean);
+    if (!parts.length) return;
+    if (parts.length > 2 || (parts.length === 2 && !/^[0-9]+$/.test(parts[1]))) {
+      throw new Error(`Relevant pages, line ${i + 1}: write a page id, or a page id and a whole-number grade.`);
+    }
+    entries.push([parts[0], parts.length === 2 ? Number(parts[1]) : 1]);
+  });
+  if (state.pagesForm === "list" && entries.every(([, grade]) => grade === 1)) return entries.map(([id]) => id);
+  return Object.fromEntries(entries);
+}
+
+function showPagesForm(pages) {
+  state.pagesForm = pages ? (Array.isArray(pages) ? "list" : "grades") : null;
+  $("q-pages-box").hidden = !pages;
+  $("q-none-box").hidden = Boolean(pages);
+  $("q-pages").value = pages ? pagesText(pages) : "";
+}
+
+function addOpenPage() {
+  if (!state.page) {
+    say("Open a page first (search, then choose it).", false);
+    return;
+  }
+  const area = $("q-pages");
+  const ids = area.value.split("\n").map((line) => line.trim().split(/\s+/)[0]);
+  if (!ids.includes(state.page.id)) area.value = [area.value.trimEnd(), state.page.id].filter(Boolean).join("\n");
 }
 
 function showSelection() {
@@ -156,6 +204,7 @@ function resetForm() {
   $("form-title").textContent = "New question";
   $("q-save").textContent = "Save question";
   $("q-cancel").hidden = true;
+  showPagesForm(null);
 }
 
 async function startEdit(q) {
@@ -164,9 +213,14 @@ async function startEdit(q) {
   $("q-save").textContent = "Save changes";
   $("q-cancel").hidden = false;
   $("q-question").value = q.question;
-  $("q-kind").value = q.kind;
+  // A kind of the file's own (an imported collection's "glasgow") is offered too, so an edit
+  // keeps it.
+  const kinds = $("q-kind");
+  if (!Array.from(kinds.options, (o) => o.value).includes(q.kind)) kinds.append(new Option(q.kind, q.kind));
+  kinds.value = q.kind;
   $("q-split").value = q.split;
   $("q-none").checked = q.answer === null;
+  showPagesForm(q.pages || null);
   const where = state.located[q.id];
   if (q.answer !== null && where) {
     const page = await openPage(where.page);
@@ -194,7 +248,14 @@ async function save(event) {
   const none = $("q-none").checked;
   const body = { question: $("q-question").value.trim(), kind: $("q-kind").value };
   if ($("q-split").value) body.split = $("q-split").value;
-  if (!none) {
+  if (state.pagesForm) {
+    try {
+      body.pages = readPages($("q-pages").value);
+    } catch (error) {
+      say(error.message, false);
+      return;
+    }
+  } else if (!none) {
     if (!state.selection) {
       say("Select the answer passage in the page text, or tick 'Not answerable from these documents'.", false);
       return;
@@ -245,6 +306,7 @@ async function start() {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) save(e);
   });
   $("q-cancel").addEventListener("click", resetForm);
+  $("q-add-page").addEventListener("click", addOpenPage);
   showQuestions(await call("GET", "/api/label/questions"));
   await search("");
   document.body.dataset.ready = "true";
