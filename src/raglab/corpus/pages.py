@@ -340,7 +340,7 @@ def _toml_front_matter(
         problems.append(Problem(source, f"TOML front matter does not parse: {reason}", line))
         return
     for key, value in _toml_items(data):
-        line = _toml_key_line(lines, key.rpartition(".")[2])
+        line = _toml_key_line(lines, key)
         if key in FRONT_MATTER_FIELDS:
             if key == "updated" and isinstance(value, datetime):
                 value = value.date()  # the page's date; its time of day is not used
@@ -374,9 +374,14 @@ def _toml_text(value: object) -> str:
 
 
 def _toml_key_line(lines: list[str], key: str) -> int:
-    """The file line (the ``+++`` being line 1) where ``key`` is set, else the first line."""
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-    return next((i + 2 for i, line in enumerate(lines) if pattern.match(line)), 2)
+    """The file line (the ``+++`` being line 1) where the dotted ``key`` is set (written whole,
+    ``params.math = 1``, or by its last part under a table), else the first line."""
+    for name in dict.fromkeys((key, key.rpartition(".")[2])):
+        pattern = re.compile(rf"^\s*[\"']?{re.escape(name)}[\"']?\s*=")
+        found = next((i + 2 for i, line in enumerate(lines) if pattern.match(line)), None)
+        if found is not None:
+            return found
+    return 2
 
 
 def _decode(data: bytes, source: str, encoding: str | None) -> tuple[str | None, Problem | None]:
