@@ -2,9 +2,11 @@
 
 Five questions are labelled, by keyboard and by mouse (one passage found three times in the
 corpus, one question marked not answerable), the page is reloaded, one question edited and one
-deleted; then ``raglab validate`` and ``raglab run`` read the file. Oracles: where each sentence
-lies in tests/labelling_corpus.py's pages (``str.index``), and the file read back with
-``load_questions`` (the checks ``raglab validate`` makes).
+deleted; then ``raglab validate`` and ``raglab run`` read the file. The same at phone width
+(390 px), by keyboard; a question labelled by relevant pages edited; and one folder of real HTML,
+PDF and DOCX files labelled, then validated, chunked by heading, fused and run. Oracles: where
+each sentence lies in the pages (``str.index``), and the file read back with ``load_questions``
+(the checks ``raglab validate`` makes).
 """
 
 from __future__ import annotations
