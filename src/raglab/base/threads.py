@@ -185,7 +185,7 @@ def blas_threads(threads: int) -> Iterator[None]:
     through threadpoolctl where it is installed (without it BLAS keeps its own count). The cap
     is the process's, not the thread's: it holds for every thread while the block runs."""
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+        from threadpoolctl import threadpool_limits
     except ImportError:
         yield
         return
