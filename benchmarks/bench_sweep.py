@@ -383,7 +383,9 @@ def sweep(
             fast = _at_cores(rec)
             lines.append(
                 f"| {n:,} | {mix} | {backend} | {_fmt(ours_q)} | {_fmt(peer_q)} | "
-                f"{ours_q / peer_q:.2f} | {fast} | {rec['check']}; ours range "
+                f"{ours_q / peer_q:.2f} | {fast} | {rec['check']}"
+                f"{'; n_threads = cores: ' + rec['check_cores'] if 'check_cores' in rec else ''}"
+                "; ours range "
                 f"{_fmt(min(rec['ours']))} to {_fmt(max(rec['ours']))}, bm25s "
                 f"{_fmt(min(rec['peer']))} to {_fmt(max(rec['peer']))} |"
             )

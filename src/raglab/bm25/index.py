@@ -291,8 +291,11 @@ class BM25Index:
         pruned = (n_terms > 1) & (postings + n >= _PRUNE_MIN_WORK)
         if n < _BATCH_PRUNE_MIN_DOCS:
             pruned[:] = False
-        # Formed once here, not by the threads (each would form its own copy).
-        self._length_term(), self._max_impact()
+        # Formed once here, not by the threads (each would form its own copy); the bounds only
+        # where MaxScore will read them.
+        self._length_term()
+        if pruned.any():
+            self._max_impact()
         n_queries = len(queries)
         count = resolve_threads(threads) if n_queries >= 2 * _NUMPY_PART_QUERIES else 1
         bounds = even_parts(n_queries, count * _NUMPY_PARTS_PER_THREAD, _NUMPY_PART_QUERIES)
