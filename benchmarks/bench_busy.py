@@ -13,10 +13,12 @@ repeat by repeat, medians of the repeats:
 
 Workloads: ``BM25Index.search_many`` (numba and numpy backends) over generated chunks of 100 to
 200 tokens drawn from a Zipf law (s = 1) over 50,000 terms, with queries of 3 to 8 terms drawn
-from the same law; and float32 matrix products of the neural encoder's feed-forward shape (a
-batch of 32 texts of 128 word pieces: (4,096 x 384) @ (384 x 1,536), then back), capped by
+from the same law; float32 matrix products of the neural encoder's feed-forward shape (a batch
+of 32 texts of 128 word pieces: (4,096 x 384) @ (384 x 1,536), then back); and, with the neural
+model installed, the encoder itself on the handbook's first chunks (default chunking, batches of
+32), as :func:`raglab.pipeline.dense.chunk_index` runs it. BLAS is capped by
 :func:`raglab.base.threads.blas_threads`. Answers are checked first: the BM25 lists of the three
-modes equal bit for bit, the products within 1e-5.
+modes equal bit for bit, the products and the vectors within 1e-5.
 
 The workloads run in a fresh process without the thread variables run.py sets (a process told
 to take one thread is what "auto" honours, so they would make every mode one thread). The load
@@ -60,6 +62,7 @@ TOP_K = 10
 SEED = 21
 K1, B = 1.2, 0.75
 SIZES = {"full": (20_000, 1_000, 7), "quick": (5_000, 200, 3)}  # chunks, queries, repeats
+ENCODED = {"full": 64, "quick": 32}  # handbook chunks encoded a run
 BATCH_ROWS, HIDDEN, INNER = 32 * 128, 384, 1_536  # the encoder's feed-forward product
 SPIN_LIMIT = 900.0  # seconds: the spinner stops itself after this, whatever happens
 MODES = ("one thread", "threads = cores (before)", "auto (after)")
@@ -115,6 +118,26 @@ def _timed(fn: Callable[[], object]) -> float:
         gc.enable()
 
 
+def _encoder(n_chunks: int) -> Callable[[int], np.ndarray] | None:
+    """Encoding the handbook's first ``n_chunks`` chunks with BLAS on a given count of threads,
+    or None without the neural model."""
+    from raglab.base.threads import blas_threads
+    from raglab.pipeline import dense
+    from raglab.pipeline.lab import Lab
+
+    if dense.unavailable(None) is not None:
+        return None
+    model = dense.load(None)
+    texts = [c.text for c in Lab.load().indexes.chunk_set().chunks[:n_chunks]]
+
+    def encode(threads: int) -> np.ndarray:
+        with blas_threads(threads):
+            out: np.ndarray = model.encode(texts, batch_size=32)
+        return out
+
+    return encode
+
+
 def worker(quick: bool) -> dict[str, Any]:
     from raglab.base.threads import blas_threads, resolve_threads, usable_cores
     from raglab.bm25.index import BM25Index
@@ -133,6 +156,8 @@ def worker(quick: bool) -> dict[str, Any]:
             out: np.ndarray = (x @ w1) @ w2
         return out
 
+    encode = _encoder(ENCODED["quick" if quick else "full"])
+
     # Checked before timing (and compiled, for numba): every mode gives the same answers.
     for backend in ("numba", "numpy"):
         want = index.search_many(queries, k=TOP_K, backend=backend, threads=1)
@@ -143,6 +168,8 @@ def worker(quick: bool) -> dict[str, Any]:
     want_product = product(1)
     if not np.allclose(product(cores), want_product, rtol=1e-5, atol=1e-5):
         raise Disagreement(f"the products on {cores} BLAS threads differ from one thread's")
+    if encode is not None and not np.allclose(encode(cores), encode(1), rtol=1e-5, atol=1e-5):
+        raise Disagreement(f"the vectors on {cores} BLAS threads differ from one thread's")
 
     def modes(run: Callable[[int | str], object]) -> dict[str, Callable[[], object]]:
         return {
@@ -162,6 +189,10 @@ def worker(quick: bool) -> dict[str, Any]:
             lambda t: product(resolve_threads(t))
         ),
     }
+    if encode is not None:
+        workloads[
+            f"neural encoder, {ENCODED['quick' if quick else 'full']} handbook chunks, batch 32"
+        ] = modes(lambda t: encode(resolve_threads(t)))
     load_before = os.getloadavg()[0]
     spinner = _spinner(max(os.sched_getaffinity(0)))
     try:
