@@ -298,7 +298,11 @@ class BM25Index:
             self._max_impact()
         n_queries = len(queries)
         count = resolve_threads(threads) if n_queries >= 2 * _NUMPY_PART_QUERIES else 1
-        bounds = even_parts(n_queries, count * _NUMPY_PARTS_PER_THREAD, _NUMPY_PART_QUERIES)
+        bounds = (
+            even_parts(n_queries, count * _NUMPY_PARTS_PER_THREAD, _NUMPY_PART_QUERIES)
+            if count > 1
+            else [0, n_queries]  # one thread: the whole batch in one run, as before
+        )
 
         def answer(i: int) -> None:
             lo, hi = bounds[i], bounds[i + 1]
