@@ -7,8 +7,10 @@ only two threads at once can pass. No timings.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
+from typing import Any
 
 import pytest
 
@@ -145,3 +147,32 @@ def test_blas_threads_sets_blas_inside_the_block_only() -> None:
     with blas_threads(2):
         assert counts() == {2}
     assert counts() == {1}
+
+
+def _parts_in_a_fork(out: Any) -> None:
+    seen: set[int] = set()
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        with lock:
+            seen.add(i)
+
+    run_parts(6, 2, work)
+    out.put(sorted(seen))
+
+
+def test_a_forked_child_runs_parts_on_a_pool_of_its_own() -> None:
+    """The parent's pool exists when the child is forked; the child's parts must still run (the
+    inherited pool's threads are not in the child). The join's timeout only guards against a
+    hang; the assertion is on the child's answer and exit status."""
+    run_parts(6, 2, lambda i: None)
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    child = ctx.Process(target=_parts_in_a_fork, args=(out,))
+    child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    assert out.get(timeout=5) == list(range(6))

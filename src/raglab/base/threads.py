@@ -143,6 +143,18 @@ def _workers(count: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def _forget_pool() -> None:
+    """In a forked child: no pool and a fresh lock. The pool the child inherits believes its
+    threads are there, but a fork copies only the thread that forked (and the lock may have been
+    held by another), so work handed to it would never run."""
+    global _pool, _pool_size, _pool_lock
+    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def run_parts(n_parts: int, threads: int, work: Callable[[int], object]) -> None:
     """Call ``work(i)`` once for every part i in ``range(n_parts)``, on ``min(threads, n_parts)``
     threads: the caller's and the others from a shared pool, each taking the next part not yet
