@@ -36,10 +36,10 @@ from raglab.fusion.rrf import rrf_all
 from raglab.metrics.measures import (
     evaluate,
     hit_rate_at_k,
+    hit_rate_at_k_per_query,
     mrr,
     ndcg_at_k,
     ndcg_at_k_per_query,
-    recall_at_k_per_query,
     reciprocal_rank_per_query,
 )
 from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS, RRF_K, default
@@ -182,7 +182,7 @@ def run(cfg: Config) -> Section:
     ]
     # Per-query values first: ours against ranx's, for every measure.
     per_query = {
-        f"hit_rate@{HIT_K}": recall_at_k_per_query(rankings, relevant, k=HIT_K),
+        f"hit_rate@{HIT_K}": hit_rate_at_k_per_query(rankings, relevant, k=HIT_K),
         "mrr": reciprocal_rank_per_query(rankings, relevant),
         f"ndcg@{NDCG_K}": ndcg_at_k_per_query(rankings, relevant, k=NDCG_K),
     }

@@ -18,8 +18,13 @@ that process's own:
   differing only in the order of equal scores; our two backends bit for bit), then both sides'
   batch calls are timed on the same batches, one after the other on every batch.
 
-bm25s at its defaults (numpy backend; numba backend with ``n_threads=0``) runs on one thread, as
-ours does, so its defaults and its one-thread configuration are the same runs here.
+bm25s at its defaults (numpy backend; numba backend with ``n_threads=0``) runs on one thread, and
+so does ours in those columns (``threads=1``). The peer-at-fastest columns run both on every core
+this process may use (``os.sched_getaffinity``): bm25s with ``n_threads`` equal to the cores (its
+numpy backend then maps queries over a thread pool, its numba backend runs its ``prange`` kernel)
+and ours with ``threads`` equal to the cores; their answers are checked too (ours bit for bit
+against one thread, bm25s's against ours), and all four runs are interleaved batch by batch. Each
+row states the one-minute load average when its timing started and ended.
 
     python benchmarks/bench_sweep.py                 # 10k and 100k
     python benchmarks/bench_sweep.py --large         # and 1M (up to an hour more, ~7 GB)
@@ -36,11 +41,15 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")  # before numpy is imported (inherited by the workers)
+# BLAS on one thread, before numpy is imported (inherited by the workers). numba's own thread
+# count is left alone: bm25s's parallel kernel needs more than one (and its default, n_threads=0,
+# runs serially without it).
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
 import numpy as np  # noqa: E402
 
@@ -140,11 +149,20 @@ def _build(side: str, docs: list[list[str]]) -> Any:
     return retriever
 
 
-def _answer(side: str, index: Any, queries: list[list[str]], backend: str) -> Any:
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _answer(side: str, index: Any, queries: list[list[str]], backend: str, threads: int = 1) -> Any:
+    """One side's answers on ``threads`` threads (1: bm25s at its defaults, ours on one)."""
     if side == "ours":
-        return index.search_many(queries, k=TOP_K, backend=backend)
+        return index.search_many(queries, k=TOP_K, backend=backend, threads=threads)
     index.backend = backend
-    kwargs = {"n_threads": 1} if backend == "numba" else {}
+    kwargs: dict[str, int] = {}
+    if threads > 1:
+        kwargs["n_threads"] = threads
+    elif backend == "numba":
+        kwargs["n_threads"] = 1
     return index.retrieve(queries, k=TOP_K, show_progress=False, **kwargs)
 
 
@@ -213,11 +231,19 @@ def speed_worker(n_docs: int) -> dict[str, Any]:
                 cache[q] = ours.scores(qs[q])
             return cache[q]
 
+        cores = _cores()
         ours_numpy = _rows("ours", _answer("ours", ours, qs, "numpy"))
         ours_numba = _rows("ours", _answer("ours", ours, qs, "numba"))
         for q, (a, b) in enumerate(zip(ours_numpy, ours_numba, strict=True)):
             if not (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])):
                 raise Disagreement(f"{mix} query {q}: our numpy and numba backends differ")
+        for backend in ("numpy", "numba"):
+            threaded = _rows("ours", _answer("ours", ours, qs, backend, cores))
+            for q, (a, b) in enumerate(zip(ours_numpy, threaded, strict=True)):
+                if not (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])):
+                    raise Disagreement(
+                        f"{mix} query {q}: ours ({backend}) on {cores} threads differs from one"
+                    )
         size = math.ceil(len(qs) / BATCHES)
         batches = [qs[i : i + size] for i in range(0, len(qs), size)]
         for backend in ("numpy", "numba"):
@@ -229,20 +255,37 @@ def speed_worker(n_docs: int) -> dict[str, Any]:
                 rtol=BM25S_RTOL,
                 rescore=rescore,
             )
-            ours_qps: list[float] = []
-            peer_qps: list[float] = []
-
-            def pair(batch: list[list[str]], backend: str = backend) -> tuple[float, float]:
-                t_ours = _timed(lambda: _answer("ours", ours, batch, backend))
-                t_peer = _timed(lambda: _answer("bm25s", theirs, batch, backend))
-                return len(batch) / t_ours, len(batch) / t_peer
-
+            # bm25s at its fastest documented mode (n_threads = the cores), checked likewise;
+            # this call also compiles its parallel kernel before the timing.
+            check_cores = check_rankings(
+                f"bm25s ({backend}, n_threads={cores}) at {n_docs:,}, {mix}",
+                ours_numpy,
+                _rows("bm25s", _answer("bm25s", theirs, qs, backend, cores)),
+                scale=K1 + 1.0,
+                rtol=BM25S_RTOL,
+                rescore=rescore,
+            )
+            runs = {
+                "ours": ("ours", ours, 1),
+                "peer": ("bm25s", theirs, 1),
+                "ours_cores": ("ours", ours, cores),
+                "peer_cores": ("bm25s", theirs, cores),
+            }
+            qps: dict[str, list[float]] = {name: [] for name in runs}
+            load_start = os.getloadavg()[0]
             for _ in range(NUMBA_ROUNDS if backend == "numba" else 1):
                 for batch in batches:
-                    ours_rate, peer_rate = pair(batch)
-                    ours_qps.append(ours_rate)
-                    peer_qps.append(peer_rate)
-            out[f"{mix}/{backend}"] = {"ours": ours_qps, "peer": peer_qps, "check": check}
+                    for name, run in runs.items():
+                        qps[name].append(
+                            len(batch) / _timed(partial(_answer, *run[:2], batch, backend, run[2]))
+                        )
+            out[f"{mix}/{backend}"] = {
+                **qps,
+                "check": check,
+                "check_cores": check_cores,
+                "cores": cores,
+                "load": [load_start, os.getloadavg()[0]],
+            }
     return out
 
 
@@ -253,7 +296,10 @@ def _spawn(args: Sequence[str], timeout: float, cache: Path | None = None) -> di
     if saved and saved.is_file():
         cached: dict[str, Any] = json.loads(saved.read_text())
         return cached
-    result = run_json_worker(Path(__file__).resolve(), args, timeout)
+    # numba's thread cap (run.py sets it to 1) would refuse bm25s's n_threads = the cores.
+    result = run_json_worker(
+        Path(__file__).resolve(), args, timeout, drop_env=("NUMBA_NUM_THREADS",)
+    )
     if saved:
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(result))
@@ -291,6 +337,20 @@ def _fmt(v: float | None, digits: int = 0) -> str:
     return "-" if v is None else f"{v:,.{digits}f}"
 
 
+def _at_cores(rec: dict[str, Any]) -> str:
+    """The peer-at-fastest cells of a speed record: ours and bm25s on the cores (medians), their
+    ratio, and the load when the timing started and ended ("-" for a record saved before these
+    columns existed)."""
+    if "ours_cores" not in rec:
+        return "- | - | - | -"
+    ours_q, peer_q = float(np.median(rec["ours_cores"])), float(np.median(rec["peer_cores"]))
+    start, end = rec["load"]
+    return (
+        f"{_fmt(ours_q)} | {_fmt(peer_q)} | {ours_q / peer_q:.2f} ({rec['cores']} cores) | "
+        f"{start:.2f} to {end:.2f}"
+    )
+
+
 def sweep(
     sizes: Sequence[int], *, timeout: float = 3600, cache: Path | None = None
 ) -> tuple[list[str], list[str]]:
@@ -305,8 +365,10 @@ def sweep(
         }
         speed[n] = _spawn(["--worker", "speed", str(n)], timeout, cache)
     lines = [
-        "| Chunks | Mix | Backend | Ours q/s | bm25s q/s | Ours / bm25s | Agreement |",
-        "|---:|---|---|---:|---:|---:|---|",
+        "| Chunks | Mix | Backend | Ours q/s | bm25s q/s | Ours / bm25s | Ours q/s, threads ="
+        " cores | bm25s q/s, n_threads = cores | Ours / bm25s, both on the cores | Load (1 min)"
+        " | Agreement |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     ratio_of: dict[str, list[float]] = {}
     qps_of: dict[str, dict[str, list[float]]] = {}
@@ -318,11 +380,14 @@ def sweep(
             qps_of.setdefault(key, {"ours": [], "peer": []})
             qps_of[key]["ours"].append(ours_q)
             qps_of[key]["peer"].append(peer_q)
+            fast = _at_cores(rec)
             lines.append(
                 f"| {n:,} | {mix} | {backend} | {_fmt(ours_q)} | {_fmt(peer_q)} | "
-                f"{ours_q / peer_q:.2f} | {rec['check']}; ours range {_fmt(min(rec['ours']))}"
-                f" to {_fmt(max(rec['ours']))}, bm25s {_fmt(min(rec['peer']))} to "
-                f"{_fmt(max(rec['peer']))} |"
+                f"{ours_q / peer_q:.2f} | {fast} | {rec['check']}"
+                f"{'; n_threads = cores: ' + rec['check_cores'] if 'check_cores' in rec else ''}"
+                "; ours range "
+                f"{_fmt(min(rec['ours']))} to {_fmt(max(rec['ours']))}, bm25s "
+                f"{_fmt(min(rec['peer']))} to {_fmt(max(rec['peer']))} |"
             )
     lines += [
         "",

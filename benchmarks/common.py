@@ -61,17 +61,25 @@ class Disagreement(AssertionError):
 
 
 def run_json_worker(
-    script: Path, args: Sequence[str], timeout: float, *, label: str = ""
+    script: Path,
+    args: Sequence[str],
+    timeout: float,
+    *,
+    label: str = "",
+    drop_env: Sequence[str] = (),
 ) -> dict[str, Any]:
     """``python script *args`` in a fresh process, whose last line of output is a JSON object:
     that object. A worker that failed its check of equal answers raises :class:`Disagreement`
-    (with ``label`` before its last line of errors), any other failure RuntimeError."""
+    (with ``label`` before its last line of errors), any other failure RuntimeError. The
+    worker inherits this process's environment less the variables named in ``drop_env``."""
+    env = {k: v for k, v in os.environ.items() if k not in drop_env}
     proc = subprocess.run(
         [sys.executable, str(script), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        env=env,
     )
     if proc.returncode != 0:
         if "Disagreement" in proc.stderr:

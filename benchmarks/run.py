@@ -50,6 +50,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
 
 import bench_api  # noqa: E402  (after the thread settings above)
 import bench_bm25  # noqa: E402  (after the thread settings above)
+import bench_busy  # noqa: E402  (after the thread settings above)
 import bench_distributed  # noqa: E402  (after the thread settings above)
 import bench_end_to_end  # noqa: E402  (after the thread settings above)
 import bench_metrics  # noqa: E402  (after the thread settings above)
@@ -67,6 +68,7 @@ BENCHMARKS: dict[str, tuple[str, Callable[[Config], Section]]] = {
     "api": ("5. Web API", bench_api.run),
     "neural": ("6. Neural embeddings", bench_neural.run),
     "distributed": ("7. Dask cluster against one machine", bench_distributed.run),
+    "busy": ("9. Busy machine", bench_busy.run),
 }
 
 

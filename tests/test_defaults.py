@@ -85,6 +85,7 @@ def _names_and_values() -> dict[str, set[Any]]:
     add({S.RECALL_KS}, "ks", "recall_ks")
     add({S.NDCG_K}, "ndcg_k")
     add({S.GRID_RECALL_K}, "grid_recall_k")
+    add({S.THREADS}, "threads", "n_threads")
     return names
 
 

@@ -82,6 +82,7 @@ __all__ = [
     "SCORE_FUSIONS",
     "SEED",
     "SETTINGS",
+    "THREADS",
     "WILSON_Z",
     "Fixed",
     "Setting",
@@ -182,6 +183,12 @@ SCORE_FUSIONS: Final = ("score", "neural-score")
 
 #: Bounded caches of the lab: chunkings and reranker models kept at once.
 CACHE_SIZE: Final = 32
+
+#: Threads for the work spread across cores (BM25's ``search_many``, BLAS while encoding):
+#: "auto" takes the cores free now, at most the environment's share per process, at least 1
+#: (:func:`raglab.base.threads.resolve_threads`); a whole number fixes the count. It changes how
+#: fast the numbers come, never the numbers.
+THREADS: Final = "auto"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -579,6 +586,12 @@ FIXED: Final[tuple[Fixed, ...]] = (
         name="neural_retrievers", value=NEURAL_RETRIEVERS, help="the retrievers needing the model"
     ),
     Fixed(name="score_fusions", value=SCORE_FUSIONS, help="the retrievers with a fusion weight"),
+    Fixed(
+        name="threads",
+        value=THREADS,
+        help="threads for work spread across cores: 'auto', the cores free now (the cores less "
+        "the running load, at most OMP_NUM_THREADS, at least 1), or a whole number",
+    ),
 )
 
 _FIXED_BY_NAME: Final[dict[str, Fixed]] = {f.name: f for f in FIXED}

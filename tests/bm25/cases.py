@@ -49,3 +49,29 @@ def assert_same(got: tuple[np.ndarray, np.ndarray], want: tuple[np.ndarray, np.n
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1].dtype == np.float64
     np.testing.assert_array_equal(got[1].view(np.int64), want[1].view(np.int64))
+
+
+def query_mixes(docs: list[list[str]], seed: int, n_queries: int) -> dict[str, list[list[str]]]:
+    """The benchmarks' two query mixes over a collection, seeded, 3 to 8 terms a query:
+    **zipf**, terms drawn by a Zipf law (s = 1) over the collection's terms ranked by document
+    frequency (as a user's words would be), and **chunk**, distinct terms of one random
+    document (documents of fewer than 3 distinct terms are passed over)."""
+    rng = np.random.default_rng(seed)
+    df: dict[str, int] = {}
+    for doc in docs:
+        for term in set(doc):
+            df[term] = df.get(term, 0) + 1
+    ranked = sorted(df, key=lambda t: (-df[t], t))
+    p = 1.0 / np.arange(1, len(ranked) + 1, dtype=np.float64)
+    p /= p.sum()
+    zipf = [
+        [ranked[i] for i in rng.choice(len(ranked), size=int(rng.integers(3, 9)), p=p)]
+        for _ in range(n_queries)
+    ]
+    long_enough = [sorted(set(d)) for d in docs if len(set(d)) >= 3]
+    chunk = []
+    for _ in range(n_queries):
+        distinct = long_enough[int(rng.integers(len(long_enough)))]
+        size = min(int(rng.integers(3, 9)), len(distinct))
+        chunk.append([distinct[i] for i in rng.choice(len(distinct), size, replace=False)])
+    return {"zipf": zipf, "chunk": chunk}

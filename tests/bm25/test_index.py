@@ -8,6 +8,7 @@ import bm25s
 import numpy as np
 import pytest
 
+import raglab.bm25.compiled as compiled_module
 import raglab.bm25.grid as grid_module
 import raglab.bm25.index as bm25_module
 import raglab.bm25.scoring as scoring_module
@@ -15,6 +16,7 @@ from raglab.bm25.formula import lucene_idf
 from raglab.bm25.grid import grid_top_k
 from raglab.bm25.index import BM25Index, TermContribution
 from raglab.settings import GRID_B, GRID_K1, GRID_RECALL_K, default
+from tests.bm25.cases import assert_same, query_mixes
 from tests.conftest import Cranfield
 
 # ---------------------------------------------------------------- fixtures
@@ -498,3 +500,70 @@ def test_large_frequencies_take_a_wider_type_and_explain_reads_them() -> None:
     lock = index.explain(["lock"], 0)[0]
     assert index.scores(["lock"])[0] == pytest.approx(lock.contribution, rel=1e-15)
     assert index.nbytes > 0
+
+
+# ---------------------------------------------------------------- search_many on threads
+
+
+@pytest.fixture(scope="module")
+def handbook_tokens() -> tuple[list[list[str]], list[list[str]]]:
+    """The bundled handbook's default chunks and its questions, as retrieval tokens."""
+    from raglab.pipeline.lab import Lab
+
+    lab = Lab.load()
+    cs = lab.indexes.chunk_set()
+    return list(cs.tokens), [lab.indexes.query_tokens(q) for q in lab.questions]
+
+
+@pytest.mark.parametrize("collection", ["handbook", "cranfield"])
+@pytest.mark.parametrize("mix", ["questions", "zipf", "chunk"])
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("pruned", [False, True])
+def test_search_many_on_threads_equals_one_thread_bit_for_bit(
+    handbook_tokens: tuple[list[list[str]], list[list[str]]],
+    cranfield_doc_tokens: list[list[str]],
+    cranfield_query_tokens: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    collection: str,
+    mix: str,
+    backend: str,
+    pruned: bool,
+) -> None:
+    """oracle: the same batch on one thread (and, for the numpy backend, the compiled kernel's
+    lists, and each query searched alone): a batch cut into runs answered on 2, 3, 7 threads or
+    "auto" gives the same documents and the same scores bit for bit. ``pruned`` sends the
+    numpy backend's long queries through MaxScore one by one (as from 65,536 documents on), and
+    the kernel's through its document-at-a-time walk."""
+    docs, questions = (
+        handbook_tokens
+        if collection == "handbook"
+        else (cranfield_doc_tokens, cranfield_query_tokens)
+    )
+    queries = questions if mix == "questions" else query_mixes(docs, 33, 150)[mix]
+    if pruned:
+        monkeypatch.setattr(bm25_module, "_BATCH_PRUNE_MIN_DOCS", 0)
+        monkeypatch.setattr(compiled_module, "MAXSCORE_MIN_POSTINGS", 0)
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    want = index.search_many(queries, k=10, backend=backend, threads=1)
+    for threads in (2, 3, 7, "auto"):
+        assert_same(index.search_many(queries, k=10, backend=backend, threads=threads), want)
+    if backend == "numpy":
+        assert_same(index.search_many(queries, k=10, backend="numba", threads=1), want)
+        for q in range(0, len(queries), 17):
+            ranking = index.search(queries[q], k=10)
+            assert_same((ranking.indices, ranking.scores), (want[0][q], want[1][q]))
+
+
+def test_search_many_threads_setting_is_checked() -> None:
+    """A bad thread count is refused whatever the batch, even one too small to be spread."""
+    index = BM25Index(HAND_DOCS, k1=1.2, b=0.75)
+    for n_queries in (1, 40):
+        for backend in ("numpy", "numba"):
+            for bad in (0, -2, 1.5, True, "many"):
+                with pytest.raises(ValueError, match="threads must be 'auto' or a positive whole"):
+                    index.search_many(
+                        [["lock"]] * n_queries,
+                        k=2,
+                        backend=backend,
+                        threads=bad,  # type: ignore[arg-type]
+                    )

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray
+from raglab.base.threads import check_threads, even_parts, resolve_threads, run_parts
 from raglab.bm25 import dense as _bm25_dense
 from raglab.bm25 import maxscore as _maxscore
 from raglab.bm25.dense import SELECT_BLOCK, dense_top_k_source, hold_source, seek_source
@@ -49,6 +50,11 @@ MAXSCORE_MIN_POSTINGS = 8192
 # accumulator; one touching fewer keeps a list of the documents it touched. (16, not 8: 7 % less
 # time a query at 10,000 and 100,000 generated chunks, Cranfield and 200,000 chunks unchanged.)
 DENSE_FACTOR = 16
+# search_many spreads a batch over threads in runs of at least this many queries (a run costs
+# the pool's hand-over and fresh scratch arrays of N floats), up to this many runs a thread (so
+# a thread that finishes early takes another run instead of waiting for the slowest).
+PART_QUERIES = 8
+PARTS_PER_THREAD = 4
 # MaxScore's own constants (probe size, bound margin, walk factor) are raglab.bm25.maxscore's,
 # read there at every call.
 
@@ -356,6 +362,7 @@ def search_many(
     query_ptr: IntArray,
     query_ids: IntArray,
     k: int,
+    threads: int | str | None = None,
 ) -> tuple[IntArray, FloatArray]:
     """Top ``min(k, n_docs)`` of every query, compiled: (documents, scores), both (Q, k).
 
@@ -363,29 +370,32 @@ def search_many(
     token outside the vocabulary; repeats count). ``tf`` (nnz,) is each posting's frequency,
     ``length_term`` (N,) each document's ``k1 * length_factor``, ``max_impact`` (V,) each
     term's largest saturation, ``idf`` (V,) Lucene's IDF.
+
+    ``threads`` (:func:`raglab.base.threads.resolve_threads`; None: the setting's "auto"):
+    a batch of at least ``2 * PART_QUERIES`` queries is cut into runs of consecutive queries,
+    up to ``PARTS_PER_THREAD`` a thread, which the kernel (compiled without the GIL) answers
+    on that many threads at once, each run with its own scratch arrays. Every query is answered
+    alone, whichever run holds it, so the lists are those of one thread bit for bit.
     """
     n_queries = query_ptr.shape[0] - 1
     k = min(k, n_docs)
     out_docs = np.zeros((n_queries, k), dtype=np.int64)
     out_scores = np.zeros((n_queries, k), dtype=np.float64)
-    _kernel()(
-        indptr,
-        docs,
-        tf,
-        length_term,
-        k1,
-        max_impact,
-        idf,
-        n_docs,
-        query_ptr,
-        query_ids,
-        k,
-        MAXSCORE_MIN_POSTINGS,
-        _maxscore.BOUND_MARGIN,
-        DENSE_FACTOR,
-        _maxscore.PROBE_DOCS,
-        _maxscore.WALK_FACTOR,
-        out_docs,
-        out_scores,
-    )
+    kernel = _kernel()
+
+    def answer(a: int, z: int) -> None:
+        kernel(
+            indptr, docs, tf, length_term, k1, max_impact, idf, n_docs, query_ptr[a : z + 1],
+            query_ids, k, MAXSCORE_MIN_POSTINGS, _maxscore.BOUND_MARGIN, DENSE_FACTOR,
+            _maxscore.PROBE_DOCS, _maxscore.WALK_FACTOR, out_docs[a:z], out_scores[a:z],
+        )  # fmt: skip
+
+    # A single query (or a small batch) never reads the machine's load: one call, as before.
+    threads = check_threads(threads)
+    count = resolve_threads(threads) if n_queries >= 2 * PART_QUERIES else 1
+    if count == 1:
+        answer(0, n_queries)
+        return out_docs, out_scores
+    bounds = even_parts(n_queries, count * PARTS_PER_THREAD, PART_QUERIES)
+    run_parts(len(bounds) - 1, count, lambda i: answer(bounds[i], bounds[i + 1]))
     return out_docs, out_scores

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray, Ranking
+from raglab.base.threads import check_threads, even_parts, resolve_threads, run_parts
 from raglab.base.topk import top_k as _top_k
 from raglab.bm25 import compiled as _bm25_compiled
 from raglab.bm25.batch import batch_top_k
@@ -62,6 +63,11 @@ _BATCH_BLOCK_ELEMENTS = 1 << 21
 # enough work go through MaxScore one by one, which skips most postings of frequent terms.
 _BATCH_PRUNE_MIN_DOCS = 65_536
 _BACKENDS = ("auto", "numba", "numpy")
+# With threads, the numpy search_many cuts a batch into runs of at least this many queries, up
+# to this many a thread (fewer and larger than the compiled kernel's: each run pays Python's
+# own steps per dense block, which hold the GIL).
+_NUMPY_PART_QUERIES = 16
+_NUMPY_PARTS_PER_THREAD = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +232,12 @@ class BM25Index:
         return self._search_terms(*self.stats.query_terms(query_tokens), int(k))
 
     def search_many(
-        self, queries: Sequence[Sequence[str]], *, k: int, backend: str = "auto"
+        self,
+        queries: Sequence[Sequence[str]],
+        *,
+        k: int,
+        backend: str = "auto",
+        threads: int | str | None = None,
     ) -> tuple[IntArray, FloatArray]:
         """:meth:`search` for every query at once: (documents, scores), both (Q, min(k, N)).
 
@@ -238,6 +249,14 @@ class BM25Index:
         posting by vectorised numpy into a dense (queries x N) block; the others go through
         MaxScore one by one. Saturations are computed from the stored frequencies as they are
         needed, in float64, so no per-posting float is stored.
+
+        ``threads``: a whole number, or ``"auto"`` (None: the ``threads`` setting,
+        :data:`raglab.settings.THREADS`), the cores free now (see
+        :func:`raglab.base.threads.resolve_threads`). A batch is cut into runs of consecutive
+        queries answered on that many threads at once (the compiled kernel runs without the
+        GIL; numpy releases it in its loops over arrays); every query is answered on its own,
+        so the lists do not depend on the threads. A small batch (or a single query) runs on
+        the caller's thread without reading the machine's load.
         """
         _check_k(k)
         check_token_lists(queries, what="queries")
@@ -246,17 +265,18 @@ class BM25Index:
         if backend == "numba" and not _bm25_compiled.available():
             raise ValueError("backend 'numba' needs numba installed (pip install numba)")
         k = int(k)
+        threads = check_threads(threads)
         if backend == "numba" or (backend == "auto" and _bm25_compiled.available()):
             ptr, ids = self.stats.token_ids(queries)
             cols = self.stats.columns
             return _bm25_compiled.search_many(
                 cols.indptr, cols.docs, cols.tf, self._length_term(), self._k1,
-                self._max_impact(), self.stats.idf, self.n_docs, ptr, ids, k,
+                self._max_impact(), self.stats.idf, self.n_docs, ptr, ids, k, threads,
             )  # fmt: skip
-        return self._search_many_numpy(queries, k)
+        return self._search_many_numpy(queries, k, threads)
 
     def _search_many_numpy(
-        self, queries: Sequence[Sequence[str]], k: int
+        self, queries: Sequence[Sequence[str]], k: int, threads: int | str | None
     ) -> tuple[IntArray, FloatArray]:
         ptr, terms, weights = self.stats.query_terms_many(queries)
         n = self.n_docs
@@ -271,11 +291,48 @@ class BM25Index:
         pruned = (n_terms > 1) & (postings + n >= _PRUNE_MIN_WORK)
         if n < _BATCH_PRUNE_MIN_DOCS:
             pruned[:] = False
-        for qi in np.flatnonzero(pruned).tolist():
+        # Formed once here, not by the threads (each would form its own copy); the bounds only
+        # where MaxScore will read them.
+        self._length_term()
+        if pruned.any():
+            self._max_impact()
+        n_queries = len(queries)
+        count = resolve_threads(threads) if n_queries >= 2 * _NUMPY_PART_QUERIES else 1
+        bounds = (
+            even_parts(n_queries, count * _NUMPY_PARTS_PER_THREAD, _NUMPY_PART_QUERIES)
+            if count > 1
+            else [0, n_queries]  # one thread: the whole batch in one run, as before
+        )
+
+        def answer(i: int) -> None:
+            lo, hi = bounds[i], bounds[i + 1]
+            self._numpy_rows(ptr, terms, weights, k, pruned, lo, hi, out_docs, out_scores)
+
+        run_parts(len(bounds) - 1, count, answer)
+        return out_docs, out_scores
+
+    def _numpy_rows(
+        self,
+        ptr: IntArray,
+        terms: IntArray,
+        weights: FloatArray,
+        k: int,
+        pruned: np.ndarray,
+        lo: int,
+        hi: int,
+        out_docs: IntArray,
+        out_scores: FloatArray,
+    ) -> None:
+        """Answer queries ``lo`` to ``hi`` of a batch (``ptr``, ``terms``, ``weights`` as
+        :meth:`BM25Statistics.query_terms_many` gives them) into their rows of the outputs:
+        those marked ``pruned`` by MaxScore one by one, the others in dense blocks."""
+        n = self.n_docs
+        n_terms = ptr[1:] - ptr[:-1]
+        for qi in (np.flatnonzero(pruned[lo:hi]) + lo).tolist():
             a, z = int(ptr[qi]), int(ptr[qi + 1])
             ranking = self._search_terms(terms[a:z], weights[a:z], k)
             out_docs[qi], out_scores[qi] = ranking.indices, ranking.scores
-        batched = np.flatnonzero(~pruned)
+        batched = np.flatnonzero(~pruned[lo:hi]) + lo
         max_rows = max(1, _BATCH_BLOCK_ELEMENTS // n)
         for start in range(0, batched.shape[0], max_rows):
             rows = batched[start : start + max_rows]
@@ -288,7 +345,6 @@ class BM25Index:
             out_docs[rows], out_scores[rows] = batch_top_k(
                 self.stats.columns, self._length_term(), self._k1, pairs, rows.shape[0], k
             )
-        return out_docs, out_scores
 
     def explain(self, query_tokens: Sequence[str], doc: int) -> list[TermContribution]:
         """Term-by-term breakdown of ``scores(query_tokens)[doc]``.
