@@ -14,11 +14,14 @@ Each value chosen gets a :class:`~raglab.run_settings.TuningNote`
 (:func:`raglab.run_settings.tuning_note`): how many
 training questions decided it, and a warning when they were fewer than MIN_TUNING_QUESTIONS (30)
 or the value lies on an edge of its grid, where a choice made on too few questions tends to fall
-(a threshold of 0 answers every out-of-corpus question).
+(a threshold of 0 answers every out-of-corpus question). :func:`lab_tuning` makes those notes
+for any values chosen on a lab's training split, so ``raglab fuse``, ``raglab rerank`` and the
+report's reranker section say the same as a run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from raglab.base.sentinels import TUNED
@@ -27,15 +30,34 @@ from raglab.pipeline.reading import check_reader, read_split
 from raglab.pipeline.reranking import Reranker, choose_lambda, train_reranker
 from raglab.pipeline.retrieval import resolve
 from raglab.reading import diagnosis
-from raglab.run_settings import TUNED_NAMES, ReadSettings, ResolvedRun, RunSettings, tuning_notes
+from raglab.run_settings import (
+    TUNED_NAMES,
+    ReadSettings,
+    ResolvedRun,
+    RunSettings,
+    TuningNote,
+    tuning_notes,
+)
 from raglab.settings import READER_THRESHOLDS
 
 __all__ = [
     "choose_threshold",
+    "lab_tuning",
     "resolve_read",
     "resolve_run",
     "run_reranker",
 ]
+
+
+def lab_tuning(lab: Lab, values: Mapping[str, float]) -> tuple[TuningNote, ...]:
+    """The :class:`~raglab.run_settings.TuningNote` of each value in ``values`` (setting name ->
+    value chosen on ``lab``'s training split): each counts the training questions its chooser
+    decided on (:func:`raglab.run_settings.tuning_notes`), so every face warns alike."""
+    return tuning_notes(
+        values,
+        training=len(lab.split("train")),
+        answerable=len(lab.split("train", answerable=True)),
+    )
 
 
 def run_reranker(lab: Lab, read: ReadSettings) -> Reranker | None:
@@ -95,11 +117,6 @@ def resolve_run(lab: Lab, settings: RunSettings) -> tuple[ResolvedRun, Reranker 
         "mmr_lambda": read.mmr_lambda,
         "threshold": threshold,
     }
-    # The training questions each chooser counted (run_settings.TUNING_GRIDS says which).
-    tuning = tuning_notes(
-        {n: float(used[n]) for n in names},
-        training=len(lab.split("train")),
-        answerable=len(lab.split("train", answerable=True)),
-    )
+    tuning = lab_tuning(lab, {n: float(used[n]) for n in names})
     run = ResolvedRun(settings, read, threshold, names, tuning)
     return run, reranker
