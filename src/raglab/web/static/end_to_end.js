@@ -1,6 +1,6 @@
 // Exhibit VI: run the whole pipeline, diagnose every miss, keep runs and compare two of them.
 
-import { $, NOT_CHOSEN_ON_TRAIN, fill, applyBounds, applySlider, bindOutput, el, fillChoices, fixedOf, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
+import { $, NOT_CHOSEN_ON_TRAIN, fill, applyBounds, applySlider, bindOutput, el, fillChoices, fixedOf, gridStep, interval, keepingFocus, num, post, settingOf, showTuning, status, tuningSentences } from "./lib.js";
 import { hbars } from "./charts.js";
 import { LOSS_NAMES, buildExtras, diagnosis, showBases, showMisses, showRisk } from "./end_to_end_views.js";
 
@@ -210,12 +210,10 @@ export async function init({ meta, store }) {
   function showTuning(result) {
     let dd = $("#run-tuning");
     if (!dd) {
-      dd = el("dd", { id: "run-tuning", class: "small" });
+      dd = el("dd", { id: "run-tuning", class: "small tuning" });
       $("#run-used").after(dd);
     }
-    const sentences = (result.tuning || []).map((t) => t.sentence).filter(Boolean);
-    dd.textContent = sentences.join(" ");
-    dd.hidden = !sentences.length;
+    showTuning(dd, tuningSentences(result.tuning));
   }
 
   function showResult(result, label, asked) {
