@@ -207,7 +207,7 @@ export async function init({ meta, store }) {
 
   // Beside "Used": the API's sentence for each value chosen on too few training questions or on
   // an edge of its grid (result.tuning), so a collapsed choice is never shown without a word.
-  function showTuning(result) {
+  function showRunTuning(result) {
     let dd = $("#run-tuning");
     if (!dd) {
       dd = el("dd", { id: "run-tuning", class: "small tuning" });
@@ -227,7 +227,7 @@ export async function init({ meta, store }) {
     $("#run-interval").textContent = interval(result.interval);
     $("#run-bound").textContent = `${num(result.bound)} (answerable right: ${result.answerable_correct} of ${result.answerable})`;
     $("#run-used").textContent = `${usedLine(result)}${label ? `; ${label}` : ""}`;
-    showTuning(result);
+    showRunTuning(result);
     const f = result.stages;
     const rows = f.stages.map((s) => ({
       label: s.stage,
