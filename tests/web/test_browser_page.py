@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 from raglab.pipeline.exhibits.fusion import fusion_settings, three_lists
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight
+from tests.web.pages import PHONE, Opener
 
 expect.set_options(timeout=30_000)
 
@@ -90,3 +91,26 @@ def test_the_handbooks_tuned_values_carry_no_warning(page: Page) -> None:
     page.locator("#rerank-train").click()
     expect(page.locator("#rerank-table tbody tr")).not_to_have_count(0)
     expect(page.locator("#rerank-tuning")).to_be_hidden()
+
+
+@pytest.mark.browser
+def test_the_page_view_fits_a_phone(open_page: Opener, lab: Lab) -> None:
+    """At 390 px the view stays inside the screen: nothing to scroll sideways, the text in a box
+    of its own that scrolls down, the close button in reach. Oracle: the viewport's width."""
+    page = open_page(PHONE)
+    page.locator("#bm25-query").fill("motor stall")
+    page.locator("#bm25-form button[type=submit]").click()
+    link = page.locator("#bm25-results .page-link").first
+    page_id = link.get_attribute("data-page")
+    assert page_id in lab.corpus
+    link.click()
+    expect(page.locator("#page-view-text")).to_have_text(lab.corpus.page(page_id).text)
+    width = PHONE["width"]
+    for node in ("#page-view", "#page-view-text", "#page-view-close"):
+        box = page.locator(node).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, node
+    scroll = page.locator("#page-view-text").evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert scroll[0] <= scroll[1]
+    expect(page.locator("#page-view-close")).to_be_in_viewport()
+    page.locator("#page-view-close").click()
+    expect(page.locator("#page-view")).to_be_hidden()
