@@ -23,6 +23,7 @@ from raglab.pipeline.external_eval import evaluate_run
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.metric_table import METRICS, ORDER_METRICS
+from raglab.pipeline.resolve import lab_tuning
 from raglab.pipeline.retrieval import measure
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import GRID_B, GRID_K1, default
@@ -68,7 +69,10 @@ def test_the_reranker_is_the_same_on_the_command_line_and_the_api(
     summary = reranker_summary(reranker, chosen)
     cli = cli_json(capsys, "rerank")
     web = api.post("/api/rerank/train").json()
+    # The summary, and how far to trust the λ chosen on train (issue #30).
+    tuning = web.pop("tuning")
     assert web == json.loads(json.dumps(summary))
+    assert tuning == [note.to_dict() for note in lab_tuning(lab, {"mmr_lambda": chosen})]
     assert cli["weights"] == web["weights"] == summary["weights"] == reranker.weights
     assert cli["bias"] == web["bias"] == summary["bias"]
     assert cli["training_rows"] == web["rows"] == reranker.rows

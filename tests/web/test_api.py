@@ -588,6 +588,7 @@ def test_docs_page_lists_every_route_and_loads_nothing_from_outside(api: Any) ->
     expected = {
         "/api/meta",
         "/api/questions",
+        "/api/page/{page_id}",
         "/api/chunking",
         "/api/chunking/curve",
         "/api/chunking/answer/{question_id}",

@@ -25,7 +25,17 @@ from raglab.web.encoding import ENCODING_RETRY_S, StillEncoding
 from raglab.web.errors import ERROR_RESPONSES
 from raglab.web.guard import RequestGuard, allowed_hosts, host_name
 from raglab.web.idle import QUIET_S, IdleGate, IdleMiddleware
-from raglab.web.routes import bm25, chunking, end_to_end, fusion, lsa, meta, neural, rerank
+from raglab.web.routes import (
+    bm25,
+    chunking,
+    end_to_end,
+    fusion,
+    lsa,
+    meta,
+    neural,
+    page,
+    rerank,
+)
 from raglab.web.state import RETRY_AFTER_S, Busy, WebState
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -238,7 +248,7 @@ def create_app(
     app.add_exception_handler(Busy, _busy)
     app.add_exception_handler(StillEncoding, _encoding)
     app.add_exception_handler(Exception, _unexpected)
-    for module in (meta, chunking, bm25, lsa, neural, fusion, rerank, end_to_end):
+    for module in (meta, page, chunking, bm25, lsa, neural, fusion, rerank, end_to_end):
         app.include_router(module.router, prefix="/api", responses=ERROR_RESPONSES)
 
     @app.get("/docs", include_in_schema=False)

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from raglab.pipeline.exhibits.fusion import fusion_settings, question_grid, three_lists
+from raglab.pipeline.resolve import lab_tuning
 from raglab.pipeline.retrieval import choose_weight, neural_unavailable, ranker_table
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import NEURAL_RETRIEVERS
@@ -54,11 +55,19 @@ def get_table(state: State, weight: Weight = None, split: Split = "test") -> dic
         neural_weight = float(
             state.compute(("chosen weight", "neural"), lambda: choose_weight(state.lab, neural))
         )
+    # How far to trust each weight chosen on train (raglab.run_settings.tuning_note), as
+    # `raglab fuse` and exhibit VI say it.
+    tuning = lab_tuning(state.lab, {"weight": chosen})
+    neural_tuning = (
+        () if neural_weight is None else lab_tuning(state.lab, {"weight": neural_weight})
+    )
     return {
         "split": split,
         "weight": w,
         "chosen_weight": chosen,
         "neural_weight": neural_weight,
+        "tuning": [note.to_dict() for note in tuning],
+        "neural_tuning": [note.to_dict() for note in neural_tuning],
         "questions": len(state.lab.split(split, answerable=True)),
         "rankers": rankers,
         "unavailable": missing,

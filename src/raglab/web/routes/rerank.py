@@ -14,6 +14,7 @@ from raglab.pipeline.exhibits.rerank import (
     version_demo,
 )
 from raglab.pipeline.reranking import Reranker
+from raglab.pipeline.resolve import lab_tuning
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import NEURAL_RETRIEVERS, RERANK_DEPTH, RETRIEVERS, default, or_default
 from raglab.web.errors import ENCODING_RESPONSE
@@ -50,6 +51,15 @@ def _model(state: State, retriever: str) -> tuple[Reranker, float]:
     return value
 
 
+def _tuning(state: State, reranker: Reranker, chosen: float) -> list[dict[str, Any]]:
+    """How far to trust each value chosen on train here (:func:`raglab.run_settings.
+    tuning_note`): MMR's lambda, and a score fusion first stage's weight."""
+    values = {"mmr_lambda": chosen}
+    if reranker.first_stage.weighted:
+        values["weight"] = float(reranker.first_stage.weight)
+    return [note.to_dict() for note in lab_tuning(state.lab, values)]
+
+
 @router.post(
     "/train",
     summary="Train the reranker on the training split (cached)",
@@ -58,7 +68,7 @@ def _model(state: State, retriever: str) -> tuple[Reranker, float]:
 def post_train(state: State, retriever: FirstStage = None) -> dict[str, Any]:
     reranker, chosen = _model(state, or_default("retriever", retriever))
     summary: dict[str, Any] = plain(reranker_summary(reranker, chosen))
-    return summary
+    return {**summary, "tuning": _tuning(state, reranker, chosen)}
 
 
 @router.get(
@@ -76,7 +86,13 @@ def get_table(state: State, lam: Lambda = None, retriever: FirstStage = None) ->
         else ("rerank table", value, retriever)
     )
     rows = state.compute(key, lambda: plain(rerank_rows(state.lab, reranker, value)))
-    return {"lambda": value, "chosen_lambda": chosen, "retriever": retriever, "rows": rows}
+    return {
+        "lambda": value,
+        "chosen_lambda": chosen,
+        "retriever": retriever,
+        "rows": rows,
+        "tuning": _tuning(state, reranker, chosen),
+    }
 
 
 @router.get(

@@ -8,6 +8,7 @@ import * as neural from "./neural.js";
 import * as fusion from "./fusion.js";
 import * as rerank from "./rerank.js";
 import * as endToEnd from "./end_to_end.js";
+import * as pageView from "./page_view.js";
 
 const MODULES = [chunking, bm25, lsa, neural, fusion, rerank, endToEnd];
 
@@ -49,10 +50,23 @@ function fillMeta(meta) {
     ? `The data: the handbook of Ostler Instruments, an invented maker of surveying levels, rangefinders, telescope mounts and tripods. It has ${meta.corpus.pages} pages (${words} words) and ${q.total} labelled questions: ${train.total} for training and ${test.total} for testing, of which ${test.answerable} have an answer in the handbook. The company and its questions are fictional.${stem}`
     : `The data: your corpus “${meta.corpus.name}”, ${meta.corpus.pages} pages (${words} words), with ${q.total} labelled questions: ${train.total} for training and ${test.total} for testing, of which ${test.answerable} can be answered from the corpus.${stem}`;
   $("#data-summary").textContent = summary;
+  showWarnings(meta);
   if (!meta.bundled) {
     const credit = $(".colophon .fine");
     if (credit) credit.textContent = "RAG lab, running on your own documents. Every number on this page is computed, none is typed in.";
   }
+}
+
+// What reading the data found (a page read in a detected encoding, a file skipped, an empty page,
+// front-matter keys kept as metadata, a question of an unknown kind): one line under the data's
+// summary, opened to list each warning in the words `raglab validate` prints. None: no line.
+function showWarnings(meta) {
+  const warnings = [...meta.corpus.warnings, ...meta.questions.warnings];
+  const box = $("#data-warnings");
+  box.hidden = !warnings.length;
+  if (!warnings.length) return;
+  $("#data-warnings-count").textContent = `${warnings.length} warning${warnings.length === 1 ? "" : "s"} from reading the ${meta.questions.warnings.length ? "data" : meta.bundled ? "handbook" : "corpus"}`;
+  $("#data-warnings-list").replaceChildren(...warnings.map((w) => el("li", { text: w })));
 }
 
 // Whether every exhibit was explored when progress was last shown (null before the first time).
@@ -117,6 +131,7 @@ async function main() {
     return;
   }
   fillMeta(meta);
+  pageView.init();
   const store = new Store(meta.fingerprint);
   store.onChange(() => showProgress(store));
   setUpClosing();

@@ -6,6 +6,7 @@
 
 import { $, fill, applySlider, bindOutput, debounce, el, get, num, sequence, settingOf, status, testLabel, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { heatmap } from "./charts.js";
+import { pageLink } from "./page_view.js";
 
 export async function init({ meta, store }) {
   const stemSetting = settingOf(meta, "stem");
@@ -139,7 +140,7 @@ export async function init({ meta, store }) {
           el(
             "li",
             {},
-            el("p", { class: "result-head" }, el("strong", { text: row.heading || row.title }), " ", el("span", { class: "chunk-id", text: row.chunk }), row.status === "superseded" ? el("span", { class: "badge bad", text: "superseded" }) : null, el("span", { class: "score", text: `score ${num(row.score)}` })),
+            el("p", { class: "result-head" }, el("strong", { text: row.heading || row.title }), " ", pageLink(row.page, row.chunk), row.status === "superseded" ? el("span", { class: "badge bad", text: "superseded" }) : null, el("span", { class: "score", text: `score ${num(row.score)}` })),
             el("p", { class: "snippet", text: row.snippet }),
             termTable(row, largest),
           ),

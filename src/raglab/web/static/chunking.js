@@ -2,6 +2,7 @@
 
 import { $, fill, $$, applySlider, bindOutput, debounce, el, fixedOf, get, keepingFocus, num, sequence, settingOf, share, status, testLabel, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { plot } from "./charts.js";
+import { pageLink } from "./page_view.js";
 
 export async function init({ meta, store }) {
   // Each chunker's size slider (label and span) and its own size come from /api/meta, as every
@@ -123,7 +124,7 @@ export async function init({ meta, store }) {
           q.labels === "passage"
             ? [markFor(q), " ", q.answer]
             : q.labels === "pages"
-              ? `labelled by pages: ${Object.keys(q.pages || {}).join(", ")}`
+              ? ["labelled by pages: ", ...Object.keys(q.pages || {}).flatMap((id, i) => [i ? ", " : "", pageLink(id)])]
               : el("em", { text: "none: the documents cannot answer this" });
         return el(
           "tr",
@@ -197,7 +198,7 @@ export async function init({ meta, store }) {
     fill(
       host,
       el("h4", { text: `${data.id}: ${data.question}` }),
-      el("p", { class: "small", text: `From “${view.title}”. The answer is highlighted; tags mark where each chunk of the page begins ([#n) and ends (#n]).` }),
+      el("p", { class: "small" }, `From “${view.title}” (`, pageLink(view.page, view.page, data.id), "). The answer is highlighted; tags mark where each chunk of the page begins ([#n) and ends (#n])."),
       text,
       el("p", { class: view.intact ? "verdict good" : "verdict bad", text: verdict }),
     );

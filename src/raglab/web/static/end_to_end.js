@@ -1,6 +1,6 @@
 // Exhibit VI: run the whole pipeline, diagnose every miss, keep runs and compare two of them.
 
-import { $, NOT_CHOSEN_ON_TRAIN, fill, applyBounds, applySlider, bindOutput, el, fillChoices, fixedOf, gridStep, interval, keepingFocus, num, post, settingOf, status } from "./lib.js";
+import { $, NOT_CHOSEN_ON_TRAIN, fill, applyBounds, applySlider, bindOutput, el, fillChoices, fixedOf, gridStep, interval, keepingFocus, num, post, settingOf, showTuning, status, tuningSentences } from "./lib.js";
 import { hbars } from "./charts.js";
 import { LOSS_NAMES, buildExtras, diagnosis, showBases, showMisses, showRisk } from "./end_to_end_views.js";
 
@@ -207,15 +207,13 @@ export async function init({ meta, store }) {
 
   // Beside "Used": the API's sentence for each value chosen on too few training questions or on
   // an edge of its grid (result.tuning), so a collapsed choice is never shown without a word.
-  function showTuning(result) {
+  function showRunTuning(result) {
     let dd = $("#run-tuning");
     if (!dd) {
-      dd = el("dd", { id: "run-tuning", class: "small" });
+      dd = el("dd", { id: "run-tuning", class: "small tuning" });
       $("#run-used").after(dd);
     }
-    const sentences = (result.tuning || []).map((t) => t.sentence).filter(Boolean);
-    dd.textContent = sentences.join(" ");
-    dd.hidden = !sentences.length;
+    showTuning(dd, tuningSentences(result.tuning));
   }
 
   function showResult(result, label, asked) {
@@ -229,7 +227,7 @@ export async function init({ meta, store }) {
     $("#run-interval").textContent = interval(result.interval);
     $("#run-bound").textContent = `${num(result.bound)} (answerable right: ${result.answerable_correct} of ${result.answerable})`;
     $("#run-used").textContent = `${usedLine(result)}${label ? `; ${label}` : ""}`;
-    showTuning(result);
+    showRunTuning(result);
     const f = result.stages;
     const rows = f.stages.map((s) => ({
       label: s.stage,

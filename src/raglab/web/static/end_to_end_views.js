@@ -4,6 +4,7 @@
 
 import { $, el, fill, num, testLabel, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
 import { plot } from "./charts.js";
+import { pageLink, pageOfChunk } from "./page_view.js";
 
 // The stage that lost an answer, as the page names it (the route's diagnosis names are the keys).
 export const LOSS_NAMES = {
@@ -111,7 +112,9 @@ export function showMisses(result, scoring) {
           el(
             "div",
             { class: "miss-quote" },
-            el("p", { class: "small", text: o.quote ? `The reader's quote (${measure} ${num(o.coverage, 2)}, ${o.quote_chunk}): it ${RELATION_NAMES[o.quote_relation] || o.quote_relation}.` : `The reader's quote: none. Best ${measure} ${num(o.coverage, 2)}, below the threshold ${num(result.threshold, 2)}.` }),
+            o.quote
+              ? el("p", { class: "small" }, `The reader's quote (${measure} ${num(o.coverage, 2)}, `, pageLink(pageOfChunk(o.quote_chunk), o.quote_chunk, o.id), `): it ${RELATION_NAMES[o.quote_relation] || o.quote_relation}.`)
+              : el("p", { class: "small", text: `The reader's quote: none. Best ${measure} ${num(o.coverage, 2)}, below the threshold ${num(result.threshold, 2)}.` }),
             el("blockquote", { class: "quote", text: o.quote ? o.quote : "not found" }),
           ),
           el(

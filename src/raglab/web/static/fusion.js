@@ -1,7 +1,8 @@
 // Exhibit IV: every ranker measured on the training split at the slider's weight and on the test
 // split at the weight chosen on train, and the question-by-question grid.
 
-import { $, fill, $$, applyBounds, bindOutput, debounce, el, fixedOf, get, gridStep, keepingFocus, num, sequence, settingOf, status, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
+import { $, fill, $$, applyBounds, bindOutput, debounce, el, fixedOf, get, gridStep, keepingFocus, num, sequence, settingOf, showTuning, status, tuningSentences, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
+import { pageLink } from "./page_view.js";
 
 const COLUMNS = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10"];
 
@@ -61,6 +62,13 @@ export async function init({ meta, store }) {
     } catch (error) {
       if (tableSeq.is(token)) status(statusLine, error.message);
     }
+  }
+
+  // Beside the weight chosen on train: how many training questions chose it, when they were too
+  // few or the weight lies on an edge of its grid (the API's sentences, as exhibit VI shows
+  // them), for score fusion and for BM25 + neural score fusion once its rows are there.
+  function showChosenTuning(data) {
+    showTuning($("#fusion-tuning"), [...tuningSentences(data.tuning), ...tuningSentences(data.neural_tuning, `${NAMES["neural-score"]}: `)]);
   }
 
   // A test figure at a weight not chosen on train says so (score fusion only: RRF has no weight).
@@ -129,7 +137,7 @@ export async function init({ meta, store }) {
           el(
             "li",
             { class: r.relevant ? "hit" : "" },
-            el("span", { class: "chunk-id", text: r.chunk }),
+            pageLink(r.page, r.chunk, state.selected),
             ` ${r.heading || r.title} `,
             r.relevant ? el("span", { class: "badge good", text: "answer" }) : null,
             el("span", { class: "score", text: num(r.score) }),
@@ -215,6 +223,7 @@ export async function init({ meta, store }) {
     $("#fusion-weight-marks").replaceChildren(el("option", { value: state.chosen, label: `trained ${num(state.chosen, 2)}` }));
     $("#fusion-chosen").textContent = `On the training questions the best weight is w = ${num(state.chosen, 2)} (best recall@5, then MRR); it is marked on the slider.`;
     renderTable(first, "test");
+    showChosenTuning(first);
     await loadTable();
   } catch (error) {
     status(statusLine, error.message);
@@ -223,7 +232,9 @@ export async function init({ meta, store }) {
   // Both tables: the test split's (at the chosen weight) and the training split's.
   document.addEventListener("raglab:neural-ready", async () => {
     try {
-      renderTable(await get("fusion/table", { split: "test" }), "test");
+      const test = await get("fusion/table", { split: "test" });
+      renderTable(test, "test");
+      showChosenTuning(test);
     } catch (error) {
       status(statusLine, error.message);
     }

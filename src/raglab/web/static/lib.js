@@ -153,6 +153,19 @@ export function testLabel(chosen) {
   return el("span", { class: `badge ${chosen ? "good" : "bad"} test-label`, text: chosen ? CHOSEN_ON_TRAIN : NOT_CHOSEN_ON_TRAIN });
 }
 
+/** The sentence of each value a response's `tuning` notes as chosen on too few training
+ *  questions or on an edge of its grid (raglab.run_settings.tuning_note), each after `prefix`. */
+export function tuningSentences(notes, prefix = "") {
+  return (notes || []).map((t) => t.sentence).filter(Boolean).map((s) => `${prefix}${s}`);
+}
+
+/** Show those sentences in `node`, hidden when there are none: exhibits IV, V and VI show a
+ *  value tuned on train this way, so a collapsed choice is never shown without a word. */
+export function showTuning(node, sentences) {
+  node.textContent = sentences.join(" ");
+  node.hidden = !sentences.length;
+}
+
 /** Put a message in an exhibit's status line ("" clears it). */
 export function status(node, message, kind = "error") {
   if (!node) return;

@@ -6,6 +6,7 @@
 const ONE_PASSAGE = "one passage";
 
 import { $, $$, fill, debounce, el, get, num, sequence, status } from "./lib.js";
+import { pageLink } from "./page_view.js";
 import { plot } from "./charts.js";
 
 export async function init({ store }) {
@@ -75,7 +76,7 @@ export async function init({ store }) {
     return el(
       "ol",
       { class: "mini-list" },
-      ...rows.map((r) => el("li", {}, el("span", { class: "chunk-id", text: r.chunk }), ` ${r.heading || r.title} `, el("span", { class: "score", text: `${scoreLabel} ${num(r.score)}` }))),
+      ...rows.map((r) => el("li", {}, pageLink(r.page, r.chunk), ` ${r.heading || r.title} `, el("span", { class: "score", text: `${scoreLabel} ${num(r.score)}` }))),
     );
   }
 
@@ -139,7 +140,7 @@ export async function init({ store }) {
           "ol",
           { class: "result-list" },
           ...data.results.map((r) =>
-            el("li", {}, el("p", { class: "result-head" }, el("strong", { text: r.heading || r.title }), " ", el("span", { class: "chunk-id", text: r.chunk }), el("span", { class: "score", text: `cosine ${num(r.score)}` })), el("p", { class: "snippet", text: r.snippet })),
+            el("li", {}, el("p", { class: "result-head" }, el("strong", { text: r.heading || r.title }), " ", pageLink(r.page, r.chunk), el("span", { class: "score", text: `cosine ${num(r.score)}` })), el("p", { class: "snippet", text: r.snippet })),
           ),
         ),
       );

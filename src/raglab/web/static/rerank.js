@@ -1,6 +1,7 @@
 // Exhibit V: train the reranker, show its weights, compare orders, and watch MMR drop a stale copy.
 
-import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, fixedOf, get, gridStep, num, post, sequence, settingOf, status, CHOSEN_ON_TRAIN, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
+import { $, fill, applyBounds, bindOutput, debounce, el, fillChoices, fixedOf, get, gridStep, num, post, sequence, settingOf, showTuning, status, tuningSentences, CHOSEN_ON_TRAIN, NOT_CHOSEN_ON_TRAIN } from "./lib.js";
+import { pageLink } from "./page_view.js";
 import { hbars, plot } from "./charts.js";
 
 const COLUMNS = ["top1", "p@3", "recall@5", "mrr"];
@@ -118,7 +119,7 @@ export async function init({ meta, store }) {
     drawSweep();
   });
 
-  function topList(title, rows, superseded) {
+  function topList(title, rows, superseded, question) {
     return el(
       "div",
       { class: "ranked" },
@@ -130,7 +131,7 @@ export async function init({ meta, store }) {
           el(
             "li",
             { class: `${r.relevant ? "hit" : ""} ${r.superseded ? "stale" : ""}` },
-            el("span", { class: "chunk-id", text: r.chunk }),
+            pageLink(r.page, r.chunk, question),
             ` ${r.heading || r.title} `,
             r.relevant ? el("span", { class: "badge good", text: "answer" }) : null,
             r.superseded ? el("span", { class: "badge bad", text: "superseded" }) : null,
@@ -166,8 +167,8 @@ export async function init({ meta, store }) {
       fill(
         host,
         el("p", { class: "wide", text: `${data.question.id}: ${data.question.question}` }),
-        topList("Reranked, top 3", data.reranked, data.superseded_reranked),
-        topList(`After MMR at λ = ${num(data.lambda, 2)}, top 3`, data.mmr, data.superseded_mmr),
+        topList("Reranked, top 3", data.reranked, data.superseded_reranked, data.question.id),
+        topList(`After MMR at λ = ${num(data.lambda, 2)}, top 3`, data.mmr, data.superseded_mmr, data.question.id),
         el("p", { class: "wide verdict", id: "version-verdict", text: leaves }),
       );
     } catch (error) {
@@ -193,6 +194,9 @@ export async function init({ meta, store }) {
         `is no lower than the reranker's without MMR (${num(sweep.reference.train[rule])}), so MMR takes the most variety that costs no training ${rule}. ` +
         `That is λ = ${num(model.chosen_lambda, 2)} (training ${rule} ${num(atChosen ? atChosen[rule] : null)}), marked on the slider and the chart; ` +
         `other measures may peak at another λ, as the chart shows.`;
+      // How many training questions chose λ (and a score fusion first stage's weight), when
+      // they were too few or the value lies on an edge of its grid, as exhibit VI shows it.
+      showTuning($("#rerank-tuning"), tuningSentences(model.tuning));
       hbars($("#rerank-weights"), {
         label: `Learned weights: ${model.features.map((f) => `${FEATURE_NAMES[f] || f} ${num(model.weights[f], 2)}`).join(", ")}`,
         rows: model.features.map((f) => ({ label: FEATURE_NAMES[f] || f, value: model.weights[f], note: num(model.weights[f], 2) })),
