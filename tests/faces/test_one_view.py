@@ -73,6 +73,7 @@ def test_the_reranker_is_the_same_on_the_command_line_and_the_api(
     tuning = web.pop("tuning")
     assert web == json.loads(json.dumps(summary))
     assert tuning == [note.to_dict() for note in lab_tuning(lab, {"mmr_lambda": chosen})]
+    assert cli["tuning"] == tuning == api.get("/api/rerank/table").json()["tuning"]
     assert cli["weights"] == web["weights"] == summary["weights"] == reranker.weights
     assert cli["bias"] == web["bias"] == summary["bias"]
     assert cli["training_rows"] == web["rows"] == reranker.rows
@@ -85,6 +86,16 @@ def test_the_reranker_is_the_same_on_the_command_line_and_the_api(
     assert at["rows"] == api.get("/api/rerank/table", lam=0.4).json()["rows"]
     assert at["rows"] == rerank_rows(lab, reranker, 0.4)
     assert {key for key, _ in ORDER_METRICS} <= set(at["rows"][0])
+
+
+def test_the_tuning_notes_are_the_same_on_the_command_line_and_the_api(
+    capsys: Cap, api: Any
+) -> None:
+    """How far to trust a value chosen on train (issue #30) reads the same on both faces."""
+    cli = cli_json(capsys, "fuse")
+    web = api.get("/api/fusion/table").json()
+    assert cli["tuning"] == web["tuning"] and cli["neural_tuning"] == web["neural_tuning"]
+    assert [note["questions"] for note in web["tuning"]] == [45] * len(web["tuning"])
 
 
 def test_trec_eval_prints_the_pipeline_evaluation(
