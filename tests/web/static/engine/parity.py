@@ -1,0 +1,191 @@
+"""The parity fixtures: what the Python engine computes, written as JSON for the JavaScript engine.
+
+The JavaScript engine (``src/raglab/web/static/engine/``) reproduces the Python one stage by
+stage; its tests (``tests/web/static/engine/**/*.test.mjs``, run by Node's test runner) read the
+files this module writes and compare every value: counts, token lists, chunk boundaries, rankings
+and ties exactly, real numbers within 1e-9. The Python engine is the oracle; nothing here computes
+a number itself.
+
+One file per stage (``text.json``, ``chunking.json``, ``bm25.json``, ``metrics.json``) and one per
+collection of its pages and questions (``collection-<name>.json``), for two collections: the
+bundled handbook and Cranfield (``tests/fixtures/cranfield``, imported as ``raglab import
+glasgow`` imports it). Character offsets are written in UTF-16 code units, the unit of a
+JavaScript string (Python counts code points; the two differ only past U+FFFF).
+
+Run as ``python -m tests.web.static.engine.parity OUT_DIR`` to write them by hand (``make
+parity`` does, then runs the Node tests on them).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from raglab import settings as S
+from raglab.corpus.pages import Corpus, Page, load_corpus
+from raglab.corpus.questions import QuestionSet, load_questions
+
+REPO = Path(__file__).resolve().parents[4]
+CRANFIELD_DIR = REPO / "tests" / "fixtures" / "cranfield"
+#: The environment variable the Node tests read the fixtures' folder from.
+ENV = "RAGLAB_PARITY_DIR"
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A collection the fixtures cover: its pages and its labelled questions."""
+
+    name: str
+    corpus: Corpus
+    questions: QuestionSet
+
+
+def utf16(text: str, offset: int) -> int:
+    """The UTF-16 offset of code point ``offset`` of ``text`` (equal unless an astral precedes)."""
+    head = text[:offset]
+    return offset + sum(1 for ch in head if ord(ch) > 0xFFFF)
+
+
+def utf16_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """``spans`` of ``text`` (code points) in UTF-16 code units, as ``[start, end]`` pairs."""
+    if text.isascii() or max(map(ord, text), default=0) <= 0xFFFF:
+        return [[a, b] for a, b in spans]
+    return [[utf16(text, a), utf16(text, b)] for a, b in spans]
+
+
+@cache
+def collections() -> tuple[Collection, ...]:
+    """The handbook and Cranfield, loaded once (Cranfield imported into a temporary folder)."""
+    from raglab.formats.glasgow import import_glasgow
+
+    handbook = load_corpus(None)
+    out = [Collection("handbook", handbook, load_questions(None, corpus=handbook))]
+    with tempfile.TemporaryDirectory(prefix="raglab-parity-") as tmp:
+        folder = Path(tmp) / "cranfield"
+        import_glasgow(
+            CRANFIELD_DIR / "cran.all.1400",
+            CRANFIELD_DIR / "cran.qry",
+            CRANFIELD_DIR / "cranqrel",
+            folder,
+            seed=S.SEED,
+            quiet=True,
+        )
+        corpus = load_corpus(folder / "pages")
+        out.append(
+            Collection(
+                "cranfield", corpus, load_questions(folder / "questions.jsonl", corpus=corpus)
+            )
+        )
+    return tuple(out)
+
+
+def page_json(page: Page) -> dict[str, Any]:
+    """A page as the JavaScript engine reads it: its text and its sections (UTF-16 offsets)."""
+    spans = utf16_spans(page.text, [(s.start, s.end) for s in page.sections])
+    return {
+        "id": page.id,
+        "title": page.title,
+        "text": page.text,
+        "sections": [
+            {"heading": s.heading, "level": s.level, "path": list(s.path), "start": a, "end": b}
+            for s, (a, b) in zip(page.sections, spans, strict=True)
+        ],
+    }
+
+
+def collection_json(c: Collection) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "pages": [page_json(p) for p in c.corpus],
+        "questions": [{"id": q.id, "question": q.question, "split": q.split} for q in c.questions],
+    }
+
+
+# --- stages ---------------------------------------------------------------------------------
+
+#: The tricky inputs every tokenising test also runs (the tokenizer's own examples first).
+EDGE_TEXTS = (
+    "E-4107: the RA clutch locks",
+    "The PS-1210's tripod-head won't slew; can't, shan't, cannot. O'clock, we're, I'd, I'm.",
+    "1,500 or 1500 or 42,000,000 and 1,50 and 3.5 v3.2.1 la9 6nz 3-year e.g. i.e. U.S.A. a.m.",
+    "Dates 2025-09-15, 3.2.1, 10.0.0.1; ot-220b cw-45 x--y a..b _under_score_ rock'n'roll",
+    "Ünïcödé naïve café ΣΟΦΙΑ straße İstanbul ǅemal ² ½ Ⅻ 𝐀𝐁𝐂 日本語 ﬁne",
+    'Mr. Smith arrived. He said: "Stop!" Then... approx. 5 kg. No. 5 is it. No. It isn\'t?',
+    "# Heading\n\nA paragraph. Another one.\n\n- item one. More.\n- item two\n\n```\ncode. Here.\n```\n",
+    "tabs\tand\u00a0nbsp\u2003em\u3000ideographic\x1cfile\x85next\ufeffbom",
+)
+
+
+def text_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """Tokens of every page and question (stemming on and off), each distinct word's stem,
+    identifiers, words and sentence spans."""
+    from raglab.text.tokens import (
+        STOP_WORDS,
+        _raw_tokens,
+        _stemmer,
+        count_words,
+        identifiers,
+        sentence_spans,
+        tokenize,
+    )
+
+    def texts(c: Collection) -> Iterator[str]:
+        yield from (p.text for p in c.corpus)
+        yield from (q.question for q in c.questions)
+
+    out: dict[str, Any] = {"stop_words": sorted(STOP_WORDS), "collections": {}}
+    words: set[str] = set()
+    groups = [("edge", list(EDGE_TEXTS))] + [(c.name, list(texts(c))) for c in cs]
+    for name, items in groups:
+        for text in items:
+            tokens, is_word = _raw_tokens(text)
+            words.update(t for t, w in zip(tokens, is_word, strict=True) if w)
+        out["collections"][name] = [
+            {
+                "text": text,
+                "tokens": tokenize(text, stem=False, analyzer="raglab"),
+                "stemmed": tokenize(text, stem=True, analyzer="raglab"),
+                "identifiers": sorted(identifiers(text)),
+                "n_words": count_words(text),
+                "sentences": utf16_spans(text, sentence_spans(text)),
+            }
+            for text in items
+        ]
+    ordered = sorted(words)
+    out["stems"] = dict(zip(ordered, _stemmer().stemWords(ordered), strict=True))
+    return out
+
+
+#: Each stage's fixture, by file name.
+STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
+    "text": text_fixture,
+}
+
+
+def write_fixtures(out: Path) -> list[Path]:
+    """Write every stage's fixture and each collection's data into ``out``; the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    cs = collections()
+    written = []
+    for c in cs:
+        path = out / f"collection-{c.name}.json"
+        path.write_text(json.dumps(collection_json(c), ensure_ascii=False), encoding="utf-8")
+        written.append(path)
+    for name, build in STAGES.items():
+        path = out / f"{name}.json"
+        path.write_text(json.dumps(build(cs), ensure_ascii=False), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m tests.web.static.engine.parity OUT_DIR")
+    for path in write_fixtures(Path(sys.argv[1])):
+        print(path)
