@@ -29,7 +29,8 @@ from typing import Any
 
 from raglab import settings as S
 from raglab.corpus.pages import Corpus, Page, load_corpus
-from raglab.corpus.questions import QuestionSet, load_questions
+from raglab.corpus.questions import Question, QuestionSet, load_questions
+from raglab.pipeline.lab import Lab
 
 REPO = Path(__file__).resolve().parents[4]
 CRANFIELD_DIR = REPO / "tests" / "fixtures" / "cranfield"
@@ -37,7 +38,7 @@ CRANFIELD_DIR = REPO / "tests" / "fixtures" / "cranfield"
 ENV = "RAGLAB_PARITY_DIR"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Collection:
     """A collection the fixtures cover: its pages and its labelled questions."""
 
@@ -85,6 +86,12 @@ def collections() -> tuple[Collection, ...]:
     return tuple(out)
 
 
+@cache
+def lab(c: Collection, *, stem: bool) -> Lab:
+    """The collection's lab (the pipeline's chunk sets, tokens and indexes), one per stemming."""
+    return Lab(c.corpus, c.questions, stem=stem)
+
+
 def page_json(page: Page) -> dict[str, Any]:
     """A page as the JavaScript engine reads it: its text and its sections (UTF-16 offsets)."""
     spans = utf16_spans(page.text, [(s.start, s.end) for s in page.sections])
@@ -103,7 +110,25 @@ def collection_json(c: Collection) -> dict[str, Any]:
     return {
         "name": c.name,
         "pages": [page_json(p) for p in c.corpus],
-        "questions": [{"id": q.id, "question": q.question, "split": q.split} for q in c.questions],
+        "questions": [question_json(c, q) for q in c.questions],
+    }
+
+
+def question_json(c: Collection, q: Question) -> dict[str, Any]:
+    """A labelled question: its answer's spans (UTF-16 offsets) or its relevant pages."""
+    spans = []
+    for span in q.spans:
+        text = c.corpus.page(span.page_id).text
+        ((start, end),) = utf16_spans(text, [(span.start, span.end)])
+        spans.append({"page_id": span.page_id, "start": start, "end": end})
+    return {
+        "id": q.id,
+        "question": q.question,
+        "split": q.split,
+        "kind": q.kind,
+        "answer_words": q.answer_words,
+        "spans": spans,
+        "pages": dict(q.pages) if q.pages else None,
     }
 
 
@@ -162,9 +187,74 @@ def text_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     return out
 
 
+def chunking_settings() -> list[dict[str, Any]]:
+    """Each chunker at its default and at the corners of the size and overlap sliders."""
+    slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
+    low, high = (int(v) for v in slider["size"][:2])
+    most_overlap = int(slider["overlap"][1])
+    fixed = S.CHUNK_SIZES["fixed"]
+    out: list[dict[str, Any]] = [
+        {"method": "fixed", "size": size, "overlap": overlap}
+        for size, overlap in (
+            (fixed, S.FIXED_OVERLAP),
+            (low, 0),
+            (high, 0),
+            (low, low - 1),
+            (high, most_overlap),
+            (fixed, most_overlap),
+        )
+    ]
+    for method in ("sentence", "heading"):
+        out += [
+            {"method": method, "size": size, "overlap": None}
+            for size in (S.CHUNK_SIZES[method], low, high)
+        ]
+    return out
+
+
+def chunking_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """Every chunk of every setting (id, page, UTF-16 span, position, words, heading path), each
+    question's relevant chunks, and the fixed chunker's closed forms."""
+    from raglab.chunking.chunk import ChunkIndex
+    from raglab.chunking.chunkers import chunk_pages
+    from raglab.chunking.closed_forms import cut_probability, expected_chunk_count
+    from raglab.run_settings import ChunkingKey
+
+    out: dict[str, Any] = {"settings": chunking_settings(), "collections": {}}
+    for c in cs:
+        runs = []
+        for setting in out["settings"]:
+            chunks = ChunkIndex(chunk_pages(c.corpus, **setting))
+            rows = []
+            for ch in chunks:
+                text = c.corpus.page(ch.page_id).text
+                ((start, end),) = utf16_spans(text, [(ch.start, ch.end)])
+                rows.append(
+                    [ch.id, ch.page_id, start, end, ch.position, ch.n_words, list(ch.heading_path)]
+                )
+            chunk_set = lab(c, stem=False).indexes.chunk_set(ChunkingKey(**setting))
+            assert [ch.id for ch in chunk_set.chunks] == [ch.id for ch in chunks]
+            relevance = [sorted(chunk_set.relevance(q).items()) for q in c.questions]
+            run: dict[str, Any] = {"chunks": rows, "relevance": relevance}
+            if c.name == "handbook" and setting == out["settings"][0]:
+                run["texts"] = [ch.text for ch in chunks]
+            if setting["method"] == "fixed":
+                size, overlap = setting["size"], setting["overlap"]
+                run["expected_chunks"] = [
+                    expected_chunk_count(p.n_words, size=size, overlap=overlap) for p in c.corpus
+                ]
+                run["cut_probability"] = [
+                    cut_probability(n, size=size, overlap=overlap) for n in range(1, size + 3)
+                ]
+            runs.append(run)
+        out["collections"][c.name] = runs
+    return out
+
+
 #: Each stage's fixture, by file name.
 STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "text": text_fixture,
+    "chunking": chunking_fixture,
 }
 
 
