@@ -251,10 +251,94 @@ def chunking_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     return out
 
 
+#: Ranks of each question's BM25 ranking written; the first questions also get every score.
+BM25_DEPTH = 20
+BM25_FULL_QUESTIONS = 3
+BM25_EXPLAINED = (10, 3)  # (questions, their top chunks) explained term by term
+
+
+def bm25_settings() -> list[dict[str, float]]:
+    """(k1, b) at the defaults and at the four corners of the k1 and b sliders."""
+    slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
+    k1s, bs = slider["k1"][:2], slider["b"][:2]
+    corners = [{"k1": float(k1), "b": float(b)} for k1 in k1s for b in bs]
+    return [{"k1": float(S.default("k1")), "b": float(S.default("b"))}, *corners]
+
+
+def bm25_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """For each collection, stemming off and on, over the default chunking: the vocabulary and
+    IDFs, each question's tokens, its ranking and scores at each (k1, b), scores explained term
+    by term, and the (k1, b) grid's top k of every training question with each cell's hits."""
+    from raglab.bm25.grid import grid_top_k
+    from raglab.pipeline.grid import bm25_grid
+    from raglab.run_settings import ChunkingKey
+
+    key = ChunkingKey().resolved()
+
+    out: dict[str, Any] = {
+        "settings": bm25_settings(),
+        "grid": {"k1s": list(S.GRID_K1), "bs": list(S.GRID_B), "k": S.GRID_RECALL_K},
+        "runs": [],
+    }
+    for c in cs:
+        for stem in (False, True):
+            the_lab = lab(c, stem=stem)
+            chunk_set = the_lab.indexes.chunk_set(key)
+            index = chunk_set.bm25
+            queries = [the_lab.indexes.query_tokens(q) for q in c.questions]
+            run: dict[str, Any] = {
+                "collection": c.name,
+                "stem": stem,
+                "chunking": {"method": key.method, "size": key.size, "overlap": key.overlap},
+                "n_chunks": len(chunk_set.chunks),
+                "avgdl": index.avgdl,
+                "terms": list(index.vocabulary.terms),
+                "idf": index.idf.tolist(),
+                "queries": queries,
+                "rankings": [],
+            }
+            for setting in out["settings"]:
+                cell = index.with_params(**setting)
+                rankings = [cell.search(q, k=BM25_DEPTH) for q in queries]
+                n_q, n_top = BM25_EXPLAINED
+                run["rankings"].append(
+                    {
+                        "indices": [r.indices.tolist() for r in rankings],
+                        "scores": [r.scores.tolist() for r in rankings],
+                        "full": [cell.scores(q).tolist() for q in queries[:BM25_FULL_QUESTIONS]],
+                        "explained": [
+                            [
+                                [
+                                    [t.term, t.tf, t.df, t.idf, t.length_factor, t.contribution,
+                                     t.query_count]
+                                    for t in cell.explain(queries[qi], int(doc))
+                                ]
+                                for doc in rankings[qi].indices[:n_top].tolist()
+                            ]
+                            for qi in range(min(n_q, len(queries)))
+                        ],
+                    }
+                )  # fmt: skip
+            train = the_lab.require("train", "the BM25 grid")
+            train_queries = [the_lab.indexes.query_tokens(q) for q in train]
+            grid = out["grid"]
+            tops = grid_top_k(index, train_queries, k1s=grid["k1s"], bs=grid["bs"], k=grid["k"])
+            exhibit = bm25_grid(the_lab, k=grid["k"])
+            run["grid"] = {
+                "questions": [c.questions.questions.index(q) for q in train],
+                "tops": tops.tolist(),
+                "hits": exhibit.hits.tolist(),
+                "relevance": [sorted(chunk_set.relevance(q)) for q in train],
+            }
+            out["runs"].append(run)
+    return out
+
+
 #: Each stage's fixture, by file name.
 STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "text": text_fixture,
     "chunking": chunking_fixture,
+    "bm25": bm25_fixture,
 }
 
 
