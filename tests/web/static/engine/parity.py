@@ -222,8 +222,13 @@ def chunking_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
 
     out: dict[str, Any] = {"settings": chunking_settings(), "collections": {}}
     for c in cs:
-        runs = []
+        runs: list[dict[str, Any] | None] = []
         for setting in out["settings"]:
+            if c.name != "handbook" and setting["overlap"] == setting["size"] - 1:
+                # A window moving one word at a time makes Cranfield 200,000 chunks (30 MB of
+                # fixture): the handbook covers that corner.
+                runs.append(None)
+                continue
             chunks = ChunkIndex(chunk_pages(c.corpus, **setting))
             rows = []
             for ch in chunks:
@@ -334,11 +339,98 @@ def bm25_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     return out
 
 
+def synthetic_judgements(seed: int) -> tuple[list[list[int]], list[Any]]:
+    """Rankings of 0 to 15 of 30 chunks and labels of every kind: binary sets, graded maps with
+    zero gains, empty labels, labelled chunks never ranked (a seeded draw, the same each run)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rankings: list[list[int]] = []
+    labels: list[Any] = []
+    for q in range(60):
+        rankings.append(rng.permutation(30)[: int(rng.integers(0, 16))].tolist())
+        chosen = rng.permutation(30)[: int(rng.integers(0, 6))].tolist()
+        if q % 3 == 0:
+            labels.append(sorted(chosen))
+        else:
+            labels.append({c: float(rng.integers(0, 4)) for c in chosen})
+    return rankings, labels
+
+
+def metrics_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """Every measure per question and averaged, on synthetic judgements and on BM25's rankings of
+    both collections' splits (the exhibits' metric table), Wilson intervals and McNemar tests."""
+    import numpy as np
+
+    from raglab.metrics import measures as M
+    from raglab.metrics.stats import mcnemar_exact, wilson_interval
+    from raglab.pipeline.retrieval import measure, rank_split, relevance_of, resolve
+    from raglab.run_settings import RetrievalSettings
+
+    ks = sorted({*S.RECALL_KS, S.NDCG_K, S.PRECISION_K, 2, 20})
+
+    def judged(rankings: list[list[int]], labels: list[Any]) -> dict[str, Any]:
+        arrays = [np.asarray(r, dtype=np.int64) for r in rankings]
+        per: dict[str, Any] = {}
+        for k in ks:
+            per[f"hit@{k}"] = M.hit_rate_at_k_per_query(arrays, labels, k=k).tolist()
+            per[f"recall@{k}"] = M.fractional_recall_at_k_per_query(arrays, labels, k=k).tolist()
+            per[f"p@{k}"] = M.precision_at_k_per_query(arrays, labels, k=k).tolist()
+            per[f"ndcg@{k}"] = M.ndcg_at_k_per_query(arrays, labels, k=k).tolist()
+        per["rr"] = M.reciprocal_rank_per_query(arrays, labels).tolist()
+        means = {name: M.mean_of(np.asarray(v)) for name, v in per.items()}
+        means["mrr"] = M.mrr(arrays, labels)
+        means["top1"] = M.top1_accuracy(arrays, labels)
+        return {
+            "rankings": rankings,
+            "labels": [list(x.items()) if isinstance(x, dict) else x for x in labels],
+            "graded": [isinstance(x, dict) for x in labels],
+            "per_query": per,
+            "means": means,
+            "first": [M.first_relevant_rank(a, x) for a, x in zip(arrays, labels, strict=True)],
+            "evaluate": M.evaluate(
+                arrays, labels, ks=S.RECALL_KS, ndcg_k=S.NDCG_K, precision_k=S.PRECISION_K
+            ),
+        }
+
+    cases = {"synthetic": judged(*synthetic_judgements(S.SEED))}
+    for c in cs:
+        the_lab = lab(c, stem=False)
+        settings = resolve(the_lab, RetrievalSettings(retriever="bm25"))
+        for split in ("train", "test"):
+            rankings = [r.indices.tolist() for r in rank_split(the_lab, split, settings)]
+            labels: list[Any] = relevance_of(the_lab, split, settings.chunking)
+            case = judged(rankings, labels)
+            case["measure"] = measure(the_lab, split, settings)
+            cases[f"{c.name}-{split}"] = case
+    wilson = [
+        [s, n, *wilson_interval(s, n, z=S.WILSON_Z)]
+        for n in (1, 2, 3, 7, 26, 30, 45, 80, 225, 1000)
+        for s in range(n + 1)
+    ]
+    rng = np.random.default_rng(S.SEED)
+    mcnemar = []
+    for n in (0, 1, 2, 5, 26, 30, 80, 225, 1500, 3000):
+        for share in (0.1, 0.5, 0.9):
+            a = (rng.random(n) < share).tolist()
+            b = (rng.random(n) < 0.5).tolist()
+            r = mcnemar_exact(a, b)
+            mcnemar.append([a, b, [r.n, r.both_right, r.only_a, r.only_b, r.both_wrong, r.p_value]])
+    return {
+        "ks": ks,
+        "evaluate": {"ks": list(S.RECALL_KS), "ndcg_k": S.NDCG_K, "precision_k": S.PRECISION_K},
+        "cases": cases,
+        "wilson": {"z": S.WILSON_Z, "rows": wilson},
+        "mcnemar": mcnemar,
+    }
+
+
 #: Each stage's fixture, by file name.
 STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "text": text_fixture,
     "chunking": chunking_fixture,
     "bm25": bm25_fixture,
+    "metrics": metrics_fixture,
 }
 
 

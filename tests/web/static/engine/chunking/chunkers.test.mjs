@@ -19,9 +19,11 @@ for (const name of COLLECTIONS) {
     const { pages, questions } = fixture(`collection-${name}`);
     const runs = fixture("chunking").collections[name];
     assert.equal(runs.length, settings().length);
+    assert.ok(runs.filter((run) => run !== null).length >= settings().length - 1);
     settings().forEach((setting, s) => {
       const where = `${name} ${JSON.stringify(setting)}`;
       const run = runs[s];
+      if (run === null) return; // a corner the fixture covers on the handbook only
       const chunks = chunkPages(pages, setting);
       assert.ok(chunks.length > 0, where);
       const rows = chunks.map((c) => [c.id, c.pageId, c.start, c.end, c.position, c.nWords, c.headingPath]);
