@@ -34,6 +34,7 @@ from raglab.pipeline.lab import Lab
 
 REPO = Path(__file__).resolve().parents[4]
 CRANFIELD_DIR = REPO / "tests" / "fixtures" / "cranfield"
+LUCENE_DIR = REPO / "tests" / "fixtures" / "lucene"
 #: The environment variable the Node tests read the fixtures' folder from.
 ENV = "RAGLAB_PARITY_DIR"
 
@@ -164,13 +165,27 @@ def text_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
         yield from (p.text for p in c.corpus)
         yield from (q.question for q in c.questions)
 
-    out: dict[str, Any] = {"stop_words": sorted(STOP_WORDS), "collections": {}}
+    from raglab.text.lucene import STOP_WORDS as LUCENE_STOP_WORDS
+    from raglab.text.lucene import analyze, porter_stem, standard_tokens
+
+    out: dict[str, Any] = {
+        "stop_words": sorted(STOP_WORDS),
+        "lucene_stop_words": sorted(LUCENE_STOP_WORDS),
+        "collections": {},
+    }
     words: set[str] = set()
-    groups = [("edge", list(EDGE_TEXTS))] + [(c.name, list(texts(c))) for c in cs]
+    lucene_words: set[str] = set()
+    samples = json.loads((LUCENE_DIR / "analyzer-tokens.json").read_text(encoding="utf-8"))
+    groups = [
+        ("edge", list(EDGE_TEXTS)),
+        ("lucene-samples", [sample["text"] for sample in samples["samples"]]),
+        *[(c.name, list(texts(c))) for c in cs],
+    ]
     for name, items in groups:
         for text in items:
             tokens, is_word = _raw_tokens(text)
             words.update(t for t, w in zip(tokens, is_word, strict=True) if w)
+            lucene_words.update(t.lower() for t in standard_tokens(text))
         out["collections"][name] = [
             {
                 "text": text,
@@ -179,11 +194,13 @@ def text_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
                 "identifiers": sorted(identifiers(text)),
                 "n_words": count_words(text),
                 "sentences": utf16_spans(text, sentence_spans(text)),
+                "lucene": analyze(text),
             }
             for text in items
         ]
     ordered = sorted(words)
     out["stems"] = dict(zip(ordered, _stemmer().stemWords(ordered), strict=True))
+    out["porter"] = {w: porter_stem(w) for w in sorted(lucene_words)}
     return out
 
 

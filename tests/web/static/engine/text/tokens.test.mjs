@@ -17,7 +17,7 @@ test("the stop words are Python's", () => {
   assert.deepEqual([...STOP_WORDS].sort(), text().stop_words);
 });
 
-for (const name of ["edge", "handbook", "cranfield"]) {
+for (const name of ["edge", "lucene-samples", "handbook", "cranfield"]) {
   test(`tokens, stemmed tokens, identifiers, words and sentences: ${name}`, () => {
     const items = text().collections[name];
     assert.ok(items.length > 0);
@@ -25,6 +25,7 @@ for (const name of ["edge", "handbook", "cranfield"]) {
       const where = `${name} text ${i}`;
       same(tokenize(item.text, { stem: false, analyzer: "raglab" }), item.tokens, where);
       same(tokenize(item.text, { stem: true, analyzer: "raglab" }), item.stemmed, where);
+      same(tokenize(item.text, { stem: false, analyzer: "lucene" }), item.lucene, where);
       same([...identifiers(item.text)].sort(), item.identifiers, where);
       assert.equal(countWords(item.text), item.n_words, where);
       same(sentenceSpans(item.text), item.sentences, where);

@@ -6,6 +6,7 @@
 // behind `stem`. Offsets are UTF-16 code units, a JavaScript string's own.
 // Oracle: the Python module, through the parity fixtures (tests/web/static/engine/text/).
 
+import { analyze } from "./lucene.js";
 import { stem as snowballStem } from "./snowball.js";
 
 // Python's classes for str patterns, written out: whitespace is str.isspace() (which, unlike
@@ -103,9 +104,13 @@ export function stemWord(word) {
 }
 
 /** Lower-cased retrieval tokens of `text`, in order; `stem` stems the word tokens only.
- * `analyzer` is "raglab" (this module's rules); the Lucene analyzer is not in the engine yet. */
+ * `analyzer` "raglab" follows this module's rules, "lucene" is Lucene's English analyzer
+ * (./lucene.js: its own tokens, stop words and Porter stemmer; `stem` is ignored). */
 export function tokenize(text, { stem, analyzer }) {
-  if (analyzer !== "raglab") throw new Error(`analyzer ${analyzer} is not in the engine`);
+  if (analyzer !== "raglab") {
+    if (analyzer !== "lucene") throw new Error(`analyzer must be one of raglab, lucene; not ${analyzer}`);
+    return analyze(text);
+  }
   const { tokens, isWord } = rawTokens(text, STOP_WORDS);
   if (!stem) return tokens;
   return tokens.map((t, i) => (isWord[i] ? stemWord(t) : t));
