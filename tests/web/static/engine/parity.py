@@ -442,12 +442,44 @@ def metrics_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     }
 
 
+def embedding_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """The randomised SVD's seeded test matrix: small ones entry by entry, large ones (the LSA
+    sketch's width, a vocabulary's rows) by the SHA-256 of their little-endian float64 bytes."""
+    import hashlib
+
+    from raglab.embedding.sketch import seeded_matrix
+
+    width = S.LSA_RANK + S.LSA_OVERSAMPLE
+    small = [(3, 2, S.SEED), (5, 7, 1), (4, width, 2**40 + 3)]
+    large = [(20_000, width, S.SEED), (3_000, width, 12345)]
+    return {
+        "sketch": {
+            "small": [
+                {"n": n, "width": w, "seed": seed, "values": seeded_matrix(n, w, seed).tolist()}
+                for n, w, seed in small
+            ],
+            "large": [
+                {
+                    "n": n,
+                    "width": w,
+                    "seed": seed,
+                    "sha256": hashlib.sha256(
+                        seeded_matrix(n, w, seed).astype("<f8").tobytes()
+                    ).hexdigest(),
+                }
+                for n, w, seed in large
+            ],
+        }
+    }
+
+
 #: Each stage's fixture, by file name.
 STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "text": text_fixture,
     "chunking": chunking_fixture,
     "bm25": bm25_fixture,
     "metrics": metrics_fixture,
+    "embedding": embedding_fixture,
 }
 
 
