@@ -1,4 +1,4 @@
-"""The randomised SVD's seeded test matrix, drawn bit for bit alike by the Python and the in-tab engine.
+"""The randomised SVD's seeded test matrix, drawn bit for bit alike by the Python and the tab engine.
 
 docs/design.md#the-seeded-test-matrix defines it. Entry (r, c) of Omega (n, l) is a sum of twelve
 uniforms, minus 6 (Irwin and Hall: mean 0, variance 1, within 2^-64 of it, an approximation
