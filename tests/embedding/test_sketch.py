@@ -47,9 +47,9 @@ def test_lowbias32_of_zero_is_zero_and_the_hash_scatters() -> None:
 def test_blocks_do_not_change_the_draw() -> None:
     """A matrix larger than one block of words equals the rows drawn with it: oracle, the
     entry-by-entry definition on rows past the first block."""
-    n, width = 5000, 74  # 4.4 million words: two blocks
+    n, width = 100, 74  # 88,800 words: three blocks
     omega = seeded_matrix(n, width, 0)
-    for r in (0, 4723, 4999):
+    for r in (0, 36, 37, 99):
         assert omega[r, :3].tolist() == [entry(r, c, width, 0) for c in range(3)]
 
 

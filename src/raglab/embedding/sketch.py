@@ -29,8 +29,9 @@ _M1 = np.uint32(0x7FEB352D)
 _M2 = np.uint32(0x846CA68B)
 #: Uniforms summed per entry.
 TERMS = 12
-# Words hashed at a time (a block of rows), so a large sketch never holds 12 words per entry.
-_BLOCK_WORDS = 1 << 22
+# Words hashed at a time (a block of rows): the temporaries stay under a megabyte whatever the
+# sketch's size, so drawing it never outweighs a solver that holds no copy of A.
+_BLOCK_WORDS = 1 << 15
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
