@@ -40,7 +40,8 @@ def _mix(x: np.ndarray) -> np.ndarray:
     x = x * _M1
     x = x ^ (x >> np.uint32(15))
     x = x * _M2
-    return x ^ (x >> np.uint32(16))
+    out: np.ndarray = x ^ (x >> np.uint32(16))
+    return out
 
 
 def seeded_matrix(n: int, width: int, seed: int) -> FloatArray:
