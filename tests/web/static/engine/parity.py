@@ -452,7 +452,45 @@ def embedding_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     width = S.LSA_RANK + S.LSA_OVERSAMPLE
     small = [(3, 2, S.SEED), (5, 7, 1), (4, width, 2**40 + 3)]
     large = [(20_000, width, S.SEED), (3_000, width, 12345)]
+    from raglab.embedding.lsa import power_iterations_for
+    from raglab.run_settings import ChunkingKey
+
+    lsa = []
+    for c in cs:
+        the_lab = lab(c, stem=False)
+        model = the_lab.indexes.lsa
+        windows = the_lab.indexes.lsa_windows
+        key = ChunkingKey().resolved()
+        chunk_set = the_lab.indexes.chunk_set(key)
+        projections = chunk_set.lsa_projections
+        rankings = [
+            model.search(the_lab.indexes.query_tokens(q), projections, k=10) for q in c.questions
+        ]
+        lsa.append(
+            {
+                "collection": c.name,
+                "settings": {
+                    "minimum": S.LSA_WINDOWS,
+                    "size": S.LSA_WINDOW_WORDS,
+                    "base": S.LSA_POWER_ITERATIONS,
+                    "rank": model.rank,
+                    "oversample": S.LSA_OVERSAMPLE,
+                    "seed": S.SEED,
+                    "power_iterations": power_iterations_for(len(windows)),
+                },
+                "chunking": {"method": key.method, "size": key.size, "overlap": key.overlap},
+                "windows": windows,
+                "terms": list(model.vocabulary.terms),
+                "idf": model.idf.tolist(),
+                "s": model.s.tolist(),
+                "frobenius_sq": model.frobenius_sq,
+                "projections": projections.tolist() if c.name == "handbook" else None,
+                "indices": [r.indices.tolist() for r in rankings],
+                "scores": [r.scores.tolist() for r in rankings],
+            }
+        )
     return {
+        "lsa": lsa,
         "sketch": {
             "small": [
                 {"n": n, "width": w, "seed": seed, "values": seeded_matrix(n, w, seed).tolist()}
@@ -469,7 +507,7 @@ def embedding_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
                 }
                 for n, w, seed in large
             ],
-        }
+        },
     }
 
 
