@@ -511,6 +511,41 @@ def embedding_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     }
 
 
+def fusion_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """RRF and score fusion of the first-stage rankings (BM25 at the default k1 and b, LSA) of
+    every question, at the settings' RRF k and fusion depth, a small depth, and several
+    weights."""
+    from raglab.fusion.rrf import rrf
+    from raglab.fusion.score import score_fusion
+    from raglab.pipeline.retrieval import rank
+    from raglab.run_settings import RetrievalSettings
+
+    depths = [int(S.default("fusion_depth")), 3]
+    weights = [0.0, 0.3, 0.5, 1.0]
+    cases = []
+    for c in cs:
+        the_lab = lab(c, stem=False)
+        for q in c.questions:
+            bm25 = rank(the_lab, q, RetrievalSettings("bm25"))
+            lsa = rank(the_lab, q, RetrievalSettings("lsa"))
+            pair = [bm25, lsa]
+            cases.append(
+                {
+                    "inputs": [[r.indices.tolist(), r.scores.tolist()] for r in pair],
+                    "rrf": [
+                        [f.indices.tolist(), f.scores.tolist()]
+                        for f in (rrf(pair, k=S.RRF_K, depth=d) for d in depths)
+                    ],
+                    "score": [
+                        [f.indices.tolist(), f.scores.tolist()]
+                        for d in depths
+                        for f in (score_fusion(bm25, lsa, weight=w, depth=d) for w in weights)
+                    ],
+                }
+            )
+    return {"k": S.RRF_K, "depths": depths, "weights": weights, "cases": cases}
+
+
 #: Each stage's fixture, by file name.
 STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "text": text_fixture,
@@ -518,6 +553,7 @@ STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "bm25": bm25_fixture,
     "metrics": metrics_fixture,
     "embedding": embedding_fixture,
+    "fusion": fusion_fixture,
 }
 
 
