@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test check lint typecheck unit browser bench clean
+.PHONY: help lab test check lint typecheck unit browser parity bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
@@ -27,6 +27,7 @@ lab: $(BIN)/raglab ## Install and start the lab on the bundled handbook
 
 test: $(VENV)/.test-installed ## Install and run every test, with ruff and mypy
 	scripts/ensure-chromium
+	scripts/ensure-node
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -46,7 +47,12 @@ browser: $(VENV)/.test-installed ## Run the browser tests only (Chromium through
 	$(BIN)/pytest -m browser
 
 unit: $(VENV)/.test-installed ## Run the tests that need no browser
+	scripts/ensure-node
 	$(BIN)/pytest -m "not browser"
+
+parity: $(VENV)/.test-installed ## The in-tab engine against the Python engine (Node's test runner)
+	scripts/ensure-node
+	$(BIN)/pytest tests/web/static/engine/test_parity.py
 
 bench: $(VENV)/.test-installed ## Run the benchmarks and write benchmarks/RESULTS.md
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

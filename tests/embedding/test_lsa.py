@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import raglab.embedding.lsa as lsa_module
 from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, term_window_matrix, unit_rows
+from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, randomized_svd
 from raglab.embedding.vectors import tfidf_matrix
 from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, LSA_WINDOWS, SEED
@@ -204,9 +205,9 @@ def _subspace_iteration_with_qr(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Halko, Martinsson and Tropp (2011) Algorithm 4.4 as printed there: a Householder QR
     (numpy.linalg.qr) after every product, then the Rayleigh-Ritz step and sign convention that
-    randomized_svd documents, from the same Gaussian start."""
+    randomized_svd documents, from the same seeded start (raglab.embedding.sketch)."""
     width = min(rank + oversample, *A.shape)
-    omega = np.random.default_rng(seed).standard_normal((A.shape[1], width))
+    omega = seeded_matrix(A.shape[1], width, seed)
     Q = np.linalg.qr(np.asarray(A @ omega))[0]
     for _ in range(passes):
         Q = np.linalg.qr(np.asarray(A.T @ Q))[0]

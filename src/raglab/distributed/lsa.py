@@ -9,7 +9,7 @@ vocabulary), each built and held by a worker:
    its own terms, ``tfidf_matrix`` over the windows restricted to them. A term's idf is
    ln(n / df), and its df counts the windows in its row, so a block needs no other block's
    statistics: its rows are the single-machine A's rows, bit for bit.
-2. **Client**: Omega ~ N(0, 1), (n, l), from ``numpy.random.default_rng(seed)``, as there.
+2. **Client**: Omega (n, l) from ``seed`` (:func:`raglab.embedding.sketch.seeded_matrix`), as there.
 3. **Products per block**: Y = A X is the blocks' A_b X stacked (each row's sum is the single
    product's, bit for bit). Z = A^T Y adds, for each window, its terms' a_tk y_t in ascending
    term order; the single product (scipy's ``csr_matvecs``) adds them one by one into the
@@ -45,6 +45,7 @@ import numpy as np
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray
 from raglab.embedding.lsa import LSAModel, power_iterations_for
+from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
 
@@ -211,8 +212,7 @@ def fit_lsa_on_cluster(
             f"rank {rank} exceeds min(terms, windows) = min{A.shape}; fit fewer dimensions"
         )
     width = min(rank + oversample, m, n)
-    rng = np.random.default_rng(seed)
-    Y = A.times(rng.standard_normal((n, width)))
+    Y = A.times(seeded_matrix(n, width, seed))
     for _ in range(power_iterations):
         Y = A.times(_lu_basis(A.transpose_times(_lu_basis(Y))))
     Q = _orthonormal(Y)

@@ -1,7 +1,7 @@
 """Randomised truncated SVD (Halko, Martinsson and Tropp 2011), the solver behind raglab.embedding.lsa.
 
-A ~ U diag(s) Vt for a dense or sparse A (m, n) by subspace iteration from a seeded Gaussian
-start: ``power_iterations`` passes Y = A lu(A^T lu(Y)) normalised by LU with partial pivoting
+A ~ U diag(s) Vt for a dense or sparse A (m, n) by subspace iteration from a seeded random
+start (:mod:`raglab.embedding.sketch`, the test matrix both engines draw alike): ``power_iterations`` passes Y = A lu(A^T lu(Y)) normalised by LU with partial pivoting
 (section 4.5 of the paper; scikit-learn's default), a Householder QR at the end, then the exact
 SVD of the small projected problem. P L from X = P L U spans exactly what X spans, so in exact
 arithmetic this is the subspace iteration with a QR at every step (Algorithm 4.4), at a quarter
@@ -17,6 +17,7 @@ import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab.base.ranking import FloatArray
+from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.vectors import SparseMatrix
 
 __all__ = ["randomized_svd", "small_problem"]
@@ -89,7 +90,8 @@ def randomized_svd(
     A is dense or scipy.sparse, shape (m, n). With l = min(rank + oversample, m, n) and
     q = ``power_iterations``:
 
-    1. Omega ~ N(0, 1), shape (n, l), from ``numpy.random.default_rng(seed)``; Y = A Omega.
+    1. Omega (n, l) from ``seed`` (:func:`raglab.embedding.sketch.seeded_matrix`: entries of mean 0
+       and variance 1, the same in the in-tab engine to the last bit); Y = A Omega.
     2. q times: Y = A lu(A^T lu(Y)), where lu(X) = P L from X = P L U (:func:`_lu_basis`).
        Normalising between the products keeps the small singular directions from drowning in
        rounding; P L spans exactly what X spans, so in exact arithmetic this is the subspace
@@ -128,8 +130,7 @@ def randomized_svd(
     # of a product with it adds the same terms in the same order as with a CSR copy, so the
     # result is bit for bit the same and A is held once.
     matrix_t = matrix.T
-    rng = np.random.default_rng(seed)
-    omega = rng.standard_normal((n, width))
+    omega = seeded_matrix(n, width, seed)
     Y = np.asarray(matrix @ omega)
     del omega
     for _ in range(power_iterations):

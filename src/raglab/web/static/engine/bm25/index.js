@@ -1,0 +1,87 @@
+// BM25 search over token lists (Robertson and Zaragoza 2009, Lucene's variant) at one (k1, b).
+//
+// Mirrors src/raglab/bm25/index.py: scores of every document (each document's score summed
+// term by term in ascending column, from 0), the exact top k with ties to the lower document
+// index, and a score explained term by term. A term repeated in the query counts once per
+// occurrence; tokens outside the collection contribute nothing.
+
+import { topK } from "../base/topk.js";
+import { checkK, checkParams, impact, lengthFactor, lengthTerm, luceneIdf } from "./formula.js";
+import { BM25Statistics } from "./statistics.js";
+
+export class BM25Index {
+  /** `docs`: token lists; `stats`: statistics to share instead (with_params's clone). */
+  constructor(docs, { k1, b, stats = null }) {
+    checkParams(k1, b);
+    this.stats = stats ?? new BM25Statistics(docs);
+    this.k1 = k1;
+    this.b = b;
+    this.lengthTerms = this.stats.ratio.map((r) => lengthTerm(r, k1, b));
+  }
+
+  /** The same index at other k1 and/or b, its statistics shared. */
+  withParams({ k1 = this.k1, b = this.b }) {
+    return new BM25Index(null, { k1, b, stats: this.stats });
+  }
+
+  get nDocs() {
+    return this.stats.nDocs;
+  }
+
+  /** BM25 score of every document for one query (a Float64Array of nDocs). */
+  scores(queryTokens) {
+    const { stats, k1 } = this;
+    const out = new Float64Array(stats.nDocs);
+    const { terms, weights } = stats.queryTerms(queryTokens);
+    terms.forEach((col, i) => {
+      const w = weights[i];
+      for (let p = stats.indptr[col]; p < stats.indptr[col + 1]; p++) {
+        const d = stats.docs[p];
+        out[d] += w * impact(stats.tf[p], this.lengthTerms[d], k1);
+      }
+    });
+    return out;
+  }
+
+  /** The min(k, nDocs) best documents, best first, ties by ascending index:
+   * {indices, scores}. */
+  search(queryTokens, { k }) {
+    checkK(k);
+    const scores = this.scores(queryTokens);
+    // Every score is >= 0 and the documents matching no term score 0: the positive ones in
+    // (-score, index) order, then the others by index, is topK's order without a full sort.
+    const positive = [];
+    for (let d = 0; d < scores.length; d++) if (scores[d] > 0) positive.push(d);
+    const indices = topK(Float64Array.from(positive, (d) => scores[d]), k).map((i) => positive[i]);
+    for (let d = 0; indices.length < Math.min(k, scores.length); d++) {
+      if (!(scores[d] > 0)) indices.push(d);
+    }
+    return { indices, scores: indices.map((i) => scores[i]) };
+  }
+
+  /** Term-by-term breakdown of scores(queryTokens)[doc]: one entry per distinct query token in
+   * order of first appearance, {term, tf, df, idf, lengthFactor, contribution, queryCount}. */
+  explain(queryTokens, doc) {
+    if (!Number.isInteger(doc) || doc < 0 || doc >= this.nDocs) {
+      throw new Error(`doc ${doc} is out of range for ${this.nDocs} documents`);
+    }
+    const { stats } = this;
+    const factor = lengthFactor(stats.ratio[doc], this.b);
+    const klf = this.lengthTerms[doc];
+    const counts = new Map();
+    for (const t of queryTokens) counts.set(t, (counts.get(t) ?? 0) + 1);
+    return [...counts].map(([term, count]) => {
+      const col = stats.vocabulary.get(term);
+      let tf = 0;
+      let df = 0;
+      let idf = luceneIdf(0, this.nDocs);
+      if (col !== undefined) {
+        tf = stats.tfOf(doc, col);
+        df = stats.indptr[col + 1] - stats.indptr[col];
+        idf = stats.idf[col];
+      }
+      const contribution = tf ? idf * count * impact(tf, klf, this.k1) : 0.0;
+      return { term, tf, df, idf, lengthFactor: factor, contribution, queryCount: count };
+    });
+  }
+}

@@ -1,0 +1,92 @@
+// BM25 in JavaScript equals Python's (src/raglab/bm25/): oracle, the parity fixture bm25.json,
+// on both collections, stemming off and on, at the default (k1, b) and the sliders' corners:
+// vocabulary and IDFs, rankings and ties exactly, scores and contributions within 1e-9, and
+// the (k1, b) grid's top k and hits of every training question.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
+import { BM25Index } from "../../../../../src/raglab/web/static/engine/bm25/index.js";
+import { gridTopK } from "../../../../../src/raglab/web/static/engine/bm25/grid.js";
+import { tokenize } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
+import { allClose, close, fixture, same } from "../fixtures.mjs";
+
+const built = new Map();
+
+/** The JavaScript engine's index and query tokens for a run of the fixture. */
+function build(run) {
+  const key = `${run.collection}/${run.stem}`;
+  if (!built.has(key)) {
+    const { pages, questions } = fixture(`collection-${run.collection}`);
+    const chunks = chunkPages(pages, run.chunking);
+    const options = { stem: run.stem, analyzer: "raglab" };
+    const { k1, b } = fixture("bm25").settings[0];
+    const index = new BM25Index(chunks.map((c) => tokenize(c.text, options)), { k1, b });
+    const queries = questions.map((q) => tokenize(q.question, options));
+    built.set(key, { chunks, index, queries });
+  }
+  return built.get(key);
+}
+
+const runs = () => fixture("bm25").runs;
+const name = (run) => `${run.collection}, stemming ${run.stem ? "on" : "off"}`;
+
+for (const i of [0, 1, 2, 3]) {
+  test(`vocabulary, IDFs and query tokens: run ${i}`, () => {
+    const run = runs()[i];
+    const { chunks, index, queries } = build(run);
+    assert.equal(chunks.length, run.n_chunks, name(run));
+    close(index.stats.avgdl, run.avgdl, `${name(run)}: avgdl`);
+    same(index.stats.terms, run.terms, `${name(run)}: vocabulary`);
+    allClose(index.stats.idf, run.idf, `${name(run)}: idf`);
+    same(queries, run.queries, `${name(run)}: query tokens`);
+  });
+
+  test(`rankings, scores and contributions at each (k1, b): run ${i}`, () => {
+    const run = runs()[i];
+    const { index, queries } = build(run);
+    fixture("bm25").settings.forEach((setting, s) => {
+      const where = `${name(run)} at k1 ${setting.k1}, b ${setting.b}`;
+      const cell = index.withParams(setting);
+      const expected = run.rankings[s];
+      queries.forEach((q, qi) => {
+        const got = cell.search(q, { k: expected.indices[qi].length });
+        same(got.indices, expected.indices[qi], `${where}, question ${qi}: ranking`);
+        allClose(got.scores, expected.scores[qi], `${where}, question ${qi}: scores`);
+      });
+      expected.full.forEach((scores, qi) => allClose(cell.scores(queries[qi]), scores, `${where}: every score of question ${qi}`));
+      expected.explained.forEach((docs, qi) => {
+        const top = expected.indices[qi];
+        docs.forEach((rows, r) => {
+          const got = cell.explain(queries[qi], top[r]);
+          assert.equal(got.length, rows.length, `${where}: terms explained`);
+          rows.forEach(([term, tf, df, idf, lf, contribution, count], t) => {
+            const at = `${where}, question ${qi}, chunk ${top[r]}, term ${term}`;
+            assert.deepEqual([got[t].term, got[t].tf, got[t].df, got[t].queryCount], [term, tf, df, count], at);
+            close(got[t].idf, idf, `${at}: idf`);
+            close(got[t].lengthFactor, lf, `${at}: length factor`);
+            close(got[t].contribution, contribution, `${at}: contribution`);
+          });
+        });
+      });
+    });
+  });
+
+  test(`the (k1, b) grid: run ${i}`, () => {
+    const run = runs()[i];
+    const { index, queries } = build(run);
+    const { k1s, bs, k } = fixture("bm25").grid;
+    const train = run.grid.questions.map((qi) => queries[qi]);
+    const tops = gridTopK(index, train, { k1s, bs, k });
+    same(tops, run.grid.tops, `${name(run)}: grid top ${k}`);
+    // A cell finds a question when a chunk of its top k holds the answer and shares a term with
+    // the question (src/raglab/pipeline/grid.py).
+    const shares = train.map((q) => index.scores(q).map((s) => s > 0));
+    const hits = tops.map((row) =>
+      row.map((cell) =>
+        cell.filter((top, q) => top.some((d) => run.grid.relevance[q].includes(d) && shares[q][d]))
+          .length,
+      ),
+    );
+    same(hits, run.grid.hits, `${name(run)}: grid hits`);
+  });
+}

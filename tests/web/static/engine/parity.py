@@ -1,0 +1,580 @@
+"""The parity fixtures: what the Python engine computes, written as JSON for the JavaScript engine.
+
+The JavaScript engine (``src/raglab/web/static/engine/``) reproduces the Python one stage by
+stage; its tests (``tests/web/static/engine/**/*.test.mjs``, run by Node's test runner) read the
+files this module writes and compare every value: counts, token lists, chunk boundaries, rankings
+and ties exactly, real numbers within 1e-9. The Python engine is the oracle; nothing here computes
+a number itself.
+
+One file per stage (``text.json``, ``chunking.json``, ``bm25.json``, ``metrics.json``) and one per
+collection of its pages and questions (``collection-<name>.json``), for two collections: the
+bundled handbook and Cranfield (``tests/fixtures/cranfield``, imported as ``raglab import
+glasgow`` imports it). Character offsets are written in UTF-16 code units, the unit of a
+JavaScript string (Python counts code points; the two differ only past U+FFFF).
+
+Run as ``python -m tests.web.static.engine.parity OUT_DIR`` to write them by hand (``make
+parity`` does, then runs the Node tests on them).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from raglab import settings as S
+from raglab.corpus.pages import Corpus, Page, load_corpus
+from raglab.corpus.questions import Question, QuestionSet, load_questions
+from raglab.pipeline.lab import Lab
+
+REPO = Path(__file__).resolve().parents[4]
+CRANFIELD_DIR = REPO / "tests" / "fixtures" / "cranfield"
+LUCENE_DIR = REPO / "tests" / "fixtures" / "lucene"
+#: The environment variable the Node tests read the fixtures' folder from.
+ENV = "RAGLAB_PARITY_DIR"
+
+
+@dataclass(frozen=True, eq=False)
+class Collection:
+    """A collection the fixtures cover: its pages and its labelled questions."""
+
+    name: str
+    corpus: Corpus
+    questions: QuestionSet
+
+
+def utf16(text: str, offset: int) -> int:
+    """The UTF-16 offset of code point ``offset`` of ``text`` (equal unless an astral precedes)."""
+    head = text[:offset]
+    return offset + sum(1 for ch in head if ord(ch) > 0xFFFF)
+
+
+def utf16_spans(text: str, spans: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """``spans`` of ``text`` (code points) in UTF-16 code units, as ``[start, end]`` pairs."""
+    if text.isascii() or max(map(ord, text), default=0) <= 0xFFFF:
+        return [[a, b] for a, b in spans]
+    return [[utf16(text, a), utf16(text, b)] for a, b in spans]
+
+
+@cache
+def collections() -> tuple[Collection, ...]:
+    """The handbook and Cranfield, loaded once (Cranfield imported into a temporary folder)."""
+    from raglab.formats.glasgow import import_glasgow
+
+    handbook = load_corpus(None)
+    out = [Collection("handbook", handbook, load_questions(None, corpus=handbook))]
+    with tempfile.TemporaryDirectory(prefix="raglab-parity-") as tmp:
+        folder = Path(tmp) / "cranfield"
+        import_glasgow(
+            CRANFIELD_DIR / "cran.all.1400",
+            CRANFIELD_DIR / "cran.qry",
+            CRANFIELD_DIR / "cranqrel",
+            folder,
+            seed=S.SEED,
+            quiet=True,
+        )
+        corpus = load_corpus(folder / "pages")
+        out.append(
+            Collection(
+                "cranfield", corpus, load_questions(folder / "questions.jsonl", corpus=corpus)
+            )
+        )
+    return tuple(out)
+
+
+@cache
+def lab(c: Collection, *, stem: bool) -> Lab:
+    """The collection's lab (the pipeline's chunk sets, tokens and indexes), one per stemming."""
+    return Lab(c.corpus, c.questions, stem=stem)
+
+
+def page_json(page: Page) -> dict[str, Any]:
+    """A page as the JavaScript engine reads it: its text and its sections (UTF-16 offsets)."""
+    spans = utf16_spans(page.text, [(s.start, s.end) for s in page.sections])
+    return {
+        "id": page.id,
+        "title": page.title,
+        "text": page.text,
+        "sections": [
+            {"heading": s.heading, "level": s.level, "path": list(s.path), "start": a, "end": b}
+            for s, (a, b) in zip(page.sections, spans, strict=True)
+        ],
+    }
+
+
+def collection_json(c: Collection) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "pages": [page_json(p) for p in c.corpus],
+        "questions": [question_json(c, q) for q in c.questions],
+    }
+
+
+def question_json(c: Collection, q: Question) -> dict[str, Any]:
+    """A labelled question: its answer's spans (UTF-16 offsets) or its relevant pages."""
+    spans = []
+    for span in q.spans:
+        text = c.corpus.page(span.page_id).text
+        ((start, end),) = utf16_spans(text, [(span.start, span.end)])
+        spans.append({"page_id": span.page_id, "start": start, "end": end})
+    return {
+        "id": q.id,
+        "question": q.question,
+        "split": q.split,
+        "kind": q.kind,
+        "answer_words": q.answer_words,
+        "spans": spans,
+        "pages": dict(q.pages) if q.pages else None,
+    }
+
+
+# --- stages ---------------------------------------------------------------------------------
+
+#: The tricky inputs every tokenising test also runs (the tokenizer's own examples first).
+EDGE_TEXTS = (
+    "E-4107: the RA clutch locks",
+    "The PS-1210's tripod-head won't slew; can't, shan't, cannot. O'clock, we're, I'd, I'm.",
+    "1,500 or 1500 or 42,000,000 and 1,50 and 3.5 v3.2.1 la9 6nz 3-year e.g. i.e. U.S.A. a.m.",
+    "Dates 2025-09-15, 3.2.1, 10.0.0.1; ot-220b cw-45 x--y a..b _under_score_ rock'n'roll",
+    "Ünïcödé naïve café ΣΟΦΙΑ straße İstanbul ǅemal ² ½ Ⅻ 𝐀𝐁𝐂 日本語 ﬁne",
+    'Mr. Smith arrived. He said: "Stop!" Then... approx. 5 kg. No. 5 is it. No. It isn\'t?',
+    "# Heading\n\nA paragraph. Another one.\n\n- item one. More.\n- item two\n\n```\ncode. Here.\n```\n",
+    "tabs\tand\u00a0nbsp\u2003em\u3000ideographic\x1cfile\x85next\ufeffbom",
+)
+
+
+def text_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """Tokens of every page and question (stemming on and off), each distinct word's stem,
+    identifiers, words and sentence spans."""
+    from raglab.text.tokens import (
+        STOP_WORDS,
+        _raw_tokens,
+        _stemmer,
+        count_words,
+        identifiers,
+        sentence_spans,
+        tokenize,
+    )
+
+    def texts(c: Collection) -> Iterator[str]:
+        yield from (p.text for p in c.corpus)
+        yield from (q.question for q in c.questions)
+
+    from raglab.text.lucene import STOP_WORDS as LUCENE_STOP_WORDS
+    from raglab.text.lucene import analyze, porter_stem, standard_tokens
+
+    out: dict[str, Any] = {
+        "stop_words": sorted(STOP_WORDS),
+        "lucene_stop_words": sorted(LUCENE_STOP_WORDS),
+        "collections": {},
+    }
+    words: set[str] = set()
+    lucene_words: set[str] = set()
+    samples = json.loads((LUCENE_DIR / "analyzer-tokens.json").read_text(encoding="utf-8"))
+    groups = [
+        ("edge", list(EDGE_TEXTS)),
+        ("lucene-samples", [sample["text"] for sample in samples["samples"]]),
+        *[(c.name, list(texts(c))) for c in cs],
+    ]
+    for name, items in groups:
+        for text in items:
+            tokens, is_word = _raw_tokens(text)
+            words.update(t for t, w in zip(tokens, is_word, strict=True) if w)
+            lucene_words.update(t.lower() for t in standard_tokens(text))
+        out["collections"][name] = [
+            {
+                "text": text,
+                "tokens": tokenize(text, stem=False, analyzer="raglab"),
+                "stemmed": tokenize(text, stem=True, analyzer="raglab"),
+                "identifiers": sorted(identifiers(text)),
+                "n_words": count_words(text),
+                "sentences": utf16_spans(text, sentence_spans(text)),
+                "lucene": analyze(text),
+            }
+            for text in items
+        ]
+    ordered = sorted(words)
+    out["stems"] = dict(zip(ordered, _stemmer().stemWords(ordered), strict=True))
+    out["porter"] = {w: porter_stem(w) for w in sorted(lucene_words)}
+    return out
+
+
+def chunking_settings() -> list[dict[str, Any]]:
+    """Each chunker at its default and at the corners of the size and overlap sliders."""
+    slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
+    low, high = (int(v) for v in slider["size"][:2])
+    most_overlap = int(slider["overlap"][1])
+    fixed = S.CHUNK_SIZES["fixed"]
+    out: list[dict[str, Any]] = [
+        {"method": "fixed", "size": size, "overlap": overlap}
+        for size, overlap in (
+            (fixed, S.FIXED_OVERLAP),
+            (low, 0),
+            (high, 0),
+            (low, low - 1),
+            (high, most_overlap),
+            (fixed, most_overlap),
+        )
+    ]
+    for method in ("sentence", "heading"):
+        out += [
+            {"method": method, "size": size, "overlap": None}
+            for size in (S.CHUNK_SIZES[method], low, high)
+        ]
+    return out
+
+
+def chunking_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """Every chunk of every setting (id, page, UTF-16 span, position, words, heading path), each
+    question's relevant chunks, and the fixed chunker's closed forms."""
+    from raglab.chunking.chunk import ChunkIndex
+    from raglab.chunking.chunkers import chunk_pages
+    from raglab.chunking.closed_forms import cut_probability, expected_chunk_count
+    from raglab.run_settings import ChunkingKey
+
+    out: dict[str, Any] = {"settings": chunking_settings(), "collections": {}}
+    for c in cs:
+        runs: list[dict[str, Any] | None] = []
+        for setting in out["settings"]:
+            if c.name != "handbook" and setting["overlap"] == setting["size"] - 1:
+                # A window moving one word at a time makes Cranfield 200,000 chunks (30 MB of
+                # fixture): the handbook covers that corner.
+                runs.append(None)
+                continue
+            chunks = ChunkIndex(chunk_pages(c.corpus, **setting))
+            rows = []
+            for ch in chunks:
+                text = c.corpus.page(ch.page_id).text
+                ((start, end),) = utf16_spans(text, [(ch.start, ch.end)])
+                rows.append(
+                    [ch.id, ch.page_id, start, end, ch.position, ch.n_words, list(ch.heading_path)]
+                )
+            chunk_set = lab(c, stem=False).indexes.chunk_set(ChunkingKey(**setting))
+            assert [ch.id for ch in chunk_set.chunks] == [ch.id for ch in chunks]
+            relevance = [sorted(chunk_set.relevance(q).items()) for q in c.questions]
+            run: dict[str, Any] = {"chunks": rows, "relevance": relevance}
+            if c.name == "handbook" and setting == out["settings"][0]:
+                run["texts"] = [ch.text for ch in chunks]
+            if setting["method"] == "fixed":
+                size, overlap = setting["size"], setting["overlap"]
+                run["expected_chunks"] = [
+                    expected_chunk_count(p.n_words, size=size, overlap=overlap) for p in c.corpus
+                ]
+                run["cut_probability"] = [
+                    cut_probability(n, size=size, overlap=overlap) for n in range(1, size + 3)
+                ]
+            runs.append(run)
+        out["collections"][c.name] = runs
+    return out
+
+
+#: Ranks of each question's BM25 ranking written; the first questions also get every score.
+BM25_DEPTH = 20
+BM25_FULL_QUESTIONS = 3
+BM25_EXPLAINED = (10, 3)  # (questions, their top chunks) explained term by term
+
+
+def bm25_settings() -> list[dict[str, float]]:
+    """(k1, b) at the defaults and at the four corners of the k1 and b sliders."""
+    slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
+    k1s, bs = slider["k1"][:2], slider["b"][:2]
+    corners = [{"k1": float(k1), "b": float(b)} for k1 in k1s for b in bs]
+    return [{"k1": float(S.default("k1")), "b": float(S.default("b"))}, *corners]
+
+
+def bm25_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """For each collection, stemming off and on, over the default chunking: the vocabulary and
+    IDFs, each question's tokens, its ranking and scores at each (k1, b), scores explained term
+    by term, and the (k1, b) grid's top k of every training question with each cell's hits."""
+    from raglab.bm25.grid import grid_top_k
+    from raglab.pipeline.grid import bm25_grid
+    from raglab.run_settings import ChunkingKey
+
+    key = ChunkingKey().resolved()
+
+    out: dict[str, Any] = {
+        "settings": bm25_settings(),
+        "grid": {"k1s": list(S.GRID_K1), "bs": list(S.GRID_B), "k": S.GRID_RECALL_K},
+        "runs": [],
+    }
+    for c in cs:
+        for stem in (False, True):
+            the_lab = lab(c, stem=stem)
+            chunk_set = the_lab.indexes.chunk_set(key)
+            index = chunk_set.bm25
+            queries = [the_lab.indexes.query_tokens(q) for q in c.questions]
+            run: dict[str, Any] = {
+                "collection": c.name,
+                "stem": stem,
+                "chunking": {"method": key.method, "size": key.size, "overlap": key.overlap},
+                "n_chunks": len(chunk_set.chunks),
+                "avgdl": index.avgdl,
+                "terms": list(index.vocabulary.terms),
+                "idf": index.idf.tolist(),
+                "queries": queries,
+                "rankings": [],
+            }
+            for setting in out["settings"]:
+                cell = index.with_params(**setting)
+                rankings = [cell.search(q, k=BM25_DEPTH) for q in queries]
+                n_q, n_top = BM25_EXPLAINED
+                run["rankings"].append(
+                    {
+                        "indices": [r.indices.tolist() for r in rankings],
+                        "scores": [r.scores.tolist() for r in rankings],
+                        "full": [cell.scores(q).tolist() for q in queries[:BM25_FULL_QUESTIONS]],
+                        "explained": [
+                            [
+                                [
+                                    [t.term, t.tf, t.df, t.idf, t.length_factor, t.contribution,
+                                     t.query_count]
+                                    for t in cell.explain(queries[qi], int(doc))
+                                ]
+                                for doc in rankings[qi].indices[:n_top].tolist()
+                            ]
+                            for qi in range(min(n_q, len(queries)))
+                        ],
+                    }
+                )  # fmt: skip
+            train = the_lab.require("train", "the BM25 grid")
+            train_queries = [the_lab.indexes.query_tokens(q) for q in train]
+            grid = out["grid"]
+            tops = grid_top_k(index, train_queries, k1s=grid["k1s"], bs=grid["bs"], k=grid["k"])
+            exhibit = bm25_grid(the_lab, k=grid["k"])
+            run["grid"] = {
+                "questions": [c.questions.questions.index(q) for q in train],
+                "tops": tops.tolist(),
+                "hits": exhibit.hits.tolist(),
+                "relevance": [sorted(chunk_set.relevance(q)) for q in train],
+            }
+            out["runs"].append(run)
+    return out
+
+
+def synthetic_judgements(seed: int) -> tuple[list[list[int]], list[Any]]:
+    """Rankings of 0 to 15 of 30 chunks and labels of every kind: binary sets, graded maps with
+    zero gains, empty labels, labelled chunks never ranked (a seeded draw, the same each run)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rankings: list[list[int]] = []
+    labels: list[Any] = []
+    for q in range(60):
+        rankings.append(rng.permutation(30)[: int(rng.integers(0, 16))].tolist())
+        chosen = rng.permutation(30)[: int(rng.integers(0, 6))].tolist()
+        if q % 3 == 0:
+            labels.append(sorted(chosen))
+        else:
+            labels.append({c: float(rng.integers(0, 4)) for c in chosen})
+    return rankings, labels
+
+
+def metrics_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """Every measure per question and averaged, on synthetic judgements and on BM25's rankings of
+    both collections' splits (the exhibits' metric table), Wilson intervals and McNemar tests."""
+    import numpy as np
+
+    from raglab.metrics import measures as M
+    from raglab.metrics.stats import mcnemar_exact, wilson_interval
+    from raglab.pipeline.retrieval import measure, rank_split, relevance_of, resolve
+    from raglab.run_settings import RetrievalSettings
+
+    ks = sorted({*S.RECALL_KS, S.NDCG_K, S.PRECISION_K, 2, 20})
+
+    def judged(rankings: list[list[int]], labels: list[Any]) -> dict[str, Any]:
+        arrays = [np.asarray(r, dtype=np.int64) for r in rankings]
+        per: dict[str, Any] = {}
+        for k in ks:
+            per[f"hit@{k}"] = M.hit_rate_at_k_per_query(arrays, labels, k=k).tolist()
+            per[f"recall@{k}"] = M.fractional_recall_at_k_per_query(arrays, labels, k=k).tolist()
+            per[f"p@{k}"] = M.precision_at_k_per_query(arrays, labels, k=k).tolist()
+            per[f"ndcg@{k}"] = M.ndcg_at_k_per_query(arrays, labels, k=k).tolist()
+        per["rr"] = M.reciprocal_rank_per_query(arrays, labels).tolist()
+        means = {name: M.mean_of(np.asarray(v)) for name, v in per.items()}
+        means["mrr"] = M.mrr(arrays, labels)
+        means["top1"] = M.top1_accuracy(arrays, labels)
+        return {
+            "rankings": rankings,
+            "labels": [list(x.items()) if isinstance(x, dict) else x for x in labels],
+            "graded": [isinstance(x, dict) for x in labels],
+            "per_query": per,
+            "means": means,
+            "first": [M.first_relevant_rank(a, x) for a, x in zip(arrays, labels, strict=True)],
+            "evaluate": M.evaluate(
+                arrays, labels, ks=S.RECALL_KS, ndcg_k=S.NDCG_K, precision_k=S.PRECISION_K
+            ),
+        }
+
+    cases = {"synthetic": judged(*synthetic_judgements(S.SEED))}
+    for c in cs:
+        the_lab = lab(c, stem=False)
+        settings = resolve(the_lab, RetrievalSettings(retriever="bm25"))
+        for split in ("train", "test"):
+            rankings = [r.indices.tolist() for r in rank_split(the_lab, split, settings)]
+            labels: list[Any] = relevance_of(the_lab, split, settings.chunking)
+            case = judged(rankings, labels)
+            case["measure"] = measure(the_lab, split, settings)
+            cases[f"{c.name}-{split}"] = case
+    wilson = [
+        [s, n, *wilson_interval(s, n, z=S.WILSON_Z)]
+        for n in (1, 2, 3, 7, 26, 30, 45, 80, 225, 1000)
+        for s in range(n + 1)
+    ]
+    rng = np.random.default_rng(S.SEED)
+    mcnemar = []
+    for n in (0, 1, 2, 5, 26, 30, 80, 225, 1500, 3000):
+        for share in (0.1, 0.5, 0.9):
+            a = (rng.random(n) < share).tolist()
+            b = (rng.random(n) < 0.5).tolist()
+            r = mcnemar_exact(a, b)
+            mcnemar.append([a, b, [r.n, r.both_right, r.only_a, r.only_b, r.both_wrong, r.p_value]])
+    return {
+        "ks": ks,
+        "evaluate": {"ks": list(S.RECALL_KS), "ndcg_k": S.NDCG_K, "precision_k": S.PRECISION_K},
+        "cases": cases,
+        "wilson": {"z": S.WILSON_Z, "rows": wilson},
+        "mcnemar": mcnemar,
+    }
+
+
+def embedding_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """The randomised SVD's seeded test matrix: small ones entry by entry, large ones (the LSA
+    sketch's width, a vocabulary's rows) by the SHA-256 of their little-endian float64 bytes."""
+    import hashlib
+
+    from raglab.embedding.sketch import seeded_matrix
+
+    width = S.LSA_RANK + S.LSA_OVERSAMPLE
+    small = [(3, 2, S.SEED), (5, 7, 1), (4, width, 2**40 + 3)]
+    large = [(20_000, width, S.SEED), (3_000, width, 12345)]
+    from raglab.embedding.lsa import power_iterations_for
+    from raglab.run_settings import ChunkingKey
+
+    lsa = []
+    for c in cs:
+        the_lab = lab(c, stem=False)
+        model = the_lab.indexes.lsa
+        windows = the_lab.indexes.lsa_windows
+        key = ChunkingKey().resolved()
+        chunk_set = the_lab.indexes.chunk_set(key)
+        projections = chunk_set.lsa_projections
+        rankings = [
+            model.search(the_lab.indexes.query_tokens(q), projections, k=10) for q in c.questions
+        ]
+        lsa.append(
+            {
+                "collection": c.name,
+                "settings": {
+                    "minimum": S.LSA_WINDOWS,
+                    "size": S.LSA_WINDOW_WORDS,
+                    "base": S.LSA_POWER_ITERATIONS,
+                    "rank": model.rank,
+                    "oversample": S.LSA_OVERSAMPLE,
+                    "seed": S.SEED,
+                    "power_iterations": power_iterations_for(len(windows)),
+                },
+                "chunking": {"method": key.method, "size": key.size, "overlap": key.overlap},
+                "windows": windows,
+                "terms": list(model.vocabulary.terms),
+                "idf": model.idf.tolist(),
+                "s": model.s.tolist(),
+                "frobenius_sq": model.frobenius_sq,
+                "projections": projections.tolist() if c.name == "handbook" else None,
+                "indices": [r.indices.tolist() for r in rankings],
+                "scores": [r.scores.tolist() for r in rankings],
+            }
+        )
+    return {
+        "lsa": lsa,
+        "sketch": {
+            "small": [
+                {"n": n, "width": w, "seed": seed, "values": seeded_matrix(n, w, seed).tolist()}
+                for n, w, seed in small
+            ],
+            "large": [
+                {
+                    "n": n,
+                    "width": w,
+                    "seed": seed,
+                    "sha256": hashlib.sha256(
+                        seeded_matrix(n, w, seed).astype("<f8").tobytes()
+                    ).hexdigest(),
+                }
+                for n, w, seed in large
+            ],
+        },
+    }
+
+
+def fusion_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """RRF and score fusion of the first-stage rankings (BM25 at the default k1 and b, LSA) of
+    every question, at the settings' RRF k and fusion depth, a small depth, and several
+    weights."""
+    from raglab.fusion.rrf import rrf
+    from raglab.fusion.score import score_fusion
+    from raglab.pipeline.retrieval import rank
+    from raglab.run_settings import RetrievalSettings
+
+    depths = [int(S.default("fusion_depth")), 3]
+    weights = [0.0, 0.3, 0.5, 1.0]
+    cases = []
+    for c in cs:
+        the_lab = lab(c, stem=False)
+        for q in c.questions:
+            bm25 = rank(the_lab, q, RetrievalSettings("bm25"))
+            lsa = rank(the_lab, q, RetrievalSettings("lsa"))
+            pair = [bm25, lsa]
+            cases.append(
+                {
+                    "inputs": [[r.indices.tolist(), r.scores.tolist()] for r in pair],
+                    "rrf": [
+                        [f.indices.tolist(), f.scores.tolist()]
+                        for f in (rrf(pair, k=S.RRF_K, depth=d) for d in depths)
+                    ],
+                    "score": [
+                        [f.indices.tolist(), f.scores.tolist()]
+                        for d in depths
+                        for f in (score_fusion(bm25, lsa, weight=w, depth=d) for w in weights)
+                    ],
+                }
+            )
+    return {"k": S.RRF_K, "depths": depths, "weights": weights, "cases": cases}
+
+
+#: Each stage's fixture, by file name.
+STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
+    "text": text_fixture,
+    "chunking": chunking_fixture,
+    "bm25": bm25_fixture,
+    "metrics": metrics_fixture,
+    "embedding": embedding_fixture,
+    "fusion": fusion_fixture,
+}
+
+
+def write_fixtures(out: Path) -> list[Path]:
+    """Write every stage's fixture and each collection's data into ``out``; the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    cs = collections()
+    written = []
+    for c in cs:
+        path = out / f"collection-{c.name}.json"
+        path.write_text(json.dumps(collection_json(c), ensure_ascii=False), encoding="utf-8")
+        written.append(path)
+    for name, build in STAGES.items():
+        path = out / f"{name}.json"
+        path.write_text(json.dumps(build(cs), ensure_ascii=False), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m tests.web.static.engine.parity OUT_DIR")
+    for path in write_fixtures(Path(sys.argv[1])):
+        print(path)
