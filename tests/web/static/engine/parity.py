@@ -546,6 +546,186 @@ def fusion_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     return {"k": S.RRF_K, "depths": depths, "weights": weights, "cases": cases}
 
 
+# --- tuning, reranking and reading -------------------------------------------------------------
+
+
+def weight_settings() -> list[dict[str, float]]:
+    """(k1, b) at the defaults and at two opposite corners of the k1 and b sliders."""
+    slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
+    (k1_lo, k1_hi), (b_lo, b_hi) = slider["k1"][:2], slider["b"][:2]
+    return [
+        {"k1": float(S.default("k1")), "b": float(S.default("b"))},
+        {"k1": float(k1_lo), "b": float(b_lo)},
+        {"k1": float(k1_hi), "b": float(b_hi)},
+    ]
+
+
+def weight_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """Score fusion's weight chosen on train: each training question's BM25 and LSA heads and
+    labels, every weight's measures (R@5 and MRR decide) and the weight chosen, per (k1, b)."""
+    from raglab.pipeline.retrieval import choose_weight, measure, rank, relevance_of
+    from raglab.run_settings import RetrievalSettings
+
+    depth = int(S.default("fusion_depth"))
+    cases = []
+    for c in cs:
+        the_lab = lab(c, stem=False)
+        train = the_lab.split("train", answerable=True)
+        labels = [sorted(x.items()) for x in relevance_of(the_lab, "train")]
+        for setting in weight_settings():
+            k1, b = setting["k1"], setting["b"]
+            heads = [
+                [
+                    [r.indices[:depth].tolist(), r.scores[:depth].tolist()]
+                    for r in (
+                        rank(the_lab, q, RetrievalSettings("bm25", k1, b)),
+                        rank(the_lab, q, RetrievalSettings("lsa")),
+                    )
+                ]
+                for q in train
+            ]
+            measures = [
+                measure(the_lab, "train", RetrievalSettings("score", k1, b, weight=w))
+                for w in S.FUSION_WEIGHTS
+            ]
+            cases.append(
+                {
+                    "collection": c.name,
+                    **setting,
+                    "heads": heads,
+                    "labels": labels,
+                    "measures": measures,
+                    "chosen": choose_weight(the_lab, RetrievalSettings("score", k1, b)),
+                }
+            )
+    return {
+        "weights": list(S.FUSION_WEIGHTS),
+        "depth": depth,
+        "cut": int(S.default("depth")),
+        "evaluate": {"ks": list(S.RECALL_KS), "ndcg_k": S.NDCG_K, "precision_k": S.PRECISION_K},
+        "cases": cases,
+    }
+
+
+def rerank_cases(cs: Sequence[Collection]) -> list[tuple[Collection, Any]]:
+    """The first stages reranked: the default (RRF) on both collections, BM25 alone at the k1
+    and b sliders' lowest corner on the handbook."""
+    from raglab.run_settings import RetrievalSettings
+
+    slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
+    corner = RetrievalSettings("bm25", float(slider["k1"][0]), float(slider["b"][0]))
+    out: list[tuple[Collection, Any]] = [(c, RetrievalSettings()) for c in cs]
+    out.insert(1, (cs[0], corner))
+    return out
+
+
+def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """The reranker: each answerable question's candidates with their features' inputs and
+    Python's feature matrix; the model fitted on train (from Python's seeded initial weights);
+    each question's probabilities, reranked order, TF-IDF cosines and MMR orders; the exhibit's
+    rows (every order, both splits), its λ sweep and the λ chosen on train."""
+    import numpy as np
+
+    from raglab.pipeline import reranking as R
+    from raglab.pipeline.exhibits.rerank import lambda_sweep, rerank_rows
+    from raglab.pipeline.retrieval import resolve
+    from raglab.rerank.features import page_age_years
+    from raglab.rerank.logistic import RERANK_INIT_SCALE, RERANK_TOLERANCE
+    from raglab.text.tokens import identifiers
+
+    out: dict[str, Any] = {
+        "features": list(S.RERANK_FEATURES),
+        "depth": S.RERANK_DEPTH,
+        "l2": S.RERANK_L2,
+        "learning_rate": S.RERANK_LEARNING_RATE,
+        "iterations": S.RERANK_ITERATIONS,
+        "tolerance": RERANK_TOLERANCE,
+        # numpy's default_rng(SEED).normal(0, RERANK_INIT_SCALE, 6): the in-tab engine ships
+        # these six numbers rather than port numpy's generator.
+        "init": np.random.default_rng(S.SEED)
+        .normal(0.0, RERANK_INIT_SCALE, size=(len(S.RERANK_FEATURES),))
+        .tolist(),
+        "lambdas": list(S.MMR_LAMBDAS),
+        "mmr_depth": S.MMR_DEPTH,
+        "orders": list(R.ORDERS),
+        "evaluate": {"ks": list(S.RECALL_KS), "ndcg_k": S.NDCG_K, "precision_k": S.PRECISION_K},
+        "cases": [],
+    }
+    handbook = lab(cs[0], stem=False).indexes.chunk_set()
+    out["ages"] = {
+        "updated": [
+            None if ch.updated is None else ch.updated.isoformat() for ch in handbook.chunks
+        ],
+        "age_years": handbook.age_years.tolist(),
+    }
+    # Undated chunks (every fifth, and an even count of dated ones) take the dated ones' median.
+    updated = [None if i % 5 == 0 else ch.updated for i, ch in enumerate(handbook.chunks[:41])]
+    out["undated"] = {
+        "updated": [None if d is None else d.isoformat() for d in updated],
+        "age_years": page_age_years(updated).tolist(),
+    }
+    for c, first in rerank_cases(cs):
+        the_lab = lab(c, stem=False)
+        first = resolve(the_lab, first)
+        chunk_set = the_lab.indexes.chunk_set(first.chunking)
+        reranker = R.train_reranker(the_lab, first)
+        model = reranker.model
+        lam = R.choose_lambda(the_lab, reranker)
+        questions = []
+        for split in ("train", "test"):
+            for q in the_lab.split(split, answerable=True):
+                cand = R.candidates(the_lab, q, first)
+                idx = cand.indices
+                reranked = R.rerank(the_lab, q, reranker)
+                sim = R._redundancy(the_lab, chunk_set, reranked.indices)
+                questions.append(
+                    {
+                        "split": split,
+                        "candidates": idx.tolist(),
+                        "relevance": sorted(chunk_set.relevance(q).items()),
+                        "bm25": R.candidate_bm25(the_lab, chunk_set, q, idx, first).tolist(),
+                        "cosine": R._cosines(the_lab, chunk_set, q, idx, first).tolist(),
+                        "question_identifiers": sorted(identifiers(q.question)),
+                        "chunk_identifiers": [sorted(chunk_set.identifiers[i]) for i in idx],
+                        "question_terms": sorted(set(the_lab.indexes.query_tokens(q))),
+                        "title_terms": [sorted(chunk_set.title_terms[i]) for i in idx],
+                        "age_years": chunk_set.age_years[idx].tolist(),
+                        "features": R.features(the_lab, chunk_set, q, cand, first).tolist(),
+                        "reranked": [reranked.indices.tolist(), reranked.scores.tolist()],
+                        "similarity": sim.tolist(),
+                        "mmr": [
+                            R.mmr_ordered(the_lab, chunk_set, reranked, lam=x).indices.tolist()
+                            for x in (0.0, lam, 1.0)
+                        ],
+                    }
+                )
+        out["cases"].append(
+            {
+                "collection": c.name,
+                "first_stage": first.retriever,
+                "k1": first.k1,
+                "b": first.b,
+                "questions": questions,
+                "model": {
+                    "weights": model.weights.tolist(),
+                    "bias": model.bias,
+                    "mean": model.standardiser.mean.tolist(),
+                    "std": model.standardiser.std.tolist(),
+                    "loss": model.loss,
+                    "iterations": model.iterations,
+                    "gradient_norm": model.gradient_norm,
+                    "converged": model.converged,
+                    "rows": reranker.rows,
+                    "positives": reranker.positives,
+                },
+                "chosen_lambda": lam,
+                "rows": rerank_rows(the_lab, reranker, lam),
+                "sweep": lambda_sweep(the_lab, reranker),
+            }
+        )
+    return out
+
+
 #: Each stage's fixture, by file name.
 STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "text": text_fixture,
@@ -554,6 +734,8 @@ STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "metrics": metrics_fixture,
     "embedding": embedding_fixture,
     "fusion": fusion_fixture,
+    "weight": weight_fixture,
+    "rerank": rerank_fixture,
 }
 
 

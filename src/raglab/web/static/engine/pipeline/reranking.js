@@ -1,0 +1,107 @@
+// Exhibit V's pipeline: the reranker trained on train, each list reranked, MMR after it, λ chosen.
+//
+// Mirrors src/raglab/pipeline/reranking.py and the rows of pipeline/exhibits/rerank.py. A
+// question's candidates are its first stage's top RERANK_DEPTH; a candidate is a positive
+// training row when it holds the answer. The reranked list orders them by probability (ties in
+// first-stage order); MMR then picks the first MMR_DEPTH with relevance = probability over the
+// best one and redundancy = the TF-IDF cosine between chunks (given), the rest following. λ is
+// the smallest of the grid whose training R@5 is no lower than the reranked order's.
+
+import { topK } from "../base/topk.js";
+import { evaluate } from "../metrics/measures.js";
+import { candidateFeatures } from "../rerank/features.js";
+import { fitLogistic, predictProba } from "../rerank/logistic.js";
+import { mmr } from "../rerank/mmr.js";
+
+/** The three orders the exhibit compares. */
+export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
+
+/** A question's feature rows: `question` holds the inputs of candidateFeatures but `rank`. */
+export function questionFeatures(question) {
+  return candidateFeatures({ ...question, rank: question.bm25.map((_, i) => i + 1) });
+}
+
+/** The reranker fitted on the training questions, each {candidates, relevant, features}:
+ * {model, rows, positives}. `options` as fitLogistic's. */
+export function trainReranker(questions, options) {
+  const X = [];
+  const y = [];
+  for (const q of questions) {
+    if (q.candidates.length === 0) continue;
+    const relevant = new Set(q.relevant);
+    q.features.forEach((row, i) => {
+      X.push(row);
+      y.push(relevant.has(q.candidates[i]) ? 1 : 0);
+    });
+  }
+  const positives = y.reduce((s, v) => s + v, 0);
+  if (positives === 0) {
+    throw new Error("the reranker has no example to learn from: no training candidate holds the answer");
+  }
+  if (positives === y.length) {
+    throw new Error("the reranker has no example to learn from: every training candidate holds the answer");
+  }
+  return { model: fitLogistic(X, y, options), rows: y.length, positives };
+}
+
+/** Candidates (chunk indices) reordered by the model's probability of their feature rows,
+ * equal probabilities keeping first-stage order: {indices, scores}. */
+export function rerankCandidates(model, candidates, features) {
+  if (candidates.length === 0) return { indices: [], scores: [] };
+  const p = predictProba(model, features);
+  const order = topK(p);
+  return { indices: order.map((i) => candidates[i]), scores: order.map((i) => p[i]) };
+}
+
+/** A reranked list ({indices, scores}) after MMR at `lam`; `similarity` the TF-IDF cosines
+ * between its chunks, in its order. */
+export function mmrOrdered(reranked, similarity, { lam, depth }) {
+  if (reranked.indices.length === 0) return reranked;
+  const top = Math.max(Math.max(...reranked.scores), 1e-12);
+  const relevance = reranked.scores.map((s) => s / top);
+  const order = mmr(relevance, similarity, { lam, k: depth });
+  return { indices: order.map((i) => reranked.indices[i]), scores: order.map((i) => reranked.scores[i]) };
+}
+
+/** The exhibit's rows and sweep from each answerable question's lists: `questions` holds
+ * {split, candidates, relevant, reranked, similarity}; `measureOpts` evaluate's options.
+ * Returns {rows, sweep: {points, reference, chosen_lambda, rule_metric}, chosenLambda}. */
+export function rerankExhibit(questions, { lambdas, depth, ...measureOpts }) {
+  const bySplit = { train: [], test: [] };
+  for (const q of questions) bySplit[q.split].push(q);
+  const measured = new Map();
+  const measureOrder = (split, order, lam) => {
+    const key = `${split}|${order}|${order === ORDERS[2] ? lam : ""}`;
+    if (!measured.has(key)) {
+      const qs = bySplit[split];
+      const lists = qs.map((q) => {
+        if (order === ORDERS[0]) return q.candidates;
+        if (order === ORDERS[1]) return q.reranked.indices;
+        return mmrOrdered(q.reranked, q.similarity, { lam, depth }).indices;
+      });
+      measured.set(key, evaluate(lists, qs.map((q) => q.relevant), measureOpts));
+    }
+    return measured.get(key);
+  };
+  const plain = measureOrder("train", ORDERS[1], 1.0)["recall@5"];
+  let chosenLambda = 1.0;
+  for (const lam of [...lambdas].sort((a, b) => a - b)) {
+    if (measureOrder("train", ORDERS[2], lam)["recall@5"] >= plain - 1e-12) {
+      chosenLambda = lam;
+      break;
+    }
+  }
+  const splits = ["train", "test"];
+  const rows = splits.flatMap((split) =>
+    ORDERS.map((order) => ({ split, order, ...measureOrder(split, order, chosenLambda) })),
+  );
+  const sweep = {
+    points: splits.flatMap((split) =>
+      lambdas.map((lam) => ({ lambda: lam, split, ...measureOrder(split, ORDERS[2], lam) })),
+    ),
+    reference: Object.fromEntries(splits.map((s) => [s, measureOrder(s, ORDERS[1], 1.0)])),
+    chosen_lambda: chosenLambda,
+    rule_metric: "recall@5",
+  };
+  return { rows, sweep, chosenLambda };
+}

@@ -1,0 +1,130 @@
+// L2-penalised logistic regression by full-batch gradient descent, on standardised features.
+//
+// Mirrors src/raglab/rerank/logistic.py: rows x_i standardised on the training rows, labels y_i
+// in {0, 1}, p_i = σ(w · x_i + c),
+//   J(w, c) = −(1/m) Σ [y_i log p_i + (1 − y_i) log(1 − p_i)] + (λ/2) ‖w‖²   (c not penalised),
+// minimised from the given initial weights (Python's seeded N(0, 0.01²) draw) and the bias at the
+// base rate's log-odds by w ← w − η ∂J/∂w, c ← c − η ∂J/∂c until ‖∇J‖ < tolerance or the
+// iterations run out. Every step's sums run in row order, as numpy's do up to rounding.
+
+/** Column-wise z-scores fitted on rows X (an array of equal-length arrays): {mean, std}, std the
+ * population deviation, 1 for a constant column. */
+export function fitStandardiser(X) {
+  if (X.length === 0) throw new Error("cannot standardise with no rows");
+  const m = X.length;
+  const d = X[0].length;
+  const mean = new Float64Array(d);
+  for (const row of X) for (let j = 0; j < d; j++) mean[j] += row[j];
+  for (let j = 0; j < d; j++) mean[j] /= m;
+  const std = new Float64Array(d);
+  for (const row of X) {
+    for (let j = 0; j < d; j++) {
+      const c = row[j] - mean[j];
+      std[j] += c * c;
+    }
+  }
+  for (let j = 0; j < d; j++) {
+    const s = Math.sqrt(std[j] / m);
+    std[j] = s > 0 ? s : 1.0;
+  }
+  return { mean, std };
+}
+
+/** X standardised: an array of Float64Array rows. */
+export function standardise({ mean, std }, X) {
+  return X.map((row) => {
+    if (row.length !== mean.length) throw new Error(`rows must have ${mean.length} columns`);
+    return Float64Array.from(row, (x, j) => (x - mean[j]) / std[j]);
+  });
+}
+
+/** σ(z) = 1 / (1 + e^(−z)) for z ≥ 0 and e^z / (1 + e^z) below (e^(−|z|) never overflows). */
+export function sigmoid(z) {
+  const e = Math.exp(-Math.abs(z));
+  return (z >= 0 ? 1.0 : e) / (1.0 + e);
+}
+
+/** log(1 + e^z) without overflow, as numpy's logaddexp(0, z). */
+function softplus(z) {
+  if (z === 0) return Math.LN2;
+  return z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z));
+}
+
+function decisions(Z, w, b) {
+  return Z.map((row) => {
+    let z = 0.0;
+    for (let j = 0; j < w.length; j++) z += row[j] * w[j];
+    return z + b;
+  });
+}
+
+function gradient(Z, y, z, w, l2) {
+  const m = Z.length;
+  const d = w.length;
+  const gw = new Float64Array(d);
+  let gb = 0.0;
+  for (let i = 0; i < m; i++) {
+    const r = sigmoid(z[i]) - y[i];
+    const row = Z[i];
+    for (let j = 0; j < d; j++) gw[j] += row[j] * r;
+    gb += r;
+  }
+  for (let j = 0; j < d; j++) gw[j] = gw[j] / m + l2 * w[j];
+  return [gw, gb / m];
+}
+
+function loss(z, y, w, l2) {
+  let total = 0.0;
+  for (let i = 0; i < z.length; i++) total += softplus(z[i]) - y[i] * z[i];
+  let ww = 0.0;
+  for (const v of w) ww += v * v;
+  return total / z.length + 0.5 * l2 * ww;
+}
+
+const norm = (gw, gb) => Math.sqrt(gw.reduce((s, v) => s + v * v, 0.0) + gb * gb);
+
+/** Fit the model on raw feature rows X (m rows of d) and labels y (0 or 1, both present):
+ * {weights, bias, featureNames, standardiser, loss, iterations, gradientNorm, converged}.
+ * `init` holds the d initial weights. */
+export function fitLogistic(X, y, { l2, learningRate, iterations, tolerance, init, featureNames }) {
+  const m = X.length;
+  if (m === 0) throw new Error("the reranker needs at least one training row");
+  const d = X[0].length;
+  if (featureNames.length !== d) throw new Error(`${featureNames.length} feature names for ${d} columns`);
+  if (y.length !== m || !y.every((v) => v === 0 || v === 1)) throw new Error("labels must be 0 or 1, one a row");
+  const nPos = y.reduce((s, v) => s + v, 0);
+  if (nPos === 0 || nPos === m) throw new Error("training labels must contain both classes (0 and 1)");
+  if (!(l2 >= 0)) throw new Error("l2 must be non-negative");
+  if (!(learningRate > 0)) throw new Error("learning_rate must be positive");
+  if (!(iterations >= 1)) throw new Error("iterations must be at least 1");
+  if (init.length !== d) throw new Error(`init must hold ${d} weights`);
+  const standardiser = fitStandardiser(X);
+  const Z = standardise(standardiser, X);
+  let w = Float64Array.from(init);
+  let b = Math.log(nPos / (m - nPos));
+  let [gw, gb] = gradient(Z, y, decisions(Z, w, b), w, l2);
+  let gradNorm = norm(gw, gb);
+  let steps = 0;
+  while (steps < iterations && gradNorm >= tolerance) {
+    w = w.map((v, j) => v - learningRate * gw[j]);
+    b = b - learningRate * gb;
+    steps++;
+    [gw, gb] = gradient(Z, y, decisions(Z, w, b), w, l2);
+    gradNorm = norm(gw, gb);
+  }
+  return {
+    weights: w,
+    bias: b,
+    featureNames: [...featureNames],
+    standardiser,
+    loss: loss(decisions(Z, w, b), y, w, l2),
+    iterations: steps,
+    gradientNorm: gradNorm,
+    converged: gradNorm < tolerance,
+  };
+}
+
+/** The probability that each raw feature row is relevant: σ(w · standardise(x) + b). */
+export function predictProba(model, X) {
+  return decisions(standardise(model.standardiser, X), model.weights, model.bias).map(sigmoid);
+}

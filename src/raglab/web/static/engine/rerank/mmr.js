@@ -1,0 +1,41 @@
+// Maximal marginal relevance (Carbonell and Goldstein 1998), one list at a time.
+//
+// Mirrors src/raglab/rerank/mmr.py: the first pick is the most relevant candidate; each later
+// pick of the first min(k, n) is argmax_{d not picked} λ rel(d) − (1 − λ) max_{s picked} sim(d, s);
+// the rest follow in relevance order; ties go to the lower candidate index everywhere.
+
+import { topK } from "../base/topk.js";
+
+/** The MMR order of all n candidates (indices into `relevance`); `similarity` is n rows of n. */
+export function mmr(relevance, similarity, { lam, k }) {
+  const n = relevance.length;
+  if (!relevance.every(Number.isFinite)) throw new Error("relevance must be finite");
+  if (similarity.length !== n || similarity.some((row) => row.length !== n)) {
+    throw new Error(`similarity must have shape (${n}, ${n})`);
+  }
+  if (!(lam >= 0 && lam <= 1)) throw new Error(`lam must lie in [0, 1], got ${lam}`);
+  if (!(k >= 0)) throw new Error("k must be non-negative");
+  const picked = [];
+  const available = new Array(n).fill(true);
+  const maxSim = new Float64Array(n).fill(-Infinity);
+  for (let step = 0; step < Math.min(k, n); step++) {
+    let next = -1;
+    let best = -Infinity;
+    for (let d = 0; d < n; d++) {
+      const score = !available[d]
+        ? -Infinity
+        : step === 0
+          ? relevance[d]
+          : lam * relevance[d] - (1.0 - lam) * maxSim[d];
+      // np.argmax: the first maximum (every score -inf: index 0).
+      if (next === -1 || score > best) {
+        next = d;
+        best = score;
+      }
+    }
+    picked.push(next);
+    available[next] = false;
+    for (let d = 0; d < n; d++) maxSim[d] = Math.max(maxSim[d], similarity[d][next]);
+  }
+  return [...picked, ...topK(relevance).filter((i) => available[i])];
+}

@@ -1,0 +1,115 @@
+// The reranker in JavaScript equals Python's (src/raglab/rerank/, pipeline/reranking.py):
+// oracle, the parity fixture rerank.json (the default first stage on the handbook and Cranfield,
+// BM25 at the k1 and b sliders' lowest corner on the handbook): feature matrices within 1e-12,
+// the logistic regression's weights within 1e-9 relative and its step count exactly, the
+// reranked and MMR orders exactly, the exhibit's rows, its λ sweep and the λ chosen on train.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { pageAgeYears } from "../../../../../src/raglab/web/static/engine/rerank/features.js";
+import {
+  mmrOrdered,
+  questionFeatures,
+  rerankCandidates,
+  rerankExhibit,
+  trainReranker,
+} from "../../../../../src/raglab/web/static/engine/pipeline/reranking.js";
+import { allClose, close, fixture, same } from "../fixtures.mjs";
+
+const options = (f) => ({
+  l2: f.l2,
+  learningRate: f.learning_rate,
+  iterations: f.iterations,
+  tolerance: f.tolerance,
+  init: f.init,
+  featureNames: f.features,
+});
+
+const inputs = (q) => ({
+  bm25: q.bm25,
+  cosine: q.cosine,
+  questionIdentifiers: q.question_identifiers,
+  chunkIdentifiers: q.chunk_identifiers,
+  questionTerms: q.question_terms,
+  titleTerms: q.title_terms,
+  ageYears: q.age_years,
+});
+
+test("page ages: the newest dated chunk's page is 0, undated ones the median", () => {
+  const { ages, undated } = fixture("rerank");
+  allClose(pageAgeYears(ages.updated), ages.age_years, "page ages", 1e-12);
+  assert.equal(undated.updated.filter((d) => d !== null).length % 2, 0);
+  allClose(pageAgeYears(undated.updated), undated.age_years, "undated pages' ages", 1e-12);
+});
+
+for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collection}, ${c.first_stage} (case ${i})`])) {
+  test(`the reranker, ${name}`, () => {
+    const f = fixture("rerank");
+    const questions = c.questions.map((q) => ({
+      ...q,
+      relevant: new Map(q.relevance),
+      features: questionFeatures(inputs(q)),
+    }));
+    questions.forEach((q, i) => {
+      assert.equal(q.features.length, q.candidates.length);
+      q.features.forEach((row, r) => allClose(row, c.questions[i].features[r], `question ${i}, row ${r}`, 1e-12));
+    });
+    const train = questions
+      .filter((q) => q.split === "train")
+      .map((q) => ({ ...q, relevant: [...q.relevant.keys()] }));
+    const { model, rows, positives } = trainReranker(train, options(f));
+    const want = c.model;
+    assert.equal(rows, want.rows, "training rows");
+    assert.equal(positives, want.positives, "positive rows");
+    assert.equal(model.iterations, want.iterations, "gradient steps");
+    assert.equal(model.converged, want.converged, "converged");
+    allClose(model.standardiser.mean, want.mean, "standardiser mean", 1e-12);
+    allClose(model.standardiser.std, want.std, "standardiser std", 1e-12);
+    model.weights.forEach((w, j) => {
+      const e = want.weights[j];
+      assert.ok(Math.abs(w - e) <= 1e-9 * Math.abs(e), `weight ${f.features[j]}: ${w} != ${e} (1e-9 relative)`);
+    });
+    assert.ok(Math.abs(model.bias - want.bias) <= 1e-9 * Math.abs(want.bias), `bias ${model.bias} != ${want.bias}`);
+    close(model.loss, want.loss, "training loss", 1e-12);
+    close(model.gradientNorm, want.gradient_norm, "final gradient norm", 1e-6);
+
+    questions.forEach((q, i) => {
+      const got = rerankCandidates(model, q.candidates, q.features);
+      same(got.indices, q.reranked[0], `question ${i}: reranked order`);
+      allClose(got.scores, q.reranked[1], `question ${i}: probabilities`, 1e-9);
+      // MMR on Python's reranked list, so a near-tie above cannot hide a difference here.
+      const reranked = { indices: q.reranked[0], scores: q.reranked[1] };
+      [0.0, c.chosen_lambda, 1.0].forEach((lam, l) => {
+        const order = mmrOrdered(reranked, q.similarity, { lam, depth: f.mmr_depth });
+        same(order.indices, q.mmr[l], `question ${i}: MMR order at λ ${lam}`);
+      });
+    });
+    const exhibit = rerankExhibit(
+      questions.map((q) => ({ ...q, reranked: { indices: q.reranked[0], scores: q.reranked[1] } })),
+      { lambdas: f.lambdas, depth: f.mmr_depth, ks: f.evaluate.ks, ndcgK: f.evaluate.ndcg_k, precisionK: f.evaluate.precision_k },
+    );
+    assert.equal(exhibit.chosenLambda, c.chosen_lambda, "λ chosen on train");
+    const flat = (rows) => rows.map((r) => Object.entries(r));
+    assert.equal(exhibit.rows.length, c.rows.length);
+    exhibit.rows.forEach((row, r) => {
+      for (const [key, value] of Object.entries(c.rows[r])) {
+        if (typeof value === "number") close(row[key], value, `row ${r} ${key}`, 1e-12);
+        else assert.equal(row[key], value, `row ${r} ${key}`);
+      }
+    });
+    same(Object.keys(exhibit.sweep), Object.keys(c.sweep), "sweep keys");
+    assert.equal(exhibit.sweep.chosen_lambda, c.sweep.chosen_lambda);
+    assert.equal(exhibit.sweep.rule_metric, c.sweep.rule_metric);
+    same(flat(exhibit.sweep.points).map((r) => r.map(([k]) => k)), flat(c.sweep.points).map((r) => r.map(([k]) => k)), "sweep columns");
+    exhibit.sweep.points.forEach((p, r) => {
+      for (const [key, value] of Object.entries(c.sweep.points[r])) {
+        if (typeof value === "number") close(p[key], value, `sweep point ${r} ${key}`, 1e-12);
+        else assert.equal(p[key], value);
+      }
+    });
+    for (const split of ["train", "test"]) {
+      for (const [key, value] of Object.entries(c.sweep.reference[split])) {
+        close(exhibit.sweep.reference[split][key], value, `reference ${split} ${key}`, 1e-12);
+      }
+    }
+  });
+}
