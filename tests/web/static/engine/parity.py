@@ -726,6 +726,170 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     return out
 
 
+def reading_settings() -> list[dict[str, Any]]:
+    """The runs read: the defaults, the budget slider's two ends, the IDF scoring, no reranker,
+    the size slider's smallest fixed chunks (answers cut), and the cosine scoring (over LSA
+    vectors, see :func:`reading_fixture`)."""
+    slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
+    low, high = (int(v) for v in slider["budget"][:2])
+    low_size = int(slider["size"][0])
+    return [
+        {},
+        {"budget": low},
+        {"budget": high},
+        {"reader_scoring": "idf"},
+        {"rerank": False, "mmr": False},
+        {"chunker": "fixed", "size": low_size, "overlap": 0},
+        {"reader_scoring": "cosine"},
+    ]
+
+
+def reading_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
+    """The end-to-end run on the handbook (Cranfield has no answer passages to read) at each of
+    :func:`reading_settings`: the chunks, each page's quotable sentences, and per question of
+    both splits its final list, what was packed and the reader's best sentence; the threshold
+    chosen on train; every test question's diagnosis at every threshold; the run's counts,
+    Wilson interval and threshold sweep; McNemar's test of each run against the default.
+
+    The cosine scoring reads neural vectors, which the in-tab engine does not compute yet: its
+    run here feeds the same reader LSA vectors instead (the question's and each candidate
+    sentence's fold-in), through Python's own :func:`read_prepared` and threshold rule.
+    """
+    import dataclasses
+
+    import numpy as np
+
+    from raglab.metrics.stats import mcnemar_exact
+    from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline, threshold_sweep
+    from raglab.pipeline.reading import prepare_reading, reader_df
+    from raglab.pipeline.reranking import reranked_questions
+    from raglab.pipeline.resolve import resolve_run
+    from raglab.pipeline.retrieval import ranked_questions
+    from raglab.reading.diagnosis import choose_threshold, diagnose
+    from raglab.reading.readings import candidates, read_prepared
+    from raglab.run_settings import RunSettings
+    from raglab.text.tokens import tokenize
+
+    c = cs[0]
+    the_lab = lab(c, stem=False)
+    pages = {p.id: p for p in c.corpus}
+
+    def span16(page: str, a: int, b: int) -> list[int]:
+        ((x, y),) = utf16_spans(pages[page].text, [(a, b)])
+        return [x, y]
+
+    sentences = {
+        p.id: [[*span16(p.id, a, b), sorted(t)] for a, b, t in the_lab.sentences(p.id)]
+        for p in c.corpus
+    }
+    terms = {
+        t for q in c.questions for t in tokenize(q.question, stem=True, analyzer=S.READER_ANALYZER)
+    }
+    index = {q.id: i for i, q in enumerate(c.questions)}
+    lsa = the_lab.indexes.lsa
+
+    def lsa_vector(text: str) -> Any:
+        return lsa.project([tokenize(text, stem=False, analyzer=S.default("analyzer"))])[0]
+
+    runs = []
+    results = []
+    for overrides in reading_settings():
+        cosine = overrides.get("reader_scoring") == "cosine"
+        given = RunSettings(**{**overrides, "reader_scoring": "coverage"} if cosine else overrides)
+        run, reranker = resolve_run(the_lab, given)
+        read = run.read
+        chunk_set = the_lab.indexes.chunk_set(read.chunking)
+        n_chunks, df = reader_df(the_lab, chunk_set)
+        vectors: dict[str, list[float]] = {}
+        splits: dict[str, Any] = {}
+        readings_of: dict[str, Any] = {}
+        for split in ("train", "test"):
+            qs = the_lab.split(split)
+            rankings = ranked_questions(the_lab, chunk_set, qs, read.first_stage)
+            if reranker is not None:
+                rankings = reranked_questions(
+                    the_lab, chunk_set, qs, rankings, reranker, read.mmr_lambda
+                )
+            inputs = [prepare_reading(the_lab, chunk_set, q, r, read) for q, r in zip(qs, rankings, strict=True)]  # fmt: skip
+            if cosine:
+                texts = {p.id: p.text for p in c.corpus}
+                inputs = []
+                for q, r in zip(qs, rankings, strict=True):
+                    inp = prepare_reading(the_lab, chunk_set, q, r, read)
+                    spans = [s for _, s, _ in candidates(inp.packed, inp.sentences)]
+                    sv = {s: lsa_vector(texts[s[0]][s[1] : s[2]]) for s in spans}
+                    for s, v in sv.items():
+                        vectors[":".join(map(str, (s[0], *span16(*s))))] = v.tolist()
+                    qv = lsa.project([the_lab.indexes.query_tokens(q)])[0]
+                    vectors[f"question:{q.id}"] = qv.tolist()
+                    inputs.append(dataclasses.replace(inp, question_vector=qv, sentence_vectors=sv))
+            readings = [read_prepared(i) for i in inputs]
+            readings_of[split] = readings
+            splits[split] = [
+                {
+                    "question": index[q.id],
+                    "ranking": r.indices.tolist(),
+                    "relevance": sorted(chunk_set.relevance(q)),
+                    "reading": [
+                        x.rank, x.k_budget, x.depth,
+                        None if x.best is None else [x.best[0], *span16(*x.best)],
+                        x.best_chunk, x.coverage, x.relation, x.cut,
+                    ],
+                }
+                for q, r, x in zip(qs, rankings, readings, strict=True)
+            ]  # fmt: skip
+        out: dict[str, Any] = {
+            "settings": overrides,
+            "budget": read.budget,
+            "scoring": "cosine" if cosine else read.reader_scoring,
+            "depth": read.final_depth(len(chunk_set.chunks)),
+            "chunks": [
+                [ch.id, ch.page_id, *span16(ch.page_id, ch.start, ch.end), ch.n_words]
+                for ch in chunk_set.chunks
+            ],
+            "n_chunks": n_chunks,
+            "df": {t: df.get(t, 0) for t in sorted(terms)},
+            "splits": splits,
+            "vectors": vectors if cosine else None,
+            "diagnoses": [
+                [diagnose(x, t) for t in S.READER_THRESHOLDS] for x in readings_of["test"]
+            ],
+        }
+        if cosine:
+            out["threshold"] = choose_threshold(readings_of["train"], S.READER_THRESHOLDS)
+        else:
+            assert not np.isnan(run.threshold)
+            result = run_pipeline(the_lab, given)
+            results.append(result)
+            out["threshold"] = result.threshold
+            out["run"] = {
+                "outcomes": [o.outcome for o in result.outcomes],
+                "correct": result.correct,
+                "n": result.n,
+                "accuracy": result.accuracy,
+                "interval": list(result.interval),
+                "answerable": result.answerable,
+                "answerable_correct": result.answerable_correct,
+                "bound": result.bound,
+                "funnel": result.funnel,
+                "sweep": threshold_sweep(the_lab, result),
+            }
+        runs.append(out)
+    mcnemar = []
+    for other in results[1:]:
+        r = mcnemar_exact(outcomes_vector(results[0]), outcomes_vector(other))
+        mcnemar.append([r.n, r.both_right, r.only_a, r.only_b, r.both_wrong, r.p_value])
+    return {
+        "collection": c.name,
+        "analyzer": S.READER_ANALYZER,
+        "thresholds": list(S.READER_THRESHOLDS),
+        "z": S.WILSON_Z,
+        "sentences": sentences,
+        "runs": runs,
+        "mcnemar": mcnemar,
+    }
+
+
 #: Each stage's fixture, by file name.
 STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "text": text_fixture,
@@ -736,6 +900,7 @@ STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
     "fusion": fusion_fixture,
     "weight": weight_fixture,
     "rerank": rerank_fixture,
+    "reading": reading_fixture,
 }
 
 
