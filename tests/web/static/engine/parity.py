@@ -626,6 +626,7 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     rows (every order, both splits), its λ sweep and the λ chosen on train."""
     import numpy as np
 
+    from raglab.base.topk import top_k
     from raglab.pipeline import reranking as R
     from raglab.pipeline.exhibits.rerank import lambda_sweep, rerank_rows
     from raglab.pipeline.retrieval import resolve
@@ -658,8 +659,10 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
         ],
         "age_years": handbook.age_years.tolist(),
     }
-    # Undated chunks (every fifth, and an even count of dated ones) take the dated ones' median.
-    updated = [None if i % 5 == 0 else ch.updated for i, ch in enumerate(handbook.chunks[:41])]
+    # Undated chunks take the dated ones' median: here of an even count of distinct dates, so
+    # the median is the mean of the two middle ages.
+    dates = sorted({ch.updated for ch in handbook.chunks if ch.updated is not None})
+    updated = [None, *dates[: len(dates) // 2 * 2], None]
     out["undated"] = {
         "updated": [None if d is None else d.isoformat() for d in updated],
         "age_years": page_age_years(updated).tolist(),
@@ -719,6 +722,11 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
                     "positives": reranker.positives,
                 },
                 "chosen_lambda": lam,
+                # Equal probabilities keep first-stage order: the first question's rows, each
+                # twice (top_k's order over the model's probabilities, as _rerank takes it).
+                "ties": top_k(
+                    model.predict_proba(np.repeat(np.asarray(questions[0]["features"]), 2, axis=0))
+                ).tolist(),
                 "rows": rerank_rows(the_lab, reranker, lam),
                 "sweep": lambda_sweep(the_lab, reranker),
             }
@@ -791,8 +799,9 @@ def reading_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     def lsa_vector(text: str) -> Any:
         return lsa.project([tokenize(text, stem=False, analyzer=S.default("analyzer"))])[0]
 
-    runs = []
+    runs: list[dict[str, Any]] = []
     results = []
+    first_test: list[Any] = []
     for overrides in reading_settings():
         cosine = overrides.get("reader_scoring") == "cosine"
         given = RunSettings(**{**overrides, "reader_scoring": "coverage"} if cosine else overrides)
@@ -825,6 +834,8 @@ def reading_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
                     inputs.append(dataclasses.replace(inp, question_vector=qv, sentence_vectors=sv))
             readings = [read_prepared(i) for i in inputs]
             readings_of[split] = readings
+            if not runs and split == "test":
+                first_test = readings
             splits[split] = [
                 {
                     "question": index[q.id],
@@ -887,6 +898,89 @@ def reading_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
         "sentences": sentences,
         "runs": runs,
         "mcnemar": mcnemar,
+        "edges": reading_edges(
+            [
+                next(x for x in first_test if x.q.answerable and x.best is not None),
+                next(x for x in first_test if not x.q.answerable and x.best is not None),
+            ]
+        ),
+    }
+
+
+def reading_edges(readings: Sequence[Any]) -> dict[str, Any]:
+    """Hand-made inputs where the reader's, the quote's and the diagnosis's rules decide: a
+    weighted coverage one rounding below a threshold (the 1e-12 slack), ties, empty questions and
+    contexts, zero and opposite vectors, every quote relation, and real readings moved to each
+    rank the diagnosis compares (``readings``: an answerable and an out-of-corpus one)."""
+    import dataclasses
+
+    import numpy as np
+
+    from raglab.reading.diagnosis import diagnose
+    from raglab.reading.reader import is_correct, quote_relation, read, read_cosine
+
+    weights = {"a": 0.1, "b": 0.2, "c": 0.7}
+    coverage_cases = [
+        (["a", "b", "c"], [["a", "c"], ["b"]], 0.8, weights),  # 0.7999999999999999 meets 0.8
+        (["a", "b", "c"], [["a", "c"], ["b"]], 0.8, None),
+        (["a", "b", "c"], [["b"], ["a"], ["b", "x"]], 0.3, None),  # a tie: the first
+        ([], [["a"]], 0.0, None),
+        (["a"], [], 0.0, None),
+        (["a", "b"], [["x"], ["y"]], 0.0, weights),
+        (["a", "b", "a"], [["a", "a", "y"]], 0.5, None),
+    ]
+    cosine_cases = [
+        ([0.0, 0.0], [[1.0, 0.0]], 0.0),
+        ([1.0, 0.0], [[0.0, 0.0], [-1.0, 0.5]], 0.0),
+        ([1.0, 2.0], [[2.0, 4.0], [1.0, 2.0], [3.0, 1.0]], 1.0),
+        ([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], 0.7),
+        ([3.0, 4.0], [], 0.0),
+    ]
+    answer = [("p", 10, 50), ("p", 100, 120), ("q", 0, 30)]
+    quotes = [None, ("p", 12, 40), ("p", 100, 130), ("p", 40, 60), ("p", 60, 90), ("r", 0, 5)]
+    variants = []
+    for r in readings:
+        d, k = r.depth, r.k_budget
+        for rank in dict.fromkeys((None, 1, k, k + 1, d, d + 1)):
+            for cut in (False, True):
+                for relation in ("inside", "same page", "not found"):
+                    variants.append(dataclasses.replace(r, rank=rank, cut=cut, relation=relation))
+    thresholds = [0.0, 0.5, 1.0]
+
+    def answered(a: Any) -> list[Any]:
+        return [a.found, a.sentence, a.coverage, a.coverages.tolist()]
+
+    return {
+        "coverage": [
+            [q, s, t, w, answered(read(q, [set(x) for x in s], threshold=t, weights=w))]
+            for q, s, t, w in coverage_cases
+        ],
+        "cosine": [
+            [qv, sv, t, answered(read_cosine(qv, np.array(sv).reshape(len(sv), 2), threshold=t))]
+            for qv, sv, t in cosine_cases
+        ],
+        "quotes": [
+            [None if q is None else list(q), spans, quote_relation(q, spans), is_correct(q, spans)]
+            for spans in ([list(a) for a in answer], [])
+            for q in quotes
+        ],
+        "thresholds": thresholds,
+        "diagnoses": [
+            [
+                [
+                    v.rank,
+                    v.k_budget,
+                    v.depth,
+                    None if v.best is None else list(v.best),
+                    v.coverage,
+                    v.relation,
+                    v.cut,
+                    v.q.answerable,
+                ],
+                [diagnose(v, t) for t in thresholds],
+            ]
+            for v in variants
+        ],
     }
 
 

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { quotableSentences, prepareReading } from "../../../../../src/raglab/web/static/engine/pipeline/reading.js";
 import { outcomesVector, runSummary, thresholdSweep } from "../../../../../src/raglab/web/static/engine/pipeline/end_to_end.js";
 import { readPrepared } from "../../../../../src/raglab/web/static/engine/reading/readings.js";
+import { isCorrect, quoteRelation, read, readCosine } from "../../../../../src/raglab/web/static/engine/reading/reader.js";
 import { chooseThreshold, diagnose, OUTCOMES } from "../../../../../src/raglab/web/static/engine/reading/diagnosis.js";
 import { mcnemarExact } from "../../../../../src/raglab/web/static/engine/metrics/stats.js";
 import { allClose, close, fixture, same } from "../fixtures.mjs";
@@ -95,5 +96,30 @@ test("every outcome occurs, and McNemar's test of each run against the default",
   plain.slice(1).forEach((run, i) => {
     const r = mcnemarExact(base, vector(run));
     same([r.n, r.bothRight, r.onlyA, r.onlyB, r.bothWrong, r.pValue], f.mcnemar[i], `McNemar, default against ${JSON.stringify(run.settings)}`);
+  });
+});
+
+test("the reader's, the quote's and the diagnosis's rules at their edges", () => {
+  const { edges } = fixture("reading");
+  const answered = (a) => [a.found, a.sentence, a.coverages.length];
+  edges.coverage.forEach(([q, s, threshold, w, want], i) => {
+    const got = read(q, s.map((x) => new Set(x)), { threshold, weights: w === null ? null : new Map(Object.entries(w)) });
+    same(answered(got), [want[0], want[1], want[3].length], `coverage case ${i}`);
+    close(got.coverage, want[2], `coverage case ${i}: coverage`, 1e-12);
+    allClose([...got.coverages], want[3], `coverage case ${i}: coverages`, 1e-12);
+  });
+  edges.cosine.forEach(([qv, sv, threshold, want], i) => {
+    const got = readCosine(qv, sv, { threshold });
+    same(answered(got), [want[0], want[1], want[3].length], `cosine case ${i}`);
+    close(got.coverage, want[2], `cosine case ${i}: cosine`, 1e-12);
+    allClose([...got.coverages], want[3], `cosine case ${i}: cosines`, 1e-12);
+  });
+  edges.quotes.forEach(([quote, spans, relation, correct], i) => {
+    assert.equal(quoteRelation(quote, spans), relation, `quote case ${i}: relation`);
+    assert.equal(isCorrect(quote, spans), correct, `quote case ${i}: correct`);
+  });
+  edges.diagnoses.forEach(([[rank, kBudget, depth, best, coverage, relation, cut, answerable], want], i) => {
+    const r = { rank, kBudget, depth, best, coverage, relation, cut, answerable };
+    same(edges.thresholds.map((t) => diagnose(r, t)), want, `diagnosis case ${i}`);
   });
 });

@@ -72,6 +72,9 @@ for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collectio
     close(model.loss, want.loss, "training loss", 1e-12);
     close(model.gradientNorm, want.gradient_norm, "final gradient norm", 1e-6);
 
+    const doubled = questions[0].features.flatMap((row) => [row, row]);
+    const ties = rerankCandidates(model, doubled.map((_, i) => i), doubled);
+    same(ties.indices, c.ties, "equal probabilities in first-stage order");
     questions.forEach((q, i) => {
       const got = rerankCandidates(model, q.candidates, q.features);
       same(got.indices, q.reranked[0], `question ${i}: reranked order`);
