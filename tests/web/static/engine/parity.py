@@ -819,19 +819,20 @@ def reading_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
                 rankings = reranked_questions(
                     the_lab, chunk_set, qs, rankings, reranker, read.mmr_lambda
                 )
-            inputs = [prepare_reading(the_lab, chunk_set, q, r, read) for q, r in zip(qs, rankings, strict=True)]  # fmt: skip
+            inputs = [
+                prepare_reading(the_lab, chunk_set, q, r, read)
+                for q, r in zip(qs, rankings, strict=True)
+            ]
             if cosine:
-                texts = {p.id: p.text for p in c.corpus}
-                inputs = []
-                for q, r in zip(qs, rankings, strict=True):
-                    inp = prepare_reading(the_lab, chunk_set, q, r, read)
+                # The same contexts, read by the cosine of LSA fold-ins instead of neural vectors.
+                for i, (q, inp) in enumerate(zip(qs, inputs, strict=True)):
                     spans = [s for _, s, _ in candidates(inp.packed, inp.sentences)]
-                    sv = {s: lsa_vector(texts[s[0]][s[1] : s[2]]) for s in spans}
+                    sv = {s: lsa_vector(pages[s[0]].text[s[1] : s[2]]) for s in spans}
                     for s, v in sv.items():
                         vectors[":".join(map(str, (s[0], *span16(*s))))] = v.tolist()
                     qv = lsa.project([the_lab.indexes.query_tokens(q)])[0]
                     vectors[f"question:{q.id}"] = qv.tolist()
-                    inputs.append(dataclasses.replace(inp, question_vector=qv, sentence_vectors=sv))
+                    inputs[i] = dataclasses.replace(inp, question_vector=qv, sentence_vectors=sv)
             readings = [read_prepared(i) for i in inputs]
             readings_of[split] = readings
             if not runs and split == "test":
