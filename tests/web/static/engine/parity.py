@@ -636,6 +636,7 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "features": list(S.RERANK_FEATURES),
+        "analyzer": S.default("analyzer"),
         "depth": S.RERANK_DEPTH,
         "l2": S.RERANK_L2,
         "learning_rate": S.RERANK_LEARNING_RATE,
@@ -667,6 +668,14 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
         "updated": [None if d is None else d.isoformat() for d in updated],
         "age_years": page_age_years(updated).tolist(),
     }
+    out["chunk_sets"] = {}
+    for c in cs:
+        chunks = lab(c, stem=False).indexes.chunk_set().chunks
+        texts = {p.id: p.text for p in c.corpus}
+        out["chunk_sets"][c.name] = [
+            [ch.page_id, *utf16_spans(texts[ch.page_id], [(ch.start, ch.end)])[0], list(ch.heading_path)]
+            for ch in chunks
+        ]  # fmt: skip
     for c, first in rerank_cases(cs):
         the_lab = lab(c, stem=False)
         first = resolve(the_lab, first)

@@ -6,7 +6,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pageAgeYears } from "../../../../../src/raglab/web/static/engine/rerank/features.js";
+import { compareCodePoints } from "../../../../../src/raglab/web/static/engine/bm25/statistics.js";
 import {
+  chunkFeatureInputs,
+  chunkTfidf,
+  cosineMatrix,
   mmrOrdered,
   questionFeatures,
   rerankCandidates,
@@ -24,15 +28,43 @@ const options = (f) => ({
   featureNames: f.features,
 });
 
-const inputs = (q) => ({
-  bm25: q.bm25,
-  cosine: q.cosine,
-  questionIdentifiers: q.question_identifiers,
-  chunkIdentifiers: q.chunk_identifiers,
-  questionTerms: q.question_terms,
-  titleTerms: q.title_terms,
-  ageYears: q.age_years,
-});
+const chunkSets = new Map();
+
+/** A collection's chunks as the reranker reads them (tokens, identifiers, title terms, TF-IDF
+ * rows), computed here from the pages' texts and the chunks' spans and heading paths. */
+function chunkSet(collection) {
+  if (!chunkSets.has(collection)) {
+    const f = fixture("rerank");
+    const pages = new Map(fixture(`collection-${collection}`).pages.map((p) => [p.id, p]));
+    const chunks = f.chunk_sets[collection].map(([pageId, start, end, headingPath]) => {
+      const page = pages.get(pageId);
+      return { text: page.text.slice(start, end), title: page.title, headingPath };
+    });
+    const inputs = chunkFeatureInputs(chunks, { stem: false, analyzer: f.analyzer });
+    chunkSets.set(collection, { inputs, tfidf: chunkTfidf(inputs.map((c) => c.tokens)) });
+  }
+  return chunkSets.get(collection);
+}
+
+const sorted = (values) => [...values].sort(compareCodePoints);
+
+/** A question's feature inputs: its scores and question terms from the fixture, each
+ * candidate's identifiers and title terms from the chunks (checked against Python's). */
+function inputs(q, chunks, what) {
+  const chunkIdentifiers = q.candidates.map((i) => chunks.inputs[i].identifiers);
+  const titleTerms = q.candidates.map((i) => chunks.inputs[i].titleTerms);
+  same(chunkIdentifiers.map(sorted), q.chunk_identifiers, `${what}: candidates' identifiers`);
+  same(titleTerms.map(sorted), q.title_terms, `${what}: candidates' title terms`);
+  return {
+    bm25: q.bm25,
+    cosine: q.cosine,
+    questionIdentifiers: q.question_identifiers,
+    chunkIdentifiers,
+    questionTerms: q.question_terms,
+    titleTerms,
+    ageYears: q.age_years,
+  };
+}
 
 test("page ages: the newest dated chunk's page is 0, undated ones the median", () => {
   const { ages, undated } = fixture("rerank");
@@ -44,11 +76,13 @@ test("page ages: the newest dated chunk's page is 0, undated ones the median", (
 for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collection}, ${c.first_stage} (case ${i})`])) {
   test(`the reranker, ${name}`, () => {
     const f = fixture("rerank");
-    const questions = c.questions.map((q) => ({
-      ...q,
-      relevant: new Map(q.relevance),
-      features: questionFeatures(inputs(q)),
-    }));
+    const chunks = chunkSet(c.collection);
+    const questions = c.questions.map((q, i) => {
+      // The TF-IDF cosines between the reranked list's chunks, computed here.
+      const similarity = cosineMatrix(q.reranked[0].map((chunk) => chunks.tfidf[chunk]));
+      similarity.forEach((row, r) => allClose(row, q.similarity[r], `question ${i}: TF-IDF cosines, row ${r}`, 1e-12));
+      return { ...q, relevant: new Map(q.relevance), similarity, features: questionFeatures(inputs(q, chunks, `question ${i}`)) };
+    });
     questions.forEach((q, i) => {
       assert.equal(q.features.length, q.candidates.length);
       q.features.forEach((row, r) => allClose(row, c.questions[i].features[r], `question ${i}, row ${r}`, 1e-12));

@@ -8,13 +8,62 @@
 // the smallest of the grid whose training R@5 is no lower than the reranked order's.
 
 import { topK } from "../base/topk.js";
+import { compareCodePoints } from "../bm25/statistics.js";
+import { tfidfRows } from "../embedding/lsa.js";
 import { evaluate } from "../metrics/measures.js";
 import { candidateFeatures } from "../rerank/features.js";
 import { fitLogistic, predictProba } from "../rerank/logistic.js";
 import { mmr } from "../rerank/mmr.js";
+import { identifiers, tokenize } from "../text/tokens.js";
 
 /** The three orders the exhibit compares. */
 export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
+
+/** What the features read of each chunk ({text, title, headingPath}): its retrieval tokens,
+ * identifiers, and title terms (the tokens of its page title and heading path), as the chunk
+ * set of src/raglab/pipeline/indexes.py holds them. */
+export function chunkFeatureInputs(chunks, { stem, analyzer }) {
+  return chunks.map((c) => ({
+    tokens: tokenize(c.text, { stem, analyzer }),
+    identifiers: identifiers(c.text),
+    titleTerms: new Set(tokenize([c.title, ...c.headingPath].join(" "), { stem, analyzer })),
+  }));
+}
+
+/** The chunks' TF-IDF rows, w(t, d) = tf(t, d) ln(N / df(t)) over the chunks themselves (the
+ * reranker's redundancy for MMR): each row [[column, weight], ...] by ascending column, the
+ * vocabulary sorted by code point. */
+export function chunkTfidf(tokenLists) {
+  const terms = [...new Set(tokenLists.flat())].sort(compareCodePoints);
+  const vocabulary = new Map(terms.map((t, i) => [t, i]));
+  const df = new Float64Array(terms.length);
+  for (const list of tokenLists) for (const t of new Set(list)) df[vocabulary.get(t)] += 1;
+  const idf = Float64Array.from(df, (d) => (d > 0 ? Math.log(tokenLists.length / d) : 0.0));
+  return tfidfRows(tokenLists, vocabulary, idf);
+}
+
+/** Cosines between sparse rows ([[column, weight], ...] ascending), an n × n array clipped to
+ * [-1, 1]; a zero row has cosine 0 with every row, itself included. */
+export function cosineMatrix(rows) {
+  const units = rows.map((row) => {
+    let ss = 0.0;
+    for (const [, v] of row) ss += v * v;
+    const norm = Math.sqrt(ss);
+    const safe = norm > 0 ? norm : 1.0;
+    return new Map(row.map(([col, v]) => [col, v / safe]));
+  });
+  return units.map((a) =>
+    units.map((b) => {
+      const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+      let dot = 0.0;
+      for (const [col, v] of small) {
+        const w = large.get(col);
+        if (w !== undefined) dot += v * w;
+      }
+      return Math.min(1.0, Math.max(-1.0, dot));
+    }),
+  );
+}
 
 /** A question's feature rows: `question` holds the inputs of candidateFeatures but `rank`. */
 export function questionFeatures(question) {
