@@ -607,16 +607,21 @@ def weight_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
     }
 
 
-def rerank_cases(cs: Sequence[Collection]) -> list[tuple[Collection, Any]]:
-    """The first stages reranked: the default (RRF) on both collections, BM25 alone at the k1
-    and b sliders' lowest corner on the handbook."""
+def rerank_cases(cs: Sequence[Collection]) -> list[tuple[Collection, Any, bool]]:
+    """The first stages reranked, with stemming: the default (RRF) on both collections, stemming
+    off, and on the handbook also stemming on, and BM25 alone at the k1 and b sliders' lowest
+    corner."""
     from raglab.run_settings import RetrievalSettings
 
     slider = {row.name: row.slider for row in S.SETTINGS if row.slider is not None}
     corner = RetrievalSettings("bm25", float(slider["k1"][0]), float(slider["b"][0]))
-    out: list[tuple[Collection, Any]] = [(c, RetrievalSettings()) for c in cs]
-    out.insert(1, (cs[0], corner))
-    return out
+    handbook, *others = cs
+    return [
+        (handbook, RetrievalSettings(), False),
+        (handbook, RetrievalSettings(), True),
+        (handbook, corner, False),
+        *[(c, RetrievalSettings(), False) for c in others],
+    ]
 
 
 def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
@@ -676,8 +681,8 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
             [ch.page_id, *utf16_spans(texts[ch.page_id], [(ch.start, ch.end)])[0], list(ch.heading_path)]
             for ch in chunks
         ]  # fmt: skip
-    for c, first in rerank_cases(cs):
-        the_lab = lab(c, stem=False)
+    for c, first, stem in rerank_cases(cs):
+        the_lab = lab(c, stem=stem)
         first = resolve(the_lab, first)
         chunk_set = the_lab.indexes.chunk_set(first.chunking)
         reranker = R.train_reranker(the_lab, first)
@@ -714,6 +719,7 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
         out["cases"].append(
             {
                 "collection": c.name,
+                "stem": stem,
                 "first_stage": first.retriever,
                 "k1": first.k1,
                 "b": first.b,

@@ -1,8 +1,10 @@
 // The reranker in JavaScript equals Python's (src/raglab/rerank/, pipeline/reranking.py):
-// oracle, the parity fixture rerank.json (the default first stage on the handbook and Cranfield,
-// BM25 at the k1 and b sliders' lowest corner on the handbook): feature matrices within 1e-12,
-// the logistic regression's weights within 1e-9 relative and its step count exactly, the
-// reranked and MMR orders exactly, the exhibit's rows, its λ sweep and the λ chosen on train.
+// oracle, the parity fixture rerank.json (the default first stage on the handbook, stemming off
+// and on, and on Cranfield; BM25 at the k1 and b sliders' lowest corner on the handbook). From
+// the chunks' texts the engine finds each candidate's identifiers and title terms and the TF-IDF
+// cosines (within 1e-12); then the feature matrices (within 1e-12), the logistic regression's
+// weights (within 1e-9 relative, its step count exactly), the reranked and MMR orders exactly,
+// the exhibit's rows, its λ sweep and the λ chosen on train.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pageAgeYears } from "../../../../../src/raglab/web/static/engine/rerank/features.js";
@@ -32,18 +34,19 @@ const chunkSets = new Map();
 
 /** A collection's chunks as the reranker reads them (tokens, identifiers, title terms, TF-IDF
  * rows), computed here from the pages' texts and the chunks' spans and heading paths. */
-function chunkSet(collection) {
-  if (!chunkSets.has(collection)) {
+function chunkSet(collection, stem) {
+  const key = `${collection}, stemming ${stem}`;
+  if (!chunkSets.has(key)) {
     const f = fixture("rerank");
     const pages = new Map(fixture(`collection-${collection}`).pages.map((p) => [p.id, p]));
     const chunks = f.chunk_sets[collection].map(([pageId, start, end, headingPath]) => {
       const page = pages.get(pageId);
       return { text: page.text.slice(start, end), title: page.title, headingPath };
     });
-    const inputs = chunkFeatureInputs(chunks, { stem: false, analyzer: f.analyzer });
-    chunkSets.set(collection, { inputs, tfidf: chunkTfidf(inputs.map((c) => c.tokens)) });
+    const inputs = chunkFeatureInputs(chunks, { stem, analyzer: f.analyzer });
+    chunkSets.set(key, { inputs, tfidf: chunkTfidf(inputs.map((c) => c.tokens)) });
   }
-  return chunkSets.get(collection);
+  return chunkSets.get(key);
 }
 
 const sorted = (values) => [...values].sort(compareCodePoints);
@@ -73,10 +76,10 @@ test("page ages: the newest dated chunk's page is 0, undated ones the median", (
   allClose(pageAgeYears(undated.updated), undated.age_years, "undated pages' ages", 1e-12);
 });
 
-for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collection}, ${c.first_stage} (case ${i})`])) {
+for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collection}, ${c.first_stage}, stemming ${c.stem ? "on" : "off"} (case ${i})`])) {
   test(`the reranker, ${name}`, () => {
     const f = fixture("rerank");
-    const chunks = chunkSet(c.collection);
+    const chunks = chunkSet(c.collection, c.stem);
     const questions = c.questions.map((q, i) => {
       // The TF-IDF cosines between the reranked list's chunks, computed here.
       const similarity = cosineMatrix(q.reranked[0].map((chunk) => chunks.tfidf[chunk]));
