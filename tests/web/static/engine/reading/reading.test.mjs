@@ -11,9 +11,10 @@ import assert from "node:assert/strict";
 import { quotableSentences, prepareReading } from "../../../../../src/raglab/web/static/engine/pipeline/reading.js";
 import { outcomesVector, runSummary, thresholdSweep } from "../../../../../src/raglab/web/static/engine/pipeline/end_to_end.js";
 import { readPrepared } from "../../../../../src/raglab/web/static/engine/reading/readings.js";
-import { isCorrect, quoteRelation, read, readCosine } from "../../../../../src/raglab/web/static/engine/reading/reader.js";
+import { documentFrequencies, isCorrect, quoteRelation, read, readCosine } from "../../../../../src/raglab/web/static/engine/reading/reader.js";
 import { chooseThreshold, diagnose, OUTCOMES } from "../../../../../src/raglab/web/static/engine/reading/diagnosis.js";
 import { mcnemarExact } from "../../../../../src/raglab/web/static/engine/metrics/stats.js";
+import { tokenize } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
 import { allClose, close, fixture, same } from "../fixtures.mjs";
 
 const pages = () => new Map(fixture("collection-handbook").pages.map((p) => [p.id, p]));
@@ -32,7 +33,16 @@ function readSplit(f, run, split) {
   const questions = fixture("collection-handbook").questions;
   const chunks = run.chunks.map(([id, pageId, start, end, nWords]) => ({ id, pageId, start, end, nWords }));
   const sentences = new Map(Object.entries(f.sentences).map(([id, rows]) => [id, rows.map(([a, b, t]) => [a, b, new Set(t)])]));
-  const df = new Map(Object.entries(run.df));
+  let df = new Map(Object.entries(run.df));
+  if (run.scoring === "idf") {
+    // The IDF scoring's document frequencies, over the chunks' stemmed terms, found here.
+    const texts = new Map(fixture("collection-handbook").pages.map((p) => [p.id, p.text]));
+    const docs = chunks.map((c) => tokenize(texts.get(c.pageId).slice(c.start, c.end), { stem: true, analyzer: f.analyzer }));
+    const [n, found] = documentFrequencies(docs);
+    assert.equal(n, run.n_chunks, "chunks counted");
+    same([...df.keys()].map((t) => found.get(t) ?? 0), [...df.values()], "document frequencies of the questions' terms");
+    df = found;
+  }
   return run.splits[split].map((row) => {
     const q = questions[row.question];
     const question = {
