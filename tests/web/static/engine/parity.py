@@ -709,7 +709,9 @@ def rerank_fixture(cs: Sequence[Collection]) -> dict[str, Any]:
                         "age_years": chunk_set.age_years[idx].tolist(),
                         "features": R.features(the_lab, chunk_set, q, cand, first).tolist(),
                         "reranked": [reranked.indices.tolist(), reranked.scores.tolist()],
-                        "similarity": sim.tolist(),
+                        # Python's cosines for the first case only (the engine's own are
+                        # checked against them there; elsewhere through the MMR orders).
+                        "similarity": None if out["cases"] else sim.tolist(),
                         "mmr": [
                             R.mmr_ordered(the_lab, chunk_set, reranked, lam=x).indices.tolist()
                             for x in (0.0, lam, 1.0)

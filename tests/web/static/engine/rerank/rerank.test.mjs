@@ -83,9 +83,12 @@ for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collectio
     const questions = c.questions.map((q, i) => {
       // The TF-IDF cosines between the reranked list's chunks, computed here.
       const similarity = cosineMatrix(q.reranked[0].map((chunk) => chunks.tfidf[chunk]));
-      similarity.forEach((row, r) => allClose(row, q.similarity[r], `question ${i}: TF-IDF cosines, row ${r}`, 1e-12));
+      if (q.similarity !== null) {
+        similarity.forEach((row, r) => allClose(row, q.similarity[r], `question ${i}: TF-IDF cosines, row ${r}`, 1e-12));
+      }
       return { ...q, relevant: new Map(q.relevance), similarity, features: questionFeatures(inputs(q, chunks, `question ${i}`)) };
     });
+    assert.equal(c.questions.some((q) => q.similarity !== null), name.endsWith("(case 0)"));
     questions.forEach((q, i) => {
       assert.equal(q.features.length, q.candidates.length);
       q.features.forEach((row, r) => allClose(row, c.questions[i].features[r], `question ${i}, row ${r}`, 1e-12));
