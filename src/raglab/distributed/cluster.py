@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "connect",
     "dashboard_line",
     "require_dask",
+    "share",
 ]
 
 INSTALL_HINT = "pip install 'raglab[dask]'"
@@ -146,6 +148,26 @@ def connect(
                 f"the Dask cluster could not finish the work ({type(exc).__name__}: {exc}); "
                 "nothing was written"
             ) from exc
+
+
+def _held(value: Any) -> Any:
+    """Task: the value it was given."""
+    return value
+
+
+def share(client: Any, value: Any) -> Any:
+    """A future of ``value`` that tasks take as an argument, and that survives lost workers.
+
+    ``client.scatter`` puts data on workers with no task to compute it again: a worker lost
+    with the only copy (a worker that joined after a broadcast has none) loses it for good, and
+    every task needing it fails ("lost scattered data"). Here ``value`` travels inside a task
+    (client, scheduler, a worker), the scheduler keeps it with the task while the future lives,
+    and a worker lost with the result computes it again from there. The cost: the scheduler
+    holds a copy while it is needed, and Dask's warning about a large graph (past 10 MB) is not
+    printed for it, since this is the graph's purpose."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        return client.submit(_held, value, pure=False)
 
 
 def _serves_dashboard() -> bool:

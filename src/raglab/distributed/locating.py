@@ -23,6 +23,7 @@ from raglab.corpus.passages import (
     WholeCorpusFinder,
 )
 from raglab.distributed.chunking import file_partitions, read_files
+from raglab.distributed.cluster import share
 
 __all__ = ["locate_in_files", "locate_on_cluster"]
 
@@ -66,7 +67,7 @@ def locate_on_cluster(
     groups = file_partitions(files, n)
     if not unique or not groups:
         return LocatedPassages({}, fallback)
-    (sent,) = client.scatter([unique], broadcast=True, hash=False)
+    sent = share(client, unique)
     parts = client.gather(
         [client.submit(locate_in_files, group, sent, encoding, pure=False) for group in groups]
     )
