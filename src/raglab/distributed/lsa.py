@@ -48,7 +48,7 @@ import numpy as np
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray
-from raglab.distributed.cluster import share
+from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
@@ -210,7 +210,7 @@ def fit_lsa_on_cluster(
     check_positive_int("rank", rank)
     check_positive_int("oversample", oversample, minimum=0)
     check_positive_int("power_iterations", power_iterations, minimum=0)
-    n_blocks = blocks if blocks is not None else 2 * len(client.scheduler_info()["workers"])
+    n_blocks = blocks if blocks is not None else shards(client)
     A = BlockedTermMatrix(client, windows, blocks=max(1, n_blocks))
     m, n = A.shape
     if m == 0:
