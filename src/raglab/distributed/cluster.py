@@ -265,6 +265,30 @@ def _by_value(function: Callable[..., Any]) -> Callable[..., Any]:
     return copy
 
 
+def _within(seconds: float, make: Callable[[], Any]) -> Any:
+    """``make()``, or TimeoutError after ``seconds`` (and one more): Dask's own timeout does
+    not cover every wait of a new client (a port that takes the connection and never answers
+    holds it for ever). ``make`` runs in a thread of its own, left behind if it never returns."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = make()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="raglab-connect", daemon=True)
+    thread.start()
+    thread.join(seconds + 1)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 @contextlib.contextmanager
 def connect(
     *,
@@ -350,14 +374,18 @@ def connect(
         else:
             try:
                 client = stack.enter_context(
-                    client_of(scheduler, scheduler_file=scheduler_file, timeout=connect_timeout)
-                    if scheduler is not None
-                    else client_of(scheduler_file=scheduler_file, timeout=connect_timeout)
+                    _within(
+                        connect_timeout,
+                        lambda: client_of(
+                            scheduler, scheduler_file=scheduler_file, timeout=connect_timeout
+                        ),
+                    )
                 )
             except (OSError, ValueError) as exc:  # refused, timed out, no such host, bad file
+                detail = "" if isinstance(exc, TimeoutError) else f": {exc}"
                 raise ClusterFailed(
                     f"cannot reach the Dask scheduler at {where} within {connect_timeout:g} s "
-                    f"(--connect-timeout): {exc}"
+                    f"(--connect-timeout){detail}"
                 ) from None
             where = str(client.scheduler.address)
         try:
