@@ -56,12 +56,14 @@ def test_a_scheduler_without_workers_stops_the_command_in_the_time_given(
     tmp_path: Path,
 ) -> None:
     """Oracle: exit 2 and one line naming --no-workers-timeout, within that time (2 s) and the
-    start of a process; at first (no worker ever joined) and when the only worker is killed
-    as it starts counting terms (so none is left)."""
-    with scheduler_process(tmp_path) as (_, address, _):
+    start of a process; at first (no worker ever joined; the scheduler given by the file
+    ``dask scheduler --scheduler-file`` writes) and when the only worker is killed as it
+    starts counting terms (so none is left)."""
+    with scheduler_process(tmp_path) as (_, address, file):
         start = time.monotonic()
         empty = _command(
-            [*EXPORT, "a.run", "--scheduler", address, "--no-workers-timeout", "2"], tmp_path
+            [*EXPORT, "a.run", "--scheduler-file", str(file), "--no-workers-timeout", "2"],
+            tmp_path,
         )
         _, err = empty.communicate(timeout=120)
         assert empty.returncode == 2, err
@@ -93,9 +95,7 @@ def test_a_lost_scheduler_ends_the_command_in_one_line(tmp_path: Path) -> None:
     the worker starts reading the pages."""
     with scheduler_process(tmp_path) as (scheduler, address, _), worker_process(address):
         _arm(address, ("chunk_files",), tmp_path / "killed", scheduler.pid)
-        command = _command(
-            [*EXPORT, "a.run", "--scheduler", address, "--connect-timeout", "3"], tmp_path
-        )
+        command = _command([*EXPORT, "a.run", "--scheduler", address], tmp_path)
         _, err = command.communicate(timeout=120)
         assert scheduler.wait(timeout=30) == -9
     assert command.returncode == 2, err
@@ -112,20 +112,19 @@ def test_workers_whose_environment_differs_are_named_before_any_work(
 ) -> None:
     """Oracle: exit 2 and one line naming each worker and what it lacks: one whose Python
     cannot import raglab, one with another raglab version (a copy of this checkout's package
-    saying 0.0.0, first on its PYTHONPATH); no task ran, so no file was written. The
-    scheduler is given by the file ``dask scheduler --scheduler-file`` writes."""
+    saying 0.0.0, first on its PYTHONPATH); no task ran, so no file was written."""
     other = tmp_path / "other"
     shutil.copytree(
         SOURCE / "raglab", other / "raglab", ignore=shutil.ignore_patterns("__pycache__")
     )
     (other / "raglab" / "base" / "version.py").write_text('__version__ = "0.0.0"\n')
     with (
-        scheduler_process(tmp_path) as (_, address, file),
+        scheduler_process(tmp_path) as (_, address, _),
         worker_process(address, code=WITHOUT_RAGLAB),
         worker_process(address, env={"PYTHONPATH": python_path(other)}),
     ):
         run = tmp_path / "a.run"
-        status = main([*EXPORT, str(run), "--quiet", "--scheduler-file", str(file)])
+        status = main([*EXPORT, str(run), "--quiet", "--scheduler", address])
     err = capsys.readouterr().err
     assert status == 2
     lines = err.splitlines()
