@@ -178,6 +178,7 @@ def _environment(model: str | None) -> dict[str, Any]:
     """What a process offers RAG lab's tasks: Python's version, RAG lab's (None and the error
     when it cannot be imported), numba's and the neural model package's (None when absent),
     and whether the model folder ``model`` exists (None: the installed package is used)."""
+    import importlib
     import importlib.metadata
     import os
     import platform
@@ -185,9 +186,8 @@ def _environment(model: str | None) -> dict[str, Any]:
 
     out: dict[str, Any] = {"python": platform.python_version(), "executable": sys.executable}
     try:
-        import raglab
-
-        out["raglab"] = raglab.__version__
+        # By name: the probe runs where raglab may be missing, so it imports nothing up front.
+        out["raglab"] = importlib.import_module("raglab.base.version").__version__
     except Exception as exc:  # the worker's own environment, whatever it lacks
         out["raglab"] = None
         out["raglab_error"] = f"{type(exc).__name__}: {exc}"
@@ -296,9 +296,9 @@ def connect(
     scheduler: str | None = None,
     scheduler_file: str | None = None,
     echo: Callable[[str], object] | None = None,
-    shards_per_worker: int = CLUSTER_SHARDS_PER_WORKER,
-    connect_timeout: float = CLUSTER_CONNECT_TIMEOUT,
-    no_workers_timeout: float = CLUSTER_NO_WORKERS_TIMEOUT,
+    shards_per_worker: int | None = None,
+    connect_timeout: float | None = None,
+    no_workers_timeout: float | None = None,
     neural: bool = False,
     model: str | None = None,
 ) -> Iterator[Any]:
@@ -311,7 +311,8 @@ def connect(
     see the corpus files at the same paths as this machine. Exactly one of the three. ``echo``
     receives one line naming the dashboard (:func:`dashboard_line`).
 
-    ``shards_per_worker``: the pieces each stage's work is cut into, per worker (:func:`shards`).
+    ``shards_per_worker``: the pieces each stage's work is cut into, per worker (:func:`shards`;
+    None: :data:`raglab.settings.CLUSTER_SHARDS_PER_WORKER`, and likewise for the timeouts).
     ``connect_timeout`` (seconds): how long to try to reach the scheduler, at the start and
     when the connection drops. ``no_workers_timeout`` (seconds): how long to wait while the
     scheduler has no worker, at the start and in the middle of the work. The workers'
@@ -319,6 +320,13 @@ def connect(
     the neural model is asked for, from the package or that folder). Dask's own log lines
     are silenced meanwhile; every failure of the cluster is one :class:`ClusterFailed`.
     """
+    # None: the defaults of raglab.settings.
+    if shards_per_worker is None:
+        shards_per_worker = CLUSTER_SHARDS_PER_WORKER
+    if connect_timeout is None:
+        connect_timeout = CLUSTER_CONNECT_TIMEOUT
+    if no_workers_timeout is None:
+        no_workers_timeout = CLUSTER_NO_WORKERS_TIMEOUT
     given = [x for x in (workers, scheduler, scheduler_file) if x is not None]
     if len(given) != 1:
         raise ValueError("give exactly one of workers, scheduler and scheduler_file")
