@@ -149,7 +149,11 @@ class _WorkerWatch:
         since: float | None = None
         while not self._stop.wait(self._interval):
             try:
-                n = len(self._client.scheduler_info()["workers"])
+                # The count alone, no worker's details, asked of the scheduler directly:
+                # client.scheduler_info() would overwrite the client's cached copy, which
+                # the main thread reads for the workers' number.
+                identity = self._client.sync(self._client.scheduler.identity, n_workers=0)
+                n = int(identity["n_workers"])
             except Exception:  # the scheduler is unreachable: the work fails on its own
                 continue
             if n:
