@@ -36,7 +36,6 @@ from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
 from raglab.pipeline import dense
-from raglab.pipeline.end_to_end import check_runnable
 from raglab.pipeline.lab import Lab, no_questions
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import (
@@ -236,6 +235,7 @@ def cluster_lab(
     rerank: RetrievalSettings | None = None,
     grid: ChunkingKey | None = None,
     run: tuple[RunSettings, str] | None = None,
+    check: Callable[[Lab], object] | None = None,
 ) -> Iterator[Lab]:
     """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under each of
     ``settings`` (for every labelled question) are computed on the cluster and stored in the
@@ -246,6 +246,8 @@ def cluster_lab(
     rankings at its best cell and at the defaults, are computed on the cluster too. ``run``,
     the end-to-end run's settings and split when the command runs it: its questions (and the
     training questions its threshold is chosen on) are read and diagnosed on the workers.
+    ``check``: what the command refuses of the lab (raising ValueError), called once the
+    questions are read, before any other cluster work.
 
     A context manager: the cluster stays open while the command works with the lab, and
     every measure of the rankings (:func:`raglab.pipeline.retrieval.measure`) is taken on the
@@ -294,9 +296,9 @@ def cluster_lab(
         model=None if model is None else str(Path(model).absolute()),
     ) as client:
         lab = _located_lab(args, client, quiet, stage, corpus, needles)
-        if run is not None:
-            # What the end-to-end run refuses, refused before the cluster fits or ranks.
-            check_runnable(lab, run[1])
+        if check is not None:
+            # What the command refuses, refused before the cluster fits or ranks.
+            check(lab)
         lab.evaluator = partial(evaluate_on_cluster, client)
         if dense.unavailable(lab.model) is None:
             # Encoded only when the command asks for the vectors, as on one machine.
