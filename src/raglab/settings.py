@@ -50,6 +50,9 @@ __all__ = [
     "ANALYZERS",
     "CACHE_SIZE",
     "CHUNK_SIZES",
+    "CLUSTER_CONNECT_TIMEOUT",
+    "CLUSTER_NO_WORKERS_TIMEOUT",
+    "CLUSTER_SHARDS_PER_WORKER",
     "FIXED",
     "FIXED_OVERLAP",
     "FUSION_WEIGHTS",
@@ -189,6 +192,18 @@ CACHE_SIZE: Final = 32
 #: (:func:`raglab.base.threads.resolve_threads`); a whole number fixes the count. It changes how
 #: fast the numbers come, never the numbers.
 THREADS: Final = "auto"
+
+# --- execution on a Dask cluster: where the numbers are computed, never what they are ---------
+
+#: Pieces of the work per worker (BM25 shards, groups of page files, LSA row blocks, ranges of
+#: lines): more than one, so a slow or lost worker holds up less of the work.
+CLUSTER_SHARDS_PER_WORKER: Final = 2
+#: Seconds the client tries to reach the scheduler (at the start, and again when the connection
+#: drops) before the command stops.
+CLUSTER_CONNECT_TIMEOUT: Final = 30.0
+#: Seconds the command waits while the scheduler has no worker (none joined, or every one was
+#: lost) before it stops.
+CLUSTER_NO_WORKERS_TIMEOUT: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,5 +1,5 @@
-"""What the Dask tests share besides the session's fixtures: a chunking key, and a cluster of a
-test module's own for a test that kills its workers.
+"""What the Dask tests share besides the session's fixtures: a chunking key, a cluster of a test
+module's own for a test that kills its workers, and the means to kill one at a chosen moment.
 
 tests/distributed/conftest.py holds the session-wide fixtures: one 2-process LocalCluster
 (``client``) for every module, the handbook (the session's ``handbook_lab``) and Cranfield (the
@@ -9,6 +9,11 @@ tests.distributed.cluster_fixtures import client``), which gives it a cluster of
 leaves the shared one whole. This folder is the package ``tests.distributed``, so it does not
 hide Dask's own ``distributed``.
 
+:class:`KillOnce` is a Dask worker plugin: the worker process that starts the first task of a
+named function kills itself (SIGKILL, as the kernel's out-of-memory killer would), once per
+function, so a test loses a worker in the middle of the phase it names, whatever that worker
+holds at that moment.
+
 Dask is imported here, not skipped: CI installs ``raglab[dask]`` (the ``test`` extra holds it),
 so a missing Dask fails these tests instead of hiding them. The rest of the suite imports no
 Dask module (tests/distributed/test_no_dask.py checks the command line's side of that).
@@ -16,12 +21,22 @@ Dask module (tests/distributed/test_no_dask.py checks the command line's side of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from dask.utils import key_split
+from distributed.diagnostics.plugin import WorkerPlugin
 
+import raglab
 from raglab.distributed.cluster import connect
 from raglab.run_settings import ChunkingKey
 
@@ -36,3 +51,110 @@ def client() -> Iterator[Any]:
     (for tests that kill a worker)."""
     with connect(workers=2) as c:
         yield c
+
+
+class KillOnce(WorkerPlugin):  # type: ignore[misc]
+    """The worker starting the first task of each of ``functions`` (by name) kills its own
+    process (or the process ``pid``: a scheduler's, say). ``folder`` records each kill as an empty file named after the function, created
+    exclusively, so only one worker dies per function, even with the plugin on the workers
+    that replace the dead ones."""
+
+    def __init__(self, functions: Iterable[str], folder: Path, pid: int | None = None) -> None:
+        self.functions = frozenset(functions)
+        self.folder = str(folder)
+        self.pid = pid
+
+    def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
+        name = key_split(key)
+        if finish != "executing" or name not in self.functions:
+            return
+        try:
+            os.close(os.open(os.path.join(self.folder, name), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return
+        os.kill(os.getpid() if self.pid is None else self.pid, signal.SIGKILL)
+
+
+def killed(folder: Path) -> set[str]:
+    """The functions whose first task cost a worker its life (:class:`KillOnce`)."""
+    return {p.name for p in folder.iterdir()}
+
+
+#: The folder RAG lab is imported from here and the folder holding ``tests``: a process
+#: started by a test imports RAG lab (and :class:`KillOnce`) from them.
+SOURCE = Path(raglab.__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def python_path(*first: Path) -> str:
+    """A PYTHONPATH with ``first`` ahead of this checkout's source and test folders."""
+    return os.pathsep.join(str(p) for p in (*first, SOURCE, ROOT))
+
+
+@contextlib.contextmanager
+def scheduler_process(folder: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    """``dask scheduler`` as a process of its own, as a Dask user starts one: (the process,
+    its address, the scheduler file it wrote), killed at the end."""
+    file = folder / "scheduler.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", "0", "--no-dashboard", "--scheduler-file", str(file)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not file.is_file() or not file.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, "no scheduler"
+            time.sleep(0.1)
+        time.sleep(0.2)  # the file is written whole once it has text; let it finish
+        address = json.loads(file.read_text())["address"]
+        yield process, address, file
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def worker_process(
+    address: str, *, env: dict[str, str] | None = None, code: str = ""
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``dask worker ADDRESS`` (one thread, no nanny: a killed worker stays dead) as a process
+    of its own, with ``env`` over this process's environment; ``code``: Python run first, in
+    the worker's process (to take something from its environment). Yielded once the
+    scheduler has it; killed at the end."""
+    from distributed import Client
+
+    start = code + "\nfrom distributed.cli.dask_worker import main\nmain()\n"
+    with Client(address, timeout=30) as c:
+        wanted = len(c.scheduler_info()["workers"]) + 1
+        process = subprocess.Popen(
+            [sys.executable, "-c", start, address, "--nthreads", "1", "--no-nanny",
+             "--no-dashboard"],
+            env={**os.environ, "PYTHONPATH": python_path(), **(env or {})},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            c.wait_for_workers(wanted, timeout=90)
+        except BaseException:
+            process.kill()
+            raise
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+#: Run first in a worker's process: RAG lab cannot be imported there, as on a machine where it
+#: is not installed (this checkout's own install would be found otherwise).
+WITHOUT_RAGLAB = """
+import importlib.abc, sys
+
+class _NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "raglab" or name.startswith("raglab."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NotInstalled())
+"""

@@ -1,18 +1,31 @@
 """``raglab fuse --json`` and ``raglab trec export`` print and write the same bytes with
-``--workers 2`` as without it.
+``--workers 2`` or ``--scheduler`` as without it; the cluster's options; what is checked
+before any cluster work, and what is not done at all (no neural vectors for BM25).
 
 Oracle: the same command without ``--workers`` (the single machine), on the handbook and on
-Cranfield.
+Cranfield; the constants of raglab.settings for the options' defaults.
 """
 
 from __future__ import annotations
 
+import argparse
+import shutil
+import socket
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import raglab.pipeline.retrieval as retrieval_module
+from raglab.cli._cluster import add_cluster_options, connect_options
 from raglab.cli.main import main
+from raglab.corpus.questions import bundled_questions_path
+from raglab.settings import (
+    CLUSTER_CONNECT_TIMEOUT,
+    CLUSTER_NO_WORKERS_TIMEOUT,
+    CLUSTER_SHARDS_PER_WORKER,
+)
 
 
 def _stdout(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -83,3 +96,146 @@ def test_workers_and_scheduler_exclude_each_other(capsys: pytest.CaptureFixture[
         main(["fuse", "--workers", "0"])
     assert both.value.code == 2 and zero.value.code == 2
     assert "not allowed with" in capsys.readouterr().err
+
+
+def _address(client: Any) -> list[str]:
+    return ["--scheduler", str(client.scheduler.address)]
+
+
+def test_a_relative_corpus_is_read_from_the_same_folder_by_the_workers(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Oracle: the run ``trec export`` writes on one machine, the client in a folder of its own
+    and ``--corpus`` relative to it; the workers, in another folder, read the same files."""
+    shutil.copytree(bundled_questions_path().parent, tmp_path / "handbook")
+    monkeypatch.chdir(tmp_path)
+    data = ["--corpus", "handbook", "--questions", "handbook/questions.jsonl"]
+    for name, extra in (("single.run", []), ("cluster.run", _address(client))):
+        _stdout(capsys, ["trec", "export", "--retriever", "bm25", "--run", name, *data, *extra])
+    single = (tmp_path / "single.run").read_bytes()
+    assert single.count(b"\n") > 1000
+    assert (tmp_path / "cluster.run").read_bytes() == single
+
+
+def test_a_bm25_run_encodes_no_chunk_on_the_cluster(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Oracle: ``raglab run --retriever bm25`` on one machine, which encodes no neural vector
+    (its vector cache stays empty); with the cluster, the same bytes, the cache as empty and no
+    encoding stage on stderr (before, every chunk was encoded on the workers)."""
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
+    single = _stdout(capsys, ["run", "--retriever", "bm25"])
+    assert not list((tmp_path / "cache").rglob("*.npy"))
+    assert main(["run", "--retriever", "bm25", *_address(client)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == single
+    assert "fit LSA" in captured.err and "(neural)" not in captured.err
+    assert not list((tmp_path / "cache").rglob("*.npy"))
+
+
+def test_a_run_the_questions_cannot_feed_stops_before_the_cluster_works(
+    capsys: pytest.CaptureFixture[str], client: Any, cranfield_dir: Path
+) -> None:
+    """Oracle: the line one machine gives for an end-to-end run on questions labelled by pages
+    (exit 2); with the cluster it comes before the LSA fit and the BM25 index (no stage line of
+    theirs), after only the locating of the (no) answer passages."""
+    data = _cranfield_options(cranfield_dir)
+    assert main(["run", *data]) == 2
+    single = capsys.readouterr().err.splitlines()[-1]
+    assert "needs answer passages" in single
+    assert main(["run", *data, *_address(client)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == single
+    stages = [line for line in lines if line.startswith("cluster: ")]
+    assert len(stages) == 1 and stages[0].startswith("cluster: locate 0 answer passages"), lines
+
+
+def test_a_missing_questions_file_is_said_before_the_scheduler_is_reached(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Oracle: the exit status and lines naming the missing file, which one machine gives; the
+    scheduler's address leads nowhere, and is never tried."""
+    missing = tmp_path / "nowhere.jsonl"
+    argv = ["trec", "export", "--retriever", "bm25", "--run", str(tmp_path / "a.run")]
+    data = ["--corpus", str(bundled_questions_path().parent), "--questions", str(missing)]
+    status = main([*argv, *data])
+    single = capsys.readouterr().err
+    assert status != 0 and f"{missing}: cannot be read" in single
+    assert main([*argv, *data, "--scheduler", "tcp://127.0.0.1:1"]) == status
+    assert capsys.readouterr().err == single
+
+
+def test_shards_per_worker_cuts_the_work_and_changes_no_byte(
+    capsys: pytest.CaptureFixture[str], client: Any, tmp_path: Path
+) -> None:
+    """Oracle: the run ``trec export`` writes on one machine; with three shards per worker on
+    the two workers the pages and the BM25 index come in 6 pieces (the stage lines say so),
+    and the run is the same bytes."""
+    runs = []
+    for extra in ([], [*_address(client), "--shards-per-worker", "3"]):
+        run = tmp_path / f"{len(extra)}.run"
+        assert main(["trec", "export", "--retriever", "bm25", "--run", str(run), *extra]) == 0
+        runs.append(run.read_bytes())
+    err = capsys.readouterr().err
+    assert "chunks in 6 shards" in err and "passages in 58 page files" in err
+    assert runs[1] == runs[0]
+
+
+def test_the_cluster_options_default_to_the_settings_and_exclude_each_other(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Oracle: raglab.settings' constants for the options left out; argparse's usage error
+    (exit 2) for --scheduler with --scheduler-file, and for 0 shards or seconds."""
+    parser = argparse.ArgumentParser()
+    add_cluster_options(parser)
+    options = connect_options(parser.parse_args(["--scheduler-file", "s.json"]))
+    assert options == {
+        "workers": None,
+        "scheduler": None,
+        "scheduler_file": "s.json",
+        "shards_per_worker": CLUSTER_SHARDS_PER_WORKER,
+        "connect_timeout": CLUSTER_CONNECT_TIMEOUT,
+        "no_workers_timeout": CLUSTER_NO_WORKERS_TIMEOUT,
+    }
+    given = parser.parse_args(
+        ["--workers", "1", "--shards-per-worker", "5", "--connect-timeout", "2.5"]
+    )
+    assert connect_options(given)["shards_per_worker"] == 5
+    assert connect_options(given)["connect_timeout"] == 2.5
+    for bad in (
+        ["--scheduler", "tcp://127.0.0.1:1", "--scheduler-file", "s.json"],
+        ["--workers", "1", "--shards-per-worker", "0"],
+        ["--workers", "1", "--no-workers-timeout", "0"],
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(["fuse", *bad])
+        assert exit_.value.code == 2
+    assert "not allowed with" in capsys.readouterr().err
+
+
+def test_a_scheduler_out_of_reach_is_given_up_on_after_the_connect_timeout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Oracle: exit 2 and one line naming the address and --connect-timeout, within that
+    time (1 s) and a margin for a loaded machine, from a port that takes the connection and
+    never answers; and a scheduler file that does not exist."""
+    argv = ["trec", "export", "--retriever", "bm25", "--run", str(tmp_path / "a.run")]
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        assert main([*argv, "--scheduler", address, "--connect-timeout", "1"]) == 2
+        assert time.monotonic() - start < 20
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and f"cannot reach the Dask scheduler at {address}" in err[0], err
+    assert "within 1 s (--connect-timeout)" in err[0]
+    missing = tmp_path / "none.json"
+    assert main([*argv, "--scheduler-file", str(missing)]) == 2
+    assert f"the Dask scheduler file {missing} does not exist" in capsys.readouterr().err

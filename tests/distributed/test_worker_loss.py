@@ -1,6 +1,7 @@
-"""A worker killed during indexing changes nothing: Dask reruns the lost tasks.
+"""A worker killed in any phase of the work changes nothing: Dask reruns the lost tasks.
 
-Oracle: ``raglab.bm25.index.BM25Index`` on the single machine (scores and top k of every question).
+Oracles: ``raglab.bm25.index.BM25Index`` on the single machine (scores and top k of every
+question), and the report ``raglab report`` writes on one machine.
 """
 
 from __future__ import annotations
@@ -8,14 +9,18 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from raglab.cli.main import main
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import count_chunks, submit_files
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import default
-from tests.distributed.cluster_fixtures import client
+from tests.distributed.cluster_fixtures import KillOnce, client, killed
 
 __all__ = ["client"]  # a fixture, used by name: a cluster of its own
 
@@ -24,7 +29,6 @@ def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook
     """The partitions are read, chunked and counted on the workers; one worker process is then
     killed (SIGKILL) while it holds some of the counts, before the statistics are reduced.
     Dask recomputes what died with it from the files, and every answer is the single index's."""
-    from pathlib import Path
 
     from distributed import wait
 
@@ -49,3 +53,45 @@ def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook
         want = local.search(tokens, k=10)
         assert docs[row].tolist() == want.indices.tolist()
         assert scores[row].tobytes() == want.scores.tobytes()
+
+
+#: The first task of each phase of ``raglab report`` on a cluster, by its function's name:
+#: locating the answer passages and reading the pages, counting the terms, the LSA fit's
+#: product A^T Y block after block, encoding the neural vectors, the k1 x b grid, measuring.
+PHASES = (
+    "locate_in_files",
+    "chunk_files",
+    "count_chunks",
+    "chain_transpose_times",
+    "encode_rows",
+    "search_shard_grid",
+    "per_query_values",
+)
+
+
+def test_a_worker_killed_in_every_phase_changes_no_byte_of_the_report(
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Oracle: the report ``raglab report`` writes on one machine (SOURCE_DATE_EPOCH set). On
+    the cluster a worker process kills itself as it starts the first task of each phase
+    (:class:`KillOnce`), the neural vectors encoded on the workers from an empty cache: the
+    command succeeds, every phase lost a worker, and the report is the same bytes."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    single = tmp_path / "single.json"
+    assert main(["report", "--out", str(single), "--quiet"]) == 0
+    marks = tmp_path / "killed"
+    marks.mkdir()
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "empty-cache"))
+    client.register_plugin(KillOnce(PHASES, marks), name="kill-once")
+    try:
+        clustered = tmp_path / "cluster.json"
+        argv = ["report", "--out", str(clustered), "--quiet"]
+        assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+    finally:
+        client.unregister_worker_plugin("kill-once")
+    capsys.readouterr()
+    assert killed(marks) == set(PHASES)
+    assert clustered.read_bytes() == single.read_bytes()

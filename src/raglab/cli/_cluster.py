@@ -1,7 +1,9 @@
-"""The cluster options, ``--workers N`` and ``--scheduler ADDRESS``.
+"""The cluster options, ``--workers N``, ``--scheduler ADDRESS`` and ``--scheduler-file FILE``.
 
-``--workers N`` and ``--scheduler ADDRESS``: where a command's BM25 work, its LSA fit (and the
-encoding of chunks the neural vector cache lacks) run.
+``--workers N``, ``--scheduler ADDRESS`` or ``--scheduler-file FILE``: where a command's BM25
+work, its LSA fit (and the encoding of chunks the neural vector cache lacks, when the command
+asks for neural vectors) run; ``--shards-per-worker``, ``--connect-timeout`` and
+``--no-workers-timeout`` say how (their defaults in :mod:`raglab.settings`).
 
 Execution options, not pipeline settings: they change where the numbers are computed, never
 the numbers, so they are not in :data:`raglab.settings.SETTINGS` and no report or baseline
@@ -29,33 +31,51 @@ from raglab.cli._common import (
     print_corpus_warnings,
 )
 from raglab.cli.options import given_settings
+from raglab.corpus.pages import Corpus
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab, no_questions
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.settings import (
+    CLUSTER_CONNECT_TIMEOUT,
+    CLUSTER_NO_WORKERS_TIMEOUT,
+    CLUSTER_SHARDS_PER_WORKER,
+)
 
-__all__ = ["add_cluster_options", "cluster_lab", "uses_cluster"]
+__all__ = ["add_cluster_options", "cluster_lab", "connect_options", "uses_cluster"]
 
 
-def _positive_int(text: str) -> int:
+def _positive_int(text: str, what: str = "workers") -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a whole number of workers, got {text!r}"
+            f"expected a whole number of {what}, got {text!r}"
         ) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 worker, got {value}")
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
     return value
 
 
 def add_cluster_options(
     parser: argparse.ArgumentParser, what: str = "index and rank BM25", where: str = "BM25"
 ) -> None:
-    """Add the mutually exclusive ``--workers`` and ``--scheduler`` to ``parser``; ``what`` says
-    what the cluster does for the command, ``where`` names it in the group's title."""
+    """Add the mutually exclusive ``--workers``, ``--scheduler`` and ``--scheduler-file``, and
+    the cluster's ``--shards-per-worker``, ``--connect-timeout`` and ``--no-workers-timeout``,
+    to ``parser``; ``what`` says what the cluster does for the command, ``where`` names it in
+    the group's title."""
     group = parser.add_argument_group(
         f"execution (where {where} runs; not a pipeline setting: the output is the same either way)"
     )
@@ -74,28 +94,87 @@ def add_cluster_options(
         "(tcp://host:8786); every worker must see the input files at the same paths "
         "(needs pip install 'raglab[dask]')",
     )
-
-
-def uses_cluster(args: argparse.Namespace) -> bool:
-    """Whether ``--workers`` or ``--scheduler`` was given."""
-    return (
-        getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
+    where_group.add_argument(
+        "--scheduler-file",
+        metavar="FILE",
+        help="as --scheduler, the address read from the JSON file 'dask scheduler "
+        "--scheduler-file FILE' writes (as Dask's own tools take it)",
+    )
+    group.add_argument(
+        "--shards-per-worker",
+        type=partial(_positive_int, what="shards"),
+        metavar="N",
+        help="pieces each stage's work is cut into per worker: BM25 shards, groups of page "
+        f"files, LSA row blocks (default {CLUSTER_SHARDS_PER_WORKER})",
+    )
+    group.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long to try to reach the scheduler, at the start and when the connection "
+        f"drops, before stopping with exit 2 (default {CLUSTER_CONNECT_TIMEOUT:g})",
+    )
+    group.add_argument(
+        "--no-workers-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long to wait while the scheduler has no worker (none joined, or every one "
+        f"was lost) before stopping with exit 2 (default {CLUSTER_NO_WORKERS_TIMEOUT:g})",
     )
 
 
-def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any) -> Lab:
+def uses_cluster(args: argparse.Namespace) -> bool:
+    """Whether ``--workers``, ``--scheduler`` or ``--scheduler-file`` was given."""
+    return any(
+        getattr(args, name, None) is not None for name in ("workers", "scheduler", "scheduler_file")
+    )
+
+
+def connect_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`raglab.distributed.cluster.connect` the options give,
+    each left out resolved to its default in :mod:`raglab.settings`."""
+
+    def given(name: str, default: Any) -> Any:
+        value = getattr(args, name, None)
+        return default if value is None else value
+
+    return {
+        "workers": getattr(args, "workers", None),
+        "scheduler": getattr(args, "scheduler", None),
+        "scheduler_file": getattr(args, "scheduler_file", None),
+        "shards_per_worker": given("shards_per_worker", CLUSTER_SHARDS_PER_WORKER),
+        "connect_timeout": given("connect_timeout", CLUSTER_CONNECT_TIMEOUT),
+        "no_workers_timeout": given("no_workers_timeout", CLUSTER_NO_WORKERS_TIMEOUT),
+    }
+
+
+def _question_needles(args: argparse.Namespace) -> list[Any] | None:
+    """The answer passages the questions file asks for (None: a corpus read alone, as
+    load_data reads it), read before any cluster work, so a missing or unreadable file is
+    said at once."""
+    if args.corpus and not args.questions:
+        return None
+    file = Path(args.questions) if args.questions else bundled_questions_path()
+    return answer_needles(read_text(file).splitlines())
+
+
+def _located_lab(
+    args: argparse.Namespace,
+    client: Any,
+    quiet: bool,
+    stage: Any,
+    corpus: Corpus,
+    needles: list[Any] | None,
+) -> Lab:
     """``load_lab`` with the answer passages located on the workers, and without the local
     BM25 index and LSA fit: the cluster computes those."""
     from raglab.distributed.locating import locate_on_cluster
 
-    corpus = load_data_corpus(args)
-    print_corpus_warnings(corpus)
-    if args.corpus and not args.questions:  # a corpus read alone, as load_data reads it
+    if needles is None:  # a corpus read alone, as load_data reads it
         questions = no_questions()
     else:
-        file = Path(args.questions) if args.questions else bundled_questions_path()
-        needles = answer_needles(read_text(file).splitlines())
-        files = [Path(page.source) for page in corpus]
+        # Absolute: the workers do not share this process's working folder.
+        files = [Path(page.source).absolute() for page in corpus]
         with stage(
             f"locate {len(needles)} answer passages in {len(files)} page files on the workers"
         ):
@@ -111,6 +190,28 @@ def _located_lab(args: argparse.Namespace, client: Any, quiet: bool, stage: Any)
     for step in progress([lab.indexes.chunk_set], description="Chunking", quiet=quiet):
         step()
     return lab
+
+
+def _cluster_encoder(client: Any, lab: Lab, stage: Any, checked: bool) -> Any:
+    """The lab's :attr:`~raglab.pipeline.indexes.Indexes.encoder` while the cluster is open:
+    the texts the vector cache lacks, encoded on the workers in the single machine's batches,
+    one stage line each time; the workers' neural package (or model folder) checked first,
+    unless ``checked`` at connection."""
+    from raglab.distributed.cluster import check_workers
+    from raglab.distributed.neural import encode_on_cluster
+
+    # Absolute: the workers do not share this process's working folder.
+    model_path = None if lab.model is None else str(Path(lab.model).absolute())
+    done = [checked]
+
+    def encode(missing: list[str]) -> Any:
+        if not done[0]:
+            check_workers(client, neural=True, model=model_path)
+            done[0] = True
+        with stage(f"encode {len(missing)} chunks the vector cache lacks (neural) on the workers"):
+            return encode_on_cluster(client, lab.indexes.neural_model, model_path, missing)
+
+    return encode
 
 
 def _stages(echo: Callable[[str], object] | None) -> Callable[[str], Any]:
@@ -134,6 +235,7 @@ def cluster_lab(
     rerank: RetrievalSettings | None = None,
     grid: ChunkingKey | None = None,
     run: tuple[RunSettings, str] | None = None,
+    check: Callable[[Lab], object] | None = None,
 ) -> Iterator[Lab]:
     """The command's lab. With ``--workers`` or ``--scheduler``, its BM25 rankings under each of
     ``settings`` (for every labelled question) are computed on the cluster and stored in the
@@ -144,6 +246,8 @@ def cluster_lab(
     rankings at its best cell and at the defaults, are computed on the cluster too. ``run``,
     the end-to-end run's settings and split when the command runs it: its questions (and the
     training questions its threshold is chosen on) are read and diagnosed on the workers.
+    ``check``: what the command refuses of the lab (raising ValueError), called once the
+    questions are read, before any other cluster work.
 
     A context manager: the cluster stays open while the command works with the lab, and
     every measure of the rankings (:func:`raglab.pipeline.retrieval.measure`) is taken on the
@@ -176,9 +280,29 @@ def cluster_lab(
     )
     stage = _stages(echo)
     wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
-    with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
-        lab = _located_lab(args, client, quiet, stage)
+    # The inputs read and checked before any cluster work: the corpus, the questions file.
+    corpus = load_data_corpus(args)
+    print_corpus_warnings(corpus)
+    needles = _question_needles(args)
+    neural = any(dense.is_neural(one.retriever) for one in wanted) or (
+        rerank is not None and dense.is_neural(rerank.retriever)
+    )
+    model = getattr(args, "model", None)  # a folder, or NOT_GIVEN or None: the package
+    model = model if isinstance(model, str) else None
+    with connect(
+        **connect_options(args),
+        echo=echo,
+        neural=neural,
+        model=None if model is None else str(Path(model).absolute()),
+    ) as client:
+        lab = _located_lab(args, client, quiet, stage, corpus, needles)
+        if check is not None:
+            # What the command refuses, refused before the cluster fits or ranks.
+            check(lab)
         lab.evaluator = partial(evaluate_on_cluster, client)
+        if dense.unavailable(lab.model) is None:
+            # Encoded only when the command asks for the vectors, as on one machine.
+            lab.indexes.encoder = _cluster_encoder(client, lab, stage, checked=neural)
         n_windows = len(lab.indexes.lsa_windows)
         with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
             prime_lsa(client, lab, LSA_RANK)
@@ -204,16 +328,9 @@ def cluster_lab(
             )
             with stage(what):
                 prime_bm25(lab, index, one)
-        if dense.unavailable(lab.model) is None:
-            # The neural rows read the chunks' vectors from the on-disk cache: the workers fill
-            # it with the batches this machine would run, so the vectors are its own.
-            from raglab.distributed.neural import prime_neural_cache
-
-            for chunking in dict.fromkeys(one.chunking for one in wanted):
-                with stage("encode the chunks the vector cache lacks (neural) on the workers"):
-                    prime_neural_cache(client, lab, chunking)
         if rerank is not None:
-            # After the rankings and the vectors: the candidates are ranked from them, here.
+            # After the rankings: the candidates are ranked from them (and the vectors, which
+            # a neural first stage encodes on the workers now), here.
             index = index_of(rerank.chunking)
             what = (
                 f"score the reranker's candidates of {len(lab.questions)} questions by BM25 "
@@ -236,3 +353,4 @@ def cluster_lab(
             yield lab
         finally:
             lab.evaluator = None
+            lab.indexes.encoder = None

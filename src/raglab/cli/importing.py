@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from raglab.cli._cluster import add_cluster_options, uses_cluster
+from raglab.cli._cluster import add_cluster_options, connect_options, uses_cluster
 from raglab.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -234,7 +234,7 @@ def _beir_on_cluster(args: argparse.Namespace) -> ImportSummary:
     quiet = bool(args.quiet or args.json)
     err = console(stderr=True)
     echo = None if quiet else lambda line: err.print(line, markup=False)
-    with connect(workers=args.workers, scheduler=args.scheduler, echo=echo) as client:
+    with connect(**connect_options(args), echo=echo) as client:
         start = time.perf_counter()
         summary = import_beir_on_cluster(
             client, args.folder, args.out, split=args.split, qrels_file=args.qrels, **_options(args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from typing import Any
 
 from rich.table import Table
@@ -12,7 +13,7 @@ from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import EXIT_OK, add_lab_options, console, print_json
 from raglab.cli.options import add_setting_options, given_settings
 from raglab.corpus.questions import SPLITS
-from raglab.pipeline.end_to_end import RunResult, run_pipeline
+from raglab.pipeline.end_to_end import RunResult, check_runnable, run_pipeline
 from raglab.pipeline.exhibits.end_to_end import funnel
 from raglab.reading.diagnosis import OUTCOMES
 from raglab.run_settings import RUN_SETTING_NAMES, RunSettings
@@ -77,7 +78,11 @@ def run(args: argparse.Namespace) -> int:
     first = settings.retrieval
     split = split_from(args)
     with cluster_lab(
-        args, first, rerank=first if settings.rerank else None, run=(settings, split)
+        args,
+        first,
+        rerank=first if settings.rerank else None,
+        run=(settings, split),
+        check=partial(check_runnable, split=split),
     ) as lab:
         result = run_pipeline(lab, settings, split=split)
     if args.json:

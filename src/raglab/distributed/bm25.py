@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray
+from raglab.distributed.cluster import share
 from raglab.distributed.shard import (
     GlobalStatistics,
     ScoredShard,
@@ -214,9 +215,10 @@ class DistributedBM25:
         cls, client: Any, partitions: Sequence[Sequence[Sequence[str]]]
     ) -> DistributedBM25:
         """Shards from token lists held here: ``partitions[s]`` holds shard s's documents, in
-        collection order. Each partition is sent to a worker and counted there."""
-        futures = client.scatter([list(p) for p in partitions], hash=False)
-        return cls.from_counts(client, [client.submit(count_partition, f) for f in futures])
+        collection order. Each partition travels inside the task that counts it, so the
+        scheduler keeps it and counts it again if the worker holding the counts is lost."""
+        counts = [client.submit(count_partition, list(p), pure=False) for p in partitions]
+        return cls.from_counts(client, counts)
 
     @property
     def n_docs(self) -> int:
@@ -243,11 +245,7 @@ class DistributedBM25:
         if not batch:
             k_eff = min(int(k), self.n_docs)
             return np.zeros((0, k_eff), dtype=np.int64), np.zeros((0, k_eff), dtype=np.float64)
-        # Wrapped in a list: scatter sends each element of a list as its own piece of data.
-        # hash=False gives each scatter a key of its own: with keys hashed from the content, the
-        # same questions sent again (the next k1 and b) reuse the key of a future being
-        # released, and the workers may drop the data the new tasks need.
-        (sent,) = self._client.scatter([batch], broadcast=True, hash=False)
+        sent = share(self._client, batch)
         parts = self._client.gather(
             [
                 self._client.submit(search_shard, s, sent, int(k), float(k1), float(b), pure=False)
@@ -280,7 +278,7 @@ class DistributedBM25:
         scores = np.zeros(shape, dtype=np.float64)
         if not batch:
             return docs, scores
-        (sent,) = self._client.scatter([batch], broadcast=True, hash=False)
+        sent = share(self._client, batch)
         parts = self._client.gather(
             [
                 self._client.submit(search_shard_grid, s, sent, int(k), k1_list, b_list, pure=False)
@@ -312,9 +310,8 @@ class DistributedBM25:
                 raise ValueError(f"chunk indices must lie in 0..{self.n_docs - 1}")
         if not lists:
             return []
-        sent_queries, sent_lists = self._client.scatter(
-            [[list(q) for q in queries], lists], broadcast=True, hash=False
-        )
+        sent_queries = share(self._client, [list(q) for q in queries])
+        sent_lists = share(self._client, lists)
         parts = self._client.gather(
             [
                 self._client.submit(

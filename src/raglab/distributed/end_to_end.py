@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from raglab.base.sentinels import TUNED
+from raglab.distributed.cluster import shards
 from raglab.errors import InputError
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import READINGS, prepared_split
@@ -48,11 +49,7 @@ def read_on_cluster(
     two per worker), each read on a worker; the readings in input order."""
     if not inputs:
         return []
-    n = (
-        partitions
-        if partitions is not None
-        else 2 * max(1, len(client.scheduler_info()["workers"]))
-    )
+    n = partitions if partitions is not None else shards(client)
     bounds = np.linspace(0, len(inputs), min(n, len(inputs)) + 1).round().astype(int).tolist()
     futures = [
         client.submit(read_slice, list(inputs[a:z]), pure=False)

@@ -29,6 +29,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+from raglab.distributed.cluster import shards
 from raglab.errors import Problem
 from raglab.formats.beir import (
     _json_object,
@@ -114,7 +115,7 @@ def read_corpus(
     source = str(path)
     if not path.is_file():  # the single machine's own message for an unreadable file
         return _read_jsonl(path, "corpus", problems, quiet=True)
-    n = ranges if ranges is not None else 2 * max(1, len(client.scheduler_info()["workers"]))
+    n = ranges if ranges is not None else shards(client)
     futures = [
         client.submit(check_corpus_lines, source, a, b, pure=False) for a, b in line_ranges(path, n)
     ]

@@ -23,6 +23,7 @@ from raglab.corpus.passages import (
     WholeCorpusFinder,
 )
 from raglab.distributed.chunking import file_partitions, read_files
+from raglab.distributed.cluster import shards, share
 
 __all__ = ["locate_in_files", "locate_on_cluster"]
 
@@ -58,15 +59,11 @@ def locate_on_cluster(
     :func:`raglab.corpus.passages.answer_needles` of the same file). ``encoding``: the one the
     corpus was read in (``load_corpus``'s), None for each page's own."""
     unique = list(dict.fromkeys(needles))
-    n = (
-        partitions
-        if partitions is not None
-        else 2 * max(1, len(client.scheduler_info()["workers"]))
-    )
+    n = partitions if partitions is not None else shards(client)
     groups = file_partitions(files, n)
     if not unique or not groups:
         return LocatedPassages({}, fallback)
-    (sent,) = client.scatter([unique], broadcast=True, hash=False)
+    sent = share(client, unique)
     parts = client.gather(
         [client.submit(locate_in_files, group, sent, encoding, pure=False) for group in groups]
     )

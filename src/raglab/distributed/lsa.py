@@ -29,9 +29,13 @@ Every step is the single machine's, in the same order, so the model (U, s, Vt, i
 command line's ``--workers`` fits LSA here.
 
 What moves: the windows' tokens once to each worker; per product A X, the (n, l) sketch to every
-worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it and
+worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it (inside the task, by way of the scheduler) and
 the (n, l) running sums from block to block, once. The client holds A's vocabulary and the thin
 sketches, never A.
+
+What a worker lost in the middle of the fit takes with it, Dask computes again: the blocks from
+the windows, the products from the blocks, X and the pieces of Y, all of which the scheduler
+keeps with their tasks (:func:`raglab.distributed.cluster.share`), never scattered.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import numpy as np
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray
+from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
@@ -132,7 +137,8 @@ class BlockedTermMatrix:
         self.vocabulary = Vocabulary.from_docs(windows)
         self.shape = (len(self.vocabulary), len(windows))
         self.ranges = term_ranges(self.shape[0], blocks)
-        (sent,) = client.scatter([[list(w) for w in windows]], broadcast=True, hash=False)
+        # Held as long as the blocks: a block lost with its worker is built again from it.
+        sent = self._windows = share(client, [list(w) for w in windows])
         terms = self.vocabulary.terms
         self._blocks = [
             client.submit(term_block, sent, terms[a:b], pure=False) for a, b in self.ranges
@@ -140,7 +146,7 @@ class BlockedTermMatrix:
 
     def times(self, X: FloatArray) -> FloatArray:
         """A X for X (n, l): the blocks' products stacked, (m, l)."""
-        (sent,) = self._client.scatter([X], broadcast=True, hash=False)
+        sent = share(self._client, X)
         parts = self._client.gather(
             [self._client.submit(_times, b, sent, pure=False) for b in self._blocks]
         )
@@ -152,16 +158,19 @@ class BlockedTermMatrix:
         after block (:func:`chain_transpose_times`), pipelined over slices of the columns."""
         width = Y.shape[1]
         cuts = term_ranges(width, len(self._blocks))
-        pieces = self._client.scatter(
-            [np.ascontiguousarray(Y[a:b, c:d]) for a, b in self.ranges for c, d in cuts],
-            hash=False,
-        )
         ends = []
-        for j in range(len(cuts)):
+        for c, d in cuts:
             running = None
-            for i, blk in enumerate(self._blocks):
+            for (a, b), blk in zip(self.ranges, self._blocks, strict=True):
+                # The piece of Y travels inside its task (client, scheduler, worker), not
+                # scattered to one worker: the scheduler keeps it with the task, so a worker
+                # lost with the piece or with a running sum downstream of it is recomputed.
                 running = self._client.submit(
-                    chain_transpose_times, blk, pieces[i * len(cuts) + j], running, pure=False
+                    chain_transpose_times,
+                    blk,
+                    np.ascontiguousarray(Y[a:b, c:d]),
+                    running,
+                    pure=False,
                 )
             ends.append(running)
         parts = self._client.gather(ends)
@@ -202,7 +211,7 @@ def fit_lsa_on_cluster(
     check_positive_int("rank", rank)
     check_positive_int("oversample", oversample, minimum=0)
     check_positive_int("power_iterations", power_iterations, minimum=0)
-    n_blocks = blocks if blocks is not None else 2 * len(client.scheduler_info()["workers"])
+    n_blocks = blocks if blocks is not None else shards(client)
     A = BlockedTermMatrix(client, windows, blocks=max(1, n_blocks))
     m, n = A.shape
     if m == 0:

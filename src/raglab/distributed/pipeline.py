@@ -89,7 +89,8 @@ def index_lab(
     stages: reading and chunking, then counting and the statistics' reduction. ``encoding``:
     the one the lab's corpus was read in (``load_corpus``'s), None for each page's own."""
     key = (chunking or ChunkingKey()).resolved()
-    files = [Path(page.source) for page in lab.corpus]
+    # Absolute: the workers do not share this process's working folder.
+    files = [Path(page.source).absolute() for page in lab.corpus]
     with stage(f"read and chunk {len(files)} page files on the workers"):
         parts = submit_files(client, files, key, partitions=partitions, encoding=encoding)
         seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])

@@ -98,13 +98,20 @@ def unavailable(model: str | None) -> str | None:
 
 
 def chunk_index(
-    model: NeuralModel, texts: Sequence[str], *, on_batch: Callable[[int], None] | None = None
+    model: NeuralModel,
+    texts: Sequence[str],
+    *,
+    on_batch: Callable[[int], None] | None = None,
+    encoder: Callable[[list[str]], Float32Array] | None = None,
 ) -> NeuralIndex:
     """An index of the chunk ``texts``: vectors read from the on-disk cache
     (:mod:`raglab.embedding.neural.cache`), the rest encoded behind a progress bar on a terminal.
 
     ``on_batch(n)`` is called after each batch of ``n`` texts is encoded (a server's progress,
     "encoding, n of N"); the batches and so the vectors are the same with or without it.
+
+    ``encoder`` encodes the missing texts instead of ``model`` (a Dask cluster's workers,
+    :func:`raglab.embedding.neural.cache.encode_cached`'s ``encoder``).
 
     BLAS runs on the ``threads`` setting's count while the chunks are encoded ("auto": the
     cores free now, :func:`raglab.base.threads.resolve_threads`): on a busy machine its default
@@ -121,7 +128,7 @@ def chunk_index(
                 on_batch(len(batch))
 
     with blas_threads(resolve_threads(None)):
-        return NeuralIndex(model, texts, progress=bar)
+        return NeuralIndex(model, texts, progress=bar, encoder=encoder)
 
 
 def uncached(model: NeuralModel, texts: Sequence[str], *, queries: bool = False) -> list[str]:

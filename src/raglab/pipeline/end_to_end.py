@@ -45,6 +45,7 @@ from raglab.settings import READER_THRESHOLDS, WILSON_Z
 __all__ = [
     "QuestionOutcome",
     "RunResult",
+    "check_runnable",
     "outcomes_vector",
     "plain_settings",
     "read_settings",
@@ -132,19 +133,25 @@ def _outcome(r: Reading, threshold: float) -> QuestionOutcome:
     )
 
 
+def check_runnable(lab: Lab, split: str) -> None:
+    """Raise ValueError when the end-to-end run cannot run on ``lab``'s ``split``: questions
+    labelled by pages (no answer passage to read), or no question in the split. Checked before
+    any tuning, so such a file stops at once, not after the work."""
+    if any(q.labels == "pages" for q in lab.questions):
+        raise ValueError(
+            "the end-to-end run needs answer passages: these questions are labelled by relevant "
+            "pages, which say where an answer is but not which sentence states it"
+        )
+    lab.require(split, "the end-to-end run", answerable=False)
+
+
 def run_pipeline(lab: Lab, s: RunSettings, *, split: str = "test") -> RunResult:
     """Run the whole pipeline on a split and diagnose every miss.
 
     Every value chosen on the training split is resolved first, once (:func:`resolve_run`);
     then the split flows forward: rank, rerank, pack, read (:func:`read_split`), diagnose.
     """
-    if any(q.labels == "pages" for q in lab.questions):
-        raise ValueError(
-            "the end-to-end run needs answer passages: these questions are labelled by relevant "
-            "pages, which say where an answer is but not which sentence states it"
-        )
-    # Before any tuning, so a file without test questions stops at once, not after the work.
-    lab.require(split, "the end-to-end run", answerable=False)
+    check_runnable(lab, split)
     run, reranker = resolve_run(lab, s)
     readings = read_split(lab, run.read, split, reranker)
     outcomes = tuple(_outcome(r, run.threshold) for r in readings)

@@ -98,7 +98,11 @@ class ChunkSet:
     def neural(self) -> NeuralIndex:
         """The chunks' sentence vectors under the lab's neural model, read from the on-disk cache
         or encoded behind a progress bar (:func:`raglab.pipeline.dense.chunk_index`)."""
-        return dense.chunk_index(self.indexes.neural_model, [c.text for c in self.chunks])
+        return dense.chunk_index(
+            self.indexes.neural_model,
+            [c.text for c in self.chunks],
+            encoder=self.indexes.encoder,
+        )
 
     @cached_property
     def identifiers(self) -> list[set[str]]:
@@ -150,6 +154,11 @@ class Indexes:
         self._question_tokens: dict[str, list[str]] = {}
         self._query_vectors: dict[str, Float32Array] = {}
         self._lsa_models: BoundedCache[int, LSAModel] = BoundedCache(CACHE_SIZE)
+        #: What encodes the chunk texts the vector cache lacks when a chunking's neural index
+        #: is first asked for: None for the model here; a Dask cluster's workers while one is
+        #: open (:func:`raglab.distributed.neural.encode_on_cluster`, the same vectors). Only
+        #: what asks for the vectors encodes, so a command without a neural step encodes none.
+        self.encoder: Callable[[list[str]], Float32Array] | None = None
 
     def tokens(self, text: str) -> list[str]:
         """Retrieval tokens of ``text`` under the lab's analyzer and stemming."""

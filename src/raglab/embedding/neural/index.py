@@ -13,7 +13,7 @@ matrix-vector product per query); the scores are returned as float64, as in a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,8 @@ class NeuralIndex:
     ``cache`` (default on) reads and writes the vectors in the on-disk cache of
     :mod:`raglab.embedding.neural.cache` (``cache_dir``: its folder; None: the default one), so that
     another process finds them; ``cache=False`` encodes everything and writes nothing.
-    ``batch_size`` and ``progress`` go to the encoder.
+    ``batch_size`` and ``progress`` go to the encoder; ``encoder`` encodes the texts the cache
+    lacks instead of ``model`` (:func:`raglab.embedding.neural.cache.encode_cached`).
     """
 
     def __init__(
@@ -55,11 +56,17 @@ class NeuralIndex:
         cache_dir: str | Path | None = None,
         batch_size: int = 32,
         progress: Progress | None = None,
+        encoder: Callable[[list[str]], Float32Array] | None = None,
     ) -> None:
         check_texts(texts)
         if cache:
             vectors = encode_cached(
-                model, texts, cache_dir=cache_dir, batch_size=batch_size, progress=progress
+                model,
+                texts,
+                cache_dir=cache_dir,
+                batch_size=batch_size,
+                progress=progress,
+                encoder=encoder,
             )
         else:
             vectors = model.encode(texts, batch_size=batch_size, progress=progress)
