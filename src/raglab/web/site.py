@@ -1,0 +1,167 @@
+"""The static site: the lab's page, its scripts, the in-tab engine and the data it computes from.
+
+``raglab site --out DIR`` writes a folder any static host serves (``python -m http.server``,
+GitHub Pages) with no RAG lab process behind it::
+
+    DIR/index.html          the page (the same file the server sends, its engine marker set to "tab")
+    DIR/static/...          the page's scripts and styles, and the engine (static/engine/)
+    DIR/data/site.json      /api/meta's and /api/questions' answers, every page as /api/page
+                            answers it, and the collection the engine computes from
+
+The page's scripts ask the engine interface (``static/answers.js``), which in a written site
+posts each request to a Web Worker (``static/engine/worker.js``) computing the answer from
+``data/site.json`` in the tab. Offsets in the engine's collection are UTF-16 code units (a
+JavaScript string's); those in the pages' answers are the server's own.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from raglab.corpus.pages import Corpus, Page
+from raglab.corpus.questions import Question
+from raglab.errors import InputError, Problem
+from raglab.pipeline.lab import Lab
+from raglab.settings import SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
+from raglab.web.routes.meta import get_questions, meta
+from raglab.web.routes.page import get_page
+from raglab.web.state import WebState
+
+STATIC_DIR = Path(__file__).parent / "static"
+#: The page's engine marker as the package holds it (the server's) and as a written site sets it.
+SERVER_MARKER = '<meta name="raglab-engine" content="server">'
+TAB_MARKER = '<meta name="raglab-engine" content="tab">'
+#: The data file the in-tab engine reads, relative to the site's folder.
+DATA_FILE = "data/site.json"
+#: What the site does not hold yet, said on the page (meta's ``site.lacks``).
+LACKS = ("the neural embedding's vectors (the neural rows and panel)",)
+
+
+def text_bytes(corpus: Corpus) -> int:
+    """UTF-8 bytes of every page's text."""
+    return sum(len(page.text.encode("utf-8")) for page in corpus)
+
+
+def check_size(lab: Lab) -> None:
+    """InputError, naming the limit, when the collection is too big for a tab: over
+    :data:`~raglab.settings.SITE_MAX_TEXT_BYTES` bytes of text, or over
+    :data:`~raglab.settings.SITE_MAX_CHUNKS` heading chunks. The text is measured first, so a
+    huge collection is refused before it is chunked."""
+    root = str(lab.corpus.root)
+    size = text_bytes(lab.corpus)
+    if size > SITE_MAX_TEXT_BYTES:
+        raise InputError(
+            [
+                Problem(
+                    root,
+                    f"too big for a tab: {size:,} bytes of text, over the site's limit of "
+                    f"{SITE_MAX_TEXT_BYTES:,} (settings.SITE_MAX_TEXT_BYTES)",
+                )
+            ]
+        )
+    chunks = len(lab.indexes.chunk_set())
+    if chunks > SITE_MAX_CHUNKS:
+        raise InputError(
+            [
+                Problem(
+                    root,
+                    f"too big for a tab: {chunks:,} chunks under the heading chunker, over the "
+                    f"site's limit of {SITE_MAX_CHUNKS:,} (settings.SITE_MAX_CHUNKS)",
+                )
+            ]
+        )
+
+
+def _utf16(text: str, offset: int) -> int:
+    """The UTF-16 offset of code point ``offset`` of ``text``."""
+    return offset + sum(1 for ch in text[:offset] if ord(ch) > 0xFFFF)
+
+
+def engine_page(page: Page) -> dict[str, Any]:
+    """A page as the engine's chunkers read it (engine/chunking/chunkers.js), offsets in UTF-16."""
+    return {
+        "id": page.id,
+        "title": page.title,
+        "status": page.status,
+        "text": page.text,
+        "sections": [
+            {
+                "heading": s.heading,
+                "level": s.level,
+                "path": list(s.path),
+                "start": _utf16(page.text, s.start),
+                "end": _utf16(page.text, s.end),
+            }
+            for s in page.sections
+        ],
+    }
+
+
+def engine_question(corpus: Corpus, q: Question) -> dict[str, Any]:
+    """A labelled question as the engine reads it: its answer's spans (UTF-16) or its pages."""
+    spans = []
+    for span in q.spans:
+        text = corpus.page(span.page_id).text
+        spans.append(
+            {
+                "page_id": span.page_id,
+                "start": _utf16(text, span.start),
+                "end": _utf16(text, span.end),
+            }
+        )
+    return {
+        "id": q.id,
+        "question": q.question,
+        "split": q.split,
+        "kind": q.kind,
+        "answerable": q.answerable,
+        "answer_words": q.answer_words,
+        "spans": spans,
+        "pages": dict(q.pages) if q.pages else None,
+    }
+
+
+def site_data(lab: Lab) -> dict[str, Any]:
+    """``data/site.json``: the server's answers that are data (meta, questions, pages) and the
+    collection the engine computes everything else from."""
+    state = WebState(lab)
+    info = meta(state)
+    info["site"] = {"lacks": list(LACKS)}
+    return {
+        "meta": info,
+        "questions": get_questions(state, "all")["questions"],
+        "pages": {page.id: get_page(state, page.id) for page in lab.corpus},
+        "collection": {
+            "pages": [engine_page(p) for p in lab.corpus],
+            "questions": [engine_question(lab.corpus, q) for q in lab.questions],
+        },
+    }
+
+
+def write_site(lab: Lab, out: Path) -> list[Path]:
+    """Write the static site for ``lab`` into ``out`` (created; files already there are
+    replaced) and return the files written at its top: index.html and the data file.
+
+    InputError when the collection is too big for a tab (:func:`check_size`)."""
+    check_size(lab)
+    page = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+    if SERVER_MARKER not in page:
+        raise RuntimeError(f"index.html lacks its engine marker {SERVER_MARKER}")
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(
+        STATIC_DIR,
+        out / "static",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("label.*", "index.html", "__pycache__"),
+    )
+    index = out / "index.html"
+    index.write_text(page.replace(SERVER_MARKER, TAB_MARKER), encoding="utf-8")
+    data = out / DATA_FILE
+    data.parent.mkdir(parents=True, exist_ok=True)
+    data.write_text(
+        json.dumps(site_data(lab), ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
+    )
+    return [index, data]
