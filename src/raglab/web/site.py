@@ -24,8 +24,12 @@ from typing import Any
 from raglab.corpus.pages import Corpus, Page
 from raglab.corpus.questions import Question
 from raglab.errors import InputError, Problem
+from raglab.pipeline.exhibits._shared import SNIPPET_CHARS
+from raglab.pipeline.exhibits.bm25 import EXAMPLE_QUERIES
+from raglab.pipeline.exhibits.chunking import ANSWER_CONTEXT_CHARS, CURVE_MAX_SIZE, CURVE_SIZES
+from raglab.pipeline.grid import GRID_B_STEP, GRID_K1_STEP, grid_rule
 from raglab.pipeline.lab import Lab
-from raglab.settings import SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
+from raglab.settings import GRID_RECALL_K, SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
 from raglab.web.routes.meta import get_questions, meta
 from raglab.web.routes.page import get_page
 from raglab.web.state import WebState
@@ -124,9 +128,25 @@ def engine_question(corpus: Corpus, q: Question) -> dict[str, Any]:
     }
 
 
+def engine_constants() -> dict[str, Any]:
+    """The exhibits' own constants the engine needs beside /api/meta's settings table (how a
+    snippet is cut, the curve's sizes, the grid's steps and rule), from the Python modules that
+    define them, so the tab states none of its own."""
+    return {
+        "snippet_chars": SNIPPET_CHARS,
+        "example_queries": EXAMPLE_QUERIES,
+        "curve_sizes": list(CURVE_SIZES),
+        "curve_max_size": CURVE_MAX_SIZE,
+        "answer_context_chars": ANSWER_CONTEXT_CHARS,
+        "grid_k1_step": GRID_K1_STEP,
+        "grid_b_step": GRID_B_STEP,
+        "grid_rule": grid_rule(GRID_RECALL_K, "train"),
+    }
+
+
 def site_data(lab: Lab) -> dict[str, Any]:
-    """``data/site.json``: the server's answers that are data (meta, questions, pages) and the
-    collection the engine computes everything else from."""
+    """``data/site.json``: the server's answers that are data (meta, questions, pages), the
+    exhibits' constants and the collection the engine computes everything else from."""
     state = WebState(lab)
     info = meta(state)
     info["site"] = {"lacks": list(LACKS)}
@@ -134,6 +154,7 @@ def site_data(lab: Lab) -> dict[str, Any]:
         "meta": info,
         "questions": get_questions(state, "all")["questions"],
         "pages": {page.id: get_page(state, page.id) for page in lab.corpus},
+        "engine": engine_constants(),
         "collection": {
             "pages": [engine_page(p) for p in lab.corpus],
             "questions": [engine_question(lab.corpus, q) for q in lab.questions],
