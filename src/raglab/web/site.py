@@ -23,7 +23,7 @@ from typing import Any
 
 from raglab.corpus.pages import Corpus, Page
 from raglab.corpus.questions import Question
-from raglab.errors import InputError, Problem
+from raglab.errors import DataLimit
 from raglab.pipeline.exhibits._shared import SNIPPET_CHARS
 from raglab.pipeline.exhibits.bm25 import EXAMPLE_QUERIES
 from raglab.pipeline.exhibits.chunking import ANSWER_CONTEXT_CHARS, CURVE_MAX_SIZE, CURVE_SIZES
@@ -50,32 +50,23 @@ def text_bytes(corpus: Corpus) -> int:
 
 
 def check_size(lab: Lab) -> None:
-    """InputError, naming the limit, when the collection is too big for a tab: over
+    """:class:`~raglab.errors.DataLimit` (the command line exits 2), naming the collection and
+    the limit, when it is too big for a tab: over
     :data:`~raglab.settings.SITE_MAX_TEXT_BYTES` bytes of text, or over
     :data:`~raglab.settings.SITE_MAX_CHUNKS` heading chunks. The text is measured first, so a
     huge collection is refused before it is chunked."""
     root = str(lab.corpus.root)
     size = text_bytes(lab.corpus)
     if size > SITE_MAX_TEXT_BYTES:
-        raise InputError(
-            [
-                Problem(
-                    root,
-                    f"too big for a tab: {size:,} bytes of text, over the site's limit of "
-                    f"{SITE_MAX_TEXT_BYTES:,} (settings.SITE_MAX_TEXT_BYTES)",
-                )
-            ]
+        raise DataLimit(
+            f"{root}: too big for a tab: {size:,} bytes of text, over the site's limit of "
+            f"{SITE_MAX_TEXT_BYTES:,} (settings.SITE_MAX_TEXT_BYTES)"
         )
     chunks = len(lab.indexes.chunk_set())
     if chunks > SITE_MAX_CHUNKS:
-        raise InputError(
-            [
-                Problem(
-                    root,
-                    f"too big for a tab: {chunks:,} chunks under the heading chunker, over the "
-                    f"site's limit of {SITE_MAX_CHUNKS:,} (settings.SITE_MAX_CHUNKS)",
-                )
-            ]
+        raise DataLimit(
+            f"{root}: too big for a tab: {chunks:,} chunks under the heading chunker, over the "
+            f"site's limit of {SITE_MAX_CHUNKS:,} (settings.SITE_MAX_CHUNKS)"
         )
 
 
@@ -166,7 +157,7 @@ def write_site(lab: Lab, out: Path) -> list[Path]:
     """Write the static site for ``lab`` into ``out`` (created; files already there are
     replaced) and return the files written at its top: index.html and the data file.
 
-    InputError when the collection is too big for a tab (:func:`check_size`)."""
+    DataLimit when the collection is too big for a tab (:func:`check_size`)."""
     check_size(lab)
     page = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
     if SERVER_MARKER not in page:
