@@ -1,0 +1,134 @@
+"""The written site (``raglab site``) in Chromium: served by a plain static server, with every
+other host blocked, exhibits I and II show the numbers ``raglab serve`` shows, computed in the
+tab, and exhibits not yet computed there say so, at 1280 and 390 px.
+
+Oracle: the Python engine (the session's handbook lab, the lab ``raglab serve`` serves).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, Page, Route, ViewportSize, expect
+
+from raglab.cli.main import main
+from raglab.pipeline.chunking_report import chunking_report
+from raglab.pipeline.grid import bm25_grid
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import first_ranks, measure, rank
+from raglab.run_settings import ChunkingKey, RetrievalSettings
+from tests.web.conftest import _wait_for, free_port
+from tests.web.pages import LAPTOP, PHONE
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The site written into a temporary folder, served by ``python -m http.server``."""
+    out = tmp_path_factory.mktemp("site")
+    assert main(["site", "--out", str(out), "--quiet"]) == 0
+    port = free_port()
+    log = out.parent / "http-server.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(out)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(f"{base}/data/site.json", process, log)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def open_site(browser: Browser, base: str, viewport: ViewportSize) -> tuple[Page, list[str], list[str]]:
+    """The site in a fresh context: every request to a host other than the site's aborted and
+    listed; page errors listed."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    foreign: list[str] = []
+    errors: list[str] = []
+    site = urlsplit(base).netloc
+
+    def guard(route: Route) -> None:
+        url = route.request.url
+        if urlsplit(url).scheme in ("data", "blob") or urlsplit(url).netloc == site:
+            route.continue_()
+        else:
+            foreign.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{base}/")
+    page.wait_for_selector("body[data-ready=true]")
+    return page, foreign, errors
+
+
+def f3(value: float) -> str:
+    return f"{value:.3f}"
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
+def test_the_static_site_computes_exhibits_one_and_two_in_the_tab(
+    browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
+) -> None:
+    page, foreign, errors = open_site(browser, site_url, viewport)
+    expect(page.locator("#site-note")).to_contain_text("computed in this tab, with no server")
+    expect(page.locator("#site-note")).to_contain_text("neural")
+
+    # Exhibit I: the fixed chunker at its own size, cut.
+    report = chunking_report(lab, ChunkingKey("fixed"))
+    page.locator("#chunk-method-fixed").check()
+    page.locator("#chunk-cut").click()
+    expect(page.locator("#chunk-count")).to_have_text(str(report.n_chunks))
+    expect(page.locator("#chunk-expected")).to_have_text(f"{report.expected_chunks} (agrees)")
+    expect(page.locator("#chunk-intact")).to_contain_text(
+        f"{report.intact} of {report.total} ({f3(report.intact_rate)})"
+    )
+    assert report.predicted_intact is not None
+    expect(page.locator("#chunk-predicted")).to_have_text(f3(report.predicted_intact))
+
+    # Exhibit II: an example query's ranking, then the k1 x b grid and its best cell.
+    example = page.locator("#bm25-examples button").first
+    query = example.text_content() or ""
+    example.click()
+    ranking = rank(lab, query, RetrievalSettings("bm25"))
+    cs = lab.indexes.chunk_set()
+    first = page.locator("#bm25-results .result-list > li").first
+    expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
+    expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
+    expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))
+    page.locator("#bm25-map").click()
+    grid = bm25_grid(lab, k=5)
+    best = RetrievalSettings("bm25", k1=grid.best_k1, b=grid.best_b)
+    ranks = first_ranks(lab, "train", best)
+    hits = sum(r is not None and r <= 5 for r in ranks)
+    recall = measure(lab, "train", best)["recall@5"]
+    expect(page.locator("#bm25-best")).to_have_text(
+        f"{f3(recall)} ({hits} of {len(ranks)}) at k1 = {grid.best_k1:.1f}, b = {grid.best_b:.1f}"
+    )
+    # The grid's progress was shown while the Worker swept it (one line per cell, then hidden).
+    cells = len(grid.k1s) * len(grid.bs)
+    expect(page.locator("#tab-progress")).to_have_text(
+        f"Computing the k1 × b grid in this tab: {cells} of {cells}"
+    )
+
+    # Exhibits III and IV are not computed in the tab yet: each says so, in its own section.
+    page.locator("#lsa-build").click()
+    for section in ("#lsa", "#fusion"):
+        expect(page.locator(f"{section} .tab-missing").first).to_contain_text(
+            "not yet computed in the tab"
+        )
+    assert foreign == [], f"requests to other hosts: {foreign}"
+    assert errors == []
+    page.context.close()
