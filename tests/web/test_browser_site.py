@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -50,7 +49,9 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def open_site(browser: Browser, base: str, viewport: ViewportSize) -> tuple[Page, list[str], list[str]]:
+def open_site(
+    browser: Browser, base: str, viewport: ViewportSize
+) -> tuple[Page, list[str], list[str]]:
     """The site in a fresh context: every request to a host other than the site's aborted and
     listed; page errors listed."""
     context = browser.new_context(viewport=viewport)

@@ -81,7 +81,11 @@ def near(a: Any, b: Any, where: str = "") -> list[str]:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{where}: {len(a)} items against {len(b)}"]
-        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in near(x, y, f"{where}[{i}]")]
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in near(x, y, f"{where}[{i}]")
+        ]
     if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
         return [] if abs(a - b) <= 1e-9 * max(1.0, abs(a)) else [f"{where}: {a!r} against {b!r}"]
     return [] if a == b and type(a) is type(b) else [f"{where}: {a!r} against {b!r}"]
