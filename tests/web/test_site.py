@@ -45,7 +45,7 @@ def test_the_site_holds_the_page_its_scripts_the_engine_and_the_data(site: Path)
     assert {row["name"] for row in data["meta"]["settings"]} >= {"k1", "b", "stem", "chunker"}
 
 
-#: Requests the page's exhibits I and II make, at the defaults and at corner settings.
+#: Requests the page's exhibits I to III make, at the defaults and at corner settings.
 URLS = (
     "/api/meta",
     "/api/questions",
@@ -69,6 +69,15 @@ URLS = (
     "/api/bm25/test?k1=2.4&b=0.3&stem=false",
     "/api/bm25/grid",
     "/api/bm25/grid?stem=true",
+    "/api/lsa",
+    "/api/lsa/search?q=tripod%20head%20will%20not%20slew&top=5",
+    "/api/lsa/search?q=E-4107&top=10",
+    "/api/lsa/neighbours?word=tripod&top=10",
+    "/api/lsa/neighbours?word=E-4107&top=50",
+    "/api/lsa/neighbours?word=qqqq",
+    "/api/lsa/pairs",
+    "/api/lsa/twins",
+    "/api/lsa/twins?a=E-4107&b=E-4170",
 )
 
 
@@ -114,7 +123,7 @@ def tab_answers(site: Path, urls: tuple[str, ...], tmp_path: Path) -> dict[str, 
     return answers
 
 
-def test_the_tab_answers_exhibits_one_and_two_as_the_server_does(
+def test_the_tab_answers_exhibits_one_to_three_as_the_server_does(
     site: Path, api: Any, tmp_path: Path
 ) -> None:
     tab = tab_answers(site, URLS, tmp_path)
@@ -139,8 +148,9 @@ def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
         "/api/chunking/answer/no-such-question",
         "/api/page/no-such-page",
         "/api/bm25/search?q=%20%20",
+        "/api/lsa/twins?a=E-4107",
     )
-    missing = ("/api/lsa", "/api/fusion/table?split=test", "/api/rerank/table")
+    missing = ("/api/neural/view", "/api/fusion/table?split=test", "/api/rerank/table")
     tab = tab_answers(site, bad + missing, tmp_path)
     for url in bad:
         assert tab[url]["status"] == server_get(api, url).status_code, url

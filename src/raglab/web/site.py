@@ -23,10 +23,12 @@ from typing import Any
 
 from raglab.corpus.pages import Corpus, Page
 from raglab.corpus.questions import Question
+from raglab.embedding.lsa import _TIE_DECIMALS, window_rule
 from raglab.errors import DataLimit
 from raglab.pipeline.exhibits._shared import SNIPPET_CHARS
 from raglab.pipeline.exhibits.bm25 import EXAMPLE_QUERIES
 from raglab.pipeline.exhibits.chunking import ANSWER_CONTEXT_CHARS, CURVE_MAX_SIZE, CURVE_SIZES
+from raglab.pipeline.exhibits.lsa import EXAMPLE_PAIR, SAMPLE_WORDS
 from raglab.pipeline.grid import GRID_B_STEP, GRID_K1_STEP, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.settings import GRID_RECALL_K, SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
@@ -119,10 +121,11 @@ def engine_question(corpus: Corpus, q: Question) -> dict[str, Any]:
     }
 
 
-def engine_constants() -> dict[str, Any]:
+def engine_constants(lab: Lab) -> dict[str, Any]:
     """The exhibits' own constants the engine needs beside /api/meta's settings table (how a
-    snippet is cut, the curve's sizes, the grid's steps and rule), from the Python modules that
-    define them, so the tab states none of its own."""
+    snippet is cut, the curve's sizes, the grid's steps and rule, the LSA windows' rule and the
+    lab's window count, None when the rule chooses it), from the Python modules that define
+    them, so the tab states none of its own."""
     return {
         "snippet_chars": SNIPPET_CHARS,
         "example_queries": EXAMPLE_QUERIES,
@@ -132,6 +135,12 @@ def engine_constants() -> dict[str, Any]:
         "grid_k1_step": GRID_K1_STEP,
         "grid_b_step": GRID_B_STEP,
         "grid_rule": grid_rule(GRID_RECALL_K, "train"),
+        "lsa_windows": lab.windows,
+        "lsa_window_rule": window_rule(),
+        "lsa_sample_words": SAMPLE_WORDS,
+        "lsa_example_pair": list(EXAMPLE_PAIR),
+        # Cosines equal to this many decimals tie (LSAModel.neighbours), in both engines.
+        "lsa_tie_decimals": _TIE_DECIMALS,
     }
 
 
@@ -145,7 +154,7 @@ def site_data(lab: Lab) -> dict[str, Any]:
         "meta": info,
         "questions": get_questions(state, "all")["questions"],
         "pages": {page.id: get_page(state, page.id) for page in lab.corpus},
-        "engine": engine_constants(),
+        "engine": engine_constants(lab),
         "collection": {
             "pages": [engine_page(p) for p in lab.corpus],
             "questions": [engine_question(lab.corpus, q) for q in lab.questions],

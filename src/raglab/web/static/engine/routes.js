@@ -8,6 +8,7 @@
 
 import { Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";
+import { identifierPairs, identifierTwins, lsaSearch, lsaSpectrum, nearestWords } from "./exhibits/lsa.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
 
 /** An answer other than 200: its status and the sentence the page shows. */
@@ -151,6 +152,53 @@ const ROUTES = {
     const lab = labFor(data, flag(params, "stem"));
     return { k1, b, stem: lab.stem, ...bm25Recall(lab, { k1, b, split: "test" }) };
   },
+  lsa: (data, params, rest, progress) =>
+    lsaSpectrum(labFor(data, null), {
+      windowsSet: data.engine.lsa_windows,
+      windowRule: data.engine.lsa_window_rule,
+      sampleWords: data.engine.lsa_sample_words,
+      progress,
+    }),
+  "lsa/search": (data, params, rest, progress) => {
+    const q = (params.get("q") ?? "").trim();
+    if (!q) throw new Refusal(422, "q: type a word");
+    return lsaSearch(labFor(data, null), q, {
+      top: whole(params, "top", 5),
+      windowsSet: data.engine.lsa_windows,
+      snippetChars: data.engine.snippet_chars,
+      progress,
+    });
+  },
+  "lsa/neighbours": (data, params, rest, progress) => {
+    const word = (params.get("word") ?? "").trim();
+    if (!word) throw new Refusal(422, "word: type a word");
+    return nearestWords(labFor(data, null), word, {
+      k: whole(params, "top", 10),
+      windowsSet: data.engine.lsa_windows,
+      tieDecimals: data.engine.lsa_tie_decimals,
+      progress,
+    });
+  },
+  "lsa/twins": (data, params, rest, progress) => {
+    const side = (name) => {
+      const text = params.get(name);
+      if (text === null) return null;
+      if (!text.trim()) throw new Refusal(422, `${name}: type a word`);
+      return text.trim();
+    };
+    return identifierTwins(labFor(data, null), side("a"), side("b"), {
+      windowsSet: data.engine.lsa_windows,
+      tieDecimals: data.engine.lsa_tie_decimals,
+      progress,
+    });
+  },
+  "lsa/pairs": (data, params, rest, progress) =>
+    identifierPairs(labFor(data, null), {
+      windowsSet: data.engine.lsa_windows,
+      examplePair: data.engine.lsa_example_pair,
+      tieDecimals: data.engine.lsa_tie_decimals,
+      progress,
+    }),
   "bm25/grid": (data, params, rest, progress) =>
     gridView(labFor(data, flag(params, "stem")), {
       k1Step: data.engine.grid_k1_step,
@@ -178,8 +226,8 @@ export function answer(data, url, progress = () => {}) {
   if (!handler) {
     throw new Refusal(
       501,
-      `/api/${path} is not yet computed in the tab: this static site computes exhibits I and II ` +
-        "here; run raglab serve for the rest",
+      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to III ` +
+        "here (not the neural embedding); run raglab serve for the rest",
     );
   }
   return handler(data, parsed.searchParams, rest, progress);
