@@ -1,6 +1,6 @@
 """The written site (``raglab site``) in Chromium: served by a plain static server, with every
-other host blocked, exhibits I and II show the numbers ``raglab serve`` shows, computed in the
-tab, and exhibits not yet computed there say so, at 1280 and 390 px.
+other host blocked, exhibits I to III show the numbers ``raglab serve`` shows, computed in the
+tab, and an exhibit not yet computed there says so, at 1280 and 390 px.
 
 Oracle: the Python engine (the session's handbook lab, the lab ``raglab serve`` serves).
 """
@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, Route, ViewportSize, expect
 
 from raglab.cli.main import main
 from raglab.pipeline.chunking_report import chunking_report
+from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_ranks, measure, rank
@@ -80,7 +81,7 @@ def f3(value: float) -> str:
 
 
 @pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
-def test_the_static_site_computes_exhibits_one_and_two_in_the_tab(
+def test_the_static_site_computes_exhibits_one_to_three_in_the_tab(
     browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
 ) -> None:
     page, foreign, errors = open_site(browser, site_url, viewport)
@@ -124,12 +125,31 @@ def test_the_static_site_computes_exhibits_one_and_two_in_the_tab(
         f"Computing the k1 × b grid in this tab: {cells} of {cells}"
     )
 
-    # Exhibits III and IV are not computed in the tab yet: each says so, in its own section.
+    # Exhibit III: the LSA fit's spectrum, a suggested word's neighbours, the twins' cosine.
+    spectrum = lsa_spectrum(lab)
     page.locator("#lsa-build").click()
-    for section in ("#lsa", "#fusion"):
-        expect(page.locator(f"{section} .tab-missing").first).to_contain_text(
-            "not yet computed in the tab"
-        )
+    summary = page.locator("#lsa-summary")
+    expect(summary).to_contain_text(
+        f"The largest singular value is {spectrum['singular_values'][0]:.2f}"
+    )
+    expect(summary).to_contain_text(
+        f"{spectrum['rank']} dimensions fitted on {spectrum['windows']} windows"
+    )
+    expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
+    word = spectrum["sample_words"][0]
+    page.locator("#lsa-suggestions button", has_text=word).first.click()
+    neighbours = lab.indexes.lsa.neighbours(word, k=10)
+    rows = page.locator("#lsa-neighbours tbody tr")
+    expect(rows).to_have_count(len(neighbours))
+    expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")
+    twins = identifier_twins(lab)
+    cosine = term_cosine(lab, twins["a"], twins["b"])
+    assert cosine is not None
+    expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
+    expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))
+
+    # Exhibit IV is not computed in the tab yet: it says so, in its own section.
+    expect(page.locator("#fusion .tab-missing")).to_contain_text("not yet computed in the tab")
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
     page.context.close()
