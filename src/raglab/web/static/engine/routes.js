@@ -8,7 +8,15 @@
 
 import { Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";
-import { identifierPairs, identifierTwins, lsaSearch, lsaSpectrum, nearestWords } from "./exhibits/lsa.js";
+import { chooseWeight, questionGrid, threeLists } from "./exhibits/fusion.js";
+import {
+  identifierPairs,
+  identifierTwins,
+  lsaModel,
+  lsaSearch,
+  lsaSpectrum,
+  nearestWords,
+} from "./exhibits/lsa.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
 
 /** An answer other than 200: its status and the sentence the page shows. */
@@ -97,6 +105,13 @@ function bm25Params(params, meta) {
     k1: inRange(meta, "k1", number(params, "k1", defaultOf(meta, "k1"))),
     b: inRange(meta, "b", number(params, "b", defaultOf(meta, "b"))),
   };
+}
+
+/** A score-fusion weight in [0, 1] (absent: `chosen`). */
+function fusionWeight(params, chosen) {
+  const w = number(params, "weight", chosen);
+  if (w !== null && (w < 0 || w > 1)) throw new Refusal(422, "weight: give a number from 0 to 1");
+  return w;
 }
 
 /** Each route the tab answers: (data, params, rest, progress) -> the server's JSON. */
@@ -199,6 +214,29 @@ const ROUTES = {
       tieDecimals: data.engine.lsa_tie_decimals,
       progress,
     }),
+  "fusion/grid": (data, params, rest, progress) => {
+    const method = choice(params, "method", ["rrf", "score"], "score");
+    const split = choice(params, "split", ["train", "test"], "test");
+    const lab = labFor(data, null);
+    const windowsSet = data.engine.lsa_windows;
+    lsaModel(lab, { windowsSet, progress });
+    const chosen = chooseWeight(lab, { windowsSet });
+    const weight = fusionWeight(params, chosen);
+    const grid = questionGrid(lab, { retriever: method, weight }, { split, windowsSet });
+    return { method, weight, chosen_weight: chosen, ...grid };
+  },
+  "fusion/lists": (data, params, rest, progress) => {
+    const q = question(data, rest);
+    const method = choice(params, "method", ["rrf", "score"], "score");
+    const top = whole(params, "top", 5);
+    if (top < 1 || top > 20) throw new Refusal(422, "top: give 1 to 20");
+    const lab = labFor(data, null);
+    const windowsSet = data.engine.lsa_windows;
+    lsaModel(lab, { windowsSet, progress });
+    const weight = fusionWeight(params, null) ?? chooseWeight(lab, { windowsSet });
+    const answer = data.questions.find((x) => x.id === q.id).answer;
+    return { method, weight, ...threeLists(lab, q, { retriever: method, weight }, { top, answer, windowsSet }) };
+  },
   "bm25/grid": (data, params, rest, progress) =>
     gridView(labFor(data, flag(params, "stem")), {
       k1Step: data.engine.grid_k1_step,
@@ -211,7 +249,7 @@ const ROUTES = {
 /** The route of a path ("bm25/search", or "chunking/answer" with rest "q01"). */
 function route(path) {
   if (ROUTES[path]) return [ROUTES[path], ""];
-  for (const prefix of ["page", "chunking/answer"]) {
+  for (const prefix of ["page", "chunking/answer", "fusion/lists"]) {
     if (path.startsWith(`${prefix}/`)) return [ROUTES[prefix], decodeURIComponent(path.slice(prefix.length + 1))];
   }
   return [null, ""];
