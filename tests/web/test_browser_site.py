@@ -1,5 +1,5 @@
 """The written site (``raglab site``) in Chromium: served by a plain static server, with every
-other host blocked, exhibits I to III show the numbers ``raglab serve`` shows, computed in the
+other host blocked, exhibits I to IV show the numbers ``raglab serve`` shows, computed in the
 tab, and an exhibit not yet computed there says so, at 1280 and 390 px.
 
 Oracle: the Python engine (the session's handbook lab, the lab ``raglab serve`` serves).
@@ -20,12 +20,15 @@ from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import first_ranks, measure, rank
+from raglab.pipeline.retrieval import choose_weight, first_ranks, measure, rank, ranker_table
 from raglab.run_settings import ChunkingKey, RetrievalSettings
 from tests.web.conftest import _wait_for, free_port
 from tests.web.pages import LAPTOP, PHONE
 
 pytestmark = pytest.mark.browser
+
+#: Exhibit IV's table columns, in the page's order.
+METRICS = ("recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10")
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +84,7 @@ def f3(value: float) -> str:
 
 
 @pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
-def test_the_static_site_computes_exhibits_one_to_three_in_the_tab(
+def test_the_static_site_computes_exhibits_one_to_four_in_the_tab(
     browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
 ) -> None:
     page, foreign, errors = open_site(browser, site_url, viewport)
@@ -148,8 +151,22 @@ def test_the_static_site_computes_exhibits_one_to_three_in_the_tab(
     expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
     expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))
 
-    # Exhibit IV is not computed in the tab yet: it says so, in its own section.
-    expect(page.locator("#fusion .tab-missing")).to_contain_text("not yet computed in the tab")
+    # Exhibit IV: the test table at the weight chosen on train; the neural rows say the site
+    # lacks them.
+    chosen = choose_weight(lab)
+    table = ranker_table(lab, weight=chosen, neural=False)
+    expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
+    for ranker, metrics in table.items():
+        cells = page.locator(f"#fusion-table tr[data-ranker={ranker}] td")
+        expect(cells).to_have_text([f3(metrics[m]) for m in METRICS])
+    expect(page.locator("#fusion-table tr[data-ranker=neural] td")).to_contain_text(
+        "not in this static site"
+    )
+
+    # Exhibit V is not computed in the tab yet: asked, it says so in its own section.
+    page.locator("#rerank").scroll_into_view_if_needed()
+    page.locator("#rerank-train").click()
+    expect(page.locator("#rerank .tab-missing")).to_contain_text("not yet computed in the tab")
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
     page.context.close()

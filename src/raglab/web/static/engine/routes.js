@@ -8,7 +8,7 @@
 
 import { Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";
-import { chooseWeight, questionGrid, threeLists } from "./exhibits/fusion.js";
+import { chooseWeight, questionGrid, rankerTable, threeLists } from "./exhibits/fusion.js";
 import {
   identifierPairs,
   identifierTwins,
@@ -214,6 +214,16 @@ const ROUTES = {
       tieDecimals: data.engine.lsa_tie_decimals,
       progress,
     }),
+  "fusion/table": (data, params, rest, progress) => {
+    const split = choice(params, "split", ["train", "test"], "test");
+    const lab = labFor(data, null);
+    const windowsSet = data.engine.lsa_windows;
+    lsaModel(lab, { windowsSet, progress });
+    const chosen = chooseWeight(lab, { windowsSet });
+    const weight = fusionWeight(params, chosen);
+    const lacking = `not in this static site: ${data.meta.site.lacks.join(", ")}`;
+    return rankerTable(lab, { split, weight, chosen, lacking, windowsSet });
+  },
   "fusion/grid": (data, params, rest, progress) => {
     const method = choice(params, "method", ["rrf", "score"], "score");
     const split = choice(params, "split", ["train", "test"], "test");
@@ -264,7 +274,7 @@ export function answer(data, url, progress = () => {}) {
   if (!handler) {
     throw new Refusal(
       501,
-      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to III ` +
+      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to IV ` +
         "here (not the neural embedding); run raglab serve for the rest",
     );
   }

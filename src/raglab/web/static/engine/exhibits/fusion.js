@@ -118,3 +118,50 @@ export function threeLists(lab, q, fused, { top, answer, windowsSet }) {
   }
   return { id: q.id, question: q.question, answer, answerable: q.answerable, lists };
 }
+
+/** run_settings.tuning_note: how far to trust `value` of setting `name`, chosen on `grid` by
+ * `questions` answerable training questions (warned when fewer than the minimum, or at an edge). */
+export function tuningNote(meta, name, value, grid, questions) {
+  const lo = Math.min(...grid);
+  const hi = Math.max(...grid);
+  const minimum = fixedOf(meta, "min_tuning_questions");
+  const warnings = [];
+  if (questions < minimum) warnings.push("few questions");
+  if (value <= lo + 1e-12) warnings.push("low edge");
+  else if (value >= hi - 1e-12) warnings.push("high edge");
+  let sentence = null;
+  if (warnings.length) {
+    const reasons = warnings.includes("few questions") ? [`fewer than ${minimum}`] : [];
+    for (const edge of ["low", "high"]) {
+      if (warnings.includes(`${edge} edge`)) reasons.push(`at the ${edge} edge of its grid ${lo.toFixed(2)}–${hi.toFixed(2)}`);
+    }
+    const label = meta.settings.find((s) => s.name === name).label;
+    sentence = `${label} ${value.toFixed(2)} was chosen on ${questions} answerable training question${questions === 1 ? "" : "s"}, ${reasons.join(", ")}: treat it with caution.`;
+  }
+  return { name, value, grid: [lo, hi], questions, warnings, sentence };
+}
+
+/** /api/fusion/table without the neural rows (the site lacks their vectors: each is listed in
+ * `unavailable` with `lacking`): every other ranker's measures on `split`. */
+export function rankerTable(lab, { split, weight, chosen, lacking, windowsSet }) {
+  const { meta } = lab;
+  const rankers = {};
+  const neural = fixedOf(meta, "neural_retrievers");
+  for (const name of meta.settings.find((s) => s.name === "retriever").choices) {
+    if (neural.includes(name)) continue;
+    rankers[name] = measure(lab, split, { retriever: name, weight: name === "score" ? weight : null }, { windowsSet });
+  }
+  const grid = fixedOf(meta, "fusion_weights");
+  return {
+    split,
+    weight,
+    chosen_weight: chosen,
+    neural_weight: null,
+    tuning: [tuningNote(meta, "weight", chosen, grid, lab.split("train", { answerable: true }).length)],
+    neural_tuning: [],
+    questions: lab.split(split, { answerable: true }).length,
+    rankers,
+    unavailable: Object.fromEntries(neural.map((name) => [name, lacking])),
+    encoding: { ready: true, done: 0, total: 0, error: null },
+  };
+}
