@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, unquote
 import pytest
 
 from raglab.cli.main import main
-from raglab.settings import SITE_MAX_CHUNKS
+from raglab.settings import SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
 from raglab.web.site import DATA_FILE, TAB_MARKER
 
 REPO = Path(__file__).resolve().parents[2]
@@ -229,3 +229,19 @@ def test_a_users_collection_gets_its_own_site_equal_to_its_server(
             body.pop("warm_ms")
             body.pop("site")
         assert near(expected, body) == [], url
+
+
+def test_a_collection_over_the_text_limit_is_refused_before_it_is_chunked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "long"
+    corpus.mkdir()
+    line = "a long page of plain words, " * 40 + "\n"
+    (corpus / "long.md").write_text(
+        "# Long\n\n" + line * (SITE_MAX_TEXT_BYTES // len(line) + 1), encoding="utf-8"
+    )
+    out = tmp_path / "site"
+    assert main(["site", "--corpus", str(corpus), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{SITE_MAX_TEXT_BYTES:,}" in err and "SITE_MAX_TEXT_BYTES" in err
+    assert not out.exists()
