@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test check lint typecheck unit browser parity bench clean
+.PHONY: help lab site test check lint typecheck unit browser parity bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-10s %s\n", $$1, $$2}'
@@ -24,6 +24,9 @@ $(VENV)/.test-installed: pyproject.toml $(BIN)/raglab
 
 lab: $(BIN)/raglab ## Install and start the lab on the bundled handbook
 	$(BIN)/raglab serve --port $(PORT) --open
+
+site: $(BIN)/raglab ## Write the lab as a static site into site/ (serve it: python -m http.server -d site)
+	$(BIN)/raglab site --out site
 
 test: $(VENV)/.test-installed ## Install and run every test, with ruff and mypy
 	scripts/ensure-chromium

@@ -187,6 +187,11 @@ SCORE_FUSIONS: Final = ("score", "neural-score")
 #: Bounded caches of the lab: chunkings and reranker models kept at once.
 CACHE_SIZE: Final = 32
 
+#: The largest collection ``raglab site`` writes for the tab (the in-tab engine holds every chunk
+#: and its tokens in the tab's memory): chunks under the heading chunker, and UTF-8 bytes of text.
+SITE_MAX_CHUNKS: Final = 5000
+SITE_MAX_TEXT_BYTES: Final = 20_000_000
+
 #: Threads for the work spread across cores (BM25's ``search_many``, BLAS while encoding):
 #: "auto" takes the cores free now, at most the environment's share per process, at least 1
 #: (:func:`raglab.base.threads.resolve_threads`); a whole number fixes the count. It changes how

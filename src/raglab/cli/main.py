@@ -23,6 +23,7 @@ from raglab.errors import InputError, OutputError, RaglabWarning
 # Each command and the module of raglab.cli that registers it, in the order of ``raglab --help``.
 COMMANDS = {
     "serve": "serve",
+    "site": "site",
     "label": "label",
     "validate": "validate",
     "show": "show",

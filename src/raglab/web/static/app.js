@@ -1,6 +1,7 @@
 // The page's entry point: load the data summary, restore progress, start every exhibit.
 
 import { $, $$, EXHIBITS, Store, el, fixedOf, get, useTestLabels } from "./lib.js";
+import { ENGINE } from "./answers.js";
 import * as chunking from "./chunking.js";
 import * as bm25 from "./bm25.js";
 import * as lsa from "./lsa.js";
@@ -11,6 +12,15 @@ import * as endToEnd from "./end_to_end.js";
 import * as pageView from "./page_view.js";
 
 const MODULES = [chunking, bm25, lsa, neural, fusion, rerank, endToEnd];
+
+// A written site (raglab site) computes its numbers in this tab: say so, and what it lacks.
+function showSite(meta) {
+  if (ENGINE !== "tab" || !meta.site) return;
+  const lacks = meta.site.lacks.length ? ` This site does not hold ${meta.site.lacks.join(", ")}.` : "";
+  $("#data-summary").after(
+    el("p", { id: "site-note", class: "site-note", text: `Every number below is computed in this tab, with no server.${lacks}` }),
+  );
+}
 
 function fillMeta(meta) {
   useTestLabels(meta);
@@ -50,6 +60,7 @@ function fillMeta(meta) {
     ? `The data: the handbook of Ostler Instruments, an invented maker of surveying levels, rangefinders, telescope mounts and tripods. It has ${meta.corpus.pages} pages (${words} words) and ${q.total} labelled questions: ${train.total} for training and ${test.total} for testing, of which ${test.answerable} have an answer in the handbook. The company and its questions are fictional.${stem}`
     : `The data: your corpus “${meta.corpus.name}”, ${meta.corpus.pages} pages (${words} words), with ${q.total} labelled questions: ${train.total} for training and ${test.total} for testing, of which ${test.answerable} can be answered from the corpus.${stem}`;
   $("#data-summary").textContent = summary;
+  showSite(meta);
   showWarnings(meta);
   if (!meta.bundled) {
     const credit = $(".colophon .fine");

@@ -1,5 +1,6 @@
 // Small helpers shared by every exhibit: requests, DOM building, number formats, saved progress.
 
+import { ask } from "./answers.js";
 import { untilEncoded } from "./encoding.js";
 
 /** An error the API answered with (status and its message). */
@@ -10,16 +11,10 @@ export class ApiError extends Error {
   }
 }
 
-async function answer(response) {
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    body = null;
-  }
-  if (!response.ok) {
-    const detail = body && body.detail ? body.detail : `the server answered ${response.status}`;
-    throw new ApiError(response.status, typeof detail === "string" ? detail : JSON.stringify(detail));
+function answer(status, body) {
+  if (status < 200 || status >= 300) {
+    const detail = body && body.detail ? body.detail : `the server answered ${status}`;
+    throw new ApiError(status, typeof detail === "string" ? detail : JSON.stringify(detail));
   }
   // An answer whose neural rows wait for the encoding: show its progress until they are ready
   // (encoding.js then sends "raglab:neural-ready", and the exhibit asks again).
@@ -27,18 +22,13 @@ async function answer(response) {
   return body;
 }
 
+// Asked of the engine interface (answers.js): the server's API, or the in-tab engine.
 // 202: the answer needs the neural vectors, still being encoded. Wait for them (the shared
 // indicator shows "encoding, n of N"), then ask again.
 async function request(url, init) {
   for (;;) {
-    const response = await fetch(url, init);
-    if (response.status !== 202) return answer(response);
-    let body = null;
-    try {
-      body = await response.json();
-    } catch {
-      body = null;
-    }
+    const { status, body } = await ask(url, init);
+    if (status !== 202) return answer(status, body);
     await untilEncoded(body && body.encoding);
   }
 }

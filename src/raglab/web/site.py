@@ -1,0 +1,188 @@
+"""The static site: the lab's page, its scripts, the in-tab engine and the data it computes from.
+
+``raglab site --out DIR`` writes a folder any static host serves (``python -m http.server``,
+GitHub Pages) with no RAG lab process behind it::
+
+    DIR/index.html          the page (the same file the server sends, its engine marker set to "tab")
+    DIR/static/...          the page's scripts and styles, and the engine (static/engine/)
+    DIR/data/site.json      /api/meta's and /api/questions' answers, every page as /api/page
+                            answers it, and the collection the engine computes from
+
+The page's scripts ask the engine interface (``static/answers.js``), which in a written site
+posts each request to a Web Worker (``static/engine/worker.js``) computing the answer from
+``data/site.json`` in the tab. Offsets in the engine's collection are UTF-16 code units (a
+JavaScript string's); those in the pages' answers are the server's own.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from raglab.corpus.pages import Corpus, Page
+from raglab.corpus.questions import Question
+from raglab.embedding.lsa import _TIE_DECIMALS, window_rule
+from raglab.errors import DataLimit
+from raglab.pipeline.exhibits._shared import SNIPPET_CHARS
+from raglab.pipeline.exhibits.bm25 import EXAMPLE_QUERIES
+from raglab.pipeline.exhibits.chunking import ANSWER_CONTEXT_CHARS, CURVE_MAX_SIZE, CURVE_SIZES
+from raglab.pipeline.exhibits.lsa import EXAMPLE_PAIR, SAMPLE_WORDS
+from raglab.pipeline.grid import GRID_B_STEP, GRID_K1_STEP, grid_rule
+from raglab.pipeline.lab import Lab
+from raglab.settings import GRID_RECALL_K, SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
+from raglab.web.routes.meta import get_questions, meta
+from raglab.web.routes.page import get_page
+from raglab.web.state import WebState
+
+STATIC_DIR = Path(__file__).parent / "static"
+#: The page's engine marker as the package holds it (the server's) and as a written site sets it.
+SERVER_MARKER = '<meta name="raglab-engine" content="server">'
+TAB_MARKER = '<meta name="raglab-engine" content="tab">'
+#: The data file the in-tab engine reads, relative to the site's folder.
+DATA_FILE = "data/site.json"
+#: What the site does not hold yet, said on the page (meta's ``site.lacks``).
+LACKS = ("the neural embedding's vectors (the neural rows and panel)",)
+
+
+def text_bytes(corpus: Corpus) -> int:
+    """UTF-8 bytes of every page's text."""
+    return sum(len(page.text.encode("utf-8")) for page in corpus)
+
+
+def check_size(lab: Lab) -> None:
+    """:class:`~raglab.errors.DataLimit` (the command line exits 2), naming the collection and
+    the limit, when it is too big for a tab: over
+    :data:`~raglab.settings.SITE_MAX_TEXT_BYTES` bytes of text, or over
+    :data:`~raglab.settings.SITE_MAX_CHUNKS` heading chunks. The text is measured first, so a
+    huge collection is refused before it is chunked."""
+    root = str(lab.corpus.root)
+    size = text_bytes(lab.corpus)
+    if size > SITE_MAX_TEXT_BYTES:
+        raise DataLimit(
+            f"{root}: too big for a tab: {size:,} bytes of text, over the site's limit of "
+            f"{SITE_MAX_TEXT_BYTES:,} (settings.SITE_MAX_TEXT_BYTES)"
+        )
+    chunks = len(lab.indexes.chunk_set())
+    if chunks > SITE_MAX_CHUNKS:
+        raise DataLimit(
+            f"{root}: too big for a tab: {chunks:,} chunks under the heading chunker, over the "
+            f"site's limit of {SITE_MAX_CHUNKS:,} (settings.SITE_MAX_CHUNKS)"
+        )
+
+
+def _utf16(text: str, offset: int) -> int:
+    """The UTF-16 offset of code point ``offset`` of ``text``."""
+    return offset + sum(1 for ch in text[:offset] if ord(ch) > 0xFFFF)
+
+
+def engine_page(page: Page) -> dict[str, Any]:
+    """A page as the engine's chunkers read it (engine/chunking/chunkers.js), offsets in UTF-16."""
+    return {
+        "id": page.id,
+        "title": page.title,
+        "status": page.status,
+        "text": page.text,
+        "sections": [
+            {
+                "heading": s.heading,
+                "level": s.level,
+                "path": list(s.path),
+                "start": _utf16(page.text, s.start),
+                "end": _utf16(page.text, s.end),
+            }
+            for s in page.sections
+        ],
+    }
+
+
+def engine_question(corpus: Corpus, q: Question) -> dict[str, Any]:
+    """A labelled question as the engine reads it: its answer's spans (UTF-16) or its pages."""
+    spans = []
+    for span in q.spans:
+        text = corpus.page(span.page_id).text
+        spans.append(
+            {
+                "page_id": span.page_id,
+                "start": _utf16(text, span.start),
+                "end": _utf16(text, span.end),
+            }
+        )
+    return {
+        "id": q.id,
+        "question": q.question,
+        "split": q.split,
+        "kind": q.kind,
+        "answerable": q.answerable,
+        "answer_words": q.answer_words,
+        "spans": spans,
+        "pages": dict(q.pages) if q.pages else None,
+    }
+
+
+def engine_constants(lab: Lab) -> dict[str, Any]:
+    """The exhibits' own constants the engine needs beside /api/meta's settings table (how a
+    snippet is cut, the curve's sizes, the grid's steps and rule, the LSA windows' rule and the
+    lab's window count, None when the rule chooses it), from the Python modules that define
+    them, so the tab states none of its own."""
+    return {
+        "snippet_chars": SNIPPET_CHARS,
+        "example_queries": EXAMPLE_QUERIES,
+        "curve_sizes": list(CURVE_SIZES),
+        "curve_max_size": CURVE_MAX_SIZE,
+        "answer_context_chars": ANSWER_CONTEXT_CHARS,
+        "grid_k1_step": GRID_K1_STEP,
+        "grid_b_step": GRID_B_STEP,
+        "grid_rule": grid_rule(GRID_RECALL_K, "train"),
+        "lsa_windows": lab.windows,
+        "lsa_window_rule": window_rule(),
+        "lsa_sample_words": SAMPLE_WORDS,
+        "lsa_example_pair": list(EXAMPLE_PAIR),
+        # Cosines equal to this many decimals tie (LSAModel.neighbours), in both engines.
+        "lsa_tie_decimals": _TIE_DECIMALS,
+    }
+
+
+def site_data(lab: Lab) -> dict[str, Any]:
+    """``data/site.json``: the server's answers that are data (meta, questions, pages), the
+    exhibits' constants and the collection the engine computes everything else from."""
+    state = WebState(lab)
+    info = meta(state)
+    info["site"] = {"lacks": list(LACKS)}
+    return {
+        "meta": info,
+        "questions": get_questions(state, "all")["questions"],
+        "pages": {page.id: get_page(state, page.id) for page in lab.corpus},
+        "engine": engine_constants(lab),
+        "collection": {
+            "pages": [engine_page(p) for p in lab.corpus],
+            "questions": [engine_question(lab.corpus, q) for q in lab.questions],
+        },
+    }
+
+
+def write_site(lab: Lab, out: Path) -> list[Path]:
+    """Write the static site for ``lab`` into ``out`` (created; files already there are
+    replaced) and return the files written at its top: index.html and the data file.
+
+    DataLimit when the collection is too big for a tab (:func:`check_size`)."""
+    check_size(lab)
+    page = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+    if SERVER_MARKER not in page:
+        raise RuntimeError(f"index.html lacks its engine marker {SERVER_MARKER}")
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(
+        STATIC_DIR,
+        out / "static",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("label.*", "index.html", "__pycache__"),
+    )
+    index = out / "index.html"
+    index.write_text(page.replace(SERVER_MARKER, TAB_MARKER), encoding="utf-8")
+    data = out / DATA_FILE
+    data.parent.mkdir(parents=True, exist_ok=True)
+    data.write_text(
+        json.dumps(site_data(lab), ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
+    )
+    return [index, data]

@@ -1,0 +1,167 @@
+// Exhibit IV in the tab: each question's first answer rank under BM25, LSA and a fusion, one
+// question's three lists, and the score-fusion weight chosen on the training split.
+//
+// Mirrors src/raglab/pipeline/exhibits/fusion.py and pipeline/retrieval.py (the fused rankings,
+// first_rank_rows, choose_weight), answering with the shapes of /api/fusion/grid and
+// /api/fusion/lists (src/raglab/web/routes/fusion.py). The table of every ranker (with the
+// neural rows, which the site lacks) is not computed in the tab yet.
+
+import { rrf } from "../fusion/rrf.js";
+import { scoreFusion } from "../fusion/score.js";
+import { project, search } from "../embedding/lsa.js";
+import { evaluate, firstRelevantRank } from "../metrics/measures.js";
+import { bm25Ranking } from "./bm25.js";
+import { defaultOf, fixedOf } from "./lab.js";
+import { lsaModel } from "./lsa.js";
+
+const cut = (cs, depth) => (depth === 0 ? cs.length : Math.min(depth, cs.length));
+
+/** A question's (or a text's) ranking under `settings` ({retriever, weight}): {indices, scores}. */
+export function ranking(lab, text, settings, { windowsSet }) {
+  const cs = lab.chunkSet();
+  const key = `${settings.retriever}/${settings.weight}/${text}`;
+  if (!cs._rankings) cs._rankings = new Map();
+  if (cs._rankings.has(key)) return cs._rankings.get(key);
+  const { meta } = lab;
+  const depth = defaultOf(meta, "depth");
+  const tokens = lab.queryTokens(text);
+  let out;
+  if (settings.retriever === "bm25") {
+    out = bm25Ranking(lab, cs, tokens, { k1: defaultOf(meta, "k1"), b: defaultOf(meta, "b"), depth });
+  } else if (settings.retriever === "lsa") {
+    const { model } = lsaModel(lab, { windowsSet });
+    if (!cs._lsa) cs._lsa = project(model, cs.tokens);
+    out = search(model, tokens, cs._lsa, { k: cut(cs, depth) });
+  } else {
+    const bm25 = ranking(lab, text, { retriever: "bm25", weight: null }, { windowsSet });
+    const lsa = ranking(lab, text, { retriever: "lsa", weight: null }, { windowsSet });
+    const fusionDepth = cut(cs, defaultOf(meta, "fusion_depth"));
+    const fused =
+      settings.retriever === "rrf"
+        ? rrf([bm25.indices, lsa.indices], { k: fixedOf(meta, "rrf_k"), depth: fusionDepth })
+        : scoreFusion(bm25, lsa, { weight: settings.weight, depth: fusionDepth });
+    const n = cut(cs, depth);
+    out = { indices: fused.indices.slice(0, n), scores: fused.scores.slice(0, n) };
+  }
+  cs._rankings.set(key, out);
+  return out;
+}
+
+/** R@k, MRR, nDCG, P and top-1 over the answerable questions of `split` (metrics/measures.js). */
+export function measure(lab, split, settings, { windowsSet }) {
+  const cs = lab.chunkSet();
+  const qs = lab.split(split, { answerable: true });
+  const { meta } = lab;
+  return evaluate(
+    qs.map((q) => ranking(lab, q.question, settings, { windowsSet }).indices),
+    qs.map((q) => cs.relevance(q)),
+    { ks: fixedOf(meta, "recall_ks"), ndcgK: fixedOf(meta, "ndcg_k"), precisionK: fixedOf(meta, "precision_k") },
+  );
+}
+
+/** The score-fusion weight maximising (R@5, MRR) on the training split, ties to the smaller. */
+export function chooseWeight(lab, { windowsSet }) {
+  if (lab._weight !== undefined) return lab._weight;
+  let best = null;
+  for (const w of fixedOf(lab.meta, "fusion_weights")) {
+    const m = measure(lab, "train", { retriever: "score", weight: w }, { windowsSet });
+    const cand = [m["recall@5"], m.mrr, -w];
+    const better = best === null || cand[0] > best[0] || (cand[0] === best[0] && (cand[1] > best[1] || (cand[1] === best[1] && cand[2] > best[2])));
+    if (better) best = cand;
+  }
+  lab._weight = -best[2];
+  return lab._weight;
+}
+
+/** /api/fusion/grid's rows: every question of `split` with its first answer rank per ranker. */
+export function questionGrid(lab, fused, { split, windowsSet }) {
+  const cs = lab.chunkSet();
+  const rankers = { bm25: { retriever: "bm25", weight: null }, lsa: { retriever: "lsa", weight: null }, fusion: fused };
+  const answerable = new Set(lab.split(split, { answerable: true }).map((q) => q.id));
+  const questions = lab.split(split).map((q) => {
+    const ok = answerable.has(q.id);
+    const ranks = {};
+    for (const [name, s] of Object.entries(rankers)) {
+      ranks[name] = ok ? firstRelevantRank(ranking(lab, q.question, s, { windowsSet }).indices, cs.relevance(q)) : null;
+    }
+    return { id: q.id, kind: q.kind, question: q.question, answerable: ok, ranks };
+  });
+  return { split, questions };
+}
+
+/** /api/fusion/lists' lists: one question's first `top` chunks under BM25, LSA and `fused`. */
+export function threeLists(lab, q, fused, { top, answer, windowsSet }) {
+  const cs = lab.chunkSet();
+  const rel = cs.relevance(q);
+  const lists = {};
+  for (const [name, s] of [
+    ["bm25", { retriever: "bm25", weight: null }],
+    ["lsa", { retriever: "lsa", weight: null }],
+    ["fusion", fused],
+  ]) {
+    const r = ranking(lab, q.question, s, { windowsSet });
+    const rows = r.indices.slice(0, top).map((i, n) => {
+      const c = cs.chunks[i];
+      return {
+        rank: n + 1,
+        chunk: c.id,
+        index: i,
+        page: c.pageId,
+        title: c.title,
+        heading: c.headingPath.join(" > "),
+        status: c.status,
+        score: r.scores[n],
+        relevant: rel.has(i),
+      };
+    });
+    lists[name] = { rows, first: rel.size ? firstRelevantRank(r.indices, rel) : null };
+  }
+  return { id: q.id, question: q.question, answer, answerable: q.answerable, lists };
+}
+
+/** run_settings.tuning_note: how far to trust `value` of setting `name`, chosen on `grid` by
+ * `questions` answerable training questions (warned when fewer than the minimum, or at an edge). */
+export function tuningNote(meta, name, value, grid, questions) {
+  const lo = Math.min(...grid);
+  const hi = Math.max(...grid);
+  const minimum = fixedOf(meta, "min_tuning_questions");
+  const warnings = [];
+  if (questions < minimum) warnings.push("few questions");
+  if (value <= lo + 1e-12) warnings.push("low edge");
+  else if (value >= hi - 1e-12) warnings.push("high edge");
+  let sentence = null;
+  if (warnings.length) {
+    const reasons = warnings.includes("few questions") ? [`fewer than ${minimum}`] : [];
+    for (const edge of ["low", "high"]) {
+      if (warnings.includes(`${edge} edge`)) reasons.push(`at the ${edge} edge of its grid ${lo.toFixed(2)}–${hi.toFixed(2)}`);
+    }
+    const label = meta.settings.find((s) => s.name === name).label;
+    sentence = `${label} ${value.toFixed(2)} was chosen on ${questions} answerable training question${questions === 1 ? "" : "s"}, ${reasons.join(", ")}: treat it with caution.`;
+  }
+  return { name, value, grid: [lo, hi], questions, warnings, sentence };
+}
+
+/** /api/fusion/table without the neural rows (the site lacks their vectors: each is listed in
+ * `unavailable` with `lacking`): every other ranker's measures on `split`. */
+export function rankerTable(lab, { split, weight, chosen, lacking, windowsSet }) {
+  const { meta } = lab;
+  const rankers = {};
+  const neural = fixedOf(meta, "neural_retrievers");
+  for (const name of meta.settings.find((s) => s.name === "retriever").choices) {
+    if (neural.includes(name)) continue;
+    rankers[name] = measure(lab, split, { retriever: name, weight: name === "score" ? weight : null }, { windowsSet });
+  }
+  const grid = fixedOf(meta, "fusion_weights");
+  return {
+    split,
+    weight,
+    chosen_weight: chosen,
+    neural_weight: null,
+    tuning: [tuningNote(meta, "weight", chosen, grid, lab.split("train", { answerable: true }).length)],
+    neural_tuning: [],
+    questions: lab.split(split, { answerable: true }).length,
+    rankers,
+    unavailable: Object.fromEntries(neural.map((name) => [name, lacking])),
+    encoding: { ready: true, done: 0, total: 0, error: null },
+  };
+}

@@ -1,0 +1,124 @@
+// The lab in the tab: a collection's chunk sets, retrieval tokens and BM25 index, built on use.
+//
+// Mirrors src/raglab/pipeline/lab.py and indexes.py for what the in-tab exhibits need: chunk sets
+// by resolved chunker setting (chunking/chunkers.js), each chunk's retrieval tokens, BM25 at the
+// library's k1 and b, each question's relevant chunks. `data` is data/site.json as
+// src/raglab/web/site.py writes it: {meta, questions, pages, collection: {pages, questions}}.
+
+import { BM25Index } from "../bm25/index.js";
+import { ChunkIndex, relevance } from "../chunking/chunk.js";
+import { chunkPages } from "../chunking/chunkers.js";
+import { tokenize } from "../text/tokens.js";
+
+/** A setting's default from the settings table /api/meta sends (settings.py's SETTINGS). */
+export function defaultOf(meta, name) {
+  const row = meta.settings.find((s) => s.name === name);
+  if (!row) throw new Error(`no setting ${name}`);
+  return row.default;
+}
+
+/** A fixed value from /api/meta's table (settings.py's FIXED). */
+export function fixedOf(meta, name) {
+  const row = meta.fixed.find((f) => f.name === name);
+  if (!row) throw new Error(`no fixed value ${name}`);
+  return row.value;
+}
+
+/** The chunker setting with the chunker's own sizes filled in (run_settings.ChunkingKey.resolved). */
+export function resolveChunking(meta, { method = null, size = null, overlap = null } = {}) {
+  const m = method ?? defaultOf(meta, "chunker");
+  const sizes = fixedOf(meta, "chunk_sizes");
+  if (!(m in sizes)) throw new Error(`chunker must be one of fixed, sentence, heading; not '${m}'`);
+  if (m !== "fixed" && overlap) throw new Error(`overlap applies only to the fixed chunker, not to '${m}'`);
+  if (m === "fixed") {
+    return { method: m, size: size ?? sizes.fixed, overlap: overlap ?? fixedOf(meta, "fixed_overlap") };
+  }
+  return { method: m, size: size ?? sizes[m], overlap: null };
+}
+
+export class Lab {
+  /** `stem`: whether retrieval tokens are stemmed (the served lab's, or its sibling's). */
+  constructor(data, { stem }) {
+    this.data = data;
+    this.meta = data.meta;
+    this.pages = data.collection.pages;
+    this.questions = data.collection.questions;
+    this.stem = stem;
+    this.analyzer = data.meta.analyzer;
+    this.chunkSets = new Map();
+    this.queryTokenCache = new Map();
+  }
+
+  tokens(text) {
+    return tokenize(text, { stem: this.stem, analyzer: this.analyzer });
+  }
+
+  queryTokens(text) {
+    let t = this.queryTokenCache.get(text);
+    if (t === undefined) {
+      t = this.tokens(text);
+      this.queryTokenCache.set(text, t);
+    }
+    return t;
+  }
+
+  /** Questions of a split ("all": every one), answerable ones only when `answerable`. */
+  split(name, { answerable = null } = {}) {
+    return this.questions.filter(
+      (q) => (name === "all" || q.split === name) && (answerable === null || q.answerable === answerable),
+    );
+  }
+
+  /** The chunk set of a chunker setting (default: the lab's chunker at its own size). */
+  chunkSet(key = {}) {
+    const k = resolveChunking(this.meta, key);
+    const name = `${k.method}/${k.size}/${k.overlap}`;
+    let cs = this.chunkSets.get(name);
+    if (cs === undefined) {
+      cs = new ChunkSet(this, k);
+      this.chunkSets.set(name, cs);
+    }
+    return cs;
+  }
+}
+
+export class ChunkSet {
+  constructor(lab, key) {
+    this.lab = lab;
+    this.key = key;
+    this.chunks = chunkPages(lab.pages, key);
+    const status = new Map(lab.pages.map((p) => [p.id, p.status]));
+    for (const c of this.chunks) c.status = status.get(c.pageId);
+    this.index = new ChunkIndex(this.chunks);
+    this.relevanceCache = new Map();
+    this._tokens = null;
+    this._bm25 = null;
+  }
+
+  get length() {
+    return this.chunks.length;
+  }
+
+  /** Chunk index -> gain for the chunks holding a question's answer (a Map). */
+  relevance(q) {
+    let r = this.relevanceCache.get(q.id);
+    if (r === undefined) {
+      r = relevance(this.index, q);
+      this.relevanceCache.set(q.id, r);
+    }
+    return r;
+  }
+
+  get tokens() {
+    if (this._tokens === null) this._tokens = this.chunks.map((c) => this.lab.tokens(c.text));
+    return this._tokens;
+  }
+
+  get bm25() {
+    if (this._bm25 === null) {
+      const { meta } = this.lab;
+      this._bm25 = new BM25Index(this.tokens, { k1: defaultOf(meta, "k1"), b: defaultOf(meta, "b") });
+    }
+    return this._bm25;
+  }
+}

@@ -1,0 +1,172 @@
+"""The written site (``raglab site``) in Chromium: served by a plain static server, with every
+other host blocked, exhibits I to IV show the numbers ``raglab serve`` shows, computed in the
+tab, and an exhibit not yet computed there says so, at 1280 and 390 px.
+
+Oracle: the Python engine (the session's handbook lab, the lab ``raglab serve`` serves).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, Page, Route, ViewportSize, expect
+
+from raglab.cli.main import main
+from raglab.pipeline.chunking_report import chunking_report
+from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
+from raglab.pipeline.grid import bm25_grid
+from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import choose_weight, first_ranks, measure, rank, ranker_table
+from raglab.run_settings import ChunkingKey, RetrievalSettings
+from tests.web.conftest import _wait_for, free_port
+from tests.web.pages import LAPTOP, PHONE
+
+pytestmark = pytest.mark.browser
+
+#: Exhibit IV's table columns, in the page's order.
+METRICS = ("recall@1", "recall@3", "recall@5", "recall@10", "mrr", "ndcg@10")
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The site written into a temporary folder, served by ``python -m http.server``."""
+    out = tmp_path_factory.mktemp("site")
+    assert main(["site", "--out", str(out), "--quiet"]) == 0
+    port = free_port()
+    log = out.parent / "http-server.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(out)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(f"{base}/data/site.json", process, log)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def open_site(
+    browser: Browser, base: str, viewport: ViewportSize
+) -> tuple[Page, list[str], list[str]]:
+    """The site in a fresh context: every request to a host other than the site's aborted and
+    listed; page errors listed."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    foreign: list[str] = []
+    errors: list[str] = []
+    site = urlsplit(base).netloc
+
+    def guard(route: Route) -> None:
+        url = route.request.url
+        if urlsplit(url).scheme in ("data", "blob") or urlsplit(url).netloc == site:
+            route.continue_()
+        else:
+            foreign.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{base}/")
+    page.wait_for_selector("body[data-ready=true]")
+    return page, foreign, errors
+
+
+def f3(value: float) -> str:
+    return f"{value:.3f}"
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
+def test_the_static_site_computes_exhibits_one_to_four_in_the_tab(
+    browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
+) -> None:
+    page, foreign, errors = open_site(browser, site_url, viewport)
+    expect(page.locator("#site-note")).to_contain_text("computed in this tab, with no server")
+    expect(page.locator("#site-note")).to_contain_text("neural")
+
+    # Exhibit I: the fixed chunker at its own size, cut.
+    report = chunking_report(lab, ChunkingKey("fixed"))
+    page.locator("#chunk-method-fixed").check()
+    page.locator("#chunk-cut").click()
+    expect(page.locator("#chunk-count")).to_have_text(str(report.n_chunks))
+    expect(page.locator("#chunk-expected")).to_have_text(f"{report.expected_chunks} (agrees)")
+    expect(page.locator("#chunk-intact")).to_contain_text(
+        f"{report.intact} of {report.total} ({f3(report.intact_rate)})"
+    )
+    assert report.predicted_intact is not None
+    expect(page.locator("#chunk-predicted")).to_have_text(f3(report.predicted_intact))
+
+    # Exhibit II: an example query's ranking, then the k1 x b grid and its best cell.
+    example = page.locator("#bm25-examples button").first
+    query = example.text_content() or ""
+    example.click()
+    ranking = rank(lab, query, RetrievalSettings("bm25"))
+    cs = lab.indexes.chunk_set()
+    first = page.locator("#bm25-results .result-list > li").first
+    expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
+    expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
+    expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))
+    page.locator("#bm25-map").click()
+    grid = bm25_grid(lab, k=5)
+    best = RetrievalSettings("bm25", k1=grid.best_k1, b=grid.best_b)
+    ranks = first_ranks(lab, "train", best)
+    hits = sum(r is not None and r <= 5 for r in ranks)
+    recall = measure(lab, "train", best)["recall@5"]
+    expect(page.locator("#bm25-best")).to_have_text(
+        f"{f3(recall)} ({hits} of {len(ranks)}) at k1 = {grid.best_k1:.1f}, b = {grid.best_b:.1f}"
+    )
+    # The grid's progress was shown while the Worker swept it (one line per cell, then hidden).
+    cells = len(grid.k1s) * len(grid.bs)
+    expect(page.locator("#tab-progress")).to_have_text(
+        f"Computing the k1 × b grid in this tab: {cells} of {cells}"
+    )
+
+    # Exhibit III: the LSA fit's spectrum, a suggested word's neighbours, the twins' cosine.
+    spectrum = lsa_spectrum(lab)
+    page.locator("#lsa-build").click()
+    summary = page.locator("#lsa-summary")
+    expect(summary).to_contain_text(
+        f"The largest singular value is {spectrum['singular_values'][0]:.2f}"
+    )
+    expect(summary).to_contain_text(
+        f"{spectrum['rank']} dimensions fitted on {spectrum['windows']} windows"
+    )
+    expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
+    word = spectrum["sample_words"][0]
+    page.locator("#lsa-suggestions button", has_text=word).first.click()
+    neighbours = lab.indexes.lsa.neighbours(word, k=10)
+    rows = page.locator("#lsa-neighbours tbody tr")
+    expect(rows).to_have_count(len(neighbours))
+    expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")
+    twins = identifier_twins(lab)
+    cosine = term_cosine(lab, twins["a"], twins["b"])
+    assert cosine is not None
+    expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
+    expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))
+
+    # Exhibit IV: the test table at the weight chosen on train; the neural rows say the site
+    # lacks them.
+    chosen = choose_weight(lab)
+    table = ranker_table(lab, weight=chosen, neural=False)
+    expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
+    for ranker, metrics in table.items():
+        cells = page.locator(f"#fusion-table tr[data-ranker={ranker}] td")
+        expect(cells).to_have_text([f3(metrics[m]) for m in METRICS])
+    expect(page.locator("#fusion-table tr[data-ranker=neural] td")).to_contain_text(
+        "not in this static site"
+    )
+
+    # Exhibit V is not computed in the tab yet: asked, it says so in its own section.
+    page.locator("#rerank").scroll_into_view_if_needed()
+    page.locator("#rerank-train").click()
+    expect(page.locator("#rerank .tab-missing")).to_contain_text("not yet computed in the tab")
+    assert foreign == [], f"requests to other hosts: {foreign}"
+    assert errors == []
+    page.context.close()

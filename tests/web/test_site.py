@@ -1,0 +1,247 @@
+"""``raglab site``: the static folder it writes, the in-tab engine's answers beside the server's,
+and the refusal of a collection too big for a tab.
+
+Oracle: the server's own API (the in-process app over the same handbook), route by route: the
+in-tab engine (the written site's ``static/engine/routes.js``, run by Node) must give the same
+JSON, counts and rankings exactly and real numbers within 1e-9.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+import pytest
+
+from raglab.cli.main import main
+from raglab.settings import SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
+from raglab.web.site import DATA_FILE, TAB_MARKER
+
+REPO = Path(__file__).resolve().parents[2]
+NODE = shutil.which("node")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    assert main(["site", "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_the_site_holds_the_page_its_scripts_the_engine_and_the_data(site: Path) -> None:
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert TAB_MARKER in page
+    assert '<script type="module" src="static/app.js">' in page
+    for name in ("app.js", "lib.js", "answers.js", "engine/worker.js", "engine/routes.js"):
+        assert (site / "static" / name).is_file(), name
+    assert (site / "static/engine/bm25/index.js").is_file()
+    data = json.loads((site / DATA_FILE).read_text(encoding="utf-8"))
+    assert data["meta"]["corpus"]["pages"] == len(data["collection"]["pages"]) == len(data["pages"])
+    assert data["meta"]["site"]["lacks"], "the site says what it lacks"
+    assert {row["name"] for row in data["meta"]["settings"]} >= {"k1", "b", "stem", "chunker"}
+
+
+#: Requests the page's exhibits I to IV make, at the defaults and at corner settings.
+URLS = (
+    "/api/meta",
+    "/api/questions",
+    "/api/questions?split=train",
+    "/api/page/balancing-a-mount",
+    "/api/chunking",
+    "/api/chunking?method=fixed&size=20&overlap=0&split=test",
+    "/api/chunking?method=fixed&size=100&overlap=40&split=train",
+    "/api/chunking?method=sentence&size=400",
+    "/api/chunking?method=heading&split=all",
+    "/api/chunking/curve",
+    "/api/chunking/curve?overlap=35",
+    "/api/chunking/answer/q01?method=fixed&size=60&overlap=10",
+    "/api/chunking/answer/q02?method=heading",
+    "/api/bm25/examples",
+    "/api/bm25/search?q=tripod%20head%20will%20not%20slew&top=5",
+    "/api/bm25/search?q=charging%20the%20batteries&k1=0&b=0&top=10&stem=true",
+    "/api/bm25/search?q=E-4107%20error&k1=3&b=1&top=5&stem=false",
+    "/api/bm25/recall?k1=1.2&b=0.75",
+    "/api/bm25/recall?k1=0.2&b=1&stem=true",
+    "/api/bm25/test?k1=2.4&b=0.3&stem=false",
+    "/api/bm25/grid",
+    "/api/bm25/grid?stem=true",
+    "/api/lsa",
+    "/api/lsa/search?q=tripod%20head%20will%20not%20slew&top=5",
+    "/api/lsa/search?q=E-4107&top=10",
+    "/api/lsa/neighbours?word=tripod&top=10",
+    "/api/lsa/neighbours?word=E-4107&top=50",
+    "/api/lsa/neighbours?word=qqqq",
+    "/api/lsa/pairs",
+    "/api/lsa/twins",
+    "/api/lsa/twins?a=E-4107&b=E-4170",
+    "/api/fusion/table?split=test",
+    "/api/fusion/table?split=train&weight=0.35",
+    "/api/fusion/grid",
+    "/api/fusion/grid?method=rrf&split=train",
+    "/api/fusion/grid?method=score&weight=1",
+    "/api/fusion/lists/q01",
+    "/api/fusion/lists/q07?method=rrf&top=20",
+    "/api/fusion/lists/q03?method=score&weight=0&top=10",
+)
+#: What the site lacks: the neural rows of exhibit IV's table (and the encoding behind them).
+NEURAL_FIELDS = ("neural_weight", "neural_tuning", "unavailable", "encoding")
+
+
+def near(a: Any, b: Any, where: str = "") -> list[str]:
+    """Where ``a`` and ``b`` differ: keys, lengths, values (reals beyond 1e-9 relative)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return [f"{where}: keys {sorted(set(a) ^ set(b))}"]
+        return [d for k in a for d in near(a[k], b[k], f"{where}.{k}")]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{where}: {len(a)} items against {len(b)}"]
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in near(x, y, f"{where}[{i}]")
+        ]
+    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
+        return [] if abs(a - b) <= 1e-9 * max(1.0, abs(a)) else [f"{where}: {a!r} against {b!r}"]
+    return [] if a == b and type(a) is type(b) else [f"{where}: {a!r} against {b!r}"]
+
+
+def server_get(api: Any, url: str) -> Any:
+    """The in-process server's answer to ``url`` (its query given as parameters, as the client
+    takes them)."""
+    path, _, query = url.partition("?")
+    return api.get(unquote(path), **dict(parse_qsl(query)))
+
+
+def tab_answers(site: Path, urls: tuple[str, ...], tmp_path: Path) -> dict[str, Any]:
+    assert NODE is not None, "node is missing: scripts/ensure-node installs Debian's nodejs"
+    listed = tmp_path / "urls.json"
+    listed.write_text(json.dumps(list(urls)), encoding="utf-8")
+    result = subprocess.run(
+        [NODE, str(REPO / "tests/web/site_answers.mjs"), str(site), str(listed)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    answers: dict[str, Any] = json.loads(result.stdout)
+    return answers
+
+
+def test_the_tab_answers_exhibits_one_to_four_as_the_server_does(
+    site: Path, api: Any, tmp_path: Path
+) -> None:
+    tab = tab_answers(site, URLS, tmp_path)
+    for url in URLS:
+        server = server_get(api, url)
+        assert server.status_code == 200, url
+        assert tab[url]["status"] == 200, (url, tab[url]["body"])
+        expected = server.json()
+        if url == "/api/meta":
+            # The site's own line (what it lacks) and the server's warm-start timings aside.
+            expected.pop("warm_ms")
+            tab[url]["body"].pop("warm_ms")
+            assert tab[url]["body"].pop("site")["lacks"]
+        if url.startswith("/api/fusion/table"):
+            # Every ranker but the neural ones, which the tab lists as lacking.
+            body = tab[url]["body"]
+            assert set(body["rankers"]) == {"bm25", "lsa", "rrf", "score"}
+            assert set(body["unavailable"]) == {"neural", "neural-rrf", "neural-score"}
+            expected["rankers"] = {k: expected["rankers"][k] for k in body["rankers"]}
+            for name in NEURAL_FIELDS:
+                expected.pop(name)
+                body.pop(name)
+        assert near(expected, tab[url]["body"]) == [], url
+
+
+def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
+    site: Path, api: Any, tmp_path: Path
+) -> None:
+    bad = (
+        "/api/chunking?method=fixed&size=50&overlap=50",
+        "/api/chunking/answer/no-such-question",
+        "/api/page/no-such-page",
+        "/api/bm25/search?q=%20%20",
+        "/api/lsa/twins?a=E-4107",
+        "/api/fusion/grid?weight=1.5",
+        "/api/fusion/lists/no-such-question",
+    )
+    missing = ("/api/neural/view", "/api/rerank/table", "/api/rerank/sweep")
+    tab = tab_answers(site, bad + missing, tmp_path)
+    for url in bad:
+        assert tab[url]["status"] == server_get(api, url).status_code, url
+        assert tab[url]["body"]["detail"], url
+    for url in missing:
+        assert tab[url]["status"] == 501, url
+        assert "not yet computed in the tab" in tab[url]["body"]["detail"]
+
+
+def test_a_collection_too_big_for_a_tab_is_refused_naming_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "big"
+    corpus.mkdir()
+    # One short section per heading: more heading chunks than the site's limit, little text.
+    sections = "\n\n".join(f"## Part {i}\n\nword{i} here." for i in range(SITE_MAX_CHUNKS + 1))
+    (corpus / "big.md").write_text(f"# Big\n\n{sections}\n", encoding="utf-8")
+    out = tmp_path / "site"
+    assert main(["site", "--corpus", str(corpus), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{SITE_MAX_CHUNKS:,}" in err and "SITE_MAX_CHUNKS" in err
+    assert not (out / "index.html").exists()
+
+
+def test_a_users_collection_gets_its_own_site_equal_to_its_server(
+    cranfield_import: Path, api_for: Any, tmp_path: Path
+) -> None:
+    from raglab.corpus.pages import load_corpus
+    from raglab.corpus.questions import load_questions
+    from raglab.pipeline.lab import Lab
+    from raglab.web.app import create_app
+
+    pages, questions = cranfield_import / "pages", cranfield_import / "questions.jsonl"
+    out = tmp_path / "site"
+    argv = ["site", "--corpus", str(pages), "--questions", str(questions), "--out", str(out)]
+    assert main([*argv, "--quiet"]) == 0
+    data = json.loads((out / DATA_FILE).read_text(encoding="utf-8"))
+    assert data["meta"]["bundled"] is False
+    assert data["meta"]["corpus"]["pages"] == 1400
+    corpus = load_corpus(pages)
+    api = api_for(create_app(Lab(corpus, load_questions(questions, corpus=corpus))))
+    urls = (
+        "/api/meta",
+        "/api/chunking?method=sentence",
+        "/api/bm25/search?q=boundary%20layer%20transition%20at%20supersonic%20speed&top=10",
+        "/api/bm25/recall?k1=0.8&b=0.4",
+        "/api/lsa/search?q=heat%20transfer%20in%20hypersonic%20flow&top=10",
+    )
+    tab = tab_answers(out, urls, tmp_path)
+    for url in urls:
+        expected = server_get(api, url).json()
+        body = tab[url]["body"]
+        if url == "/api/meta":
+            expected.pop("warm_ms")
+            body.pop("warm_ms")
+            body.pop("site")
+        assert near(expected, body) == [], url
+
+
+def test_a_collection_over_the_text_limit_is_refused_before_it_is_chunked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "long"
+    corpus.mkdir()
+    line = "a long page of plain words, " * 40 + "\n"
+    (corpus / "long.md").write_text(
+        "# Long\n\n" + line * (SITE_MAX_TEXT_BYTES // len(line) + 1), encoding="utf-8"
+    )
+    out = tmp_path / "site"
+    assert main(["site", "--corpus", str(corpus), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{SITE_MAX_TEXT_BYTES:,}" in err and "SITE_MAX_TEXT_BYTES" in err
+    assert not out.exists()
