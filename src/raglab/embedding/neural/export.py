@@ -16,8 +16,8 @@ order, its ``name``, ``shape``, ``offset`` (bytes from the data's start) and ``b
 layouts are :class:`~raglab.embedding.neural.encoder.BertWeights`'s: ``word``, ``position``,
 ``token_type``, ``emb_gamma``, ``emb_beta``, then ``layer.<l>.<field>`` for each
 :class:`~raglab.embedding.neural.encoder.LayerWeights` field, matrices stored (in, out) and W_q,
-W_k, W_v side by side in ``qkv``. For all-MiniLM-L6-v2 the file is 90.9 MB in float32 and
-45.4 MB in float16 (each weight rounded to the nearest float16; see docs/design.md for what that
+W_k, W_v side by side in ``qkv``. For all-MiniLM-L6-v2 the file is 90.3 MB in float32 and
+45.1 MB in float16 (each weight rounded to the nearest float16; see docs/design.md for what that
 costs the vectors). ``engine/embedding/neural/weights.js`` reads it.
 """
 
@@ -103,5 +103,7 @@ def export_weights(model: NeuralModel, path: str | Path, dtype: str) -> dict[str
         out.write(struct.pack("<Q", len(text)))
         out.write(text)
         for array in arrays:
-            out.write(np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes())
+            out.write(
+                np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+            )
     return head

@@ -9,7 +9,8 @@ a number itself.
 One file per stage (``text.json``, ``chunking.json``, ``bm25.json``, ``metrics.json``) and one per
 collection of its pages and questions (``collection-<name>.json``), for two collections: the
 bundled handbook and Cranfield (``tests/fixtures/cranfield``, imported as ``raglab import
-glasgow`` imports it). Character offsets are written in UTF-16 code units, the unit of a
+glasgow`` imports it). The neural encoder's files are the model's weights exported as float32
+and float16 and ``neural.json`` (:func:`neural_fixture`). Character offsets are written in UTF-16 code units, the unit of a
 JavaScript string (Python counts code points; the two differ only past U+FFFF).
 
 Run as ``python -m tests.web.static.engine.parity OUT_DIR`` to write them by hand (``make

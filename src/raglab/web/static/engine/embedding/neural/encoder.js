@@ -53,39 +53,32 @@ export function gelu(x) {
   return x;
 }
 
-/** x (t, n) W (n, m) + b (m): a new (t, m) Float32Array. Four rows of x at a time, so each
- * row of W is read once per four rows (W is larger than a core's cache). */
+const BLOCK = 16;
+
+/** x (t, n) W (n, m) + b (m): a new (t, m) Float32Array. Sixteen rows of x at a time, each row
+ * of W applied to all of them while it is in cache: W (up to 2.4 MB a matrix, 87 MB in all) is
+ * read from memory once per sixteen word pieces, which is what a short question costs. */
 export function linear(x, t, w, b) {
   const m = b.length;
   const n = w.length / m;
   const out = new Float32Array(t * m);
-  const acc = [0, 1, 2, 3].map(() => new Float64Array(m));
-  const [s0, s1, s2, s3] = acc;
-  for (let i = 0; i < t; i += 4) {
-    const rows = Math.min(4, t - i);
-    for (const a of acc) a.fill(0);
-    const x0 = i * n;
-    const x1 = rows > 1 ? x0 + n : x0;
-    const x2 = rows > 2 ? x0 + 2 * n : x0;
-    const x3 = rows > 3 ? x0 + 3 * n : x0;
+  const acc = new Float64Array(BLOCK * m);
+  for (let i = 0; i < t; i += BLOCK) {
+    const rows = Math.min(BLOCK, t - i);
+    acc.fill(0);
     for (let k = 0; k < n; k++) {
-      const a0 = x[x0 + k];
-      const a1 = x[x1 + k];
-      const a2 = x[x2 + k];
-      const a3 = x[x3 + k];
       const base = k * m;
-      for (let j = 0; j < m; j++) {
-        const v = w[base + j];
-        s0[j] += a0 * v;
-        s1[j] += a1 * v;
-        s2[j] += a2 * v;
-        s3[j] += a3 * v;
+      for (let r = 0; r < rows; r++) {
+        const a = x[(i + r) * n + k];
+        if (a === 0) continue;
+        const at = r * m;
+        for (let j = 0; j < m; j++) acc[at + j] += a * w[base + j];
       }
     }
     for (let r = 0; r < rows; r++) {
       const row = (i + r) * m;
-      const sums = acc[r];
-      for (let j = 0; j < m; j++) out[row + j] = sums[j] + b[j];
+      const at = r * m;
+      for (let j = 0; j < m; j++) out[row + j] = acc[at + j] + b[j];
     }
   }
   return out;
