@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { maxDifference, neural, reference, weights } from "./neural.mjs";
-import { encodeIds, erf } from "../../../../../../src/raglab/web/static/engine/embedding/neural/encoder.js";
+import { encodeIds, erf, tokenStates } from "../../../../../../src/raglab/web/static/engine/embedding/neural/encoder.js";
 
 test("erf, against the printed table", () => {
   for (const [x, value] of [[0.1, 0.1124629160], [1, 0.8427007929], [2, 0.9953222650], [-0.5, -0.5204998778]]) {
@@ -36,4 +36,15 @@ test("float32 weights: the Python encoder's vectors of handbook chunks within 1e
     worst = Math.max(worst, difference);
   }
   t.diagnostic(`largest difference ${worst.toExponential(2)}`);
+});
+
+test("float32 weights: the reference's token states of texts 2 and 3 within 1e-4", () => {
+  const { input_ids: ids, token_embeddings_of_texts_2_and_3: expected } = reference();
+  [2, 3].forEach((text, n) => {
+    const states = tokenStates(weights("float32"), ids[text]);
+    const flat = expected[n].flat();
+    assert.equal(states.length, flat.length, `text ${text}: shape`);
+    const difference = maxDifference(states, flat);
+    assert.ok(difference <= 1e-4, `text ${text}: ${difference}`);
+  });
 });

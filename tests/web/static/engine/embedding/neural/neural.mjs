@@ -11,6 +11,7 @@ const loaded = new Map();
 /** The weights file of `dtype` ("float32" or "float16") as the loader reads it. */
 export function weights(dtype) {
   if (!loaded.has(dtype)) {
+    neural(); // a clear error when the fixtures' folder is not set
     const bytes = readFileSync(join(process.env.RAGLAB_PARITY_DIR, `weights-${dtype}.bin`));
     loaded.set(dtype, loadWeights(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
   }
