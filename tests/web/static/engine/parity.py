@@ -9,7 +9,8 @@ a number itself.
 One file per stage (``text.json``, ``chunking.json``, ``bm25.json``, ``metrics.json``) and one per
 collection of its pages and questions (``collection-<name>.json``), for two collections: the
 bundled handbook and Cranfield (``tests/fixtures/cranfield``, imported as ``raglab import
-glasgow`` imports it). Character offsets are written in UTF-16 code units, the unit of a
+glasgow`` imports it). The neural encoder's files are the model's weights exported as float32
+and float16 and ``neural.json`` (:func:`neural_fixture`). Character offsets are written in UTF-16 code units, the unit of a
 JavaScript string (Python counts code points; the two differ only past U+FFFF).
 
 Run as ``python -m tests.web.static.engine.parity OUT_DIR`` to write them by hand (``make
@@ -1016,6 +1017,48 @@ STAGES: dict[str, Callable[[Sequence[Collection]], dict[str, Any]]] = {
 }
 
 
+#: How many handbook chunks the neural fixture holds: the shortest of the heading chunker's, so
+#: the JavaScript forward pass (about 15 ms a word piece on one busy core) stays within seconds.
+NEURAL_CHUNKS = 20
+
+
+def neural_fixture(out: Path) -> list[Path]:
+    """The neural encoder's files: the model's weights exported as float32 and as float16
+    (``weights-<dtype>.bin``), and ``neural.json``: the tokenizer file's path, the weights'
+    manifests, and the Python encoder's word-piece ids and unit vectors of the
+    :data:`NEURAL_CHUNKS` shortest handbook chunks (heading chunker, default size)."""
+    from raglab.chunking.chunkers import chunk_pages
+    from raglab.embedding.neural.export import DTYPES, export_weights
+    from raglab.embedding.neural.model import load_model
+
+    model = load_model()
+    written, manifests = [], {}
+    for dtype in DTYPES:
+        path = out / f"weights-{dtype}.bin"
+        manifests[dtype] = export_weights(model, path, dtype)
+        written.append(path)
+    handbook = collections()[0]
+    chunks = chunk_pages(
+        handbook.corpus, method="heading", size=S.CHUNK_SIZES["heading"], overlap=None
+    )
+    ids = model.token_ids([c.text for c in chunks])
+    shortest = sorted(range(len(chunks)), key=lambda i: (len(ids[i]), i))[:NEURAL_CHUNKS]
+    texts = [chunks[i].text for i in shortest]
+    vectors = model.encode(texts)
+    fixture = {
+        "tokenizer": str(model.path / "tokenizer.json"),
+        "reference": str(REPO / "tests" / "fixtures" / "minilm-reference" / "reference.json"),
+        "manifests": manifests,
+        "chunks": [
+            {"id": chunks[i].id, "text": text, "ids": ids[i], "vector": vector.tolist()}
+            for i, text, vector in zip(shortest, texts, vectors, strict=True)
+        ],
+    }
+    path = out / "neural.json"
+    path.write_text(json.dumps(fixture, ensure_ascii=False), encoding="utf-8")
+    return [*written, path]
+
+
 def write_fixtures(out: Path) -> list[Path]:
     """Write every stage's fixture and each collection's data into ``out``; the paths written."""
     out.mkdir(parents=True, exist_ok=True)
@@ -1029,6 +1072,7 @@ def write_fixtures(out: Path) -> list[Path]:
         path = out / f"{name}.json"
         path.write_text(json.dumps(build(cs), ensure_ascii=False), encoding="utf-8")
         written.append(path)
+    written += neural_fixture(out)
     return written
 
 
