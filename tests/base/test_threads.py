@@ -135,18 +135,32 @@ def test_run_parts_raises_a_parts_error() -> None:
         run_parts(8, 3, work)
 
 
+_BLAS_PROBE = """
+from threadpoolctl import threadpool_info
+from raglab.base.threads import blas_threads
+
+def counts():
+    return sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+
+before = counts()
+with blas_threads(2):
+    inside = counts()
+print(before, inside, counts())
+"""
+
+
 def test_blas_threads_sets_blas_inside_the_block_only() -> None:
-    """oracle: threadpoolctl's own report of the BLAS libraries' thread counts (the test
-    session runs BLAS on one thread, tests/conftest.py: 2 inside, 1 again after)."""
-    from threadpoolctl import threadpool_info
+    """oracle: threadpoolctl's own report of the BLAS libraries' thread counts, read in a fresh
+    interpreter started on one BLAS thread (so what earlier tests did to this process's BLAS
+    cannot decide it): 1 before, 2 inside, 1 again after."""
+    import subprocess
+    import sys
 
-    def counts() -> set[int]:
-        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
-
-    assert counts() == {1}
-    with blas_threads(2):
-        assert counts() == {2}
-    assert counts() == {1}
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", _BLAS_PROBE], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split("] ") == ["[1", "[2", "[1]\n"]
 
 
 def _parts_in_a_fork(out: Any) -> None:
