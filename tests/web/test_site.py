@@ -112,7 +112,9 @@ def near(a: Any, b: Any, where: str = "") -> list[str]:
 
 def server_get(api: Any, url: str) -> Any:
     """The in-process server's answer to ``url`` (its query given as parameters, as the client
-    takes them)."""
+    takes them); a URL written ``POST /api/...`` is posted, its query in the URL."""
+    if url.startswith("POST "):
+        return api.post(url.removeprefix("POST "))
     path, _, query = url.partition("?")
     return api.get(unquote(path), **dict(parse_qsl(query)))
 
@@ -159,6 +161,34 @@ def test_the_tab_answers_exhibits_one_to_four_as_the_server_does(
         assert near(expected, tab[url]["body"]) == [], url
 
 
+#: Exhibit V's requests: the reranker trained over each first stage but the neural ones, its
+#: table at the λ chosen on train and at λ's corners, the sweep.
+RERANK_URLS = (
+    "POST /api/rerank/train",
+    "POST /api/rerank/train?retriever=bm25",
+    "POST /api/rerank/train?retriever=score",
+    "/api/rerank/table",
+    "/api/rerank/table?lam=0",
+    "/api/rerank/table?lam=1",
+    "/api/rerank/table?lam=0.55&retriever=lsa",
+    "/api/rerank/table?lam=0&retriever=score",
+    "/api/rerank/sweep",
+    "/api/rerank/sweep?retriever=bm25",
+    "/api/rerank/sweep?retriever=score",
+)
+
+
+def test_the_tab_answers_exhibit_five_as_the_server_does(
+    site: Path, api: Any, tmp_path: Path
+) -> None:
+    tab = tab_answers(site, RERANK_URLS, tmp_path)
+    for url in RERANK_URLS:
+        server = server_get(api, url)
+        assert server.status_code == 200, url
+        assert tab[url]["status"] == 200, (url, tab[url]["body"])
+        assert near(server.json(), tab[url]["body"]) == [], url
+
+
 def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
     site: Path, api: Any, tmp_path: Path
 ) -> None:
@@ -171,7 +201,7 @@ def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
         "/api/fusion/grid?weight=1.5",
         "/api/fusion/lists/no-such-question",
     )
-    missing = ("/api/neural/view", "/api/rerank/table", "/api/rerank/sweep")
+    missing = ("/api/neural/view", "/api/rerank/table?retriever=neural")
     tab = tab_answers(site, bad + missing, tmp_path)
     for url in bad:
         assert tab[url]["status"] == server_get(api, url).status_code, url

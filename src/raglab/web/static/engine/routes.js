@@ -17,6 +17,7 @@ import {
   lsaSpectrum,
   nearestWords,
 } from "./exhibits/lsa.js";
+import { fittedReranker, rerankRows, rerankSummary, rerankTuning } from "./exhibits/rerank.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
 
 /** An answer other than 200: its status and the sentence the page shows. */
@@ -114,8 +115,52 @@ function fusionWeight(params, chosen) {
   return w;
 }
 
+/** MMR's λ in [0, 1] (absent: null, the one chosen on train). */
+function mmrLambda(params) {
+  const lam = number(params, "lam", null);
+  if (lam !== null && (lam < 0 || lam > 1)) throw new Refusal(422, "lam: give a number from 0 to 1");
+  return lam;
+}
+
+/** The reranker over the first stage `retriever` names (absent: the setting's default), fitted
+ * on train; a neural first stage is refused as lacking. */
+function reranker(data, params, progress) {
+  const choices = data.meta.settings.find((s) => s.name === "retriever").choices;
+  const retriever = choice(params, "retriever", choices, defaultOf(data.meta, "retriever"));
+  if (data.meta.fixed.find((f) => f.name === "neural_retrievers").value.includes(retriever)) {
+    throw new Refusal(501, `the ${retriever} first stage is not yet computed in the tab: ${lacking(data)}`);
+  }
+  const lab = labFor(data, null);
+  const fitted = fittedReranker(lab, retriever, {
+    windowsSet: data.engine.lsa_windows,
+    constants: data.engine.rerank,
+    progress,
+  });
+  return { lab, retriever, fitted };
+}
+
+const lacking = (data) => `this static site lacks ${data.meta.site.lacks.join(", ")}; run raglab serve for it`;
+
+/** The routes a POST reaches (the others answer GET only). */
+const POSTED = new Set(["rerank/train"]);
+
 /** Each route the tab answers: (data, params, rest, progress) -> the server's JSON. */
 const ROUTES = {
+  "rerank/train": (data, params, rest, progress) => {
+    const { lab, fitted } = reranker(data, params, progress);
+    return rerankSummary(lab, fitted, data.engine.rerank);
+  },
+  "rerank/table": (data, params, rest, progress) => {
+    const lam = mmrLambda(params);
+    const { lab, retriever, fitted } = reranker(data, params, progress);
+    const chosen = fitted.exhibit.chosenLambda;
+    const value = lam ?? chosen;
+    return { lambda: value, chosen_lambda: chosen, retriever, rows: rerankRows(lab, fitted, value), tuning: rerankTuning(lab, fitted) };
+  },
+  "rerank/sweep": (data, params, rest, progress) => {
+    const { retriever, fitted } = reranker(data, params, progress);
+    return { retriever, ...fitted.exhibit.sweep };
+  },
   meta: (data) => data.meta,
   questions: (data, params) => {
     const split = choice(params, "split", SPLITS, "all");
@@ -267,14 +312,17 @@ function route(path) {
 
 /** The answer to `url` ("/api/bm25/search?q=..."): the route's JSON, or a Refusal thrown.
  * `progress(done, total, what)` is called during long steps. */
-export function answer(data, url, progress = () => {}) {
+export function answer(data, url, progress = () => {}, { method = "GET" } = {}) {
   const parsed = new URL(url, "http://tab.invalid");
   const path = parsed.pathname.replace(/^\/api\//, "");
   const [handler, rest] = route(path);
+  if (handler && (method === "POST") !== POSTED.has(path)) {
+    throw new Refusal(405, `${method} /api/${path}: the route answers ${POSTED.has(path) ? "POST" : "GET"}`);
+  }
   if (!handler) {
     throw new Refusal(
       501,
-      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to IV ` +
+      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to V ` +
         "here (not the neural embedding); run raglab serve for the rest",
     );
   }
