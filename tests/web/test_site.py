@@ -226,33 +226,44 @@ def test_a_collection_too_big_for_a_tab_is_refused_naming_the_limit(
     assert not (out / "index.html").exists()
 
 
+#: The CACM excerpt (tests/fixtures/cacm/README.txt: 55 records, 4 labelled questions).
+CACM = REPO / "tests" / "fixtures" / "cacm"
+
+
 def test_a_users_collection_gets_its_own_site_equal_to_its_server(
-    cranfield_import: Path, api_for: Any, tmp_path: Path
+    api_for: Any, tmp_path: Path
 ) -> None:
     from raglab.corpus.pages import load_corpus
     from raglab.corpus.questions import load_questions
     from raglab.pipeline.lab import Lab
     from raglab.web.app import create_app
 
-    pages, questions = cranfield_import / "pages", cranfield_import / "questions.jsonl"
+    imported = tmp_path / "cacm"
+    argv = ["import", "glasgow", "--out", str(imported), "--quiet"]
+    for option, name in (("docs", "cacm.all"), ("queries", "query.text"), ("qrels", "qrels.text")):
+        argv += [f"--{option}", str(CACM / name)]
+    assert main(argv) == 0
+    pages, questions = imported / "pages", imported / "questions.jsonl"
     out = tmp_path / "site"
     argv = ["site", "--corpus", str(pages), "--questions", str(questions), "--out", str(out)]
     assert main([*argv, "--quiet"]) == 0
     data = json.loads((out / DATA_FILE).read_text(encoding="utf-8"))
     assert data["meta"]["bundled"] is False
-    assert data["meta"]["corpus"]["pages"] == 1400
+    assert data["meta"]["corpus"]["pages"] == 55
     corpus = load_corpus(pages)
     api = api_for(create_app(Lab(corpus, load_questions(questions, corpus=corpus))))
     urls = (
         "/api/meta",
         "/api/chunking?method=sentence",
-        "/api/bm25/search?q=boundary%20layer%20transition%20at%20supersonic%20speed&top=10",
+        "/api/bm25/search?q=algorithm%20for%20solving%20linear%20equations&top=10",
         "/api/bm25/recall?k1=0.8&b=0.4",
-        "/api/lsa/search?q=heat%20transfer%20in%20hypersonic%20flow&top=10",
+        "/api/lsa/search?q=computer%20programming%20language&top=10",
     )
     tab = tab_answers(out, urls, tmp_path)
     for url in urls:
-        expected = server_get(api, url).json()
+        server = server_get(api, url)
+        assert server.status_code == 200 and tab[url]["status"] == 200, url
+        expected = server.json()
         body = tab[url]["body"]
         if url == "/api/meta":
             expected.pop("warm_ms")
