@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, unquote
 import pytest
 
 from raglab.cli.main import main
-from raglab.settings import SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
+from raglab.settings import SETTINGS, SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
 from raglab.web.site import DATA_FILE, TAB_MARKER
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,9 +112,10 @@ def near(a: Any, b: Any, where: str = "") -> list[str]:
 
 def server_get(api: Any, url: str) -> Any:
     """The in-process server's answer to ``url`` (its query given as parameters, as the client
-    takes them); a URL written ``POST /api/...`` is posted, its query in the URL."""
+    takes them); a URL written ``POST /api/... {json}`` is posted, with that body if given."""
     if url.startswith("POST "):
-        return api.post(url.removeprefix("POST "))
+        path, _, body = url.removeprefix("POST ").partition(" ")
+        return api.post(path, json.loads(body) if body else None)
     path, _, query = url.partition("?")
     return api.get(unquote(path), **dict(parse_qsl(query)))
 
@@ -189,6 +190,50 @@ def test_the_tab_answers_exhibit_five_as_the_server_does(
         assert near(server.json(), tab[url]["body"]) == [], url
 
 
+def _run(**settings: Any) -> str:
+    return f"POST /api/run {json.dumps(settings)}"
+
+
+_SLIDERS = {row.name: row.slider for row in SETTINGS if row.slider is not None}
+#: Exhibit VI's requests: the run at the defaults and at the corners of each control the tab
+#: computes (budget and threshold ends, λ's ends, each reader scoring but cosine, each first
+#: stage but the neural ones, a given fusion weight, no reranker, no MMR, the training split),
+#: and two runs compared.
+RUN_URLS = (
+    _run(),
+    _run(budget=int(_SLIDERS["budget"][0])),
+    _run(budget=int(_SLIDERS["budget"][1])),
+    _run(threshold=0.0),
+    _run(threshold=1.0),
+    _run(threshold=0.33),
+    _run(reader_scoring="idf"),
+    _run(reader_scoring="idf", threshold=0.0, split="train"),
+    _run(mmr_lambda=0.0),
+    _run(mmr_lambda=1.0),
+    _run(mmr=False),
+    _run(rerank=False),
+    _run(rerank=False, retriever="bm25", budget=int(_SLIDERS["budget"][0])),
+    _run(retriever="lsa"),
+    _run(retriever="score"),
+    _run(retriever="score", weight=0.0, rerank=False),
+    _run(retriever="score", weight=1.0),
+    "POST /api/run/compare "
+    + json.dumps({"a": {}, "b": {"reader_scoring": "idf", "threshold": 0.2}}),
+    "POST /api/run/compare " + json.dumps({"a": {"rerank": False}, "b": {"retriever": "bm25"}}),
+)
+
+
+def test_the_tab_answers_exhibit_six_as_the_server_does(
+    site: Path, api: Any, tmp_path: Path
+) -> None:
+    tab = tab_answers(site, RUN_URLS, tmp_path)
+    for url in RUN_URLS:
+        server = server_get(api, url)
+        assert server.status_code == 200, url
+        assert tab[url]["status"] == 200, (url, tab[url]["body"])
+        assert near(server.json(), tab[url]["body"]) == [], url
+
+
 def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
     site: Path, api: Any, tmp_path: Path
 ) -> None:
@@ -201,7 +246,13 @@ def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
         "/api/fusion/grid?weight=1.5",
         "/api/fusion/lists/no-such-question",
     )
-    missing = ("/api/neural/view", "/api/rerank/table?retriever=neural")
+    missing = (
+        "/api/neural/view",
+        "/api/rerank/table?retriever=neural",
+        _run(retriever="neural"),
+        _run(reader_scoring="cosine"),
+        _run(chunker="sentence"),
+    )
     tab = tab_answers(site, bad + missing, tmp_path)
     for url in bad:
         assert tab[url]["status"] == server_get(api, url).status_code, url

@@ -34,6 +34,7 @@ from raglab.pipeline.exhibits.lsa import EXAMPLE_PAIR, SAMPLE_WORDS
 from raglab.pipeline.grid import GRID_B_STEP, GRID_K1_STEP, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.rerank.logistic import RERANK_INIT_SCALE, RERANK_TOLERANCE
+from raglab.run_settings import RUN_SETTING_NAMES
 from raglab.settings import (
     GRID_RECALL_K,
     RERANK_FEATURES,
@@ -42,6 +43,7 @@ from raglab.settings import (
     SEED,
     SITE_MAX_CHUNKS,
     SITE_MAX_TEXT_BYTES,
+    WILSON_Z,
 )
 from raglab.web.routes.meta import get_questions, meta
 from raglab.web.routes.page import get_page
@@ -154,6 +156,10 @@ def engine_constants(lab: Lab) -> dict[str, Any]:
         # Cosines equal to this many decimals tie (LSAModel.neighbours), in both engines.
         "lsa_tie_decimals": _TIE_DECIMALS,
         "rerank": rerank_constants(),
+        # The run request's settings (POST /api/run's fields beside ``split``) and the z of
+        # the accuracy's Wilson interval.
+        "run_settings": list(RUN_SETTING_NAMES),
+        "wilson_z": WILSON_Z,
     }
 
 

@@ -18,6 +18,7 @@ import {
   nearestWords,
 } from "./exhibits/lsa.js";
 import { fittedReranker, rerankRows, rerankSummary, rerankTuning } from "./exhibits/rerank.js";
+import { compareRuns, funnel, oneBase, plainRun, riskCoverage, runResult } from "./exhibits/end_to_end.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
 
 /** An answer other than 200: its status and the sentence the page shows. */
@@ -142,10 +143,67 @@ function reranker(data, params, progress) {
 const lacking = (data) => `this static site lacks ${data.meta.site.lacks.join(", ")}; run raglab serve for it`;
 
 /** The routes a POST reaches (the others answer GET only). */
-const POSTED = new Set(["rerank/train"]);
+const POSTED = new Set(["rerank/train", "run", "run/compare"]);
+
+/** A run request's settings, the settings table's defaults filled in, and its split; 501 for
+ * what the tab does not compute (another chunking, k1, b or depth, a neural first stage, the
+ * cosine reader), 422 for what the server refuses. */
+function runRequest(data, body) {
+  const { meta } = data;
+  const names = data.engine.run_settings;
+  const request = body ?? {};
+  for (const key of Object.keys(request)) {
+    if (key !== "split" && !names.includes(key)) throw new Refusal(422, `${key}: Extra inputs are not permitted`);
+  }
+  const given = {};
+  for (const name of names) given[name] = request[name] ?? defaultOf(meta, name);
+  const split = request.split ?? "test";
+  if (!["train", "test"].includes(split)) throw new Refusal(422, "split: one of train, test");
+  if (request.mmr === true && request.rerank === false) throw new Refusal(422, "mmr needs rerank");
+  const echo = { ...given, split };
+  // With rerank false and mmr left out, MMR is off too.
+  if (!given.rerank && request.mmr === undefined) given.mmr = false;
+  const neural = meta.fixed.find((f) => f.name === "neural_retrievers").value;
+  const differs = [];
+  if (given.chunker !== defaultOf(meta, "chunker") || request.size != null || request.overlap) differs.push("chunker");
+  for (const name of ["k1", "b", "depth", "fusion_depth"]) if (given[name] !== defaultOf(meta, name)) differs.push(name);
+  if (neural.includes(given.retriever)) differs.push(`the ${given.retriever} retriever (${lacking(data)})`);
+  if (given.reader_scoring === "cosine") differs.push(`the cosine reader (${lacking(data)})`);
+  if (differs.length) {
+    throw new Refusal(501, `this run is not yet computed in the tab: it runs the library's chunker, k1, b and depths, not ${differs.join(", ")}; run raglab serve for it`);
+  }
+  return { given, split, echo };
+}
+
+function run(data, body, progress) {
+  const { given, split, echo } = runRequest(data, body);
+  const lab = labFor(data, null);
+  const constants = { ...data.engine.rerank, wilson_z: data.engine.wilson_z };
+  return { result: runResult(lab, given, split, { windowsSet: data.engine.lsa_windows, constants, progress }), echo, lab };
+}
 
 /** Each route the tab answers: (data, params, rest, progress) -> the server's JSON. */
 const ROUTES = {
+  run: (data, params, rest, progress, body) => {
+    const { result, echo, lab } = run(data, body, progress);
+    return {
+      ...plainRun(result),
+      request: echo,
+      stages: funnel(data.meta, result),
+      bases: oneBase(result),
+      risk_coverage: riskCoverage(lab, result, { windowsSet: data.engine.lsa_windows }),
+    };
+  },
+  "run/compare": (data, params, rest, progress, body) => {
+    const a = run(data, body?.a, progress).result;
+    const b = run(data, body?.b, progress).result;
+    if (a.split !== b.split) throw new Refusal(422, "a and b must name the same split");
+    return {
+      a: { correct: a.correct, n: a.n, accuracy: a.accuracy },
+      b: { correct: b.correct, n: b.n, accuracy: b.accuracy },
+      ...compareRuns(a, b),
+    };
+  },
   "rerank/train": (data, params, rest, progress) => {
     const { lab, fitted } = reranker(data, params, progress);
     return rerankSummary(lab, fitted, data.engine.rerank);
@@ -312,7 +370,7 @@ function route(path) {
 
 /** The answer to `url` ("/api/bm25/search?q=..."): the route's JSON, or a Refusal thrown.
  * `progress(done, total, what)` is called during long steps. */
-export function answer(data, url, progress = () => {}, { method = "GET" } = {}) {
+export function answer(data, url, progress = () => {}, { method = "GET", body = null } = {}) {
   const parsed = new URL(url, "http://tab.invalid");
   const path = parsed.pathname.replace(/^\/api\//, "");
   const [handler, rest] = route(path);
@@ -322,9 +380,9 @@ export function answer(data, url, progress = () => {}, { method = "GET" } = {}) 
   if (!handler) {
     throw new Refusal(
       501,
-      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to V ` +
+      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to VI ` +
         "here (not the neural embedding); run raglab serve for the rest",
     );
   }
-  return handler(data, parsed.searchParams, rest, progress);
+  return handler(data, parsed.searchParams, rest, progress, body);
 }

@@ -62,14 +62,15 @@ function lsaCosines(lab, cs, tokens, candidates, windowsSet) {
   });
 }
 
-/** The first stage a retriever name stands for, its fusion weight chosen on train. */
-function firstStage(lab, retriever, windowsSet) {
+/** The first stage a retriever name stands for, its fusion weight `weight` (null: chosen on
+ * train). */
+export function firstStage(lab, retriever, windowsSet, weight = null) {
   const weighted = fixedOf(lab.meta, "score_fusions").includes(retriever);
-  return { retriever, weight: weighted ? chooseWeight(lab, { windowsSet }) : null };
+  return { retriever, weight: weighted ? (weight ?? chooseWeight(lab, { windowsSet })) : null };
 }
 
 /** A labelled question's candidates, their features, and its answer chunks. */
-function questionInputs(lab, cs, q, stage, windowsSet) {
+export function questionInputs(lab, cs, q, stage, windowsSet) {
   const { meta } = lab;
   const depth = fixedOf(meta, "rerank_depth");
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
@@ -90,14 +91,16 @@ function questionInputs(lab, cs, q, stage, windowsSet) {
 }
 
 /** The reranker fitted on train over `retriever`, every answerable question reranked, the
- * exhibit's rows and sweep: {stage, model, rows, positives, exhibit} (cached per retriever). */
-export function fittedReranker(lab, retriever, { windowsSet, constants, progress = () => {} }) {
+ * exhibit's rows and sweep: {stage, model, rows, positives, exhibit} (cached per first stage;
+ * `weight` a score fusion's, null: chosen on train). */
+export function fittedReranker(lab, retriever, { windowsSet, constants, weight = null, progress = () => {} }) {
   if (!lab._rerankers) lab._rerankers = new Map();
-  if (lab._rerankers.has(retriever)) return lab._rerankers.get(retriever);
   const { meta } = lab;
   lsaModel(lab, { windowsSet, progress });
+  const stage = firstStage(lab, retriever, windowsSet, weight);
+  const key = `${stage.retriever}/${stage.weight}`;
+  if (lab._rerankers.has(key)) return lab._rerankers.get(key);
   progress(0, 1, "training the reranker");
-  const stage = firstStage(lab, retriever, windowsSet);
   const cs = lab.chunkSet();
   const questions = [...lab.split("train", { answerable: true }), ...lab.split("test", { answerable: true })].map((q) =>
     questionInputs(lab, cs, q, stage, windowsSet),
@@ -127,7 +130,7 @@ export function fittedReranker(lab, retriever, { windowsSet, constants, progress
   });
   progress(1, 1, "training the reranker");
   const out = { stage, model, rows, positives, questions: ordered, exhibit };
-  lab._rerankers.set(retriever, out);
+  lab._rerankers.set(key, out);
   return out;
 }
 
