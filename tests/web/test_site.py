@@ -176,6 +176,11 @@ RERANK_URLS = (
     "/api/rerank/sweep",
     "/api/rerank/sweep?retriever=bm25",
     "/api/rerank/sweep?retriever=score",
+    "/api/rerank/version",
+    "/api/rerank/version?lam=0",
+    "/api/rerank/version?lam=1&retriever=bm25",
+    "/api/rerank/version?question_id=q01&lam=0.2",
+    "/api/rerank/version?question_id=q11",
 )
 
 

@@ -17,7 +17,7 @@ import {
   lsaSpectrum,
   nearestWords,
 } from "./exhibits/lsa.js";
-import { fittedReranker, rerankRows, rerankSummary, rerankTuning } from "./exhibits/rerank.js";
+import { fittedReranker, rerankRows, rerankSummary, rerankTuning, versionDemo } from "./exhibits/rerank.js";
 import { compareRuns, funnel, oneBase, plainRun, riskCoverage, runResult } from "./exhibits/end_to_end.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
 
@@ -214,6 +214,19 @@ const ROUTES = {
     const chosen = fitted.exhibit.chosenLambda;
     const value = lam ?? chosen;
     return { lambda: value, chosen_lambda: chosen, retriever, rows: rerankRows(lab, fitted, value), tuning: rerankTuning(lab, fitted) };
+  },
+  "rerank/version": (data, params, rest, progress) => {
+    const lam = mmrLambda(params);
+    const id = params.get("question_id");
+    const q = id === null ? null : question(data, id);
+    const { lab, fitted } = reranker(data, params, progress);
+    const chosen = fitted.exhibit.chosenLambda;
+    const answers = new Map(data.questions.map((x) => [x.id, x.answer]));
+    const demo = versionDemo(lab, fitted, lam ?? chosen, q, {
+      windowsSet: data.engine.lsa_windows,
+      answer: (qid) => answers.get(qid),
+    });
+    return { chosen_lambda: chosen, ...demo };
   },
   "rerank/sweep": (data, params, rest, progress) => {
     const { retriever, fitted } = reranker(data, params, progress);

@@ -14,6 +14,7 @@ import {
   chunkFeatureInputs,
   chunkTfidf,
   cosineMatrix,
+  mmrOrdered,
   questionFeatures,
   rerankCandidates,
   rerankExhibit,
@@ -180,4 +181,99 @@ export function rerankRows(lab, fitted, lam) {
     const { lambda: _, split: __, ...measures } = at(row.split);
     return { split: row.split, order: row.order, ...measures };
   });
+}
+
+/** A question's reranked list (rerank in pipeline/reranking.py), and after MMR at `lam`. */
+function rerankedOf(lab, fitted, q, windowsSet) {
+  const cs = lab.chunkSet();
+  const qi = questionInputs(lab, cs, q, fitted.stage, windowsSet);
+  return rerankCandidates(fitted.model, qi.candidates, qi.features);
+}
+
+function withMmr(lab, fitted, reranked, lam) {
+  if (reranked.indices.length === 0) return reranked;
+  const tfidf = chunkInputs(lab, lab.chunkSet()).tfidf;
+  const sim = cosineMatrix(reranked.indices.map((i) => tfidf[i]));
+  return mmrOrdered(reranked, sim, { lam, depth: fixedOf(lab.meta, "mmr_depth") });
+}
+
+/** Ids of superseded chunks in the first 3 of a list. */
+function supersededInTop(lab, list) {
+  const { chunks } = lab.chunkSet();
+  return Array.from(list.indices.slice(0, 3))
+    .filter((i) => chunks[i].status === "superseded")
+    .map((i) => chunks[i].id);
+}
+
+/** The largest λ of the grid at which no superseded chunk is left in the top 3 (null: none). */
+function leavesAt(lab, fitted, q, windowsSet) {
+  const reranked = rerankedOf(lab, fitted, q, windowsSet);
+  for (const lam of [...fixedOf(lab.meta, "mmr_lambdas")].sort((a, b) => b - a)) {
+    if (supersededInTop(lab, withMmr(lab, fitted, reranked, lam)).length === 0) return lam;
+  }
+  return null;
+}
+
+/** Answerable questions whose reranked top 3 holds a superseded chunk, best demo first
+ * (exhibits/rerank.py's version_candidates). */
+function versionCandidates(lab, fitted, windowsSet) {
+  if (fitted._candidates) return fitted._candidates;
+  const found = [];
+  lab.questions.forEach((q, order) => {
+    if (!q.answerable || q.spans.length === 0) return;
+    if (supersededInTop(lab, rerankedOf(lab, fitted, q, windowsSet)).length === 0) return;
+    const leaves = leavesAt(lab, fitted, q, windowsSet);
+    found.push({
+      key: [q.kind !== "version" ? 1 : 0, -(leaves ?? -1.0), q.split !== "test" ? 1 : 0, order],
+      row: { id: q.id, split: q.split, kind: q.kind, question: q.question, leaves_at: leaves },
+    });
+  });
+  found.sort((a, b) => {
+    for (let i = 0; i < 4; i++) if (a.key[i] !== b.key[i]) return a.key[i] - b.key[i];
+    return 0;
+  });
+  fitted._candidates = found.map((f) => f.row);
+  return fitted._candidates;
+}
+
+function topRows(lab, list, q) {
+  const cs = lab.chunkSet();
+  const rel = cs.relevance(q);
+  return Array.from(list.indices.slice(0, 3)).map((i, n) => {
+    const c = cs.chunks[i];
+    return {
+      rank: n + 1,
+      chunk: c.id,
+      index: i,
+      page: c.pageId,
+      title: c.title,
+      heading: c.headingPath.join(" > "),
+      status: c.status,
+      score: list.scores[n],
+      relevant: rel.has(i),
+      superseded: c.status === "superseded",
+    };
+  });
+}
+
+/** /api/rerank/version less chosen_lambda (version_demo): a question's reranked top 3 beside
+ * its top 3 after MMR at `lam`, superseded chunks marked; `q` null: the best candidate. */
+export function versionDemo(lab, fitted, lam, q, { windowsSet, answer }) {
+  const candidates = versionCandidates(lab, fitted, windowsSet);
+  if (q === null) {
+    if (!candidates.length) return { candidates: [], question: null };
+    q = lab.questions.find((x) => x.id === candidates[0].id);
+  }
+  const reranked = rerankedOf(lab, fitted, q, windowsSet);
+  const diversified = withMmr(lab, fitted, reranked, lam);
+  return {
+    candidates,
+    question: { id: q.id, split: q.split, question: q.question, answer: answer(q.id) },
+    lambda: lam,
+    leaves_at: q.answerable ? leavesAt(lab, fitted, q, windowsSet) : null,
+    reranked: topRows(lab, reranked, q),
+    mmr: topRows(lab, diversified, q),
+    superseded_reranked: supersededInTop(lab, reranked),
+    superseded_mmr: supersededInTop(lab, diversified),
+  };
 }
