@@ -202,8 +202,8 @@ def _run(**settings: Any) -> str:
 _SLIDERS = {row.name: row.slider for row in SETTINGS if row.slider is not None}
 #: Exhibit VI's requests: the run at the defaults and at the corners of each control the tab
 #: computes (budget and threshold ends, λ's ends, each reader scoring but cosine, each first
-#: stage but the neural ones, a given fusion weight, no reranker, no MMR, the training split),
-#: and two runs compared.
+#: stage but the neural ones, a given fusion weight, no reranker, no MMR, each chunker and the
+#: size slider's top, k1 and b's corners, the depths, the training split), and runs compared.
 RUN_URLS = (
     _run(),
     _run(budget=int(_SLIDERS["budget"][0])),
@@ -222,6 +222,14 @@ RUN_URLS = (
     _run(retriever="score"),
     _run(retriever="score", weight=0.0, rerank=False),
     _run(retriever="score", weight=1.0),
+    _run(chunker="sentence"),
+    _run(chunker="fixed", rerank=False, threshold=0.5),
+    _run(chunker="fixed", size=int(_SLIDERS["size"][1]), overlap=20, reader_scoring="idf"),
+    _run(chunker="heading", size=int(_SLIDERS["size"][1])),
+    _run(k1=float(_SLIDERS["k1"][0]), b=float(_SLIDERS["b"][0]), retriever="bm25"),
+    _run(k1=float(_SLIDERS["k1"][1]), b=float(_SLIDERS["b"][1]), retriever="score"),
+    _run(depth=0, rerank=False),
+    _run(depth=5, fusion_depth=0, rerank=False, retriever="rrf"),
     "POST /api/run/compare "
     + json.dumps({"a": {}, "b": {"reader_scoring": "idf", "threshold": 0.2}}),
     "POST /api/run/compare " + json.dumps({"a": {"rerank": False}, "b": {"retriever": "bm25"}}),
@@ -256,7 +264,6 @@ def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
         "/api/rerank/table?retriever=neural",
         _run(retriever="neural"),
         _run(reader_scoring="cosine"),
-        _run(chunker="sentence"),
     )
     tab = tab_answers(site, bad + missing, tmp_path)
     for url in bad:

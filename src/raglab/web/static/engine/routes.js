@@ -6,7 +6,7 @@
 // answers 501 with a sentence saying so. worker.js runs this in a Web Worker; Node's tests call
 // answer() directly.
 
-import { Lab } from "./exhibits/lab.js";
+import { fixedOf, Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";
 import { chooseWeight, questionGrid, rankerTable, threeLists } from "./exhibits/fusion.js";
 import {
@@ -132,7 +132,7 @@ function reranker(data, params, progress) {
     throw new Refusal(501, `the ${retriever} first stage is not yet computed in the tab: ${lacking(data)}`);
   }
   const lab = labFor(data, null);
-  const fitted = fittedReranker(lab, retriever, {
+  const fitted = fittedReranker(lab, { retriever }, {
     windowsSet: data.engine.lsa_windows,
     constants: data.engine.rerank,
     progress,
@@ -146,8 +146,8 @@ const lacking = (data) => `this static site lacks ${data.meta.site.lacks.join(",
 const POSTED = new Set(["rerank/train", "run", "run/compare"]);
 
 /** A run request's settings, the settings table's defaults filled in, and its split; 501 for
- * what the tab does not compute (another chunking, k1, b or depth, a neural first stage, the
- * cosine reader), 422 for what the server refuses. */
+ * what the tab does not compute (a neural first stage, the cosine reader: the site lacks the
+ * neural vectors), 422 for what the server refuses. */
 function runRequest(data, body) {
   const { meta } = data;
   const names = data.engine.run_settings;
@@ -161,16 +161,19 @@ function runRequest(data, body) {
   if (!["train", "test"].includes(split)) throw new Refusal(422, "split: one of train, test");
   if (request.mmr === true && request.rerank === false) throw new Refusal(422, "mmr needs rerank");
   const echo = { ...given, split };
+  if (given.overlap && given.chunker !== "fixed") throw new Refusal(422, "overlap: belongs to the fixed chunker");
+  if (given.chunker === "fixed" && given.overlap) {
+    const size = given.size ?? fixedOf(meta, "chunk_sizes").fixed;
+    if (given.overlap >= size) throw new Refusal(422, `overlap: must be smaller than the size ${size}`);
+  }
   // With rerank false and mmr left out, MMR is off too.
   if (!given.rerank && request.mmr === undefined) given.mmr = false;
   const neural = meta.fixed.find((f) => f.name === "neural_retrievers").value;
   const differs = [];
-  if (given.chunker !== defaultOf(meta, "chunker") || request.size != null || request.overlap) differs.push("chunker");
-  for (const name of ["k1", "b", "depth", "fusion_depth"]) if (given[name] !== defaultOf(meta, name)) differs.push(name);
-  if (neural.includes(given.retriever)) differs.push(`the ${given.retriever} retriever (${lacking(data)})`);
-  if (given.reader_scoring === "cosine") differs.push(`the cosine reader (${lacking(data)})`);
+  if (neural.includes(given.retriever)) differs.push(`the ${given.retriever} retriever`);
+  if (given.reader_scoring === "cosine") differs.push("the cosine reader");
   if (differs.length) {
-    throw new Refusal(501, `this run is not yet computed in the tab: it runs the library's chunker, k1, b and depths, not ${differs.join(", ")}; run raglab serve for it`);
+    throw new Refusal(501, `a run with ${differs.join(" and ")} is not yet computed in the tab: ${lacking(data)}`);
   }
   return { given, split, echo };
 }

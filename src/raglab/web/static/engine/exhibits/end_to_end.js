@@ -4,9 +4,9 @@
 // Mirrors src/raglab/pipeline/end_to_end.py (run_pipeline, threshold_sweep), pipeline/resolve.py
 // (the weight, MMR's λ and the threshold chosen on train, each with the ones before it fixed,
 // and their tuning notes) and pipeline/exhibits/end_to_end.py (funnel, one_base, risk_coverage,
-// compare_runs), answering with the shapes of POST /api/run and /api/run/compare. The tab runs
-// the library's chunking, k1, b and depths; a run at other ones, over a neural first stage or
-// with the cosine reader answers 501 (see routes.js).
+// compare_runs), answering with the shapes of POST /api/run and /api/run/compare. A run over a
+// neural first stage or with the cosine reader answers 501 (see routes.js): the site lacks the
+// neural vectors.
 
 import { mcnemarExact } from "../metrics/stats.js";
 import { mmrOrdered, rerankCandidates, cosineMatrix } from "../pipeline/reranking.js";
@@ -22,10 +22,9 @@ import { fittedReranker, firstStage, questionInputs } from "./rerank.js";
 
 const EPS = 1e-9;
 
-/** The reader's inputs over the lab's chunk set: chunks, quotable sentences, document
- * frequencies of its stemmed terms (built once). */
-function readerInputs(lab) {
-  const cs = lab.chunkSet();
+/** The reader's inputs over a chunk set: quotable sentences, document frequencies of its
+ * stemmed terms (built once per chunk set). */
+function readerInputs(lab, cs) {
   if (!cs._reader) {
     const analyzer = fixedOf(lab.meta, "reader_analyzer");
     const sentences = new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
@@ -42,9 +41,11 @@ function readSplit(lab, read, split, fitted, windowsSet) {
   if (!lab._readings) lab._readings = new Map();
   if (lab._readings.has(key)) return lab._readings.get(key);
   const { meta } = lab;
-  const cs = lab.chunkSet();
-  const inputs = readerInputs(lab);
-  const depth = read.rerank ? Math.min(fixedOf(meta, "rerank_depth"), cs.length) : Math.min(defaultOf(meta, "depth") || cs.length, cs.length);
+  const cs = lab.chunkSet(read.stage.chunking);
+  const inputs = readerInputs(lab, cs);
+  // The final list's depth (ReadSettings.final_depth): the reranker's, else the first stage's.
+  const deep = read.rerank ? fixedOf(meta, "rerank_depth") : read.stage.depth;
+  const depth = deep === 0 ? cs.length : Math.min(deep, cs.length);
   const texts = new Map(lab.pages.map((p) => [p.id, p.text]));
   const readings = lab.split(split).map((q) => {
     let list = Array.from(ranking(lab, q.question, read.stage, { windowsSet }).indices);
@@ -52,7 +53,7 @@ function readSplit(lab, read, split, fitted, windowsSet) {
       const qi = questionInputs(lab, cs, q, read.stage, windowsSet);
       let r = rerankCandidates(fitted.model, qi.candidates, qi.features);
       if (read.lam !== null) {
-        const sim = cosineMatrix(r.indices.map((i) => fitted.tfidf[i]));
+        const sim = cosineMatrix(Array.from(r.indices, (i) => fitted.tfidf[i]));
         r = mmrOrdered(r, sim, { lam: read.lam, depth: fixedOf(meta, "mmr_depth") });
       }
       list = r.indices;
@@ -94,10 +95,19 @@ function thresholdNote(meta, value, questions) {
 export function runResult(lab, given, split, { windowsSet, constants }) {
   const { meta } = lab;
   const weightGiven = given.weight;
-  const stage = firstStage(lab, given.retriever, windowsSet, weightGiven);
+  const settings0 = {
+    retriever: given.retriever,
+    weight: given.weight,
+    chunking: { method: given.chunker, size: given.size, overlap: given.overlap },
+    k1: given.k1,
+    b: given.b,
+    depth: given.depth,
+    fusionDepth: given.fusion_depth,
+  };
+  const stage = firstStage(lab, settings0, windowsSet);
+  const cs = lab.chunkSet(stage.chunking);
   const mmr = given.rerank && given.mmr;
-  const fitted = given.rerank ? fittedReranker(lab, given.retriever, { windowsSet, constants, weight: stage.weight }) : null;
-  if (fitted) fitted.tfidf = lab.chunkSet()._rerank.tfidf;
+  const fitted = given.rerank ? fittedReranker(lab, stage, { windowsSet, constants }) : null;
   let lam = null;
   if (mmr) lam = given.mmr_lambda ?? fitted.exhibit.chosenLambda;
   const read = { stage, rerank: given.rerank, lam, budget: given.budget, scoring: given.reader_scoring };
@@ -137,8 +147,8 @@ export function runResult(lab, given, split, { windowsSet, constants }) {
   });
   const settings = {
     ...given,
-    size: lab.chunkSet().key.size,
-    overlap: lab.chunkSet().key.overlap,
+    size: cs.key.size,
+    overlap: cs.key.overlap,
     weight: stage.weight,
     mmr,
     mmr_lambda: mmr ? lam : given.mmr_lambda,

@@ -21,8 +21,8 @@ import {
   trainReranker,
 } from "../pipeline/reranking.js";
 import { identifiers } from "../text/tokens.js";
-import { chooseWeight, ranking, tuningNote } from "./fusion.js";
-import { defaultOf, fixedOf } from "./lab.js";
+import { chooseWeight, ranking, stageOf, tuningNote } from "./fusion.js";
+import { fixedOf } from "./lab.js";
 import { lsaModel } from "./lsa.js";
 
 /** The chunk set's reranker inputs: each chunk's identifiers and title terms, its page's age
@@ -63,11 +63,13 @@ function lsaCosines(lab, cs, tokens, candidates, windowsSet) {
   });
 }
 
-/** The first stage a retriever name stands for, its fusion weight `weight` (null: chosen on
- * train). */
-export function firstStage(lab, retriever, windowsSet, weight = null) {
-  const weighted = fixedOf(lab.meta, "score_fusions").includes(retriever);
-  return { retriever, weight: weighted ? (weight ?? chooseWeight(lab, { windowsSet })) : null };
+/** The first stage `settings` stand for (fusion.js's stageOf), a score fusion's weight chosen
+ * on train when not given (pipeline/retrieval.py's resolve). */
+export function firstStage(lab, settings, windowsSet) {
+  const stage = stageOf(lab.meta, settings);
+  const weighted = fixedOf(lab.meta, "score_fusions").includes(stage.retriever);
+  stage.weight = weighted ? (stage.weight ?? chooseWeight(lab, { windowsSet, settings: stage })) : null;
+  return stage;
 }
 
 /** A labelled question's candidates, their features, and its answer chunks. */
@@ -77,7 +79,7 @@ export function questionInputs(lab, cs, q, stage, windowsSet) {
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
   const tokens = lab.queryTokens(q.question);
   const chunks = chunkInputs(lab, cs);
-  const index = cs.bm25.withParams({ k1: defaultOf(meta, "k1"), b: defaultOf(meta, "b") });
+  const index = cs.bm25.withParams({ k1: stage.k1, b: stage.b });
   const all = index.scores(tokens);
   const features = questionFeatures({
     bm25: candidates.map((i) => all[i]),
@@ -92,17 +94,17 @@ export function questionInputs(lab, cs, q, stage, windowsSet) {
 }
 
 /** The reranker fitted on train over `retriever`, every answerable question reranked, the
- * exhibit's rows and sweep: {stage, model, rows, positives, exhibit} (cached per first stage;
- * `weight` a score fusion's, null: chosen on train). */
-export function fittedReranker(lab, retriever, { windowsSet, constants, weight = null, progress = () => {} }) {
+ * exhibit's rows and sweep: {stage, cs, tfidf, model, rows, positives, exhibit} (cached per
+ * first stage; `settings` as firstStage's). */
+export function fittedReranker(lab, settings, { windowsSet, constants, progress = () => {} }) {
   if (!lab._rerankers) lab._rerankers = new Map();
   const { meta } = lab;
   lsaModel(lab, { windowsSet, progress });
-  const stage = firstStage(lab, retriever, windowsSet, weight);
-  const key = `${stage.retriever}/${stage.weight}`;
+  const stage = firstStage(lab, settings, windowsSet);
+  const key = JSON.stringify({ ...stage, chunking: lab.chunkSet(stage.chunking).key });
   if (lab._rerankers.has(key)) return lab._rerankers.get(key);
   progress(0, 1, "training the reranker");
-  const cs = lab.chunkSet();
+  const cs = lab.chunkSet(stage.chunking);
   const questions = [...lab.split("train", { answerable: true }), ...lab.split("test", { answerable: true })].map((q) =>
     questionInputs(lab, cs, q, stage, windowsSet),
   );
@@ -130,7 +132,7 @@ export function fittedReranker(lab, retriever, { windowsSet, constants, weight =
     precisionK: fixedOf(meta, "precision_k"),
   });
   progress(1, 1, "training the reranker");
-  const out = { stage, model, rows, positives, questions: ordered, exhibit };
+  const out = { stage, cs, tfidf, model, rows, positives, questions: ordered, exhibit };
   lab._rerankers.set(key, out);
   return out;
 }
@@ -185,21 +187,19 @@ export function rerankRows(lab, fitted, lam) {
 
 /** A question's reranked list (rerank in pipeline/reranking.py), and after MMR at `lam`. */
 function rerankedOf(lab, fitted, q, windowsSet) {
-  const cs = lab.chunkSet();
-  const qi = questionInputs(lab, cs, q, fitted.stage, windowsSet);
+  const qi = questionInputs(lab, fitted.cs, q, fitted.stage, windowsSet);
   return rerankCandidates(fitted.model, qi.candidates, qi.features);
 }
 
 function withMmr(lab, fitted, reranked, lam) {
   if (reranked.indices.length === 0) return reranked;
-  const tfidf = chunkInputs(lab, lab.chunkSet()).tfidf;
-  const sim = cosineMatrix(reranked.indices.map((i) => tfidf[i]));
+  const sim = cosineMatrix(reranked.indices.map((i) => fitted.tfidf[i]));
   return mmrOrdered(reranked, sim, { lam, depth: fixedOf(lab.meta, "mmr_depth") });
 }
 
 /** Ids of superseded chunks in the first 3 of a list. */
-function supersededInTop(lab, list) {
-  const { chunks } = lab.chunkSet();
+function supersededInTop(fitted, list) {
+  const { chunks } = fitted.cs;
   return Array.from(list.indices.slice(0, 3))
     .filter((i) => chunks[i].status === "superseded")
     .map((i) => chunks[i].id);
@@ -209,7 +209,7 @@ function supersededInTop(lab, list) {
 function leavesAt(lab, fitted, q, windowsSet) {
   const reranked = rerankedOf(lab, fitted, q, windowsSet);
   for (const lam of [...fixedOf(lab.meta, "mmr_lambdas")].sort((a, b) => b - a)) {
-    if (supersededInTop(lab, withMmr(lab, fitted, reranked, lam)).length === 0) return lam;
+    if (supersededInTop(fitted, withMmr(lab, fitted, reranked, lam)).length === 0) return lam;
   }
   return null;
 }
@@ -221,7 +221,7 @@ function versionCandidates(lab, fitted, windowsSet) {
   const found = [];
   lab.questions.forEach((q, order) => {
     if (!q.answerable || q.spans.length === 0) return;
-    if (supersededInTop(lab, rerankedOf(lab, fitted, q, windowsSet)).length === 0) return;
+    if (supersededInTop(fitted, rerankedOf(lab, fitted, q, windowsSet)).length === 0) return;
     const leaves = leavesAt(lab, fitted, q, windowsSet);
     found.push({
       key: [q.kind !== "version" ? 1 : 0, -(leaves ?? -1.0), q.split !== "test" ? 1 : 0, order],
@@ -236,8 +236,8 @@ function versionCandidates(lab, fitted, windowsSet) {
   return fitted._candidates;
 }
 
-function topRows(lab, list, q) {
-  const cs = lab.chunkSet();
+function topRows(fitted, list, q) {
+  const { cs } = fitted;
   const rel = cs.relevance(q);
   return Array.from(list.indices.slice(0, 3)).map((i, n) => {
     const c = cs.chunks[i];
@@ -271,9 +271,9 @@ export function versionDemo(lab, fitted, lam, q, { windowsSet, answer }) {
     question: { id: q.id, split: q.split, question: q.question, answer: answer(q.id) },
     lambda: lam,
     leaves_at: q.answerable ? leavesAt(lab, fitted, q, windowsSet) : null,
-    reranked: topRows(lab, reranked, q),
-    mmr: topRows(lab, diversified, q),
-    superseded_reranked: supersededInTop(lab, reranked),
-    superseded_mmr: supersededInTop(lab, diversified),
+    reranked: topRows(fitted, reranked, q),
+    mmr: topRows(fitted, diversified, q),
+    superseded_reranked: supersededInTop(fitted, reranked),
+    superseded_mmr: supersededInTop(fitted, diversified),
   };
 }
