@@ -258,6 +258,13 @@ def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
         "/api/lsa/twins?a=E-4107",
         "/api/fusion/grid?weight=1.5",
         "/api/fusion/lists/no-such-question",
+        "/api/rerank/table?lam=1.5",
+        "/api/rerank/version?question_id=no-such-question",
+        _run(mmr=True, rerank=False),
+        _run(chunker="sentence", overlap=10),
+        _run(chunker="fixed", size=40, overlap=40),
+        _run(split="all"),
+        _run(colour="blue"),
     )
     missing = (
         "/api/neural/view",
