@@ -1,6 +1,6 @@
 """The written site (``raglab site``) in Chromium: served by a plain static server, with every
-other host blocked, exhibits I to IV show the numbers ``raglab serve`` shows, computed in the
-tab, and an exhibit not yet computed there says so, at 1280 and 390 px.
+other host blocked, exhibits I to VI show the numbers ``raglab serve`` shows, computed in the
+tab (all but the neural rows, which the site says it lacks), at 1280 and 390 px.
 
 Oracle: the Python engine (the session's handbook lab, the lab ``raglab serve`` serves).
 """
@@ -17,11 +17,21 @@ from playwright.sync_api import Browser, Page, Route, ViewportSize, expect
 
 from raglab.cli.main import main
 from raglab.pipeline.chunking_report import chunking_report
+from raglab.pipeline.end_to_end import run_pipeline
 from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import choose_weight, first_ranks, measure, rank, ranker_table
-from raglab.run_settings import ChunkingKey, RetrievalSettings
+from raglab.pipeline.reranking import ORDERS, choose_lambda, measure_order, train_reranker
+from raglab.pipeline.retrieval import (
+    choose_weight,
+    first_ranks,
+    measure,
+    rank,
+    ranker_table,
+    resolve,
+)
+from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from raglab.settings import READER_THRESHOLDS
 from tests.web.conftest import _wait_for, free_port
 from tests.web.pages import LAPTOP, PHONE
 
@@ -84,7 +94,7 @@ def f3(value: float) -> str:
 
 
 @pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
-def test_the_static_site_computes_exhibits_one_to_four_in_the_tab(
+def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
 ) -> None:
     page, foreign, errors = open_site(browser, site_url, viewport)
@@ -163,10 +173,35 @@ def test_the_static_site_computes_exhibits_one_to_four_in_the_tab(
         "not in this static site"
     )
 
-    # Exhibit V is not computed in the tab yet: asked, it says so in its own section.
+    # Exhibit V: the reranker trained in the tab, its rows at the λ chosen on train.
+    reranker = train_reranker(lab, resolve(lab, RetrievalSettings()))
+    chosen_lambda = choose_lambda(lab, reranker)
     page.locator("#rerank").scroll_into_view_if_needed()
     page.locator("#rerank-train").click()
-    expect(page.locator("#rerank .tab-missing")).to_contain_text("not yet computed in the tab")
+    expect(page.locator("#rerank-summary")).to_contain_text(f"{reranker.rows:,} candidate rows")
+    expect(page.locator("#rerank-weights svg rect.bar")).to_have_count(len(reranker.weights))
+    for split in ("train", "test"):
+        for order in ORDERS:
+            measured = measure_order(lab, split, reranker, order, chosen_lambda)
+            cells = page.locator(f"#rerank-table tr[data-split={split}][data-order='{order}'] td")
+            expect(cells).to_have_count(5)
+            assert cells.all_text_contents()[1:] == [
+                f3(measured[m]) for m in ("top1", "p@3", "recall@5", "mrr")
+            ], (split, order)
+
+    # Exhibit VI: the default run on test, its accuracy, interval and bound.
+    result = run_pipeline(lab, RunSettings())
+    page.locator("#run-button").scroll_into_view_if_needed()
+    page.locator("#run-button").click()
+    expect(page.locator("#run-accuracy")).to_have_text(
+        f"{result.correct} of {result.n} = {result.accuracy:.3f}"
+    )
+    low, high = result.interval
+    expect(page.locator("#run-interval")).to_contain_text(f"{low:.3f}")
+    expect(page.locator("#run-interval")).to_contain_text(f"{high:.3f}")
+    expect(page.locator("#run-bound")).to_contain_text(f"{result.bound:.3f}")
+    expect(page.locator("#run-risk-table tbody tr")).to_have_count(len(READER_THRESHOLDS))
+    expect(page.locator(".tab-missing")).to_have_count(0)
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
     page.context.close()

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, unquote
 import pytest
 
 from raglab.cli.main import main
-from raglab.settings import SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
+from raglab.settings import SETTINGS, SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
 from raglab.web.site import DATA_FILE, TAB_MARKER
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,7 +112,10 @@ def near(a: Any, b: Any, where: str = "") -> list[str]:
 
 def server_get(api: Any, url: str) -> Any:
     """The in-process server's answer to ``url`` (its query given as parameters, as the client
-    takes them)."""
+    takes them); a URL written ``POST /api/... {json}`` is posted, with that body if given."""
+    if url.startswith("POST "):
+        path, _, body = url.removeprefix("POST ").partition(" ")
+        return api.post(path, json.loads(body) if body else None)
     path, _, query = url.partition("?")
     return api.get(unquote(path), **dict(parse_qsl(query)))
 
@@ -159,6 +162,91 @@ def test_the_tab_answers_exhibits_one_to_four_as_the_server_does(
         assert near(expected, tab[url]["body"]) == [], url
 
 
+#: Exhibit V's requests: the reranker trained over each first stage but the neural ones, its
+#: table at the λ chosen on train and at λ's corners, the sweep.
+RERANK_URLS = (
+    "POST /api/rerank/train",
+    "POST /api/rerank/train?retriever=bm25",
+    "POST /api/rerank/train?retriever=score",
+    "/api/rerank/table",
+    "/api/rerank/table?lam=0",
+    "/api/rerank/table?lam=1",
+    "/api/rerank/table?lam=0.55&retriever=lsa",
+    "/api/rerank/table?lam=0&retriever=score",
+    "/api/rerank/sweep",
+    "/api/rerank/sweep?retriever=bm25",
+    "/api/rerank/sweep?retriever=score",
+    "/api/rerank/version",
+    "/api/rerank/version?lam=0",
+    "/api/rerank/version?lam=1&retriever=bm25",
+    "/api/rerank/version?question_id=q01&lam=0.2",
+    "/api/rerank/version?question_id=q11",
+)
+
+
+def test_the_tab_answers_exhibit_five_as_the_server_does(
+    site: Path, api: Any, tmp_path: Path
+) -> None:
+    tab = tab_answers(site, RERANK_URLS, tmp_path)
+    for url in RERANK_URLS:
+        server = server_get(api, url)
+        assert server.status_code == 200, url
+        assert tab[url]["status"] == 200, (url, tab[url]["body"])
+        assert near(server.json(), tab[url]["body"]) == [], url
+
+
+def _run(**settings: Any) -> str:
+    return f"POST /api/run {json.dumps(settings)}"
+
+
+_SLIDERS = {row.name: row.slider for row in SETTINGS if row.slider is not None}
+#: Exhibit VI's requests: the run at the defaults and at the corners of each control the tab
+#: computes (budget and threshold ends, λ's ends, each reader scoring but cosine, each first
+#: stage but the neural ones, a given fusion weight, no reranker, no MMR, each chunker and the
+#: size slider's top, k1 and b's corners, the depths, the training split), and runs compared.
+RUN_URLS = (
+    _run(),
+    _run(budget=int(_SLIDERS["budget"][0])),
+    _run(budget=int(_SLIDERS["budget"][1])),
+    _run(threshold=0.0),
+    _run(threshold=1.0),
+    _run(threshold=0.33),
+    _run(reader_scoring="idf"),
+    _run(reader_scoring="idf", threshold=0.0, split="train"),
+    _run(mmr_lambda=0.0),
+    _run(mmr_lambda=1.0),
+    _run(mmr=False),
+    _run(rerank=False),
+    _run(rerank=False, retriever="bm25", budget=int(_SLIDERS["budget"][0])),
+    _run(retriever="lsa"),
+    _run(retriever="score"),
+    _run(retriever="score", weight=0.0, rerank=False),
+    _run(retriever="score", weight=1.0),
+    _run(chunker="sentence"),
+    _run(chunker="fixed", rerank=False, threshold=0.5),
+    _run(chunker="fixed", size=int(_SLIDERS["size"][1]), overlap=20, reader_scoring="idf"),
+    _run(chunker="heading", size=int(_SLIDERS["size"][1])),
+    _run(k1=float(_SLIDERS["k1"][0]), b=float(_SLIDERS["b"][0]), retriever="bm25"),
+    _run(k1=float(_SLIDERS["k1"][1]), b=float(_SLIDERS["b"][1]), retriever="score"),
+    _run(depth=0, rerank=False),
+    _run(depth=5, fusion_depth=0, rerank=False, retriever="rrf"),
+    "POST /api/run/compare "
+    + json.dumps({"a": {}, "b": {"reader_scoring": "idf", "threshold": 0.2}}),
+    "POST /api/run/compare " + json.dumps({"a": {"rerank": False}, "b": {"retriever": "bm25"}}),
+)
+
+
+def test_the_tab_answers_exhibit_six_as_the_server_does(
+    site: Path, api: Any, tmp_path: Path
+) -> None:
+    tab = tab_answers(site, RUN_URLS, tmp_path)
+    for url in RUN_URLS:
+        server = server_get(api, url)
+        assert server.status_code == 200, url
+        assert tab[url]["status"] == 200, (url, tab[url]["body"])
+        assert near(server.json(), tab[url]["body"]) == [], url
+
+
 def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
     site: Path, api: Any, tmp_path: Path
 ) -> None:
@@ -170,8 +258,20 @@ def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
         "/api/lsa/twins?a=E-4107",
         "/api/fusion/grid?weight=1.5",
         "/api/fusion/lists/no-such-question",
+        "/api/rerank/table?lam=1.5",
+        "/api/rerank/version?question_id=no-such-question",
+        _run(mmr=True, rerank=False),
+        _run(chunker="sentence", overlap=10),
+        _run(chunker="fixed", size=40, overlap=40),
+        _run(split="all"),
+        _run(colour="blue"),
     )
-    missing = ("/api/neural/view", "/api/rerank/table", "/api/rerank/sweep")
+    missing = (
+        "/api/neural/view",
+        "/api/rerank/table?retriever=neural",
+        _run(retriever="neural"),
+        _run(reader_scoring="cosine"),
+    )
     tab = tab_answers(site, bad + missing, tmp_path)
     for url in bad:
         assert tab[url]["status"] == server_get(api, url).status_code, url
@@ -196,33 +296,44 @@ def test_a_collection_too_big_for_a_tab_is_refused_naming_the_limit(
     assert not (out / "index.html").exists()
 
 
+#: The CACM excerpt (tests/fixtures/cacm/README.txt: 55 records, 4 labelled questions).
+CACM = REPO / "tests" / "fixtures" / "cacm"
+
+
 def test_a_users_collection_gets_its_own_site_equal_to_its_server(
-    cranfield_import: Path, api_for: Any, tmp_path: Path
+    api_for: Any, tmp_path: Path
 ) -> None:
     from raglab.corpus.pages import load_corpus
     from raglab.corpus.questions import load_questions
     from raglab.pipeline.lab import Lab
     from raglab.web.app import create_app
 
-    pages, questions = cranfield_import / "pages", cranfield_import / "questions.jsonl"
+    imported = tmp_path / "cacm"
+    argv = ["import", "glasgow", "--out", str(imported), "--quiet"]
+    for option, name in (("docs", "cacm.all"), ("queries", "query.text"), ("qrels", "qrels.text")):
+        argv += [f"--{option}", str(CACM / name)]
+    assert main(argv) == 0
+    pages, questions = imported / "pages", imported / "questions.jsonl"
     out = tmp_path / "site"
     argv = ["site", "--corpus", str(pages), "--questions", str(questions), "--out", str(out)]
     assert main([*argv, "--quiet"]) == 0
     data = json.loads((out / DATA_FILE).read_text(encoding="utf-8"))
     assert data["meta"]["bundled"] is False
-    assert data["meta"]["corpus"]["pages"] == 1400
+    assert data["meta"]["corpus"]["pages"] == 55
     corpus = load_corpus(pages)
     api = api_for(create_app(Lab(corpus, load_questions(questions, corpus=corpus))))
     urls = (
         "/api/meta",
         "/api/chunking?method=sentence",
-        "/api/bm25/search?q=boundary%20layer%20transition%20at%20supersonic%20speed&top=10",
+        "/api/bm25/search?q=algorithm%20for%20solving%20linear%20equations&top=10",
         "/api/bm25/recall?k1=0.8&b=0.4",
-        "/api/lsa/search?q=heat%20transfer%20in%20hypersonic%20flow&top=10",
+        "/api/lsa/search?q=computer%20programming%20language&top=10",
     )
     tab = tab_answers(out, urls, tmp_path)
     for url in urls:
-        expected = server_get(api, url).json()
+        server = server_get(api, url)
+        assert server.status_code == 200 and tab[url]["status"] == 200, url
+        expected = server.json()
         body = tab[url]["body"]
         if url == "/api/meta":
             expected.pop("warm_ms")

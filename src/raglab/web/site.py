@@ -21,6 +21,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from raglab.corpus.pages import Corpus, Page
 from raglab.corpus.questions import Question
 from raglab.embedding.lsa import _TIE_DECIMALS, window_rule
@@ -31,7 +33,18 @@ from raglab.pipeline.exhibits.chunking import ANSWER_CONTEXT_CHARS, CURVE_MAX_SI
 from raglab.pipeline.exhibits.lsa import EXAMPLE_PAIR, SAMPLE_WORDS
 from raglab.pipeline.grid import GRID_B_STEP, GRID_K1_STEP, grid_rule
 from raglab.pipeline.lab import Lab
-from raglab.settings import GRID_RECALL_K, SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
+from raglab.rerank.logistic import RERANK_INIT_SCALE, RERANK_TOLERANCE
+from raglab.run_settings import RUN_SETTING_NAMES
+from raglab.settings import (
+    GRID_RECALL_K,
+    RERANK_FEATURES,
+    RERANK_ITERATIONS,
+    RERANK_LEARNING_RATE,
+    SEED,
+    SITE_MAX_CHUNKS,
+    SITE_MAX_TEXT_BYTES,
+    WILSON_Z,
+)
 from raglab.web.routes.meta import get_questions, meta
 from raglab.web.routes.page import get_page
 from raglab.web.state import WebState
@@ -83,6 +96,7 @@ def engine_page(page: Page) -> dict[str, Any]:
         "id": page.id,
         "title": page.title,
         "status": page.status,
+        "updated": None if page.updated is None else page.updated.isoformat(),
         "text": page.text,
         "sections": [
             {
@@ -141,6 +155,26 @@ def engine_constants(lab: Lab) -> dict[str, Any]:
         "lsa_example_pair": list(EXAMPLE_PAIR),
         # Cosines equal to this many decimals tie (LSAModel.neighbours), in both engines.
         "lsa_tie_decimals": _TIE_DECIMALS,
+        "rerank": rerank_constants(),
+        # The run request's settings (POST /api/run's fields beside ``split``) and the z of
+        # the accuracy's Wilson interval.
+        "run_settings": list(RUN_SETTING_NAMES),
+        "wilson_z": WILSON_Z,
+    }
+
+
+def rerank_constants() -> dict[str, Any]:
+    """What the tab's reranker fits with beside the settings table: its features' names, the
+    optimiser's step, step count and stopping tolerance, and its six starting weights, numpy's
+    ``default_rng(SEED).normal(0, RERANK_INIT_SCALE, 6)`` (a draw the engine does not
+    reproduce, so the site ships it; :func:`raglab.rerank.logistic.fit_logistic` draws the same)."""
+    init = np.random.default_rng(SEED).normal(0.0, RERANK_INIT_SCALE, size=(len(RERANK_FEATURES),))
+    return {
+        "features": list(RERANK_FEATURES),
+        "learning_rate": RERANK_LEARNING_RATE,
+        "iterations": RERANK_ITERATIONS,
+        "tolerance": RERANK_TOLERANCE,
+        "init": init.tolist(),
     }
 
 

@@ -85,13 +85,14 @@ function startWorker() {
   };
 }
 
-/** Ask the in-tab engine for `url` (an /api/... URL with its query): {status, body}. */
-function askTab(url) {
+/** Ask the in-tab engine for `url` (an /api/... URL with its query) by `method`, with a POST's
+ * JSON `body`: {status, body}. */
+function askTab(url, method = "GET", body = null) {
   if (worker === null) startWorker();
   return new Promise((resolve) => {
     const id = ++nextId;
     waiting.set(id, { url, resolve });
-    worker.postMessage({ id, url });
+    worker.postMessage({ id, url, method, body });
   });
 }
 
@@ -99,12 +100,7 @@ function askTab(url) {
  * body null when the answer is not JSON. */
 export async function ask(url, init) {
   if (ENGINE === "tab") {
-    if (init && init.method && init.method !== "GET") {
-      const detail = `${init.method} ${url} is not yet computed in the tab: run raglab serve for it`;
-      showMissing(url, detail);
-      return { status: 501, body: { detail } };
-    }
-    return askTab(url);
+    return askTab(url, (init && init.method) || "GET", init && init.body ? JSON.parse(init.body) : null);
   }
   const response = await fetch(url, init);
   let body = null;

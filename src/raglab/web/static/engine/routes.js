@@ -6,7 +6,7 @@
 // answers 501 with a sentence saying so. worker.js runs this in a Web Worker; Node's tests call
 // answer() directly.
 
-import { Lab } from "./exhibits/lab.js";
+import { fixedOf, Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";
 import { chooseWeight, questionGrid, rankerTable, threeLists } from "./exhibits/fusion.js";
 import {
@@ -17,6 +17,8 @@ import {
   lsaSpectrum,
   nearestWords,
 } from "./exhibits/lsa.js";
+import { fittedReranker, rerankRows, rerankSummary, rerankTuning, versionDemo } from "./exhibits/rerank.js";
+import { compareRuns, funnel, oneBase, plainRun, riskCoverage, runResult } from "./exhibits/end_to_end.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
 
 /** An answer other than 200: its status and the sentence the page shows. */
@@ -114,8 +116,125 @@ function fusionWeight(params, chosen) {
   return w;
 }
 
+/** MMR's λ in [0, 1] (absent: null, the one chosen on train). */
+function mmrLambda(params) {
+  const lam = number(params, "lam", null);
+  if (lam !== null && (lam < 0 || lam > 1)) throw new Refusal(422, "lam: give a number from 0 to 1");
+  return lam;
+}
+
+/** The reranker over the first stage `retriever` names (absent: the setting's default), fitted
+ * on train; a neural first stage is refused as lacking. */
+function reranker(data, params, progress) {
+  const choices = data.meta.settings.find((s) => s.name === "retriever").choices;
+  const retriever = choice(params, "retriever", choices, defaultOf(data.meta, "retriever"));
+  if (data.meta.fixed.find((f) => f.name === "neural_retrievers").value.includes(retriever)) {
+    throw new Refusal(501, `the ${retriever} first stage is not yet computed in the tab: ${lacking(data)}`);
+  }
+  const lab = labFor(data, null);
+  const fitted = fittedReranker(lab, { retriever }, {
+    windowsSet: data.engine.lsa_windows,
+    constants: data.engine.rerank,
+    progress,
+  });
+  return { lab, retriever, fitted };
+}
+
+const lacking = (data) => `this static site lacks ${data.meta.site.lacks.join(", ")}; run raglab serve for it`;
+
+/** The routes a POST reaches (the others answer GET only). */
+const POSTED = new Set(["rerank/train", "run", "run/compare"]);
+
+/** A run request's settings, the settings table's defaults filled in, and its split; 501 for
+ * what the tab does not compute (a neural first stage, the cosine reader: the site lacks the
+ * neural vectors), 422 for what the server refuses. */
+function runRequest(data, body) {
+  const { meta } = data;
+  const names = data.engine.run_settings;
+  const request = body ?? {};
+  for (const key of Object.keys(request)) {
+    if (key !== "split" && !names.includes(key)) throw new Refusal(422, `${key}: Extra inputs are not permitted`);
+  }
+  const given = {};
+  for (const name of names) given[name] = request[name] ?? defaultOf(meta, name);
+  const split = request.split ?? "test";
+  if (!["train", "test"].includes(split)) throw new Refusal(422, "split: one of train, test");
+  if (request.mmr === true && request.rerank === false) throw new Refusal(422, "mmr needs rerank");
+  const echo = { ...given, split };
+  if (given.overlap && given.chunker !== "fixed") throw new Refusal(422, "overlap: belongs to the fixed chunker");
+  if (given.chunker === "fixed" && given.overlap) {
+    const size = given.size ?? fixedOf(meta, "chunk_sizes").fixed;
+    if (given.overlap >= size) throw new Refusal(422, `overlap: must be smaller than the size ${size}`);
+  }
+  // With rerank false and mmr left out, MMR is off too.
+  if (!given.rerank && request.mmr === undefined) given.mmr = false;
+  const neural = meta.fixed.find((f) => f.name === "neural_retrievers").value;
+  const differs = [];
+  if (neural.includes(given.retriever)) differs.push(`the ${given.retriever} retriever`);
+  if (given.reader_scoring === "cosine") differs.push("the cosine reader");
+  if (differs.length) {
+    throw new Refusal(501, `a run with ${differs.join(" and ")} is not yet computed in the tab: ${lacking(data)}`);
+  }
+  return { given, split, echo };
+}
+
+function run(data, body, progress) {
+  const { given, split, echo } = runRequest(data, body);
+  const lab = labFor(data, null);
+  const constants = { ...data.engine.rerank, wilson_z: data.engine.wilson_z };
+  return { result: runResult(lab, given, split, { windowsSet: data.engine.lsa_windows, constants, progress }), echo, lab };
+}
+
 /** Each route the tab answers: (data, params, rest, progress) -> the server's JSON. */
 const ROUTES = {
+  run: (data, params, rest, progress, body) => {
+    const { result, echo, lab } = run(data, body, progress);
+    return {
+      ...plainRun(result),
+      request: echo,
+      stages: funnel(data.meta, result),
+      bases: oneBase(result),
+      risk_coverage: riskCoverage(lab, result, { windowsSet: data.engine.lsa_windows }),
+    };
+  },
+  "run/compare": (data, params, rest, progress, body) => {
+    const a = run(data, body?.a, progress).result;
+    const b = run(data, body?.b, progress).result;
+    if (a.split !== b.split) throw new Refusal(422, "a and b must name the same split");
+    return {
+      a: { correct: a.correct, n: a.n, accuracy: a.accuracy },
+      b: { correct: b.correct, n: b.n, accuracy: b.accuracy },
+      ...compareRuns(a, b),
+    };
+  },
+  "rerank/train": (data, params, rest, progress) => {
+    const { lab, fitted } = reranker(data, params, progress);
+    return rerankSummary(lab, fitted, data.engine.rerank);
+  },
+  "rerank/table": (data, params, rest, progress) => {
+    const lam = mmrLambda(params);
+    const { lab, retriever, fitted } = reranker(data, params, progress);
+    const chosen = fitted.exhibit.chosenLambda;
+    const value = lam ?? chosen;
+    return { lambda: value, chosen_lambda: chosen, retriever, rows: rerankRows(lab, fitted, value), tuning: rerankTuning(lab, fitted) };
+  },
+  "rerank/version": (data, params, rest, progress) => {
+    const lam = mmrLambda(params);
+    const id = params.get("question_id");
+    const q = id === null ? null : question(data, id);
+    const { lab, fitted } = reranker(data, params, progress);
+    const chosen = fitted.exhibit.chosenLambda;
+    const answers = new Map(data.questions.map((x) => [x.id, x.answer]));
+    const demo = versionDemo(lab, fitted, lam ?? chosen, q, {
+      windowsSet: data.engine.lsa_windows,
+      answer: (qid) => answers.get(qid),
+    });
+    return { chosen_lambda: chosen, ...demo };
+  },
+  "rerank/sweep": (data, params, rest, progress) => {
+    const { retriever, fitted } = reranker(data, params, progress);
+    return { retriever, ...fitted.exhibit.sweep };
+  },
   meta: (data) => data.meta,
   questions: (data, params) => {
     const split = choice(params, "split", SPLITS, "all");
@@ -267,16 +386,19 @@ function route(path) {
 
 /** The answer to `url` ("/api/bm25/search?q=..."): the route's JSON, or a Refusal thrown.
  * `progress(done, total, what)` is called during long steps. */
-export function answer(data, url, progress = () => {}) {
+export function answer(data, url, progress = () => {}, { method = "GET", body = null } = {}) {
   const parsed = new URL(url, "http://tab.invalid");
   const path = parsed.pathname.replace(/^\/api\//, "");
   const [handler, rest] = route(path);
+  if (handler && (method === "POST") !== POSTED.has(path)) {
+    throw new Refusal(405, `${method} /api/${path}: the route answers ${POSTED.has(path) ? "POST" : "GET"}`);
+  }
   if (!handler) {
     throw new Refusal(
       501,
-      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to IV ` +
+      `/api/${path} is not yet computed in the tab: this static site computes exhibits I to VI ` +
         "here (not the neural embedding); run raglab serve for the rest",
     );
   }
-  return handler(data, parsed.searchParams, rest, progress);
+  return handler(data, parsed.searchParams, rest, progress, body);
 }

@@ -1,7 +1,7 @@
 // The in-tab engine's Web Worker: answers the page's API requests from the site's data files.
 //
-// The page (../answers.js) posts {id, url} where url is the request the server would get
-// ("/api/bm25/search?q=...&k1=1.2"); the Worker answers {id, status, body} with the JSON the
+// The page (../answers.js) posts {id, url, method} where url is the request the server would get
+// ("/api/bm25/search?q=...&k1=1.2") method its HTTP method and body a POST's JSON; the Worker answers {id, status, body} with the JSON the
 // server's route gives (routes.js), and posts {id, progress: {done, total, what}} during long
 // steps (the k1 × b grid). All the maths runs here, so no slider waits on it in the page.
 
@@ -23,14 +23,15 @@ function load() {
 }
 
 self.onmessage = async (event) => {
-  const { id, url } = event.data;
+  const { id, url, method = "GET", body = null } = event.data;
+  const key = `${method} ${url} ${JSON.stringify(body)}`;
   try {
     const data = await load();
-    if (!answers.has(url)) {
+    if (!answers.has(key)) {
       const progress = (done, total, what) => postMessage({ id, progress: { done, total, what } });
-      answers.set(url, answer(data, url, progress));
+      answers.set(key, answer(data, url, progress, { method, body }));
     }
-    postMessage({ id, status: 200, body: answers.get(url) });
+    postMessage({ id, status: 200, body: answers.get(key) });
   } catch (error) {
     const status = error instanceof Refusal ? error.status : 422;
     postMessage({ id, status, body: { detail: error.message } });

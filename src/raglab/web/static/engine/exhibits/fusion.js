@@ -16,31 +16,45 @@ import { lsaModel } from "./lsa.js";
 
 const cut = (cs, depth) => (depth === 0 ? cs.length : Math.min(depth, cs.length));
 
-/** A question's (or a text's) ranking under `settings` ({retriever, weight}): {indices, scores}. */
+/** The first-stage settings with the library's defaults filled in: {retriever, weight,
+ * chunking ({method, size, overlap}, null parts the chunker's own), k1, b, depth, fusionDepth}. */
+export function stageOf(meta, settings) {
+  return {
+    retriever: settings.retriever,
+    weight: settings.weight ?? null,
+    chunking: settings.chunking ?? {},
+    k1: settings.k1 ?? defaultOf(meta, "k1"),
+    b: settings.b ?? defaultOf(meta, "b"),
+    depth: settings.depth ?? defaultOf(meta, "depth"),
+    fusionDepth: settings.fusionDepth ?? defaultOf(meta, "fusion_depth"),
+  };
+}
+
+/** A question's (or a text's) ranking under `settings` ({retriever, weight}, and the chunking,
+ * k1, b and depths of stageOf, the library's when absent): {indices, scores}. */
 export function ranking(lab, text, settings, { windowsSet }) {
-  const cs = lab.chunkSet();
-  const key = `${settings.retriever}/${settings.weight}/${text}`;
+  const s = stageOf(lab.meta, settings);
+  const cs = lab.chunkSet(s.chunking);
+  const key = `${s.retriever}/${s.weight}/${s.k1}/${s.b}/${s.depth}/${s.fusionDepth}/${text}`;
   if (!cs._rankings) cs._rankings = new Map();
   if (cs._rankings.has(key)) return cs._rankings.get(key);
-  const { meta } = lab;
-  const depth = defaultOf(meta, "depth");
   const tokens = lab.queryTokens(text);
   let out;
-  if (settings.retriever === "bm25") {
-    out = bm25Ranking(lab, cs, tokens, { k1: defaultOf(meta, "k1"), b: defaultOf(meta, "b"), depth });
-  } else if (settings.retriever === "lsa") {
+  if (s.retriever === "bm25") {
+    out = bm25Ranking(lab, cs, tokens, { k1: s.k1, b: s.b, depth: s.depth });
+  } else if (s.retriever === "lsa") {
     const { model } = lsaModel(lab, { windowsSet });
     if (!cs._lsa) cs._lsa = project(model, cs.tokens);
-    out = search(model, tokens, cs._lsa, { k: cut(cs, depth) });
+    out = search(model, tokens, cs._lsa, { k: cut(cs, s.depth) });
   } else {
-    const bm25 = ranking(lab, text, { retriever: "bm25", weight: null }, { windowsSet });
-    const lsa = ranking(lab, text, { retriever: "lsa", weight: null }, { windowsSet });
-    const fusionDepth = cut(cs, defaultOf(meta, "fusion_depth"));
+    const bm25 = ranking(lab, text, { ...s, retriever: "bm25", weight: null }, { windowsSet });
+    const lsa = ranking(lab, text, { ...s, retriever: "lsa", weight: null }, { windowsSet });
+    const fusionDepth = cut(cs, s.fusionDepth);
     const fused =
-      settings.retriever === "rrf"
-        ? rrf([bm25.indices, lsa.indices], { k: fixedOf(meta, "rrf_k"), depth: fusionDepth })
-        : scoreFusion(bm25, lsa, { weight: settings.weight, depth: fusionDepth });
-    const n = cut(cs, depth);
+      s.retriever === "rrf"
+        ? rrf([bm25.indices, lsa.indices], { k: fixedOf(lab.meta, "rrf_k"), depth: fusionDepth })
+        : scoreFusion(bm25, lsa, { weight: s.weight, depth: fusionDepth });
+    const n = cut(cs, s.depth);
     out = { indices: fused.indices.slice(0, n), scores: fused.scores.slice(0, n) };
   }
   cs._rankings.set(key, out);
@@ -49,7 +63,7 @@ export function ranking(lab, text, settings, { windowsSet }) {
 
 /** R@k, MRR, nDCG, P and top-1 over the answerable questions of `split` (metrics/measures.js). */
 export function measure(lab, split, settings, { windowsSet }) {
-  const cs = lab.chunkSet();
+  const cs = lab.chunkSet(stageOf(lab.meta, settings).chunking);
   const qs = lab.split(split, { answerable: true });
   const { meta } = lab;
   return evaluate(
@@ -59,18 +73,22 @@ export function measure(lab, split, settings, { windowsSet }) {
   );
 }
 
-/** The score-fusion weight maximising (R@5, MRR) on the training split, ties to the smaller. */
-export function chooseWeight(lab, { windowsSet }) {
-  if (lab._weight !== undefined) return lab._weight;
+/** The score-fusion weight maximising (R@5, MRR) on the training split, ties to the smaller,
+ * at the first stage `settings` (absent: the library's defaults). */
+export function chooseWeight(lab, { windowsSet, settings = null }) {
+  const base = stageOf(lab.meta, { ...(settings ?? {}), retriever: "score", weight: null });
+  const key = JSON.stringify({ ...base, chunking: lab.chunkSet(base.chunking).key });
+  if (!lab._weights) lab._weights = new Map();
+  if (lab._weights.has(key)) return lab._weights.get(key);
   let best = null;
   for (const w of fixedOf(lab.meta, "fusion_weights")) {
-    const m = measure(lab, "train", { retriever: "score", weight: w }, { windowsSet });
+    const m = measure(lab, "train", { ...base, weight: w }, { windowsSet });
     const cand = [m["recall@5"], m.mrr, -w];
     const better = best === null || cand[0] > best[0] || (cand[0] === best[0] && (cand[1] > best[1] || (cand[1] === best[1] && cand[2] > best[2])));
     if (better) best = cand;
   }
-  lab._weight = -best[2];
-  return lab._weight;
+  lab._weights.set(key, -best[2]);
+  return -best[2];
 }
 
 /** /api/fusion/grid's rows: every question of `split` with its first answer rank per ranker. */

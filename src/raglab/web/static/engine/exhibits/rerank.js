@@ -1,0 +1,279 @@
+// Exhibit V in the tab: the reranker trained on train over a first stage, every order measured,
+// MMR's λ swept and chosen on train.
+//
+// Mirrors src/raglab/pipeline/exhibits/rerank.py (fitted_reranker, reranker_summary,
+// rerank_rows, lambda_sweep) and the features of pipeline/reranking.py: a candidate's BM25 score
+// at the library's k1 and b, its LSA cosine with the question, identifier match, title-term
+// share, page age and first-stage rank. The six starting weights come from data/site.json
+// (site.py's rerank_constants), the draw of numpy's generator the engine does not reproduce.
+// A neural first stage needs the neural vectors, which the site lacks.
+
+import { project } from "../embedding/lsa.js";
+import { pageAgeYears } from "../rerank/features.js";
+import {
+  chunkFeatureInputs,
+  chunkTfidf,
+  cosineMatrix,
+  mmrOrdered,
+  questionFeatures,
+  rerankCandidates,
+  rerankExhibit,
+  trainReranker,
+} from "../pipeline/reranking.js";
+import { identifiers } from "../text/tokens.js";
+import { chooseWeight, ranking, stageOf, tuningNote } from "./fusion.js";
+import { fixedOf } from "./lab.js";
+import { lsaModel } from "./lsa.js";
+
+/** The chunk set's reranker inputs: each chunk's identifiers and title terms, its page's age
+ * in years, its TF-IDF row (built once per chunk set). */
+function chunkInputs(lab, cs) {
+  if (!cs._rerank) {
+    const inputs = chunkFeatureInputs(cs.chunks, { stem: lab.stem, analyzer: lab.analyzer });
+    const updated = new Map(lab.pages.map((p) => [p.id, p.updated ?? null]));
+    cs._rerank = {
+      inputs,
+      tfidf: chunkTfidf(inputs.map((c) => c.tokens)),
+      ages: pageAgeYears(cs.chunks.map((c) => updated.get(c.pageId))),
+    };
+  }
+  return cs._rerank;
+}
+
+/** The LSA cosine of a question with each candidate: dot / (|d| |q|), 0 where either is zero
+ * (pipeline/reranking.py's _cosines for a first stage without neural vectors). */
+function lsaCosines(lab, cs, tokens, candidates, windowsSet) {
+  const { model } = lsaModel(lab, { windowsSet });
+  if (!cs._lsa) cs._lsa = project(model, cs.tokens);
+  const { rank } = model;
+  const q = project(model, [tokens]);
+  let qq = 0.0;
+  for (let c = 0; c < rank; c++) qq += q[c] * q[c];
+  const qNorm = Math.sqrt(qq);
+  return candidates.map((i) => {
+    let dd = 0.0;
+    let dot = 0.0;
+    for (let c = 0; c < rank; c++) {
+      const v = cs._lsa[i * rank + c];
+      dd += v * v;
+      dot += v * q[c];
+    }
+    const norms = Math.sqrt(dd) * qNorm;
+    return norms > 0 ? dot / norms : 0.0;
+  });
+}
+
+/** The first stage `settings` stand for (fusion.js's stageOf), a score fusion's weight chosen
+ * on train when not given (pipeline/retrieval.py's resolve). */
+export function firstStage(lab, settings, windowsSet) {
+  const stage = stageOf(lab.meta, settings);
+  const weighted = fixedOf(lab.meta, "score_fusions").includes(stage.retriever);
+  stage.weight = weighted ? (stage.weight ?? chooseWeight(lab, { windowsSet, settings: stage })) : null;
+  return stage;
+}
+
+/** A labelled question's candidates, their features, and its answer chunks. */
+export function questionInputs(lab, cs, q, stage, windowsSet) {
+  const { meta } = lab;
+  const depth = fixedOf(meta, "rerank_depth");
+  const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
+  const tokens = lab.queryTokens(q.question);
+  const chunks = chunkInputs(lab, cs);
+  const index = cs.bm25.withParams({ k1: stage.k1, b: stage.b });
+  const all = index.scores(tokens);
+  const features = questionFeatures({
+    bm25: candidates.map((i) => all[i]),
+    cosine: lsaCosines(lab, cs, tokens, candidates, windowsSet),
+    questionIdentifiers: identifiers(q.question),
+    chunkIdentifiers: candidates.map((i) => chunks.inputs[i].identifiers),
+    questionTerms: tokens,
+    titleTerms: candidates.map((i) => chunks.inputs[i].titleTerms),
+    ageYears: candidates.map((i) => chunks.ages[i]),
+  });
+  return { id: q.id, split: q.split, candidates, features, relevant: cs.relevance(q) };
+}
+
+/** The reranker fitted on train over `retriever`, every answerable question reranked, the
+ * exhibit's rows and sweep: {stage, cs, tfidf, model, rows, positives, exhibit} (cached per
+ * first stage; `settings` as firstStage's). */
+export function fittedReranker(lab, settings, { windowsSet, constants, progress = () => {} }) {
+  if (!lab._rerankers) lab._rerankers = new Map();
+  const { meta } = lab;
+  lsaModel(lab, { windowsSet, progress });
+  const stage = firstStage(lab, settings, windowsSet);
+  const key = JSON.stringify({ ...stage, chunking: lab.chunkSet(stage.chunking).key });
+  if (lab._rerankers.has(key)) return lab._rerankers.get(key);
+  progress(0, 1, "training the reranker");
+  const cs = lab.chunkSet(stage.chunking);
+  const questions = [...lab.split("train", { answerable: true }), ...lab.split("test", { answerable: true })].map((q) =>
+    questionInputs(lab, cs, q, stage, windowsSet),
+  );
+  const train = questions.filter((q) => q.split === "train").map((q) => ({ ...q, relevant: [...q.relevant.keys()] }));
+  const { model, rows, positives } = trainReranker(train, {
+    l2: fixedOf(meta, "rerank_l2"),
+    learningRate: constants.learning_rate,
+    iterations: constants.iterations,
+    tolerance: constants.tolerance,
+    init: constants.init,
+    featureNames: constants.features,
+  });
+  const tfidf = chunkInputs(lab, cs).tfidf;
+  const reranked = questions.map((q) => {
+    const r = rerankCandidates(model, q.candidates, q.features);
+    return { ...q, reranked: r, similarity: cosineMatrix(r.indices.map((i) => tfidf[i])) };
+  });
+  // Python's split order: the exhibit measures each split's answerable questions in file order.
+  const ordered = ["train", "test"].flatMap((s) => reranked.filter((q) => q.split === s));
+  const exhibit = rerankExhibit(ordered, {
+    lambdas: fixedOf(meta, "mmr_lambdas"),
+    depth: fixedOf(meta, "mmr_depth"),
+    ks: fixedOf(meta, "recall_ks"),
+    ndcgK: fixedOf(meta, "ndcg_k"),
+    precisionK: fixedOf(meta, "precision_k"),
+  });
+  progress(1, 1, "training the reranker");
+  const out = { stage, cs, tfidf, model, rows, positives, questions: ordered, exhibit };
+  lab._rerankers.set(key, out);
+  return out;
+}
+
+/** How far to trust each value chosen on train: a score fusion's weight, then MMR's λ. */
+export function rerankTuning(lab, fitted) {
+  const answerable = lab.split("train", { answerable: true }).length;
+  const notes = [];
+  if (fitted.stage.weight !== null) {
+    notes.push(tuningNote(lab.meta, "weight", fitted.stage.weight, fixedOf(lab.meta, "fusion_weights"), answerable));
+  }
+  const lam = fitted.exhibit.chosenLambda;
+  notes.push(tuningNote(lab.meta, "mmr_lambda", lam, fixedOf(lab.meta, "mmr_lambdas"), answerable));
+  return notes;
+}
+
+/** /api/rerank/train's summary (reranker_summary) with its tuning notes. */
+export function rerankSummary(lab, fitted, constants) {
+  const weights = Object.fromEntries(constants.features.map((name, j) => [name, fitted.model.weights[j]]));
+  return {
+    features: [...constants.features],
+    weights,
+    bias: fitted.model.bias,
+    rows: fitted.rows,
+    positives: fitted.positives,
+    depth: fixedOf(lab.meta, "rerank_depth"),
+    chosen_lambda: fitted.exhibit.chosenLambda,
+    lambdas: [...fixedOf(lab.meta, "mmr_lambdas")],
+    tuning: rerankTuning(lab, fitted),
+  };
+}
+
+/** Exhibit V's table at MMR `lam` (rerank_rows): every split and order measured. */
+export function rerankRows(lab, fitted, lam) {
+  const { meta } = lab;
+  const exhibit = rerankExhibit(fitted.questions, {
+    lambdas: [lam],
+    depth: fixedOf(meta, "mmr_depth"),
+    ks: fixedOf(meta, "recall_ks"),
+    ndcgK: fixedOf(meta, "ndcg_k"),
+    precisionK: fixedOf(meta, "precision_k"),
+  });
+  // rerankExhibit measures the rows at the λ it chose from `lambdas`; at a λ that keeps no
+  // training recall it falls back to 1.0, so the MMR rows are taken from its sweep at `lam`.
+  const at = (split) => exhibit.sweep.points.find((p) => p.split === split);
+  return exhibit.rows.map((row) => {
+    if (row.order !== "reranked + MMR") return row;
+    const { lambda: _, split: __, ...measures } = at(row.split);
+    return { split: row.split, order: row.order, ...measures };
+  });
+}
+
+/** A question's reranked list (rerank in pipeline/reranking.py), and after MMR at `lam`. */
+function rerankedOf(lab, fitted, q, windowsSet) {
+  const qi = questionInputs(lab, fitted.cs, q, fitted.stage, windowsSet);
+  return rerankCandidates(fitted.model, qi.candidates, qi.features);
+}
+
+function withMmr(lab, fitted, reranked, lam) {
+  if (reranked.indices.length === 0) return reranked;
+  const sim = cosineMatrix(reranked.indices.map((i) => fitted.tfidf[i]));
+  return mmrOrdered(reranked, sim, { lam, depth: fixedOf(lab.meta, "mmr_depth") });
+}
+
+/** Ids of superseded chunks in the first 3 of a list. */
+function supersededInTop(fitted, list) {
+  const { chunks } = fitted.cs;
+  return Array.from(list.indices.slice(0, 3))
+    .filter((i) => chunks[i].status === "superseded")
+    .map((i) => chunks[i].id);
+}
+
+/** The largest λ of the grid at which no superseded chunk is left in the top 3 (null: none). */
+function leavesAt(lab, fitted, q, windowsSet) {
+  const reranked = rerankedOf(lab, fitted, q, windowsSet);
+  for (const lam of [...fixedOf(lab.meta, "mmr_lambdas")].sort((a, b) => b - a)) {
+    if (supersededInTop(fitted, withMmr(lab, fitted, reranked, lam)).length === 0) return lam;
+  }
+  return null;
+}
+
+/** Answerable questions whose reranked top 3 holds a superseded chunk, best demo first
+ * (exhibits/rerank.py's version_candidates). */
+function versionCandidates(lab, fitted, windowsSet) {
+  if (fitted._candidates) return fitted._candidates;
+  const found = [];
+  lab.questions.forEach((q, order) => {
+    if (!q.answerable || q.spans.length === 0) return;
+    if (supersededInTop(fitted, rerankedOf(lab, fitted, q, windowsSet)).length === 0) return;
+    const leaves = leavesAt(lab, fitted, q, windowsSet);
+    found.push({
+      key: [q.kind !== "version" ? 1 : 0, -(leaves ?? -1.0), q.split !== "test" ? 1 : 0, order],
+      row: { id: q.id, split: q.split, kind: q.kind, question: q.question, leaves_at: leaves },
+    });
+  });
+  found.sort((a, b) => {
+    for (let i = 0; i < 4; i++) if (a.key[i] !== b.key[i]) return a.key[i] - b.key[i];
+    return 0;
+  });
+  fitted._candidates = found.map((f) => f.row);
+  return fitted._candidates;
+}
+
+function topRows(fitted, list, q) {
+  const { cs } = fitted;
+  const rel = cs.relevance(q);
+  return Array.from(list.indices.slice(0, 3)).map((i, n) => {
+    const c = cs.chunks[i];
+    return {
+      rank: n + 1,
+      chunk: c.id,
+      index: i,
+      page: c.pageId,
+      title: c.title,
+      heading: c.headingPath.join(" > "),
+      status: c.status,
+      score: list.scores[n],
+      relevant: rel.has(i),
+      superseded: c.status === "superseded",
+    };
+  });
+}
+
+/** /api/rerank/version less chosen_lambda (version_demo): a question's reranked top 3 beside
+ * its top 3 after MMR at `lam`, superseded chunks marked; `q` null: the best candidate. */
+export function versionDemo(lab, fitted, lam, q, { windowsSet, answer }) {
+  const candidates = versionCandidates(lab, fitted, windowsSet);
+  if (q === null) {
+    if (!candidates.length) return { candidates: [], question: null };
+    q = lab.questions.find((x) => x.id === candidates[0].id);
+  }
+  const reranked = rerankedOf(lab, fitted, q, windowsSet);
+  const diversified = withMmr(lab, fitted, reranked, lam);
+  return {
+    candidates,
+    question: { id: q.id, split: q.split, question: q.question, answer: answer(q.id) },
+    lambda: lam,
+    leaves_at: q.answerable ? leavesAt(lab, fitted, q, windowsSet) : null,
+    reranked: topRows(fitted, reranked, q),
+    mmr: topRows(fitted, diversified, q),
+    superseded_reranked: supersededInTop(fitted, reranked),
+    superseded_mmr: supersededInTop(fitted, diversified),
+  };
+}
