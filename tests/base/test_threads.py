@@ -16,7 +16,6 @@ import pytest
 
 from raglab import settings as S
 from raglab.base.threads import (
-    blas_threads,
     check_threads,
     choose_threads,
     even_parts,
