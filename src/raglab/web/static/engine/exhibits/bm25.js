@@ -7,7 +7,7 @@
 import { gridTopK } from "../bm25/grid.js";
 import { meanOf, firstRelevantRank } from "../metrics/measures.js";
 import { isSpace, tokenize } from "../text/tokens.js";
-import { defaultOf, fixedOf } from "./lab.js";
+import { chunkRow, defaultOf, fixedOf } from "./lab.js";
 
 const HEADING_MARKS = /^#{1,6}[ \t]+/gm;
 
@@ -47,14 +47,7 @@ export function bm25Search(lab, query, { k1, b, top, snippetChars }) {
     const c = cs.chunks[i];
     const score = ranking.scores[n];
     return {
-      rank: n + 1,
-      chunk: c.id,
-      index: i,
-      page: c.pageId,
-      title: c.title,
-      heading: c.headingPath.join(" > "),
-      status: c.status,
-      score,
+      ...chunkRow(c, i, n + 1, score),
       snippet: snippet(c.text, snippetChars),
       words: c.nWords,
       terms: index.explain(tokens, i).map((t) => ({

@@ -11,7 +11,7 @@ import { scoreFusion } from "../fusion/score.js";
 import { project, search } from "../embedding/lsa.js";
 import { evaluate, firstRelevantRank } from "../metrics/measures.js";
 import { bm25Ranking } from "./bm25.js";
-import { defaultOf, fixedOf } from "./lab.js";
+import { chunkRow, defaultOf, fixedOf } from "./lab.js";
 import { lsaModel } from "./lsa.js";
 
 const cut = (cs, depth) => (depth === 0 ? cs.length : Math.min(depth, cs.length));
@@ -121,14 +121,7 @@ export function threeLists(lab, q, fused, { top, answer, windowsSet }) {
     const rows = r.indices.slice(0, top).map((i, n) => {
       const c = cs.chunks[i];
       return {
-        rank: n + 1,
-        chunk: c.id,
-        index: i,
-        page: c.pageId,
-        title: c.title,
-        heading: c.headingPath.join(" > "),
-        status: c.status,
-        score: r.scores[n],
+        ...chunkRow(c, i, n + 1, r.scores[n]),
         relevant: rel.has(i),
       };
     });

@@ -10,6 +10,22 @@ import { ChunkIndex, relevance } from "../chunking/chunk.js";
 import { chunkPages } from "../chunking/chunkers.js";
 import { tokenize } from "../text/tokens.js";
 
+/** One ranked chunk as every exhibit lists it (pipeline/retrieval.py's rows): 1-based ``rank``,
+ * the chunk's id, ``index`` in its chunk set, page, title, heading path joined by " > ", status
+ * and ``score``; an exhibit adds its own fields after these. */
+export function chunkRow(c, index, rank, score) {
+  return {
+    rank,
+    chunk: c.id,
+    index,
+    page: c.pageId,
+    title: c.title,
+    heading: c.headingPath.join(" > "),
+    status: c.status,
+    score,
+  };
+}
+
 /** A setting's default from the settings table /api/meta sends (settings.py's SETTINGS). */
 export function defaultOf(meta, name) {
   const row = meta.settings.find((s) => s.name === name);

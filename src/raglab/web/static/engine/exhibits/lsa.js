@@ -19,7 +19,7 @@ import {
 } from "../embedding/lsa.js";
 import { countWords, identifiers } from "../text/tokens.js";
 import { bm25Ranking, snippet } from "./bm25.js";
-import { defaultOf, fixedOf } from "./lab.js";
+import { chunkRow, defaultOf, fixedOf } from "./lab.js";
 
 /** The lab's LSA fit (windows, model, ||A||_F^2), built once; `progress(done, total, what)`. */
 export function lsaModel(lab, { windowsSet, progress = () => {} }) {
@@ -112,14 +112,7 @@ export function lsaSearch(lab, query, { top, windowsSet, snippetChars, progress 
   const results = ranking.indices.slice(0, top).map((i, n) => {
     const c = cs.chunks[i];
     return {
-      rank: n + 1,
-      chunk: c.id,
-      index: i,
-      page: c.pageId,
-      title: c.title,
-      heading: c.headingPath.join(" > "),
-      status: c.status,
-      score: ranking.scores[n],
+      ...chunkRow(c, i, n + 1, ranking.scores[n]),
       snippet: snippet(c.text, snippetChars),
     };
   });
@@ -287,19 +280,7 @@ function clearestPair(lab, fit) {
 
 /** The display rows of a ranking's first k (pipeline/retrieval.py's ranked_chunks). */
 function rankedRows(cs, ranking, k) {
-  return ranking.indices.slice(0, k).map((i, n) => {
-    const c = cs.chunks[i];
-    return {
-      rank: n + 1,
-      chunk: c.id,
-      index: i,
-      page: c.pageId,
-      title: c.title,
-      heading: c.headingPath.join(" > "),
-      status: c.status,
-      score: ranking.scores[n],
-    };
-  });
+  return ranking.indices.slice(0, k).map((i, n) => chunkRow(cs.chunks[i], i, n + 1, ranking.scores[n]));
 }
 
 /** /api/lsa/twins: two identifiers (given, or the clearest pair), their nearest words and the

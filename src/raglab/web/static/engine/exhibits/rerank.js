@@ -22,7 +22,7 @@ import {
 } from "../pipeline/reranking.js";
 import { identifiers } from "../text/tokens.js";
 import { chooseWeight, ranking, stageOf, tuningNote } from "./fusion.js";
-import { fixedOf } from "./lab.js";
+import { chunkRow, fixedOf } from "./lab.js";
 import { lsaModel } from "./lsa.js";
 
 /** The chunk set's reranker inputs: each chunk's identifiers and title terms, its page's age
@@ -242,14 +242,7 @@ function topRows(fitted, list, q) {
   return Array.from(list.indices.slice(0, 3)).map((i, n) => {
     const c = cs.chunks[i];
     return {
-      rank: n + 1,
-      chunk: c.id,
-      index: i,
-      page: c.pageId,
-      title: c.title,
-      heading: c.headingPath.join(" > "),
-      status: c.status,
-      score: list.scores[n],
+      ...chunkRow(c, i, n + 1, list.scores[n]),
       relevant: rel.has(i),
       superseded: c.status === "superseded",
     };
