@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from playwright.sync_api import Browser, Page, ViewportSize
+from playwright.sync_api import Browser, Page, ViewportSize, expect
+
+from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
+from raglab.pipeline.lab import Lab
 
 LAPTOP: ViewportSize = {"width": 1280, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
@@ -72,3 +75,35 @@ def opener(browser: Browser, base: str) -> Iterator[Opener]:
     for context in contexts:
         context.close()
     assert errors == []
+
+
+def f3(value: float) -> str:
+    """A number as the page writes it to three decimals."""
+    return f"{value:.3f}"
+
+
+def expect_lsa_exhibit(page: Page, lab: Lab) -> None:
+    """Exhibit III fitted and read as the library computes it (:func:`lsa_spectrum`, the LSA
+    neighbours, :func:`identifier_twins`): the spectrum's summary and bars, a suggested word's
+    nearest words, and the identifier twins' cosine; the same checks in server and tab mode."""
+    spectrum = lsa_spectrum(lab)
+    page.locator("#lsa-build").click()
+    summary = page.locator("#lsa-summary")
+    expect(summary).to_contain_text(
+        f"The largest singular value is {spectrum['singular_values'][0]:.2f}"
+    )
+    expect(summary).to_contain_text(
+        f"{spectrum['rank']} dimensions fitted on {spectrum['windows']} windows"
+    )
+    expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
+    word = spectrum["sample_words"][0]
+    page.locator("#lsa-suggestions button", has_text=word).first.click()
+    neighbours = lab.indexes.lsa.neighbours(word, k=10)
+    rows = page.locator("#lsa-neighbours tbody tr")
+    expect(rows).to_have_count(len(neighbours))
+    expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")
+    twins = identifier_twins(lab)
+    cosine = term_cosine(lab, twins["a"], twins["b"])
+    assert cosine is not None
+    expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
+    expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))

@@ -24,7 +24,6 @@ from playwright.sync_api import Browser, Page, expect
 from raglab.metrics.stats import mcnemar_exact, wilson_interval
 from raglab.pipeline.chunking_report import ChunkingReport, chunking_report
 from raglab.pipeline.end_to_end import outcomes_vector, run_pipeline
-from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.exhibits.rerank import version_demo
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
@@ -37,6 +36,7 @@ from raglab.pipeline.retrieval import (
     ranker_table,
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
+from tests.web.pages import expect_lsa_exhibit, f3
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
@@ -73,10 +73,6 @@ class Visit:
         )
         if served:
             self.record(f"page {name}: slowest API answer", max(served))
-
-
-def f3(value: float) -> str:
-    return f"{value:.3f}"
 
 
 def slide_to(page: Page, selector: str, target: float, minimum: float, step: float) -> None:
@@ -333,27 +329,7 @@ def test_03_bm25(visit: Visit, lab: Lab) -> None:
 
 def test_04_lsa(visit: Visit, lab: Lab) -> None:
     page = visit.page
-    spectrum = lsa_spectrum(lab)
-    page.locator("#lsa-build").click()
-    summary = page.locator("#lsa-summary")
-    expect(summary).to_contain_text(
-        f"The largest singular value is {spectrum['singular_values'][0]:.2f}"
-    )
-    expect(summary).to_contain_text(
-        f"{spectrum['rank']} dimensions fitted on {spectrum['windows']} windows"
-    )
-    expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
-    word = spectrum["sample_words"][0]
-    page.locator("#lsa-suggestions button", has_text=word).first.click()
-    neighbours = lab.indexes.lsa.neighbours(word, k=10)
-    rows = page.locator("#lsa-neighbours tbody tr")
-    expect(rows).to_have_count(len(neighbours))
-    expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")
-    twins = identifier_twins(lab)
-    cosine = term_cosine(lab, twins["a"], twins["b"])
-    assert cosine is not None
-    expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
-    expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))
+    expect_lsa_exhibit(page, lab)
     visit.shot("exhibit-3-lsa", "#lsa")
 
 

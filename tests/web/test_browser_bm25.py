@@ -21,6 +21,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import first_ranks, measure
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import GRID_RECALL_K, default
+from tests.web.pages import f3
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
@@ -61,10 +62,6 @@ def page(browser: Browser, server: str) -> Iterator[Page]:
     yield p
     context.close()
     assert errors == []
-
-
-def f3(value: float) -> str:
-    return f"{value:.3f}"
 
 
 def counted(lab: Lab, split: str, k1: float, b: float) -> str:

@@ -27,7 +27,7 @@ from raglab.pipeline.exhibits.lsa import (
 from raglab.pipeline.lab import Lab
 from raglab.text.tokens import count_words
 from tests.web.conftest import serving
-from tests.web.pages import LAPTOP, PHONE, Opener, opener
+from tests.web.pages import LAPTOP, PHONE, Opener, f3, opener
 
 expect.set_options(timeout=30_000)
 
@@ -36,10 +36,6 @@ def fit(page: Page) -> None:
     page.locator("#lsa-build").click()
     expect(page.locator("#lsa-tools")).to_be_visible()
     expect(page.locator("#lsa-pairs .pair").first).to_be_attached()
-
-
-def f3(value: float) -> str:
-    return f"{value:.3f}"
 
 
 @pytest.mark.browser

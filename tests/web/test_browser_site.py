@@ -18,7 +18,6 @@ from playwright.sync_api import Browser, Page, Route, ViewportSize, expect
 from raglab.cli.main import main
 from raglab.pipeline.chunking_report import chunking_report
 from raglab.pipeline.end_to_end import run_pipeline
-from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.grid import bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import ORDERS, choose_lambda, measure_order, train_reranker
@@ -33,7 +32,7 @@ from raglab.pipeline.retrieval import (
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import READER_THRESHOLDS
 from tests.web.conftest import _wait_for, free_port
-from tests.web.pages import LAPTOP, PHONE
+from tests.web.pages import LAPTOP, PHONE, expect_lsa_exhibit, f3
 
 pytestmark = pytest.mark.browser
 
@@ -89,10 +88,6 @@ def open_site(
     return page, foreign, errors
 
 
-def f3(value: float) -> str:
-    return f"{value:.3f}"
-
-
 @pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
 def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
@@ -139,27 +134,7 @@ def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     )
 
     # Exhibit III: the LSA fit's spectrum, a suggested word's neighbours, the twins' cosine.
-    spectrum = lsa_spectrum(lab)
-    page.locator("#lsa-build").click()
-    summary = page.locator("#lsa-summary")
-    expect(summary).to_contain_text(
-        f"The largest singular value is {spectrum['singular_values'][0]:.2f}"
-    )
-    expect(summary).to_contain_text(
-        f"{spectrum['rank']} dimensions fitted on {spectrum['windows']} windows"
-    )
-    expect(page.locator("#lsa-chart svg rect.bar")).to_have_count(spectrum["rank"])
-    word = spectrum["sample_words"][0]
-    page.locator("#lsa-suggestions button", has_text=word).first.click()
-    neighbours = lab.indexes.lsa.neighbours(word, k=10)
-    rows = page.locator("#lsa-neighbours tbody tr")
-    expect(rows).to_have_count(len(neighbours))
-    expect(rows.first).to_have_text(f"{neighbours[0][0]}{f3(neighbours[0][1])}")
-    twins = identifier_twins(lab)
-    cosine = term_cosine(lab, twins["a"], twins["b"])
-    assert cosine is not None
-    expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
-    expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))
+    expect_lsa_exhibit(page, lab)
 
     # Exhibit IV: the test table at the weight chosen on train; the neural rows say the site
     # lacks them.
