@@ -13,7 +13,7 @@ What runs where:
 3. **Client**: the vectors are written to the cache, where the lab then reads them as if it had
    encoded them itself.
 
-A vector depends on its batch (padding moves it by float rounding), so running the single
+A vector depends on its batch (BLAS rounds by the batch's shape), so running the single
 machine's batches makes the vectors, and so every neural score, ranking and output, the single
 machine's bit for bit on workers with the same CPU, BLAS and BLAS thread count (a LocalCluster
 against a machine whose BLAS runs one thread, as Dask starts its workers; tested). OpenBLAS may

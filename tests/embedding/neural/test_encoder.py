@@ -12,7 +12,14 @@ import math
 import numpy as np
 import pytest
 
-from raglab.embedding.neural.encoder import gelu, layer_norm, unit_rows32
+from raglab.embedding.neural.encoder import (
+    forward,
+    gelu,
+    layer_norm,
+    load_kernels,
+    pooled_batch,
+    unit_rows32,
+)
 from raglab.embedding.neural.model import NeuralModel
 
 from .conftest import F32, Reference
@@ -107,6 +114,29 @@ def test_token_states_of_texts_2_and_3_match_the_reference(
     batch = model.token_states([reference.texts[28], text, reference.texts[0]], batch_size=3)
     assert [s.shape[0] for s in batch] == [256, 13, 2]
     assert np.abs(batch[1] - expected).max() <= STATE_TOL
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+def test_each_kernel_set_matches_the_reference(
+    model: NeuralModel, reference: Reference, compiled: bool
+) -> None:
+    """oracle: reference.json embedding and token states. The pass with numba's kernels and with
+    their numpy twins, all 30 texts in one batch (2 to 256 word pieces), and texts 2 and 3
+    padded in a batch with text 28."""
+    kernels = load_kernels(compiled=compiled)
+    pooled = pooled_batch(model, model.token_ids(reference.texts), kernels=kernels)
+    assert np.abs(pooled - reference.embedding).max() <= EMBEDDING_TOL
+    ids = model.token_ids([reference.texts[28], reference.texts[2], reference.texts[3]])
+    padded = np.zeros((3, 256), dtype=np.int64)
+    mask = np.zeros((3, 256), dtype=np.bool_)
+    for row, pieces in enumerate(ids):
+        padded[row, : len(pieces)] = pieces
+        mask[row, : len(pieces)] = True
+    states = forward(model.weights, padded, mask, kernels=kernels)
+    for which in (0, 1):
+        got = states[1 + which, : len(ids[1 + which])]
+        assert np.abs(got - reference.states[which]).max() <= STATE_TOL
+    assert not states[~mask].any()
 
 
 def test_mean_pooling_is_the_mean_of_the_token_states(

@@ -6,19 +6,19 @@ A text of t word pieces (ids with [CLS] first and [SEP] last) becomes t hidden s
     x_0 = LayerNorm(E_word[id] + E_pos[0..t-1] + E_type[0])                      (t, h)
     per layer l = 1..L, with H heads of width d = h / H (Vaswani et al. 2017):
         Q, K, V = x W_q + b_q, x W_k + b_k, x W_v + b_v, split into H heads     (H, t, d)
-        A       = softmax(Q K^T / sqrt(d) + M) V                                (H, t, d)
+        A       = softmax(Q K^T / sqrt(d)) V                                    (H, t, d)
         a       = LayerNorm(x + concat_heads(A) W_o + b_o)                      (t, h)
         x       = LayerNorm(a + GELU(a W_1 + b_1) W_2 + b_2)                    (t, h); W_1 (h, 4h)
-    GELU(z) = z/2 (1 + erf(z / sqrt 2))   (exact, not the tanh approximation)
+    GELU(z) = z/2 (1 + erf(z / sqrt 2))   (the erf form, not the tanh approximation)
     LayerNorm(z) = (z - mean(z)) / sqrt(var(z) + eps) * gamma + beta, over the last axis
-    pooled  = sum_i m_i x_i / max(sum_i m_i, 1e-9)  (mean) or x_0 ([CLS])            (h,)
+    pooled  = sum_i x_i / t  (mean) or x_0 ([CLS])                                  (h,)
     output  = pooled / max(||pooled||_2, 1e-12)      (when normalised)
 
-M is the additive attention mask: 0 for a real token, float32's lowest value for a padded key,
-so exp() gives padded keys exactly zero weight. Texts are encoded in batches padded to the
-longest text of the batch (after sorting by length); every product but attention's runs on the
-real tokens only (:func:`forward`). Padding never changes a real token's state beyond float
-rounding (other matrix shapes can take other BLAS blocking: about 1e-7).
+Texts are encoded in batches (after sorting by length). Nothing is padded: the products run on
+the N word pieces of a batch packed together, (N, h), and attention runs text by text, so a
+text's vector depends on its batch only through BLAS's rounding of the products (about 1e-7).
+The element-wise steps (GELU, softmax, LayerNorm) are numba's compiled kernels when numba is
+installed (:mod:`raglab.embedding.neural.compiled`), else numpy's, computing the same values.
 """
 
 from __future__ import annotations
@@ -27,14 +27,18 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from raglab.base.ranking import IntArray
+from raglab.embedding.neural import compiled as _compiled
+from raglab.embedding.neural.compiled import ERF_A, ERF_P, Kernels
 
 __all__ = [
+    "GELU_BLOCK",
+    "NUMPY_KERNELS",
     "BertWeights",
     "EncoderInput",
     "Float32Array",
@@ -59,8 +63,11 @@ BoolArray = npt.NDArray[np.bool_]
 # input), like ``load_corpus``'s ``progress``: the command line passes a progress bar.
 Progress = Callable[[list[IntArray]], Iterable[IntArray]]
 
-_MASKED = np.finfo(np.float32).min  # HF's additive mask value: exp(lowest - max) is exactly 0
 _INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
+_HALF = np.float32(0.5)
+# Values per block of the numpy GELU: its three float32 temporaries (48 KiB each) stay in a
+# core's second-level cache. Blocks of 4,096 to 65,536 values ran within 10 % of each other.
+GELU_BLOCK = 12288
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -149,87 +156,175 @@ def layer_norm(
     return centred
 
 
-@functools.cache
-def load_kernels() -> Any:
-    """scipy's ``erf`` ufunc, imported on the first encoding rather than with this module.
-
-    Importing ``scipy.special`` takes about 0.1 s of one core; a process that reads every vector
-    from the cache (a server's start, most runs) never needs it. Call it before timing an
-    encoding so the import is not counted."""
-    from scipy.special import erf  # type: ignore[import-untyped]
-
-    return erf
-
-
 def gelu(x: Float32Array) -> Float32Array:
-    """GELU(x) = x/2 (1 + erf(x / sqrt 2)) (Hendrycks and Gimpel 2016), exact, in place."""
-    half = x * np.float32(0.5)
-    x *= _INV_SQRT2
-    # scipy evaluates erf in float64 and rounds to float32: the exact form, and the most costly
-    # step of the whole pass (about a third of the time, one value per feed-forward unit).
-    out: Float32Array = load_kernels()(x, out=x)
-    out += np.float32(1.0)
-    out *= half
-    return out
+    """GELU(x) = x Phi(x) = x/2 (1 + erf(x / sqrt 2)) (Hendrycks and Gimpel 2016), the erf form
+    (not the tanh approximation), in place on x (any shape, float32); returns x.
+
+    erf is Abramowitz and Stegun 7.1.26 (absolute error under 1.5e-7, so within a few float32
+    units of the exact value), the form torch's CPU kernel evaluates, so the two passes round
+    alike. The work goes in blocks of :data:`GELU_BLOCK` values, small enough that the temporaries
+    stay in cache: about 20 numpy operations a block instead of scipy's float64 ``erf``, which
+    cost a third of the whole pass."""
+    flat = x.reshape(-1)
+    size = min(GELU_BLOCK, flat.size)
+    a, t, q = (np.empty(size, dtype=np.float32) for _ in range(3))
+    for start in range(0, flat.size, GELU_BLOCK):
+        v = flat[start : start + GELU_BLOCK]
+        n = v.size
+        aa, tt, qq = a[:n], t[:n], q[:n]
+        np.abs(v, out=aa)
+        aa *= _INV_SQRT2  # |z|, z = v / sqrt 2
+        np.multiply(aa, ERF_P, out=tt)
+        tt += np.float32(1.0)
+        np.reciprocal(tt, out=tt)  # t = 1 / (1 + p |z|)
+        np.multiply(tt, ERF_A[0], out=qq)
+        for coefficient in ERF_A[1:]:
+            qq += coefficient
+            qq *= tt  # t (a1 + t (a2 + ...)) by Horner's rule
+        np.square(aa, out=aa)
+        np.negative(aa, out=aa)
+        np.exp(aa, out=aa)
+        qq *= aa
+        qq *= _HALF  # 1 - Phi(|v|) = (1 - erf(|z|)) / 2
+        np.subtract(_HALF, qq, out=qq)
+        np.copysign(qq, v, out=qq)
+        qq += _HALF  # Phi(v) = 1/2 + sign(v) (1/2 - (1 - Phi(|v|)))
+        v *= qq
+    return x
+
+
+def _gelu_bias(x: Float32Array, bias: Float32Array) -> None:
+    x += bias
+    gelu(x)
+
+
+def _softmax_rows(s: Float32Array, scale: float) -> None:
+    s *= np.float32(scale)
+    s -= s.max(axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)
+
+
+def _add_layer_norm(
+    x: Float32Array,
+    residual: Float32Array,
+    bias: Float32Array,
+    gamma: Float32Array,
+    beta: Float32Array,
+    eps: float,
+) -> None:
+    x += residual
+    x += bias
+    x[...] = layer_norm(x, gamma, beta, eps)
+
+
+NUMPY_KERNELS = Kernels(_gelu_bias, _softmax_rows, _add_layer_norm)
+
+
+@functools.cache
+def load_kernels(compiled: bool | None = None) -> Kernels:
+    """The element-wise steps the pass runs: numba's compiled ones
+    (:func:`raglab.embedding.neural.compiled.kernels`) when ``compiled`` is True, or None and
+    numba is installed; else :data:`NUMPY_KERNELS`, each in place and computing the same values
+    (to float rounding: about 1e-7). Compiling takes a few seconds on first use (then numba's
+    disk cache); call this before timing an encoding so that it is not counted."""
+    if compiled is None:
+        compiled = _compiled.available()
+    return _compiled.kernels() if compiled else NUMPY_KERNELS
 
 
 def _attention(
-    layer: LayerWeights, x: Float32Array, mask: BoolArray, bias: Float32Array, heads: int
-) -> Float32Array:
-    """softmax(Q K^T / sqrt(d) + M) V for every head, heads concatenated, for the N real tokens
-    x (N, h) of a batch whose layout is ``mask`` (b, t): (N, h) -> (N, h)."""
-    (b, t), h = mask.shape, x.shape[1]
+    packed: Float32Array,
+    lengths: Sequence[int],
+    heads: int,
+    softmax_rows: Callable[[Float32Array, float], None],
+    out: Float32Array,
+) -> None:
+    """softmax(Q K^T / sqrt(d) + 0) V for every head, heads concatenated, of each text on its
+    own: ``packed`` (N, 3h) holds Q, K and V of the N tokens of the texts, text after text,
+    ``lengths`` their counts; writes (N, h) into ``out``. No text sees another's tokens, so no
+    padding and no mask: each text's (H, t, t) scores are all real."""
+    h = out.shape[1]
     d = h // heads
-    packed = x @ layer.qkv
-    packed += layer.qkv_bias
-    qkv = np.zeros((b, t, 3 * h), dtype=np.float32)
-    qkv[mask] = packed
-    # (b, t, 3, H, d) -> (3, b, H, t, d): each head's (t, d) slice keeps unit stride along d, so
-    # matmul hands every (b, H) pair to BLAS without copying.
-    q, k, v = qkv.reshape(b, t, 3, heads, d).transpose(2, 0, 3, 1, 4)
-    scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (b, H, t, t)
-    scores *= np.float32(1.0 / math.sqrt(d))
-    scores += bias
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
-    context = np.matmul(scores, v)  # (b, H, t, d)
-    out: Float32Array = context.transpose(0, 2, 1, 3)[mask].reshape(-1, h)
-    return out
+    scale = 1.0 / math.sqrt(d)
+    start = 0
+    for t in lengths:
+        # (t, 3, H, d) -> (3, H, t, d): each head's (t, d) slice keeps unit stride along d, so
+        # matmul hands every head to BLAS without copying.
+        q, k, v = packed[start : start + t].reshape(t, 3, heads, d).transpose(1, 2, 0, 3)
+        scores = np.matmul(q, k.transpose(0, 2, 1))  # (H, t, t), C order
+        softmax_rows(scores.reshape(heads * t, t), scale)
+        context = np.matmul(scores, v)  # (H, t, d)
+        out[start : start + t].reshape(t, heads, d)[...] = context.transpose(1, 0, 2)
+        start += t
 
 
-def forward(weights: BertWeights, ids: IntArray, mask: BoolArray) -> Float32Array:
+def _states(
+    weights: BertWeights, ids: IntArray, lengths: Sequence[int], kernels: Kernels
+) -> Float32Array:
+    """The last hidden states (N, h) of the N word pieces ``ids`` (N,) of texts laid text after
+    text, ``lengths`` tokens each, positions counting from 0 at each text's [CLS]."""
+    longest = max(lengths)
+    if longest > weights.position.shape[0]:
+        raise ValueError(
+            f"{longest} word pieces exceed the model's {weights.position.shape[0]} positions"
+        )
+    positions = np.concatenate([np.arange(t) for t in lengths])
+    x = weights.word[ids]
+    x += weights.position[positions]
+    x += weights.token_type[0]  # one segment: every token is of type 0
+    x = layer_norm(x, weights.emb_gamma, weights.emb_beta, weights.eps)
+    n, h = x.shape
+    # Buffers reused by every layer: the products write into them rather than allocating.
+    packed = np.empty((n, 3 * h), dtype=np.float32)
+    context = np.empty((n, h), dtype=np.float32)
+    attended = np.empty((n, h), dtype=np.float32)
+    inner = np.empty((n, weights.layers[0].ffn_in.shape[1]), dtype=np.float32)
+    spare = np.empty((n, h), dtype=np.float32)
+    for layer in weights.layers:
+        np.matmul(x, layer.qkv, out=packed)
+        packed += layer.qkv_bias
+        _attention(packed, lengths, weights.heads, kernels.softmax_rows, context)
+        np.matmul(context, layer.attn_out, out=attended)
+        kernels.add_layer_norm(
+            attended, x, layer.attn_out_bias, layer.ln1_gamma, layer.ln1_beta, weights.eps
+        )
+        np.matmul(attended, layer.ffn_in, out=inner)
+        kernels.gelu_bias(inner, layer.ffn_in_bias)
+        np.matmul(inner, layer.ffn_out, out=spare)
+        kernels.add_layer_norm(
+            spare, attended, layer.ffn_out_bias, layer.ln2_gamma, layer.ln2_beta, weights.eps
+        )
+        x, spare = spare, x
+    return x
+
+
+def _lengths(mask: BoolArray) -> list[int]:
+    """The real tokens of each row of a right-padded ``mask`` (b, t); each row needs one."""
+    lengths = mask.sum(axis=1)
+    if lengths.min(initial=1) < 1:
+        raise ValueError("every row of the batch needs at least one real token")
+    return [int(n) for n in lengths]
+
+
+def forward(
+    weights: BertWeights, ids: IntArray, mask: BoolArray, *, kernels: Kernels | None = None
+) -> Float32Array:
     """The last hidden states (b, t, h) float32 of a padded batch of word-piece ``ids`` (b, t);
     ``mask`` (b, t) is True at real tokens, whose states these are (padded positions hold 0).
     Padding must be on the right (positions count from 0 at [CLS]); every row needs at least one
-    real token.
+    real token. ``kernels``: the element-wise steps (None: :func:`load_kernels`).
 
     Only attention mixes tokens, so everything else (embeddings, the projections, the
-    feed-forward blocks, LayerNorm) runs on the N real tokens packed together, (N, h): padding
-    costs only in the (b, H, t, t) attention scores, never in the products that dominate.
+    feed-forward blocks, LayerNorm) runs on the N real tokens packed together, (N, h), and
+    attention runs text by text: padding costs nothing anywhere.
     """
     b, t = ids.shape
     if t > weights.position.shape[0]:
         raise ValueError(
             f"{t} word pieces exceed the model's {weights.position.shape[0]} positions"
         )
-    positions = np.broadcast_to(np.arange(t), (b, t))[mask]
-    x = weights.word[ids[mask]]
-    x += weights.position[positions]
-    x += weights.token_type[0]  # one segment: every token is of type 0
-    x = layer_norm(x, weights.emb_gamma, weights.emb_beta, weights.eps)
-    bias = np.where(mask, np.float32(0.0), _MASKED).astype(np.float32)[:, None, None, :]
-    for layer in weights.layers:
-        attended = _attention(layer, x, mask, bias, weights.heads) @ layer.attn_out
-        attended += layer.attn_out_bias
-        attended += x
-        x = layer_norm(attended, layer.ln1_gamma, layer.ln1_beta, weights.eps)
-        inner = x @ layer.ffn_in
-        inner += layer.ffn_in_bias
-        ffn = gelu(inner) @ layer.ffn_out
-        ffn += layer.ffn_out_bias
-        ffn += x
-        x = layer_norm(ffn, layer.ln2_gamma, layer.ln2_beta, weights.eps)
+    x = _states(weights, ids[mask], _lengths(mask), kernels or load_kernels())
     out = np.zeros((b, t, x.shape[1]), dtype=np.float32)
     out[mask] = x
     return out
@@ -272,9 +367,9 @@ def plan_batches(
 ) -> tuple[list[list[int]], list[IntArray]]:
     """The word-piece ids of each text, and the batches :func:`encode` runs: positions in
     ``texts``, sorted by word-piece count (longest first, ties in input order) and cut every
-    ``batch_size``, so a batch pads to a length close to its texts' own. A batch's vectors depend
-    on the batch (padding moves them by float rounding), so whoever runs these batches, here or
-    on a cluster's workers, gets the same vectors."""
+    ``batch_size``, so a batch holds texts of similar lengths. A batch's vectors depend on the
+    batch (BLAS rounds the products by the batch's shape), so whoever runs these batches, here
+    or on a cluster's workers, gets the same vectors."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     check_texts(texts)
@@ -284,32 +379,47 @@ def plan_batches(
     return ids, [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def _padded(model: EncoderInput, rows: Sequence[Sequence[int]]) -> tuple[IntArray, BoolArray]:
-    """A batch of word-piece rows padded to the longest: ids (b, t) and mask (b, t)."""
-    width = max(len(row) for row in rows)
-    padded = np.full((len(rows), width), model.pad_token_id, dtype=np.int64)
-    mask = np.zeros((len(rows), width), dtype=np.bool_)
-    for i, row in enumerate(rows):
-        padded[i, : len(row)] = row
-        mask[i, : len(row)] = True
-    return padded, mask
+def _packed(rows: Sequence[Sequence[int]]) -> tuple[IntArray, list[int]]:
+    """The word pieces of a batch laid text after text, (N,), and each text's count."""
+    lengths = [len(row) for row in rows]
+    ids = np.fromiter((i for row in rows for i in row), np.int64, sum(lengths))
+    return ids, lengths
 
 
-def pooled_batch(model: EncoderInput, rows: Sequence[Sequence[int]]) -> Float32Array:
-    """One batch of :func:`plan_batches` through the network, pooled, not normalised: (b, h)."""
-    padded, mask = _padded(model, rows)
-    return pool(forward(model.weights, padded, mask), mask, model.pooling)
+def _pooled(states: Float32Array, lengths: Sequence[int], mode: str) -> Float32Array:
+    """:func:`pool` of packed states (N, h) laid text after text, ``lengths`` tokens each: the
+    mean (summed in float64) or the first token of each text. Shape (b, h), float32."""
+    starts = np.cumsum([0, *lengths[:-1]])
+    if mode == "cls":
+        first: Float32Array = states[starts]
+        return first
+    if mode != "mean":
+        raise ValueError(f"pooling must be 'mean' or 'cls', got {mode!r}")
+    sums = np.add.reduceat(states, starts, axis=0, dtype=np.float64)
+    out: Float32Array = (sums / np.asarray(lengths, dtype=np.float64)[:, None]).astype(np.float32)
+    return out
+
+
+def pooled_batch(
+    model: EncoderInput, rows: Sequence[Sequence[int]], *, kernels: Kernels | None = None
+) -> Float32Array:
+    """One batch of :func:`plan_batches` through the network, pooled, not normalised: (b, h).
+    ``kernels``: the element-wise steps (None: :func:`load_kernels`)."""
+    ids, lengths = _packed(rows)
+    states = _states(model.weights, ids, lengths, kernels or load_kernels())
+    return _pooled(states, lengths, model.pooling)
 
 
 def _batches(
     model: EncoderInput, texts: Sequence[str], batch_size: int, progress: Progress | None
-) -> Iterator[tuple[IntArray, Float32Array, BoolArray]]:
-    """(positions in ``texts``, states (b, t, h), mask (b, t)) of each batch of
+) -> Iterator[tuple[IntArray, Float32Array, list[int]]]:
+    """(positions in ``texts``, packed states (N, h), token counts) of each batch of
     :func:`plan_batches`."""
     ids, batches = plan_batches(model, texts, batch_size)
+    kernels = load_kernels()
     for batch in batches if progress is None else progress(batches):
-        padded, mask = _padded(model, [ids[i] for i in batch.tolist()])
-        yield batch, forward(model.weights, padded, mask), mask
+        flat, lengths = _packed([ids[i] for i in batch.tolist()])
+        yield batch, _states(model.weights, flat, lengths, kernels), lengths
 
 
 def encode(
@@ -329,8 +439,8 @@ def encode(
     sentence-transformers); results agree across batch sizes to float rounding (about 1e-7).
     """
     out = np.zeros((len(texts), model.dim), dtype=np.float32)
-    for positions, states, mask in _batches(model, texts, batch_size, progress):
-        out[positions] = pool(states, mask, model.pooling)
+    for positions, states, lengths in _batches(model, texts, batch_size, progress):
+        out[positions] = _pooled(states, lengths, model.pooling)
     return unit_rows32(out) if normalize else out
 
 
@@ -340,7 +450,8 @@ def token_states(
     """The last hidden state of every word piece of each text: a list of (t_i, h) float32 arrays,
     [CLS] first and [SEP] last, padding removed; batched as :func:`encode`."""
     out: list[Float32Array] = [np.zeros((0, model.dim), dtype=np.float32)] * len(texts)
-    for positions, states, mask in _batches(model, texts, batch_size, None):
-        for row, i in enumerate(positions.tolist()):
-            out[i] = states[row, mask[row]].copy()
+    for positions, states, lengths in _batches(model, texts, batch_size, None):
+        parts = np.split(states, np.cumsum(lengths[:-1]))
+        for i, part in zip(positions.tolist(), parts, strict=True):
+            out[i] = part.copy()
     return out
