@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from pathlib import Path
 from typing import Any
 
 from raglab.cli._common import (
@@ -16,8 +15,7 @@ from raglab.cli._common import (
     print_error_json,
     print_json,
 )
-from raglab.corpus.pages import Corpus, Page
-from raglab.corpus.questions import QuestionSet
+from raglab.pipeline.page_view import answers_on, find_page, page_view, relative_path
 
 #: How many close page ids an unknown PAGE is answered with.
 CLOSE_MATCHES = 5
@@ -37,37 +35,6 @@ def register(sub: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def relative_path(corpus: Corpus, page: Page) -> str:
-    """The page's file relative to the corpus folder (its source as given when it is not under
-    the folder, or was not read from a file)."""
-    try:
-        return Path(page.source).relative_to(corpus.root).as_posix()
-    except ValueError:
-        return page.source
-
-
-def find_page(corpus: Corpus, wanted: str) -> Page | None:
-    """The page whose id is ``wanted``, else the page read from that file (a path relative to
-    the corpus folder, or the path it was read from); None when there is none."""
-    if wanted in corpus:
-        return corpus.page(wanted)
-    as_path = Path(wanted).as_posix()
-    for page in corpus:
-        if as_path in (relative_path(corpus, page), Path(page.source).as_posix()):
-            return page
-    return None
-
-
-def answers_on(questions: QuestionSet, page: Page) -> list[dict[str, Any]]:
-    """The answer passages located on ``page``: question id, start and end offsets in its text."""
-    return [
-        {"question": q.id, "start": s.start, "end": s.end}
-        for q in questions
-        for s in q.spans
-        if s.page_id == page.id
-    ]
-
-
 def run(args: argparse.Namespace) -> int:
     data = load_data(args)
     page = find_page(data.corpus, args.page)
@@ -81,19 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     answers = answers_on(data.questions, page)
     if args.json:
-        print_json(
-            {
-                "id": page.id,
-                "title": page.title,
-                "path": relative_path(data.corpus, page),
-                "text": page.text,
-                "headings": [
-                    {"heading": s.heading, "level": s.level, "start": s.start, "end": s.end}
-                    for s in page.sections
-                ],
-                "answers": answers,
-            }
-        )
+        print_json(page_view(data.corpus, data.questions, page))
         return EXIT_OK
     lines = [
         f"id: {page.id}",

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
 
-from raglab.cli.show import answers_on, relative_path
+from raglab.pipeline.page_view import page_view
 from raglab.web.guard import shorten
 from raglab.web.state import State
 
@@ -29,22 +28,4 @@ def get_page(state: State, page_id: str) -> dict[str, Any]:
     corpus = state.lab.corpus
     if page_id not in corpus:
         raise HTTPException(404, f"no page with id {shorten(page_id)!r} in the corpus")
-    page = corpus.page(page_id)
-    suffix = Path(page.source).suffix.lstrip(".").lower()
-    return {
-        "id": page.id,
-        "title": page.title,
-        "path": relative_path(corpus, page),
-        "format": suffix or None,
-        "status": page.status,
-        "updated": page.updated.isoformat() if page.updated else None,
-        "supersedes": page.supersedes,
-        "meta": dict(page.meta),
-        "words": page.n_words,
-        "text": page.text,
-        "headings": [
-            {"heading": s.heading, "level": s.level, "start": s.start, "end": s.end}
-            for s in page.sections
-        ],
-        "answers": answers_on(state.lab.questions, page),
-    }
+    return page_view(corpus, state.lab.questions, corpus.page(page_id))
