@@ -50,12 +50,12 @@ def test_choose_threads_hand_worked(cores: int, load: float, share: int | None, 
     assert choose_threads(cores, load, share) == want
 
 
-def test_the_setting_is_auto_and_none_means_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_setting_is_auto(monkeypatch: pytest.MonkeyPatch) -> None:
     assert S.THREADS == "auto" and S.fixed("threads") is S.THREADS
-    assert check_threads(None) == check_threads("auto") == "auto"
+    assert check_threads(S.THREADS) == check_threads("auto") == "auto"
     assert check_threads(3) == resolve_threads(3) == 3
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    assert resolve_threads(None) == resolve_threads("auto") == 1
+    assert resolve_threads(S.THREADS) == resolve_threads("auto") == 1
 
 
 def test_auto_reads_the_machine_within_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_info
 
-import raglab.base.threads as threads_module
 from raglab.pipeline import dense
 
 
@@ -24,7 +23,7 @@ def test_chunks_are_encoded_with_blas_on_the_threads_setting(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(threads_module, "THREADS", 2)
+    monkeypatch.setattr(dense, "THREADS", 2)
     during: list[set[int]] = []
     texts = ["The mount locks with a quarter turn.", "Level the legs before use."]
     index = dense.chunk_index(

@@ -30,8 +30,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from raglab.settings import THREADS
-
 __all__ = [
     "blas_threads",
     "check_threads",
@@ -97,11 +95,9 @@ def process_share() -> int | None:
     return int(text)
 
 
-def check_threads(threads: int | str | None) -> int | str:
-    """``threads`` if it is ``"auto"`` or a positive whole number, None as
-    :data:`raglab.settings.THREADS` says; ValueError otherwise. Reads nothing of the machine."""
-    if threads is None:
-        threads = THREADS
+def check_threads(threads: int | str) -> int | str:
+    """``threads`` if it is ``"auto"`` or a positive whole number; ValueError otherwise (a caller
+    that was given none passes :data:`raglab.settings.THREADS`). Reads nothing of the machine."""
     if threads == AUTO:
         return AUTO
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
@@ -109,7 +105,7 @@ def check_threads(threads: int | str | None) -> int | str:
     return threads
 
 
-def resolve_threads(threads: int | str | None) -> int:
+def resolve_threads(threads: int | str) -> int:
     """``threads`` as a count (:func:`check_threads`): a positive whole number as it is,
     ``"auto"`` by :func:`choose_threads` from :func:`usable_cores`, :func:`running_load` and
     :func:`process_share`."""

@@ -43,6 +43,7 @@ from raglab.bm25 import maxscore as _maxscore
 from raglab.bm25.dense import SELECT_BLOCK, dense_top_k_source, hold_source, seek_source
 from raglab.bm25.formula import impact
 from raglab.bm25.maxscore import skippable
+from raglab.settings import THREADS
 
 # From this many postings a query is evaluated document at a time (MaxScore), below term at a time.
 MAXSCORE_MIN_POSTINGS = 8192
@@ -391,7 +392,7 @@ def search_many(
         )  # fmt: skip
 
     # A single query (or a small batch) never reads the machine's load: one call, as before.
-    threads = check_threads(threads)
+    threads = check_threads(THREADS if threads is None else threads)
     count = resolve_threads(threads) if n_queries >= 2 * PART_QUERIES else 1
     if count == 1:
         answer(0, n_queries)

@@ -49,6 +49,7 @@ from raglab.bm25.postings import per_term_reduce
 from raglab.bm25.scoring import query_scores as _query_scores
 from raglab.bm25.statistics import BM25Statistics
 from raglab.embedding.vectors import Vocabulary, check_token_lists
+from raglab.settings import THREADS
 
 __all__ = ["BM25Index", "TermContribution"]
 
@@ -265,7 +266,7 @@ class BM25Index:
         if backend == "numba" and not _bm25_compiled.available():
             raise ValueError("backend 'numba' needs numba installed (pip install numba)")
         k = int(k)
-        threads = check_threads(threads)
+        threads = check_threads(THREADS if threads is None else threads)
         if backend == "numba" or (backend == "auto" and _bm25_compiled.available()):
             ptr, ids = self.stats.token_ids(queries)
             cols = self.stats.columns
@@ -276,7 +277,7 @@ class BM25Index:
         return self._search_many_numpy(queries, k, threads)
 
     def _search_many_numpy(
-        self, queries: Sequence[Sequence[str]], k: int, threads: int | str | None
+        self, queries: Sequence[Sequence[str]], k: int, threads: int | str
     ) -> tuple[IntArray, FloatArray]:
         ptr, terms, weights = self.stats.query_terms_many(queries)
         n = self.n_docs

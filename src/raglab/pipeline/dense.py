@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from raglab.base.ranking import IntArray
 from raglab.base.threads import blas_threads, resolve_threads
-from raglab.settings import NEURAL_RETRIEVERS
+from raglab.settings import NEURAL_RETRIEVERS, THREADS
 
 if TYPE_CHECKING:
     from raglab.embedding.neural.encoder import Float32Array
@@ -127,7 +127,7 @@ def chunk_index(
             if on_batch is not None:
                 on_batch(len(batch))
 
-    with blas_threads(resolve_threads(None)):
+    with blas_threads(resolve_threads(THREADS)):
         return NeuralIndex(model, texts, progress=bar, encoder=encoder)
 
 
