@@ -46,18 +46,25 @@ __all__ = [
     "resolve_read",
     "resolve_run",
     "run_reranker",
+    "training_counts",
 ]
+
+
+def training_counts(lab: Lab) -> dict[str, int]:
+    """The training questions a chooser counts (``run_settings.TUNING_GRIDS`` says which):
+    ``training``, all of them, and ``answerable``, those with an answer."""
+    return {
+        "training": len(lab.split("train")),
+        "answerable": len(lab.split("train", answerable=True)),
+    }
 
 
 def lab_tuning(lab: Lab, values: Mapping[str, float]) -> tuple[TuningNote, ...]:
     """The :class:`~raglab.run_settings.TuningNote` of each value in ``values`` (setting name ->
     value chosen on ``lab``'s training split): each counts the training questions its chooser
-    decided on (:func:`raglab.run_settings.tuning_notes`), so every face warns alike."""
-    return tuning_notes(
-        values,
-        training=len(lab.split("train")),
-        answerable=len(lab.split("train", answerable=True)),
-    )
+    decided on (:func:`raglab.run_settings.tuning_notes`, :func:`training_counts`), so every
+    face warns alike."""
+    return tuning_notes(values, **training_counts(lab))
 
 
 def run_reranker(lab: Lab, read: ReadSettings) -> Reranker | None:
@@ -117,6 +124,6 @@ def resolve_run(lab: Lab, settings: RunSettings) -> tuple[ResolvedRun, Reranker 
         "mmr_lambda": read.mmr_lambda,
         "threshold": threshold,
     }
-    tuning = lab_tuning(lab, {n: float(used[n]) for n in names})
+    tuning = tuning_notes({n: float(used[n]) for n in names}, **training_counts(lab))
     run = ResolvedRun(settings, read, threshold, names, tuning)
     return run, reranker
