@@ -47,7 +47,7 @@ import numpy as np
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-from common import Config, Disagreement, Section, run_json_worker
+from common import Config, Disagreement, Section, run_json_worker, time_repeats
 
 THREAD_VARIABLES = (
     "OPENBLAS_NUM_THREADS",
@@ -103,19 +103,6 @@ def _spinner(core: int) -> subprocess.Popen[bytes]:
         "    pass\n"
     )
     return subprocess.Popen([sys.executable, "-c", code])
-
-
-def _timed(fn: Callable[[], object]) -> float:
-    import gc
-
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
-    finally:
-        gc.enable()
 
 
 def _encoder(n_chunks: int) -> Callable[[int], np.ndarray] | None:
@@ -204,7 +191,7 @@ def worker(quick: bool) -> dict[str, Any]:
                 for mode, fn in runs.items():
                     if mode == MODES[2]:
                         chose.append(resolve_threads("auto"))
-                    times[name][mode].append(_timed(fn))
+                    times[name][mode].append(time_repeats(fn, repeats=1).samples[0])
         load_end = os.getloadavg()[0]
     finally:
         spinner.kill()

@@ -40,7 +40,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,14 @@ import numpy as np  # noqa: E402
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-from common import Config, Disagreement, Section, check_rankings, run_json_worker  # noqa: E402
+from common import (  # noqa: E402
+    Config,
+    Disagreement,
+    Section,
+    check_rankings,
+    run_json_worker,
+    time_repeats,
+)
 
 SIZES = (10_000, 100_000)
 LARGE_SIZES = (1_000_000,)
@@ -204,19 +211,6 @@ def _rows(side: str, result: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     ]
 
 
-def _timed(fn: Callable[[], object]) -> float:
-    import gc
-
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
-    finally:
-        gc.enable()
-
-
 def speed_worker(n_docs: int) -> dict[str, Any]:
     docs, queries = make_data(n_docs)
     ours = _build("ours", docs)
@@ -277,7 +271,10 @@ def speed_worker(n_docs: int) -> dict[str, Any]:
                 for batch in batches:
                     for name, run in runs.items():
                         qps[name].append(
-                            len(batch) / _timed(partial(_answer, *run[:2], batch, backend, run[2]))
+                            len(batch)
+                            / time_repeats(
+                                partial(_answer, *run[:2], batch, backend, run[2]), repeats=1
+                            ).samples[0]
                         )
             out[f"{mix}/{backend}"] = {
                 **qps,
