@@ -56,6 +56,13 @@ function whole(params, name, fallback) {
   return value;
 }
 
+/** A text parameter the user must type, trimmed; refused as the server refuses an empty one. */
+function typed(params, name, hint) {
+  const text = (params.get(name) ?? "").trim();
+  if (!text) throw new Refusal(422, `${name}: ${hint}`);
+  return text;
+}
+
 function flag(params, name) {
   const text = params.get(name);
   if (text === null || text === "" || text === "null") return null;
@@ -266,8 +273,7 @@ const ROUTES = {
     return { id: q.id, question: q.question, labels, key: resolved, view };
   },
   "bm25/search": (data, params) => {
-    const q = (params.get("q") ?? "").trim();
-    if (!q) throw new Refusal(422, "q: type some words to search for");
+    const q = typed(params, "q", "type some words to search for");
     const { k1, b } = bm25Params(params, data.meta);
     const top = whole(params, "top", 5);
     return bm25Search(labFor(data, flag(params, "stem")), q, { k1, b, top, snippetChars: data.engine.snippet_chars });
@@ -294,8 +300,7 @@ const ROUTES = {
       progress,
     }),
   "lsa/search": (data, params, rest, progress) => {
-    const q = (params.get("q") ?? "").trim();
-    if (!q) throw new Refusal(422, "q: type a word");
+    const q = typed(params, "q", "type a word");
     return lsaSearch(labFor(data, null), q, {
       top: whole(params, "top", 5),
       windowsSet: data.engine.lsa_windows,
@@ -304,8 +309,7 @@ const ROUTES = {
     });
   },
   "lsa/neighbours": (data, params, rest, progress) => {
-    const word = (params.get("word") ?? "").trim();
-    if (!word) throw new Refusal(422, "word: type a word");
+    const word = typed(params, "word", "type a word");
     return nearestWords(labFor(data, null), word, {
       k: whole(params, "top", 10),
       windowsSet: data.engine.lsa_windows,
