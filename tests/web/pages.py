@@ -11,6 +11,8 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.lab import Lab
+from raglab.pipeline.retrieval import rank
+from raglab.run_settings import RetrievalSettings
 
 LAPTOP: ViewportSize = {"width": 1280, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
@@ -107,3 +109,17 @@ def expect_lsa_exhibit(page: Page, lab: Lab) -> None:
     assert cosine is not None
     expect(page.locator("#twins-cosine")).to_contain_text(f"{twins['a']} and {twins['b']}")
     expect(page.locator("#twins-cosine")).to_contain_text(f3(cosine))
+
+
+def expect_bm25_example(page: Page, lab: Lab) -> None:
+    """Exhibit II's first example query ranked as :func:`rank` ranks it with BM25: the first
+    chunk's id and score, and five results (fewer when fewer match); server and tab alike."""
+    example = page.locator("#bm25-examples button").first
+    query = example.text_content() or ""
+    example.click()
+    ranking = rank(lab, query, RetrievalSettings("bm25"))
+    cs = lab.indexes.chunk_set()
+    first = page.locator("#bm25-results .result-list > li").first
+    expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
+    expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
+    expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))

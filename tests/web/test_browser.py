@@ -32,11 +32,10 @@ from raglab.pipeline.retrieval import (
     choose_weight,
     first_ranks,
     measure,
-    rank,
     ranker_table,
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
-from tests.web.pages import expect_lsa_exhibit, f3
+from tests.web.pages import expect_bm25_example, expect_lsa_exhibit, f3
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=15_000)
@@ -277,15 +276,7 @@ def test_02_chunking(visit: Visit, lab: Lab) -> None:
 
 def test_03_bm25(visit: Visit, lab: Lab) -> None:
     page = visit.page
-    example = page.locator("#bm25-examples button").first
-    query = example.text_content() or ""
-    example.click()
-    ranking = rank(lab, query, RetrievalSettings("bm25"))
-    cs = lab.indexes.chunk_set()
-    first = page.locator("#bm25-results .result-list > li").first
-    expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
-    expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
-    expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))
+    expect_bm25_example(page, lab)
 
     expect(page.locator("#bm25-test")).to_have_text("measured once you commit")
     page.locator("#bm25-map").click()

@@ -25,14 +25,13 @@ from raglab.pipeline.retrieval import (
     choose_weight,
     first_ranks,
     measure,
-    rank,
     ranker_table,
     resolve,
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import READER_THRESHOLDS
 from tests.web.conftest import _wait_for, free_port
-from tests.web.pages import LAPTOP, PHONE, expect_lsa_exhibit, f3
+from tests.web.pages import LAPTOP, PHONE, expect_bm25_example, expect_lsa_exhibit, f3
 
 pytestmark = pytest.mark.browser
 
@@ -109,15 +108,7 @@ def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     expect(page.locator("#chunk-predicted")).to_have_text(f3(report.predicted_intact))
 
     # Exhibit II: an example query's ranking, then the k1 x b grid and its best cell.
-    example = page.locator("#bm25-examples button").first
-    query = example.text_content() or ""
-    example.click()
-    ranking = rank(lab, query, RetrievalSettings("bm25"))
-    cs = lab.indexes.chunk_set()
-    first = page.locator("#bm25-results .result-list > li").first
-    expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
-    expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
-    expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))
+    expect_bm25_example(page, lab)
     page.locator("#bm25-map").click()
     grid = bm25_grid(lab, k=5)
     best = RetrievalSettings("bm25", k1=grid.best_k1, b=grid.best_b)
