@@ -12,9 +12,10 @@ import raglab.bm25.compiled as compiled_module
 import raglab.bm25.grid as grid_module
 import raglab.bm25.index as bm25_module
 import raglab.bm25.scoring as scoring_module
+from raglab.base.threads import usable_cores
 from raglab.bm25.formula import lucene_idf
 from raglab.bm25.grid import grid_top_k
-from raglab.bm25.index import BM25Index, TermContribution
+from raglab.bm25.index import BM25Index, TermContribution, numpy_threads
 from raglab.settings import GRID_B, GRID_K1, GRID_RECALL_K, default
 from tests.bm25.cases import assert_same, query_mixes
 from tests.conftest import Cranfield
@@ -533,7 +534,9 @@ def test_search_many_on_threads_equals_one_thread_bit_for_bit(
     lists, and each query searched alone): a batch cut into runs answered on 2, 3, 7 threads or
     "auto" gives the same documents and the same scores bit for bit. ``pruned`` sends the
     numpy backend's long queries through MaxScore one by one (as from 65,536 documents on), and
-    the kernel's through its document-at-a-time walk."""
+    the kernel's through its document-at-a-time walk. The numpy backend's floor for threads
+    (65,536 documents) is lowered so that these small collections take the threaded runs."""
+    monkeypatch.setattr(bm25_module, "_NUMPY_THREADS_MIN_DOCS", 0)
     docs, questions = (
         handbook_tokens
         if collection == "handbook"
@@ -567,3 +570,19 @@ def test_search_many_threads_setting_is_checked() -> None:
                         backend=backend,
                         threads=bad,  # type: ignore[arg-type]
                     )
+
+
+def test_numpy_batch_spreads_over_threads_only_where_maxscore_runs() -> None:
+    """oracle: the rule as measured (benchmarks/RESULTS.md, "BM25 on every core"): numpy's
+    dense blocks ran at 0.62 to 0.73 of one thread's rate on two threads at 10,000 chunks, so a
+    collection under 65,536 documents keeps one thread whatever is asked; from there on, a batch
+    of at least two runs of 16 queries takes the count asked; a bad count is refused either way."""
+    assert numpy_threads(2, n_docs=10_000, n_queries=1_000) == 1
+    assert numpy_threads(7, n_docs=65_535, n_queries=1_000) == 1
+    assert numpy_threads(2, n_docs=65_536, n_queries=1_000) == 2
+    assert numpy_threads(7, n_docs=1_000_000, n_queries=32) == 7
+    assert numpy_threads(7, n_docs=1_000_000, n_queries=31) == 1
+    assert 1 <= numpy_threads("auto", n_docs=1_000_000, n_queries=1_000) <= usable_cores()
+    for bad in (0, "many"):
+        with pytest.raises(ValueError, match="threads must be"):
+            numpy_threads(bad, n_docs=10, n_queries=1)

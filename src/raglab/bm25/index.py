@@ -51,7 +51,7 @@ from raglab.bm25.statistics import BM25Statistics
 from raglab.embedding.vectors import Vocabulary, check_token_lists
 from raglab.settings import THREADS
 
-__all__ = ["BM25Index", "TermContribution"]
+__all__ = ["BM25Index", "TermContribution", "numpy_threads"]
 
 # A query whose postings plus documents number at least this goes through MaxScore: below it,
 # scoring everything costs less than the pruning's own bookkeeping.
@@ -69,6 +69,23 @@ _BACKENDS = ("auto", "numba", "numpy")
 # own steps per dense block, which hold the GIL).
 _NUMPY_PART_QUERIES = 16
 _NUMPY_PARTS_PER_THREAD = 2
+# With numpy, a batch is spread over threads only from this many documents on, where queries go
+# through MaxScore one by one. Below it every query is scored in dense blocks, whose Python steps
+# hold the GIL between short array loops: measured on an idle 2-core machine at 10,000 chunks
+# (benchmarks/RESULTS.md, "BM25 on every core"), two threads answered at 0.62 to 0.73 of one thread's rate.
+_NUMPY_THREADS_MIN_DOCS = _BATCH_PRUNE_MIN_DOCS
+
+
+def numpy_threads(threads: int | str, *, n_docs: int, n_queries: int) -> int:
+    """The threads the numpy ``search_many`` spreads a batch of ``n_queries`` over, against a
+    collection of ``n_docs`` documents: one below 65,536 documents (every query is scored in
+    dense blocks, which threads slow down) and for a batch too small to cut into two runs of
+    16 queries; otherwise ``threads`` resolved (:func:`raglab.base.threads.resolve_threads`;
+    ``"auto"``: the cores free now). The machine's load is read only when threads may be used."""
+    if n_docs < _NUMPY_THREADS_MIN_DOCS or n_queries < 2 * _NUMPY_PART_QUERIES:
+        check_threads(threads)
+        return 1
+    return resolve_threads(threads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +274,8 @@ class BM25Index:
         queries answered on that many threads at once (the compiled kernel runs without the
         GIL; numpy releases it in its loops over arrays); every query is answered on its own,
         so the lists do not depend on the threads. A small batch (or a single query) runs on
-        the caller's thread without reading the machine's load.
+        the caller's thread without reading the machine's load, and so does numpy's batch
+        against fewer than 65,536 documents (:func:`numpy_threads`: there threads slow it).
         """
         _check_k(k)
         check_token_lists(queries, what="queries")
@@ -298,7 +316,7 @@ class BM25Index:
         if pruned.any():
             self._max_impact()
         n_queries = len(queries)
-        count = resolve_threads(threads) if n_queries >= 2 * _NUMPY_PART_QUERIES else 1
+        count = numpy_threads(threads, n_docs=n, n_queries=n_queries)
         bounds = (
             even_parts(n_queries, count * _NUMPY_PARTS_PER_THREAD, _NUMPY_PART_QUERIES)
             if count > 1
