@@ -191,6 +191,14 @@ CACHE_SIZE: Final = 32
 #: and its tokens in the tab's memory): chunks under the heading chunker, and UTF-8 bytes of text.
 SITE_MAX_CHUNKS: Final = 5000
 SITE_MAX_TEXT_BYTES: Final = 20_000_000
+#: Answers the tab's engine keeps (engine/worker.js, least recently used dropped first): enough
+#: for every exhibit's current answer and a few settings back, bounded so a long session of
+#: slider moves does not grow the tab's memory without end.
+SITE_ANSWER_CACHE: Final = 64
+#: How ``raglab site`` stores the neural weights for encoding a typed question in the tab:
+#: float16 halves the download (45 MB against 90 MB) for a measured cost in the vectors
+#: (docs/design.md#the-in-tab-engine).
+SITE_WEIGHTS_DTYPE: Final = "float16"
 
 #: Threads for the work spread across cores (BM25's ``search_many``, BLAS while encoding):
 #: "auto" takes the cores free now, at most the environment's share per process, at least 1

@@ -4,15 +4,46 @@
 //   node tests/web/site_answers.mjs SITE_DIR URLS_JSON_FILE
 //
 // A URL written "POST /api/..." is asked with that method, and "POST /api/... {json}" with
-// that JSON body.
+// that JSON body; "ENCODE text" gives the JavaScript encoder's vector of the text.
 
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const [site, urlsFile] = process.argv.slice(2);
-const { answer, Refusal } = await import(pathToFileURL(resolve(site, "static/engine/routes.js")).href);
+const engine = (path) => import(pathToFileURL(resolve(site, "static/engine", path)).href);
+const { answer, Refusal } = await engine("routes.js");
+const { NeedsEncoding, addVector, attachNeural, attachSentences, hasSentences } = await engine("exhibits/neural.js");
+const { encode } = await engine("embedding/neural/encoder.js");
+const { loadWeights } = await engine("embedding/neural/weights.js");
+const { wordPieceTokenizer } = await engine("embedding/neural/wordpiece.js");
 const data = JSON.parse(readFileSync(join(site, "data/site.json"), "utf-8"));
+const bytes = (name) => {
+  const b = readFileSync(join(site, name));
+  return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+};
+// As the Worker does: the vectors with the data, the encoder only when a typed text needs it.
+if (data.neural) attachNeural(data, bytes(data.neural.file));
+let encoder = null;
+function encoded(text) {
+  if (encoder === null) {
+    const w = data.neural.weights;
+    const tokenizer = wordPieceTokenizer(JSON.parse(readFileSync(join(site, w.tokenizer), "utf-8")), w.max_seq_length);
+    encoder = { tokenizer, weights: loadWeights(bytes(w.file)) };
+  }
+  return encode(encoder.tokenizer, encoder.weights, text);
+}
+function compute(path, method, body) {
+  for (;;) {
+    try {
+      return answer(data, path, () => {}, { method, body });
+    } catch (error) {
+      if (!(error instanceof NeedsEncoding)) throw error;
+      if (hasSentences(data)) addVector(data, error.text, encoded(error.text));
+      else attachSentences(data, bytes(data.neural.sentences_file));
+    }
+  }
+}
 const out = {};
 const split = (rest) => {
   const at = rest.indexOf(" ");
@@ -20,8 +51,13 @@ const split = (rest) => {
 };
 for (const url of JSON.parse(readFileSync(urlsFile, "utf-8"))) {
   try {
+    if (url.startsWith("ENCODE ")) {
+      // The JavaScript encoder's vector of a typed text, as the Worker makes it.
+      out[url] = { status: 200, body: Array.from(encoded(url.slice(7))) };
+      continue;
+    }
     const [method, path, body] = url.startsWith("POST ") ? ["POST", ...split(url.slice(5))] : ["GET", url, null];
-    out[url] = { status: 200, body: answer(data, path, () => {}, { method, body }) };
+    out[url] = { status: 200, body: compute(path, method, body) };
   } catch (error) {
     out[url] = { status: error instanceof Refusal ? error.status : 422, body: { detail: error.message } };
   }

@@ -48,6 +48,25 @@ def test_twin_cosines_are_the_dot_products_of_the_vectors(api: Any, lab: Lab) ->
     assert t["twin"]["lsa"] - t["unrelated"]["lsa"] > t["twin"]["neural"] - t["unrelated"]["neural"]
 
 
+def test_a_typed_question_ranks_the_chunks_by_the_float64_dot_of_the_vectors(
+    api: Any, lab: Lab
+) -> None:
+    # The tab reaches the server's cosines only if both sum in float64 (float32's rounding
+    # depends on BLAS's order): the scores are numpy's float64 products, not float32's.
+    text = "how do I keep the batteries warm in winter"
+    data = api.get("/api/neural/search", q=f"  {text} ", top=5).json()
+    assert data["query"] == text
+    cs = lab.indexes.chunk_set()
+    q = lab.indexes.neural_model.encode([text])[0].astype(np.float64)
+    scores = np.clip(cs.neural.vectors.astype(np.float64) @ q, -1.0, 1.0)
+    order = sorted(range(len(cs)), key=lambda i: (-scores[i], i))[:5]
+    assert [r["index"] for r in data["results"]] == order
+    for row in data["results"]:
+        assert row["score"] == pytest.approx(float(scores[row["index"]]), abs=1e-6)
+        assert row["chunk"] == cs.chunks[row["index"]].id and row["snippet"]
+    assert api.get("/api/neural/search", q="   ").status_code == 422
+
+
 def test_costs_are_measured_and_counted(api: Any, lab: Lab) -> None:
     c = api.get("/api/neural/view").json()["costs"]
     n = len(lab.indexes.chunk_set())

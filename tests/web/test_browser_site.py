@@ -1,6 +1,7 @@
 """The written site (``raglab site``) in Chromium: served by a plain static server, with every
 other host blocked, exhibits I to VI show the numbers ``raglab serve`` shows, computed in the
-tab (all but the neural rows, which the site says it lacks), at 1280 and 390 px.
+tab (the neural rows from the vectors the site ships), at 1280 and 390 px; a question typed
+into exhibit III is encoded in the tab, its weights' download shown by a progress bar.
 
 Oracle: the Python engine (the session's handbook lab, the lab ``raglab serve`` serves).
 """
@@ -127,17 +128,15 @@ def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     # Exhibit III: the LSA fit's spectrum, a suggested word's neighbours, the twins' cosine.
     expect_lsa_exhibit(page, lab)
 
-    # Exhibit IV: the test table at the weight chosen on train; the neural rows say the site
-    # lacks them.
+    # Exhibit IV: the test table at the weight chosen on train, its neural rows from the
+    # shipped vectors.
     chosen = choose_weight(lab)
-    table = ranker_table(lab, weight=chosen, neural=False)
+    table = ranker_table(lab, weight=chosen)
+    assert "neural" in table
     expect(page.locator("#fusion-caption")).to_contain_text(f"w = {chosen:.2f}")
     for ranker, metrics in table.items():
         cells = page.locator(f"#fusion-table tr[data-ranker={ranker}] td")
         expect(cells).to_have_text([f3(metrics[m]) for m in METRICS])
-    expect(page.locator("#fusion-table tr[data-ranker=neural] td")).to_contain_text(
-        "not in this static site"
-    )
 
     # Exhibit V: the reranker trained in the tab, its rows at the λ chosen on train.
     reranker = train_reranker(lab, resolve(lab, RetrievalSettings()))
@@ -168,6 +167,46 @@ def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     expect(page.locator("#run-bound")).to_contain_text(f"{result.bound:.3f}")
     expect(page.locator("#run-risk-table tbody tr")).to_have_count(len(READER_THRESHOLDS))
     expect(page.locator(".tab-missing")).to_have_count(0)
+    assert foreign == [], f"requests to other hosts: {foreign}"
+    assert errors == []
+    page.context.close()
+
+
+#: A question no labelled one is, typed into exhibit III's neural search.
+TYPED = "how do I keep the batteries warm in winter"
+
+
+def test_the_tab_shows_the_servers_neural_numbers_and_encodes_a_typed_question(
+    browser: Browser, site_url: str, lab: Lab
+) -> None:
+    from raglab.pipeline.exhibits.neural import neural_search, neural_view
+
+    page, foreign, errors = open_site(browser, site_url, LAPTOP)
+    # A neural number from the shipped vectors: exhibit III's panel, each question's rank.
+    view = neural_view(lab)
+    page.locator("#neural-build").click()
+    for row in view["questions"]:
+        cells = page.locator(f"#neural-questions tr[data-question={row['id']}] td")
+        ranks = [row["ranks"][n] for n in ("bm25", "lsa", "neural")]
+        expect(cells).to_have_text(["not ranked" if r is None else str(r) for r in ranks])
+    expect(page.locator("#neural-twins")).to_contain_text(f3(view["twins"]["twin"]["neural"]))
+
+    # A typed question: the weights fetched once, their progress bar run to the end, then the
+    # nearest chunks, the first equal to the server's (its cosine within float16's error,
+    # tests/web/test_site.py's bound, and the page's rounding).
+    page.locator("#neural-query").fill(TYPED)
+    page.locator("#neural-search-form button").click()
+    expect(page.locator("#neural-search-results tbody tr")).to_have_count(5, timeout=120_000)
+    line = page.locator("#tab-progress")
+    assert line.get_attribute("data-what") == "the neural model's weights"
+    assert line.get_attribute("data-done") == line.get_attribute("data-total")
+    bar = line.locator("progress")
+    assert bar.get_attribute("value") == bar.get_attribute("max")
+    expected = neural_search(lab, TYPED, top=5)["results"][0]
+    first = page.locator("#neural-search-results tbody tr").first
+    expect(first).to_have_attribute("data-chunk", expected["chunk"])
+    shown = float(first.locator("td.score").inner_text())
+    assert abs(shown - expected["score"]) <= 5e-3, (shown, expected["score"])
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
     page.context.close()

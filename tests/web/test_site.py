@@ -18,8 +18,22 @@ from urllib.parse import parse_qsl, unquote
 import pytest
 
 from raglab.cli.main import main
-from raglab.settings import SETTINGS, SITE_MAX_CHUNKS, SITE_MAX_TEXT_BYTES
-from raglab.web.site import DATA_FILE, TAB_MARKER
+from raglab.settings import (
+    RETRIEVERS,
+    SETTINGS,
+    SITE_MAX_CHUNKS,
+    SITE_MAX_TEXT_BYTES,
+    SITE_WEIGHTS_DTYPE,
+)
+from raglab.web.site import (
+    DATA_FILE,
+    LACKS,
+    NEURAL_FILE,
+    SENTENCES_FILE,
+    TAB_MARKER,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 NODE = shutil.which("node")
@@ -87,8 +101,9 @@ URLS = (
     "/api/fusion/lists/q07?method=rrf&top=20",
     "/api/fusion/lists/q03?method=score&weight=0&top=10",
 )
-#: What the site lacks: the neural rows of exhibit IV's table (and the encoding behind them).
-NEURAL_FIELDS = ("neural_weight", "neural_tuning", "unavailable", "encoding")
+#: The server's progress of its background encoding, which the tab has none of (every vector
+#: shipped): the one field of exhibit IV's table the two do not share.
+ENCODING_FIELDS = ("encoding",)
 
 
 def near(a: Any, b: Any, where: str = "") -> list[str]:
@@ -151,12 +166,10 @@ def test_the_tab_answers_exhibits_one_to_four_as_the_server_does(
             tab[url]["body"].pop("warm_ms")
             assert tab[url]["body"].pop("site")["lacks"]
         if url.startswith("/api/fusion/table"):
-            # Every ranker but the neural ones, which the tab lists as lacking.
+            # Every ranker, the neural ones from the shipped vectors.
             body = tab[url]["body"]
-            assert set(body["rankers"]) == {"bm25", "lsa", "rrf", "score"}
-            assert set(body["unavailable"]) == {"neural", "neural-rrf", "neural-score"}
-            expected["rankers"] = {k: expected["rankers"][k] for k in body["rankers"]}
-            for name in NEURAL_FIELDS:
+            assert set(body["rankers"]) == set(RETRIEVERS) and body["unavailable"] == {}
+            for name in ENCODING_FIELDS:
                 expected.pop(name)
                 body.pop(name)
         assert near(expected, tab[url]["body"]) == [], url
@@ -266,19 +279,136 @@ def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
         _run(split="all"),
         _run(colour="blue"),
     )
-    missing = (
-        "/api/neural/view",
-        "/api/rerank/table?retriever=neural",
-        _run(retriever="neural"),
-        _run(reader_scoring="cosine"),
-    )
-    tab = tab_answers(site, bad + missing, tmp_path)
+    tab = tab_answers(site, bad, tmp_path)
     for url in bad:
         assert tab[url]["status"] == server_get(api, url).status_code, url
         assert tab[url]["body"]["detail"], url
+
+
+#: Every neural number the server shows: exhibit III's panel, exhibit IV's neural rows (in the
+#: table above), the reranker over each neural first stage, runs with a neural retriever, a
+#: neural fusion at a given weight, and the cosine reader.
+NEURAL_URLS = (
+    "/api/neural/view",
+    "/api/neural/view?split=train",
+    "POST /api/rerank/train?retriever=neural",
+    "/api/rerank/table?retriever=neural",
+    "/api/rerank/table?retriever=neural-score&lam=0",
+    "/api/rerank/sweep?retriever=neural-rrf",
+    "/api/rerank/version?retriever=neural&question_id=q05",
+    _run(retriever="neural"),
+    _run(retriever="neural-rrf", rerank=False),
+    _run(retriever="neural-score", weight=0.5, mmr=False),
+    _run(retriever="neural-score", split="train"),
+    _run(reader_scoring="cosine"),
+    _run(reader_scoring="cosine", retriever="neural", threshold=0.0),
+    _run(reader_scoring="cosine", chunker="sentence", rerank=False),
+    "POST /api/run/compare "
+    + json.dumps({"a": {"retriever": "neural"}, "b": {"reader_scoring": "cosine"}}),
+)
+#: Exhibit III's costs that the build machine timed (the server times its own).
+TIMED = ("encode_ms_per_chunk", "timed_chunks", "timed_at")
+
+
+def test_the_tab_answers_every_neural_number_as_the_server_does(
+    site: Path, api: Any, tmp_path: Path
+) -> None:
+    tab = tab_answers(site, NEURAL_URLS, tmp_path)
+    for url in NEURAL_URLS:
+        server = server_get(api, url)
+        assert server.status_code == 200, url
+        assert tab[url]["status"] == 200, (url, tab[url]["body"])
+        expected, body = server.json(), tab[url]["body"]
+        if url.startswith("/api/neural/view"):
+            assert body["questions"] and body["available"] is True
+            for name in TIMED:
+                expected["costs"].pop(name)
+                assert body["costs"].pop(name) is not None
+        assert near(expected, body) == [], url
+
+
+def test_the_site_ships_the_neural_vectors_and_weights_with_the_models_hash(site: Path) -> None:
+    data = json.loads((site / DATA_FILE).read_text(encoding="utf-8"))
+    section = data["neural"]
+    from raglab.pipeline.dense import load
+
+    model = load(None)
+    assert section["model_hash"] == model.model_hash and section["cache_key"] == model.cache_key
+    vectors = (site / NEURAL_FILE).stat().st_size
+    assert vectors == 4 * section["dim"] * (section["chunks"] + len(section["texts"]))
+    sentences = (site / SENTENCES_FILE).stat().st_size
+    assert sentences == 4 * section["dim"] * len(section["sentences"]) > 0
+    weights = site / WEIGHTS_FILE
+    assert section["weights"]["bytes"] == weights.stat().st_size
+    assert section["weights"]["dtype"] == SITE_WEIGHTS_DTYPE
+    head = json.loads(
+        weights.read_bytes()[8 : 8 + int.from_bytes(weights.read_bytes()[:8], "little")]
+    )
+    assert head["dtype"] == SITE_WEIGHTS_DTYPE and head["model_hash"] == model.model_hash
+    assert (site / TOKENIZER_FILE).is_file()
+    assert not data["meta"]["site"]["lacks"][0].startswith("the neural embedding's vectors")
+
+
+#: Questions a learner might type, none in the labelled set.
+TYPED = ("how do I keep the batteries warm in winter", "E-4107 after a firmware update")
+#: What float16 weights cost a unit vector, per coordinate: docs/design.md measures 1.96e-4 at
+#: most over the reference's 30 texts (tests/web/static/engine/embedding/neural/).
+FLOAT16_ERROR = 2.5e-4
+
+
+def test_a_typed_question_is_encoded_in_the_tab_within_the_float16_error(
+    site: Path, api: Any, served_lab: Any, tmp_path: Path
+) -> None:
+    import numpy as np
+
+    urls = tuple(f"ENCODE {t}" for t in TYPED) + tuple(
+        f"/api/neural/search?q={t.replace(' ', '%20')}&top=5" for t in TYPED
+    )
+    tab = tab_answers(site, urls, tmp_path)
+    for text in TYPED:
+        js = np.array(tab[f"ENCODE {text}"]["body"])
+        python = served_lab.indexes.query_vector(text).astype(np.float64)
+        assert float(np.abs(js - python).max()) <= FLOAT16_ERROR, text
+    for url in urls[len(TYPED) :]:
+        expected, body = server_get(api, url).json(), tab[url]["body"]
+        assert expected["query"] == body["query"] and len(body["results"]) == 5
+        # Each score is a cosine of the typed vector: within its error times sqrt(dim) of the
+        # server's (Cauchy-Schwarz on a unit chunk vector).
+        for mine, theirs in zip(body["results"], expected["results"], strict=True):
+            assert abs(mine["score"] - theirs["score"]) <= FLOAT16_ERROR * 384**0.5, url
+
+
+@pytest.fixture(scope="module")
+def bare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bare-site")
+    assert main(["site", "--out", str(out), "--quiet", "--no-neural"]) == 0
+    return out
+
+
+def test_a_site_without_the_neural_files_works_and_says_what_it_lacks(
+    bare_site: Path, api: Any, tmp_path: Path
+) -> None:
+    data = json.loads((bare_site / DATA_FILE).read_text(encoding="utf-8"))
+    assert data["neural"] is None and data["meta"]["site"]["lacks"] == list(LACKS)
+    for name in (NEURAL_FILE, SENTENCES_FILE, WEIGHTS_FILE, TOKENIZER_FILE):
+        assert not (bare_site / name).exists(), name
+    missing = (
+        "/api/rerank/table?retriever=neural",
+        _run(retriever="neural"),
+        _run(reader_scoring="cosine"),
+        "/api/neural/search?q=warm%20batteries",
+    )
+    urls = ("/api/fusion/table", "/api/neural/view", *missing)
+    tab = tab_answers(bare_site, urls, tmp_path)
+    table = tab["/api/fusion/table"]["body"]
+    assert set(table["rankers"]) == {"bm25", "lsa", "rrf", "score"}
+    assert set(table["unavailable"]) == {"neural", "neural-rrf", "neural-score"}
+    assert tab["/api/neural/view"]["body"]["available"] is False
+    assert "lacks" in tab["/api/neural/view"]["body"]["why"]
     for url in missing:
         assert tab[url]["status"] == 501, url
-        assert "not yet computed in the tab" in tab[url]["body"]["detail"]
+        detail = tab[url]["body"]["detail"]
+        assert "neural embedding's vectors" in detail, (url, detail)
 
 
 def test_a_collection_too_big_for_a_tab_is_refused_naming_the_limit(

@@ -27,6 +27,12 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--out", metavar="DIR", required=True, help="folder to write the site to")
     parser.add_argument("--quiet", action="store_true", help="print nothing on success")
+    parser.add_argument(
+        "--no-neural",
+        action="store_true",
+        help="leave out the neural embedding's vectors and weights (about 47 MB): the site "
+        "then says it lacks the neural numbers",
+    )
     add_data_options(parser)
     add_setting_options(parser.add_argument_group("tokens and the embedding"), DATA_SETTINGS)
     parser.set_defaults(handler=run)
@@ -39,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     print_corpus_warnings(data.corpus)
     lab = lab_maker(data.corpus, data.questions, **given_settings(args, DATA_SETTINGS))
     out = Path(args.out)
-    write_site(lab, out)
+    write_site(lab, out, neural=not args.no_neural)
     if not args.quiet:
         print(f"Wrote the site to {out}: serve it with  python -m http.server -d {out}")
     return EXIT_OK

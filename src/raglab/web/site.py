@@ -7,6 +7,18 @@ GitHub Pages) with no RAG lab process behind it::
     DIR/static/...          the page's scripts and styles, and the engine (static/engine/)
     DIR/data/site.json      /api/meta's and /api/questions' answers, every page as /api/page
                             answers it, and the collection the engine computes from
+    DIR/data/neural.bin     with the neural model installed (and no ``--no-neural``): the unit
+                            vectors the server's neural numbers use, float32 little-endian, the
+                            lab's chunks' then each text's of site.json's ``neural.texts``
+                            encoded alone (the labelled questions, exhibit III's twin
+                            identifiers)
+    DIR/data/neural-sentences.bin
+                            the same for ``neural.sentences``, every quotable sentence (the
+                            cosine reader's candidates), fetched only when a run reads by cosine
+    DIR/data/neural-weights.bin, DIR/data/tokenizer.json
+                            the model's weights (:data:`~raglab.settings.SITE_WEIGHTS_DTYPE`,
+                            export.py's layout) and word pieces, fetched only when the learner
+                            types a question the site holds no vector for
 
 The page's scripts ask the engine interface (``static/answers.js``), which in a written site
 posts each request to a Web Worker (``static/engine/worker.js``) computing the answer from
@@ -22,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from raglab.corpus.pages import Corpus, Page
 from raglab.corpus.questions import Question
@@ -31,6 +44,7 @@ from raglab.pipeline.exhibits._shared import SNIPPET_CHARS
 from raglab.pipeline.exhibits.bm25 import EXAMPLE_QUERIES
 from raglab.pipeline.exhibits.chunking import ANSWER_CONTEXT_CHARS, CURVE_MAX_SIZE, CURVE_SIZES
 from raglab.pipeline.exhibits.lsa import EXAMPLE_PAIR, SAMPLE_WORDS
+from raglab.pipeline.exhibits.neural import TWINS, model_name, neural_costs
 from raglab.pipeline.grid import GRID_B_STEP, GRID_K1_STEP, grid_rule
 from raglab.pipeline.lab import Lab
 from raglab.rerank.logistic import RERANK_INIT_SCALE, RERANK_TOLERANCE
@@ -41,8 +55,10 @@ from raglab.settings import (
     RERANK_ITERATIONS,
     RERANK_LEARNING_RATE,
     SEED,
+    SITE_ANSWER_CACHE,
     SITE_MAX_CHUNKS,
     SITE_MAX_TEXT_BYTES,
+    SITE_WEIGHTS_DTYPE,
     WILSON_Z,
 )
 from raglab.web.routes.meta import get_questions, meta
@@ -50,13 +66,21 @@ from raglab.web.routes.page import get_page
 from raglab.web.state import WebState
 
 STATIC_DIR = Path(__file__).parent / "static"
+FloatArray32 = npt.NDArray[np.float32]
 #: The page's engine marker as the package holds it (the server's) and as a written site sets it.
 SERVER_MARKER = '<meta name="raglab-engine" content="server">'
 TAB_MARKER = '<meta name="raglab-engine" content="tab">'
 #: The data file the in-tab engine reads, relative to the site's folder.
 DATA_FILE = "data/site.json"
-#: What the site does not hold yet, said on the page (meta's ``site.lacks``).
-LACKS = ("the neural embedding's vectors (the neural rows and panel)",)
+#: The neural files, relative to the site's folder (see the module's docstring).
+NEURAL_FILE = "data/neural.bin"
+SENTENCES_FILE = "data/neural-sentences.bin"
+WEIGHTS_FILE = "data/neural-weights.bin"
+TOKENIZER_FILE = "data/tokenizer.json"
+#: What a site without the neural files lacks, said on the page (meta's ``site.lacks``).
+LACKS = ("the neural embedding's vectors and weights (the neural rows, panel and reader)",)
+#: What a site with them still lacks: vectors of the chunk sets other than the lab's own.
+LACKS_NEURAL = ("the neural vectors of chunker settings other than the lab's own",)
 
 
 def text_bytes(corpus: Corpus) -> int:
@@ -160,6 +184,10 @@ def engine_constants(lab: Lab) -> dict[str, Any]:
         # the accuracy's Wilson interval.
         "run_settings": list(RUN_SETTING_NAMES),
         "wilson_z": WILSON_Z,
+        # Exhibit III's twin identifiers and the unrelated one beside them.
+        "neural_twins": list(TWINS),
+        # How many answers the Worker keeps (least recently used dropped first).
+        "answer_cache": SITE_ANSWER_CACHE,
     }
 
 
@@ -178,12 +206,83 @@ def rerank_constants() -> dict[str, Any]:
     }
 
 
-def site_data(lab: Lab) -> dict[str, Any]:
+def neural_texts(lab: Lab) -> tuple[list[str], list[str]]:
+    """The texts the server's neural numbers encode alone, each once, in first-seen order: the
+    labelled questions and exhibit III's twin identifiers (:data:`~raglab.pipeline.exhibits.
+    neural.TWINS`); then every quotable sentence of every page not among them (the cosine
+    reader's candidates)."""
+    texts = list(dict.fromkeys([q.question for q in lab.questions] + list(TWINS)))
+    known = set(texts)
+    sentences = []
+    for page in lab.corpus:
+        sentences += [page.text[a:b] for a, b, _ in lab.sentences(page.id)]
+    return texts, [t for t in dict.fromkeys(sentences) if t not in known]
+
+
+def neural_vectors(lab: Lab) -> tuple[dict[str, Any], FloatArray32, FloatArray32]:
+    """The neural section of site.json and the float32 arrays of :data:`NEURAL_FILE` (the lab's
+    chunk set's vectors as the server's index holds them, then each text's) and of
+    :data:`SENTENCES_FILE`, every text encoded alone (the server's ``query_vector``), so the
+    tab's cosines are the server's. The weights' fields are filled in by :func:`write_neural`."""
+    model = lab.indexes.neural_model
+    cs = lab.indexes.chunk_set()
+    texts, sentences = neural_texts(lab)
+
+    def encoded(items: list[str]) -> FloatArray32:
+        rows = [lab.indexes.query_vector(t)[None, :] for t in items]
+        return np.concatenate(rows).astype("<f4") if rows else np.zeros((0, model.dim), "<f4")
+
+    vectors = np.concatenate([cs.neural.vectors.astype("<f4"), encoded(texts)])
+    key = cs.key
+    section = {
+        "model": model_name(lab),
+        "model_hash": model.model_hash,
+        "cache_key": model.cache_key,
+        "dim": model.dim,
+        "file": NEURAL_FILE,
+        "sentences_file": SENTENCES_FILE,
+        "chunking": {"method": key.method, "size": key.size, "overlap": key.overlap},
+        "chunks": len(cs),
+        "texts": texts,
+        "sentences": sentences,
+        # Exhibit III's costs as the build machine measured them (the encoding time is timed).
+        "costs": neural_costs(lab),
+    }
+    return section, vectors, encoded(sentences)
+
+
+def write_neural(lab: Lab, out: Path) -> dict[str, Any] | None:
+    """Write the neural files into ``out`` (the module's docstring) and return site.json's
+    neural section, or None when the neural model is not installed."""
+    from raglab.pipeline.dense import unavailable
+
+    if unavailable(lab.model) is not None:
+        return None
+    from raglab.embedding.neural.export import export_weights
+
+    section, vectors, sentences = neural_vectors(lab)
+    (out / NEURAL_FILE).write_bytes(vectors.tobytes())
+    (out / SENTENCES_FILE).write_bytes(sentences.tobytes())
+    model = lab.indexes.neural_model
+    export_weights(model, out / WEIGHTS_FILE, SITE_WEIGHTS_DTYPE)
+    shutil.copyfile(model.path / "tokenizer.json", out / TOKENIZER_FILE)
+    section["weights"] = {
+        "file": WEIGHTS_FILE,
+        "bytes": (out / WEIGHTS_FILE).stat().st_size,
+        "dtype": SITE_WEIGHTS_DTYPE,
+        "tokenizer": TOKENIZER_FILE,
+        "max_seq_length": model.max_seq_length,
+    }
+    return section
+
+
+def site_data(lab: Lab, neural: dict[str, Any] | None = None) -> dict[str, Any]:
     """``data/site.json``: the server's answers that are data (meta, questions, pages), the
-    exhibits' constants and the collection the engine computes everything else from."""
+    exhibits' constants, the collection the engine computes everything else from, and the
+    neural section (:func:`write_neural`; None: the site lacks the neural files)."""
     state = WebState(lab)
     info = meta(state)
-    info["site"] = {"lacks": list(LACKS)}
+    info["site"] = {"lacks": list(LACKS if neural is None else LACKS_NEURAL)}
     return {
         "meta": info,
         "questions": get_questions(state, "all")["questions"],
@@ -193,12 +292,15 @@ def site_data(lab: Lab) -> dict[str, Any]:
             "pages": [engine_page(p) for p in lab.corpus],
             "questions": [engine_question(lab.corpus, q) for q in lab.questions],
         },
+        "neural": neural,
     }
 
 
-def write_site(lab: Lab, out: Path) -> list[Path]:
+def write_site(lab: Lab, out: Path, *, neural: bool = True) -> list[Path]:
     """Write the static site for ``lab`` into ``out`` (created; files already there are
-    replaced) and return the files written at its top: index.html and the data file.
+    replaced) and return the files written at its top: index.html and the data file. With
+    ``neural`` (and the model installed) the neural files too (:func:`write_neural`); without,
+    the site says it lacks them.
 
     DataLimit when the collection is too big for a tab (:func:`check_size`)."""
     check_size(lab)
@@ -216,7 +318,11 @@ def write_site(lab: Lab, out: Path) -> list[Path]:
     index.write_text(page.replace(SERVER_MARKER, TAB_MARKER), encoding="utf-8")
     data = out / DATA_FILE
     data.parent.mkdir(parents=True, exist_ok=True)
+    for name in (NEURAL_FILE, SENTENCES_FILE, WEIGHTS_FILE, TOKENIZER_FILE):
+        (out / name).unlink(missing_ok=True)  # a rewrite without them leaves none behind
+    section = write_neural(lab, out) if neural else None
     data.write_text(
-        json.dumps(site_data(lab), ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
+        json.dumps(site_data(lab, section), ensure_ascii=False, separators=(",", ":")),
+        encoding="utf-8",
     )
     return [index, data]

@@ -6,8 +6,9 @@ all-MiniLM-L6-v2 by default); a query q is encoded the same way and each chunk s
     cos(q, d_j) = q . d_j          (both of unit length), clipped to [-1, 1]
 
 The ranking takes the best k by :func:`raglab.base.topk.top_k`: higher score first, ties to the lower
-chunk index, as every ranker of RAG lab. The products are float32 (the vectors' precision, one
-matrix-vector product per query); the scores are returned as float64, as in a
+chunk index, as every ranker of RAG lab. The vectors are float32; their products are taken in
+float64 (one matrix-vector product per query), so any engine summing in float64 reaches the same
+scores to about 1e-16 whatever its order, and returned as float64, as in a
 :class:`~raglab.base.ranking.Ranking`.
 """
 
@@ -101,7 +102,9 @@ class NeuralIndex:
 
     def _scores(self, queries: Float32Array) -> FloatArray:
         """cos of each query (Q, dim) with each chunk: (Q, n), float64, clipped to [-1, 1]."""
-        products = (queries @ self._vectors.T).astype(np.float64)
+        # In float64: a float32 product's rounding depends on BLAS's order of summation, and
+        # the tab's engine (engine/exhibits/neural.js) must reach the same cosines to 1e-9.
+        products = queries.astype(np.float64) @ self._vectors.T.astype(np.float64)
         out: FloatArray = np.clip(products, -1.0, 1.0)
         return out
 

@@ -11,18 +11,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from raglab.pipeline import dense
 from raglab.pipeline.cache import CacheKind
+from raglab.pipeline.exhibits._shared import _snippet
 from raglab.pipeline.exhibits.lsa import term_cosine
 from raglab.pipeline.lab import Lab
-from raglab.pipeline.retrieval import first_rank_rows
+from raglab.pipeline.retrieval import first_rank_rows, rank, ranked_chunks
 from raglab.run_settings import RetrievalSettings
 
 if TYPE_CHECKING:
     # Imported where it is used: reading the model's timing needs none of it at import.
     from raglab.embedding.neural.timing import EncodeTiming
 
-__all__ = ["TIMED_CHUNKS", "TWINS", "neural_view", "twin_cosines"]
+__all__ = [
+    "TIMED_CHUNKS",
+    "TWINS",
+    "model_name",
+    "neural_costs",
+    "neural_search",
+    "neural_view",
+    "twin_cosines",
+]
 
 #: The specification's near-twin identifiers, and an unrelated identifier of the same form to
 #: compare them with: a space that blurs twins puts the first two much closer than the third.
@@ -47,10 +58,14 @@ def twin_cosines(lab: Lab, a: str, b: str) -> dict[str, float | None]:
     terms = lab.indexes.tokens(a), lab.indexes.tokens(b)
     lsa = term_cosine(lab, terms[0][0], terms[1][0]) if all(len(t) == 1 for t in terms) else None
     va, vb = lab.indexes.query_vector(a), lab.indexes.query_vector(b)
-    return {"lsa": lsa, "neural": float(min(1.0, max(-1.0, float(va @ vb))))}
+    # In float64, as the tab computes it (float32's rounding depends on the order of the sum).
+    dot = float(va.astype(np.float64) @ vb.astype(np.float64))
+    return {"lsa": lsa, "neural": min(1.0, max(-1.0, dot))}
 
 
-def _costs(lab: Lab) -> dict[str, Any]:
+def neural_costs(lab: Lab) -> dict[str, Any]:
+    """What the model costs on this machine: encoding time per chunk (timed once), the vectors' and
+    the weights' bytes, its width and layers, and what it was trained on."""
     from raglab.embedding.neural.timing import encode_timing
 
     model = lab.indexes.neural_model
@@ -74,6 +89,11 @@ def _costs(lab: Lab) -> dict[str, Any]:
     }
 
 
+def model_name(lab: Lab) -> str:
+    """The model's name as the exhibit shows it: its folder's, or the installed package's."""
+    return lab.indexes.neural_model.path.name if lab.model else "all-MiniLM-L6-v2"
+
+
 def neural_view(lab: Lab, *, split: str = "test", kind: str = "paraphrase") -> dict[str, Any]:
     """The neural model beside LSA: ``kind`` questions of ``split`` with their first answer rank
     under BM25, LSA and the neural model, the twins' cosines (:data:`TWINS`) and the costs; or,
@@ -88,7 +108,7 @@ def neural_view(lab: Lab, *, split: str = "test", kind: str = "paraphrase") -> d
     a, b, other = TWINS
     return {
         "available": True,
-        "model": lab.indexes.neural_model.path.name if lab.model else "all-MiniLM-L6-v2",
+        "model": model_name(lab),
         "split": split,
         "kind": kind,
         "questions": rows,
@@ -98,5 +118,16 @@ def neural_view(lab: Lab, *, split: str = "test", kind: str = "paraphrase") -> d
             "twin": twin_cosines(lab, a, b),
             "unrelated": twin_cosines(lab, a, other),
         },
-        "costs": _costs(lab),
+        "costs": neural_costs(lab),
     }
+
+
+def neural_search(lab: Lab, query: str, *, top: int = 5) -> dict[str, Any]:
+    """The lab's chunks ranked by the neural cosine of ``query`` (a text the learner typed,
+    encoded alone, :meth:`~raglab.pipeline.indexes.Indexes.query_vector`): the first ``top``
+    rows, each with its snippet."""
+    cs = lab.indexes.chunk_set()
+    rows = ranked_chunks(lab, rank(lab, query, RetrievalSettings("neural")), k=top)
+    for row in rows:
+        row["snippet"] = _snippet(cs.chunks[int(row["index"])].text)
+    return {"query": query, "results": rows}

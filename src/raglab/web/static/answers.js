@@ -42,10 +42,18 @@ function progressLine() {
   return line;
 }
 
+// A step counted in bytes (the neural weights' download) is said in megabytes.
+const inWords = (n, total) => (total > 1e6 ? `${(n / 1e6).toFixed(1)} MB` : String(n));
+
 function showProgress({ done, total, what }) {
   const line = progressLine();
   line.hidden = done >= total;
-  line.textContent = `Computing ${what} in this tab: ${done} of ${total}`;
+  // The last step's figures stay on the line once it is hidden (what a test reads back).
+  Object.assign(line.dataset, { done: String(done), total: String(total), what });
+  const bar = document.createElement("progress");
+  bar.max = total;
+  bar.value = done;
+  line.replaceChildren(`Computing ${what} in this tab: ${inWords(done, total)} of ${inWords(total, total)}`, bar);
 }
 
 /** Say, in the exhibit the route belongs to, that the tab does not compute it yet. */

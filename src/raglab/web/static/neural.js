@@ -2,6 +2,7 @@
 
 import { $, el, get, num, status } from "./lib.js";
 import { onProgress } from "./encoding.js";
+import { ENGINE } from "./answers.js";
 
 const FOUND = 5; // "found" means an answer chunk within the first five, as the exhibits' R@5
 
@@ -17,7 +18,7 @@ function renderCosts(c) {
   return el(
     "p",
     { id: "neural-costs" },
-    `What it costs: encoding took ${num(c.encode_ms_per_chunk, 1)} ms a chunk on this machine (timed on ${c.timed_chunks} chunks, ${c.timed_at.replace("T", " ").replace("+00:00", " UTC")}), so the ${c.chunks} chunks here take about ${num((c.encode_ms_per_chunk * c.chunks) / 1000, 1)} s once; their vectors are then read from a cache on disk. The vectors take ${mb(c.vector_bytes)} (${c.dim} float32 numbers a chunk, ${mb(c.bytes_per_1000_chunks)} per 1,000 chunks) and the model's weights ${mb(c.weights_bytes)}, ${c.layers} layers. ${c.training}.`,
+    `What it costs: encoding took ${num(c.encode_ms_per_chunk, 1)} ms a chunk on ${ENGINE === "tab" ? "the machine that built this site" : "this machine"} (timed on ${c.timed_chunks} chunks, ${c.timed_at.replace("T", " ").replace("+00:00", " UTC")}), so the ${c.chunks} chunks here take about ${num((c.encode_ms_per_chunk * c.chunks) / 1000, 1)} s once; their vectors are then read from a cache on disk. The vectors take ${mb(c.vector_bytes)} (${c.dim} float32 numbers a chunk, ${mb(c.bytes_per_1000_chunks)} per 1,000 chunks) and the model's weights ${mb(c.weights_bytes)}, ${c.layers} layers. ${c.training}.`,
   );
 }
 
@@ -66,6 +67,23 @@ function renderQuestions(v, names) {
   return [summary, el("div", { class: "scroll-table", tabindex: "0", role: "region", "aria-label": "Ranks under LSA and the neural model" }, table)];
 }
 
+function renderSearch(data, names) {
+  const table = el(
+    "table",
+    { class: "data", id: "neural-search-results" },
+    el("caption", { text: `The chunks nearest “${data.query}” under ${names.neural}` }),
+    el("thead", {}, el("tr", {}, ...["Rank", "Chunk", "Cosine"].map((t) => el("th", { scope: "col", text: t })))),
+    el(
+      "tbody",
+      {},
+      ...data.results.map((r) =>
+        el("tr", { "data-chunk": r.chunk }, el("td", { text: String(r.rank) }), el("td", { text: r.heading }), el("td", { class: "score", text: num(r.score) })),
+      ),
+    ),
+  );
+  return el("div", { class: "scroll-table", tabindex: "0", role: "region", "aria-label": "Chunks nearest the question" }, table);
+}
+
 export async function init({ meta, store }) {
   const names = meta.labels.retrievers;
   const button = $("#neural-build");
@@ -95,6 +113,24 @@ export async function init({ meta, store }) {
       button.disabled = false;
     }
   }
+
+  // A question typed here is encoded by the model: by the server, or in a static site's tab
+  // (its weights fetched once, with a progress bar).
+  const form = $("#neural-search-form");
+  const query = $("#neural-query");
+  const found = $("#neural-search-out");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const q = query.value.trim();
+    if (!q) return;
+    found.replaceChildren(el("p", { class: "status", text: "Encoding the question…" }));
+    try {
+      const data = await get("neural/search", { q, top: FOUND });
+      found.replaceChildren(renderSearch(data, names));
+    } catch (error) {
+      found.replaceChildren(el("p", { class: "status", role: "status", text: error.message }));
+    }
+  });
 
   button.addEventListener("click", build);
   if (store.settings("neural").open) build();

@@ -2,9 +2,11 @@
 //
 // Each handler mirrors one route of src/raglab/web/routes/ (its parameters checked as the
 // server's schema checks them, its answer in the same shape), computed by the engine's modules
-// from data/site.json (src/raglab/web/site.py). A route whose stages are not yet in the tab
-// answers 501 with a sentence saying so. worker.js runs this in a Web Worker; Node's tests call
-// answer() directly.
+// from data/site.json (src/raglab/web/site.py) and, for the neural numbers, data/neural.bin
+// (attached by the caller, exhibits/neural.js's attachNeural). A route whose stages are not in
+// the tab answers 501 with a sentence saying so; a typed text with no neural vector throws
+// NeedsEncoding, and the caller encodes it and asks again. worker.js runs this in a Web Worker;
+// Node's tests call answer() directly.
 
 import { fixedOf, Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";
@@ -20,6 +22,9 @@ import {
 import { fittedReranker, rerankRows, rerankSummary, rerankTuning, versionDemo } from "./exhibits/rerank.js";
 import { compareRuns, funnel, oneBase, plainRun, riskCoverage, runResult } from "./exhibits/end_to_end.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
+import { Lacking, neuralSearchRows, neuralView, shipsNeural } from "./exhibits/neural.js";
+import { ranking } from "./exhibits/fusion.js";
+import { termCosineOf } from "./exhibits/lsa.js";
 
 /** An answer other than 200: its status and the sentence the page shows. */
 export class Refusal extends Error {
@@ -135,7 +140,7 @@ function mmrLambda(params) {
 function reranker(data, params, progress) {
   const choices = data.meta.settings.find((s) => s.name === "retriever").choices;
   const retriever = choice(params, "retriever", choices, defaultOf(data.meta, "retriever"));
-  if (data.meta.fixed.find((f) => f.name === "neural_retrievers").value.includes(retriever)) {
+  if (!shipsNeural(data) && data.meta.fixed.find((f) => f.name === "neural_retrievers").value.includes(retriever)) {
     throw new Refusal(501, `the ${retriever} first stage is not yet computed in the tab: ${lacking(data)}`);
   }
   const lab = labFor(data, null);
@@ -175,10 +180,10 @@ function runRequest(data, body) {
   }
   // With rerank false and mmr left out, MMR is off too.
   if (!given.rerank && request.mmr === undefined) given.mmr = false;
-  const neural = meta.fixed.find((f) => f.name === "neural_retrievers").value;
+  const neural = shipsNeural(data) ? [] : meta.fixed.find((f) => f.name === "neural_retrievers").value;
   const differs = [];
   if (neural.includes(given.retriever)) differs.push(`the ${given.retriever} retriever`);
-  if (given.reader_scoring === "cosine") differs.push("the cosine reader");
+  if (given.reader_scoring === "cosine" && !shipsNeural(data)) differs.push("the cosine reader");
   if (differs.length) {
     throw new Refusal(501, `a run with ${differs.join(" and ")} is not yet computed in the tab: ${lacking(data)}`);
   }
@@ -242,6 +247,25 @@ const ROUTES = {
     const { retriever, fitted } = reranker(data, params, progress);
     return { retriever, ...fitted.exhibit.sweep };
   },
+  "neural/view": (data, params) => {
+    const split = choice(params, "split", ["train", "test"], "test");
+    const lab = labFor(data, null);
+    const windowsSet = data.engine.lsa_windows;
+    return neuralView(lab, {
+      split,
+      twins: data.engine.neural_twins,
+      rank: (q, retriever) => ranking(lab, q.question, { retriever, weight: null }, { windowsSet }),
+      lsaTwin: (a, b) => termCosineOf(lab, a, b, { windowsSet }),
+    });
+  },
+  "neural/search": (data, params) => {
+    const q = typed(params, "q", "type a question");
+    const top = whole(params, "top", 5);
+    if (top < 1 || top > 50) throw new Refusal(422, "top: give 1 to 50");
+    return neuralSearchRows(labFor(data, null), q, { top, snippetChars: data.engine.snippet_chars });
+  },
+  // Every vector the tab uses is shipped or encoded on demand: nothing waits on the server's.
+  "neural/encoding": () => ({ ready: true, done: 0, total: 0, error: null }),
   meta: (data) => data.meta,
   questions: (data, params) => {
     const split = choice(params, "split", SPLITS, "all");
@@ -401,8 +425,13 @@ export function answer(data, url, progress = () => {}, { method = "GET", body = 
     throw new Refusal(
       501,
       `/api/${path} is not yet computed in the tab: this static site computes exhibits I to VI ` +
-        "here (not the neural embedding); run raglab serve for the rest",
+        "here; run raglab serve for the rest",
     );
   }
-  return handler(data, parsed.searchParams, rest, progress, body);
+  try {
+    return handler(data, parsed.searchParams, rest, progress, body);
+  } catch (error) {
+    if (error instanceof Lacking) throw new Refusal(501, error.message);
+    throw error;
+  }
 }

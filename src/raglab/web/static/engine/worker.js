@@ -1,25 +1,97 @@
 // The in-tab engine's Web Worker: answers the page's API requests from the site's data files.
 //
-// The page (../answers.js) posts {id, url, method} where url is the request the server would get
-// ("/api/bm25/search?q=...&k1=1.2") method its HTTP method and body a POST's JSON; the Worker answers {id, status, body} with the JSON the
-// server's route gives (routes.js), and posts {id, progress: {done, total, what}} during long
-// steps (the k1 × b grid). All the maths runs here, so no slider waits on it in the page.
+// The page (../answers.js) posts {id, url, method, body} where url is the request the server
+// would get ("/api/bm25/search?q=...&k1=1.2"), method its HTTP method and body a POST's JSON; the
+// Worker answers {id, status, body} with the JSON the server's route gives (routes.js), and posts
+// {id, progress: {done, total, what}} during long steps (the k1 × b grid, the weights' download).
+// All the maths runs here, so no slider waits on it in the page. Answers are kept in a bounded
+// cache (base/lru.js, site.json's engine.answer_cache entries). The neural vectors
+// (data/neural.bin) load with the data, the sentences' (the cosine reader's) on first need, the
+// weights only when a typed text needs encoding.
 
 import { Refusal, answer } from "./routes.js";
+import { LruCache } from "./base/lru.js";
+import { NeedsEncoding, addVector, attachNeural, attachSentences, hasSentences } from "./exhibits/neural.js";
+import { encode } from "./embedding/neural/encoder.js";
+import { loadWeights } from "./embedding/neural/weights.js";
+import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
 
-const DATA_URL = new URL("../../data/site.json", import.meta.url);
+const SITE = new URL("../../", import.meta.url);
 
 let loaded = null;
-const answers = new Map();
+let answers = null;
+let encoder = null;
+
+async function fetched(name) {
+  const url = new URL(name, SITE);
+  const r = await fetch(url);
+  if (!r.ok) throw new Refusal(500, `the site's file ${url.pathname} answered ${r.status}`);
+  return r;
+}
 
 function load() {
   if (loaded === null) {
-    loaded = fetch(DATA_URL).then((r) => {
-      if (!r.ok) throw new Refusal(500, `the site's data file ${DATA_URL.pathname} answered ${r.status}`);
-      return r.json();
-    });
+    loaded = (async () => {
+      const data = await (await fetched("data/site.json")).json();
+      if (data.neural) attachNeural(data, await (await fetched(data.neural.file)).arrayBuffer());
+      answers = new LruCache(data.engine.answer_cache);
+      return data;
+    })();
   }
   return loaded;
+}
+
+/** The weights file's bytes, `progress(done, total)` after each piece read. */
+async function download(name, total, progress) {
+  const r = await fetched(name);
+  const out = new Uint8Array(total);
+  const reader = r.body.getReader();
+  let done = 0;
+  progress(0, total);
+  for (;;) {
+    const { done: end, value } = await reader.read();
+    if (end) break;
+    out.set(value, done);
+    done += value.length;
+    progress(done, total);
+  }
+  if (done !== total) throw new Refusal(500, `the weights file ${name}: ${done} bytes, not ${total}`);
+  return out.buffer;
+}
+
+/** The JavaScript encoder, its weights fetched once (with progress) on first use. */
+function loadEncoder(data, progress) {
+  if (encoder === null) {
+    const w = data.neural.weights;
+    encoder = (async () => {
+      const [tokenizer, buffer] = await Promise.all([
+        fetched(w.tokenizer).then((r) => r.json()),
+        download(w.file, w.bytes, (done, total) => progress(done, total, "the neural model's weights")),
+      ]);
+      return { tokenizer: wordPieceTokenizer(tokenizer, w.max_seq_length), weights: loadWeights(buffer) };
+    })();
+    encoder.catch(() => {
+      encoder = null; // a failed download is tried again on the next request
+    });
+  }
+  return encoder;
+}
+
+/** The route's answer, each typed text it lacks a vector for encoded here first. */
+async function compute(data, url, progress, request) {
+  for (;;) {
+    try {
+      return answer(data, url, progress, request);
+    } catch (error) {
+      if (!(error instanceof NeedsEncoding)) throw error;
+      if (!hasSentences(data)) {
+        attachSentences(data, await (await fetched(data.neural.sentences_file)).arrayBuffer());
+        continue;
+      }
+      const { tokenizer, weights } = await loadEncoder(data, progress);
+      addVector(data, error.text, encode(tokenizer, weights, error.text));
+    }
+  }
 }
 
 self.onmessage = async (event) => {
@@ -27,11 +99,13 @@ self.onmessage = async (event) => {
   const key = `${method} ${url} ${JSON.stringify(body)}`;
   try {
     const data = await load();
-    if (!answers.has(key)) {
+    let value = answers.get(key);
+    if (value === undefined) {
       const progress = (done, total, what) => postMessage({ id, progress: { done, total, what } });
-      answers.set(key, answer(data, url, progress, { method, body }));
+      value = await compute(data, url, progress, { method, body });
+      answers.set(key, value);
     }
-    postMessage({ id, status: 200, body: answers.get(key) });
+    postMessage({ id, status: 200, body: value });
   } catch (error) {
     const status = error instanceof Refusal ? error.status : 422;
     postMessage({ id, status, body: { detail: error.message } });

@@ -4,9 +4,9 @@
 // Mirrors src/raglab/pipeline/end_to_end.py (run_pipeline, threshold_sweep), pipeline/resolve.py
 // (the weight, MMR's λ and the threshold chosen on train, each with the ones before it fixed,
 // and their tuning notes) and pipeline/exhibits/end_to_end.py (funnel, one_base, risk_coverage,
-// compare_runs), answering with the shapes of POST /api/run and /api/run/compare. A run over a
-// neural first stage or with the cosine reader answers 501 (see routes.js): the site lacks the
-// neural vectors.
+// compare_runs), answering with the shapes of POST /api/run and /api/run/compare. A neural
+// first stage and the cosine reader use the shipped vectors (neural.js); a site without them,
+// or a chunk set it holds none for, answers 501.
 
 import { mcnemarExact } from "../metrics/stats.js";
 import { mmrOrdered, rerankCandidates, cosineMatrix } from "../pipeline/reranking.js";
@@ -18,6 +18,7 @@ import { readPrepared } from "../reading/readings.js";
 import { tokenize } from "../text/tokens.js";
 import { ranking, tuningNote } from "./fusion.js";
 import { defaultOf, fixedOf } from "./lab.js";
+import { textVector } from "./neural.js";
 import { fittedReranker, firstStage, questionInputs } from "./rerank.js";
 
 const EPS = 1e-9;
@@ -74,6 +75,11 @@ function readSplit(lab, read, split, fitted, windowsSet) {
       nChunks: inputs.nChunks,
       analyzer: inputs.analyzer,
     });
+    if (read.scoring === "cosine") {
+      // The question's and each candidate sentence's vectors, each encoded alone by the server.
+      inp.questionVector = textVector(lab.data, q.question);
+      inp.sentenceVectors = ([page, start, end]) => textVector(lab.data, texts.get(page).slice(start, end));
+    }
     const r = readPrepared(inp);
     r.q = q;
     r.bestText = r.best === null ? null : texts.get(r.best[0]).slice(r.best[1], r.best[2]);

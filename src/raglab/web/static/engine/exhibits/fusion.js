@@ -3,8 +3,8 @@
 //
 // Mirrors src/raglab/pipeline/exhibits/fusion.py and pipeline/retrieval.py (the fused rankings,
 // first_rank_rows, choose_weight), answering with the shapes of /api/fusion/grid and
-// /api/fusion/lists (src/raglab/web/routes/fusion.py). The table of every ranker (with the
-// neural rows, which the site lacks) is not computed in the tab yet.
+// /api/fusion/lists (src/raglab/web/routes/fusion.py), and /api/fusion/table with the neural
+// rows from the shipped vectors (neural.js) when the site holds them.
 
 import { rrf } from "../fusion/rrf.js";
 import { scoreFusion } from "../fusion/score.js";
@@ -13,6 +13,7 @@ import { evaluate, firstRelevantRank } from "../metrics/measures.js";
 import { bm25Ranking } from "./bm25.js";
 import { chunkRow, defaultOf, fixedOf } from "./lab.js";
 import { lsaModel } from "./lsa.js";
+import { neuralSearch, shipsNeural } from "./neural.js";
 
 const cut = (cs, depth) => (depth === 0 ? cs.length : Math.min(depth, cs.length));
 
@@ -46,12 +47,16 @@ export function ranking(lab, text, settings, { windowsSet }) {
     const { model } = lsaModel(lab, { windowsSet });
     if (!cs._lsa) cs._lsa = project(model, cs.tokens);
     out = search(model, tokens, cs._lsa, { k: cut(cs, s.depth) });
+  } else if (s.retriever === "neural") {
+    out = neuralSearch(lab, cs, text, { k: cut(cs, s.depth) });
   } else {
+    // A fusion draws on BM25 and an embedding: the neural one for neural-rrf and neural-score.
+    const dense = s.retriever.startsWith("neural-") ? "neural" : "lsa";
     const bm25 = ranking(lab, text, { ...s, retriever: "bm25", weight: null }, { windowsSet });
-    const lsa = ranking(lab, text, { ...s, retriever: "lsa", weight: null }, { windowsSet });
+    const lsa = ranking(lab, text, { ...s, retriever: dense, weight: null }, { windowsSet });
     const fusionDepth = cut(cs, s.fusionDepth);
     const fused =
-      s.retriever === "rrf"
+      s.retriever === "rrf" || s.retriever === "neural-rrf"
         ? rrf([bm25.indices, lsa.indices], { k: fixedOf(lab.meta, "rrf_k"), depth: fusionDepth })
         : scoreFusion(bm25, lsa, { weight: s.weight, depth: fusionDepth });
     const n = cut(cs, s.depth);
@@ -76,7 +81,8 @@ export function measure(lab, split, settings, { windowsSet }) {
 /** The score-fusion weight maximising (R@5, MRR) on the training split, ties to the smaller,
  * at the first stage `settings` (absent: the library's defaults). */
 export function chooseWeight(lab, { windowsSet, settings = null }) {
-  const base = stageOf(lab.meta, { ...(settings ?? {}), retriever: "score", weight: null });
+  const retriever = settings?.retriever === "neural-score" ? "neural-score" : "score";
+  const base = stageOf(lab.meta, { ...(settings ?? {}), retriever, weight: null });
   const key = JSON.stringify({ ...base, chunking: lab.chunkSet(base.chunking).key });
   if (!lab._weights) lab._weights = new Map();
   if (lab._weights.has(key)) return lab._weights.get(key);
@@ -152,27 +158,32 @@ export function tuningNote(meta, name, value, grid, questions) {
   return { name, value, grid: [lo, hi], questions, warnings, sentence };
 }
 
-/** /api/fusion/table without the neural rows (the site lacks their vectors: each is listed in
- * `unavailable` with `lacking`): every other ranker's measures on `split`. */
+/** /api/fusion/table: every ranker's measures on `split`, the neural ones from the shipped
+ * vectors (neural-score at its weight chosen on train); a site without them lists each neural
+ * ranker in `unavailable` with `lacking`. */
 export function rankerTable(lab, { split, weight, chosen, lacking, windowsSet }) {
   const { meta } = lab;
   const rankers = {};
   const neural = fixedOf(meta, "neural_retrievers");
+  const ships = shipsNeural(lab.data);
+  const neuralWeight = ships ? chooseWeight(lab, { windowsSet, settings: { retriever: "neural-score" } }) : null;
   for (const name of meta.settings.find((s) => s.name === "retriever").choices) {
-    if (neural.includes(name)) continue;
-    rankers[name] = measure(lab, split, { retriever: name, weight: name === "score" ? weight : null }, { windowsSet });
+    if (neural.includes(name) && !ships) continue;
+    const w = name === "score" ? weight : name === "neural-score" ? neuralWeight : null;
+    rankers[name] = measure(lab, split, { retriever: name, weight: w }, { windowsSet });
   }
   const grid = fixedOf(meta, "fusion_weights");
+  const train = lab.split("train", { answerable: true }).length;
   return {
     split,
     weight,
     chosen_weight: chosen,
-    neural_weight: null,
-    tuning: [tuningNote(meta, "weight", chosen, grid, lab.split("train", { answerable: true }).length)],
-    neural_tuning: [],
+    neural_weight: neuralWeight,
+    tuning: [tuningNote(meta, "weight", chosen, grid, train)],
+    neural_tuning: ships ? [tuningNote(meta, "weight", neuralWeight, grid, train)] : [],
     questions: lab.split(split, { answerable: true }).length,
     rankers,
-    unavailable: Object.fromEntries(neural.map((name) => [name, lacking])),
+    unavailable: ships ? {} : Object.fromEntries(neural.map((name) => [name, lacking])),
     encoding: { ready: true, done: 0, total: 0, error: null },
   };
 }

@@ -209,6 +209,14 @@ function termCosine(fit, a, b) {
   return Math.min(1.0, Math.max(-1.0, dot / (Math.sqrt(na) * Math.sqrt(nb))));
 }
 
+/** exhibits/lsa.py's term_cosine of two texts, each one term (else null), as
+ * exhibits/neural.py's twin_cosines asks it. */
+export function termCosineOf(lab, a, b, { windowsSet }) {
+  const [ta, tb] = [lab.queryTokens(a), lab.queryTokens(b)];
+  if (ta.length !== 1 || tb.length !== 1) return null;
+  return termCosine(lsaModel(lab, { windowsSet }), ta[0], tb[0]);
+}
+
 function neighbourRows(lab, fit, term, k, tieDecimals) {
   const evidence = windowEvidence(lab, fit);
   return neighbours(fit, term, k, tieDecimals).map(([w, c]) => {

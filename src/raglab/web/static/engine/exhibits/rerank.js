@@ -6,7 +6,7 @@
 // at the library's k1 and b, its LSA cosine with the question, identifier match, title-term
 // share, page age and first-stage rank. The six starting weights come from data/site.json
 // (site.py's rerank_constants), the draw of numpy's generator the engine does not reproduce.
-// A neural first stage needs the neural vectors, which the site lacks.
+// A neural first stage's cosine feature is the neural one, from the shipped vectors (neural.js).
 
 import { project } from "../embedding/lsa.js";
 import { pageAgeYears } from "../rerank/features.js";
@@ -24,6 +24,7 @@ import { identifiers } from "../text/tokens.js";
 import { chooseWeight, ranking, stageOf, tuningNote } from "./fusion.js";
 import { chunkRow, fixedOf } from "./lab.js";
 import { lsaModel } from "./lsa.js";
+import { neuralCosines } from "./neural.js";
 
 /** The chunk set's reranker inputs: each chunk's identifiers and title terms, its page's age
  * in years, its TF-IDF row (built once per chunk set). */
@@ -83,7 +84,9 @@ export function questionInputs(lab, cs, q, stage, windowsSet) {
   const all = index.scores(tokens);
   const features = questionFeatures({
     bm25: candidates.map((i) => all[i]),
-    cosine: lsaCosines(lab, cs, tokens, candidates, windowsSet),
+    cosine: fixedOf(meta, "neural_retrievers").includes(stage.retriever)
+      ? neuralCosines(lab, cs, q.question, candidates)
+      : lsaCosines(lab, cs, tokens, candidates, windowsSet),
     questionIdentifiers: identifiers(q.question),
     chunkIdentifiers: candidates.map((i) => chunks.inputs[i].identifiers),
     questionTerms: tokens,

@@ -1,0 +1,191 @@
+// The neural embedding in the tab: the shipped vectors, cosines with them, and exhibit III's panel.
+//
+// Mirrors src/raglab/embedding/neural/index.py (search_vector: cos(q, d_j) = q . d_j of unit
+// float32 vectors, summed in float64, clipped to [-1, 1], the best k by topK) and
+// src/raglab/pipeline/exhibits/neural.py (neural_view). The vectors are the server's own:
+// data/neural.bin (src/raglab/web/site.py) holds the lab's chunks' then each text's of
+// site.json's `neural.texts` (labelled questions, the twin identifiers), and
+// data/neural-sentences.bin those of `neural.sentences` (the quotable sentences), all encoded by
+// the Python encoder. A text with no vector throws NeedsEncoding: the Worker attaches the
+// sentences' file if it has not yet, else encodes the text (a question the learner typed) with
+// the JavaScript encoder (embedding/neural/) from the weights file, and asks again.
+
+import { topK } from "../base/topk.js";
+import { firstRelevantRank } from "../metrics/measures.js";
+import { chunkRow, defaultOf } from "./lab.js";
+import { snippet } from "./bm25.js";
+
+/** What the tab cannot compute: its status (501) and the sentence the page shows. */
+export class Lacking extends Error {
+  constructor(message) {
+    super(message);
+    this.status = 501;
+  }
+}
+
+/** A text with no vector yet: the caller encodes `text` (addVector) and asks again. */
+export class NeedsEncoding extends Error {
+  constructor(text) {
+    super(`the neural vector of ${JSON.stringify(text)} is not encoded yet`);
+    this.text = text;
+  }
+}
+
+const STATE = new WeakMap();
+
+/** The (rows, dim) vectors in `buffer` (an ArrayBuffer of float32s) by `texts` (one a row,
+ * after `skip` rows), checked against its length. */
+function byText(buffer, texts, skip, dim, file) {
+  const all = new Float32Array(buffer.slice(0));
+  if (all.length !== (skip + texts.length) * dim) {
+    throw new Error(`${file}: ${all.length} numbers, not ${skip + texts.length} vectors of ${dim}`);
+  }
+  return [all, texts.map((t, i) => [t, all.subarray((skip + i) * dim, (skip + i + 1) * dim)])];
+}
+
+/** Attach the vectors of data/neural.bin (an ArrayBuffer) to the site's `data`. */
+export function attachNeural(data, buffer) {
+  const section = data.neural;
+  const dim = section.dim;
+  const [all, rows] = byText(buffer, section.texts, section.chunks, dim, section.file);
+  STATE.set(data, { section, dim, chunks: all.subarray(0, section.chunks * dim), texts: new Map(rows), sentences: false });
+}
+
+/** Whether the quotable sentences' vectors (data/neural-sentences.bin) are attached. */
+export const hasSentences = (data) => state(data).sentences;
+
+/** Attach the sentences' vectors (data/neural-sentences.bin, an ArrayBuffer): the cosine
+ * reader's, fetched only when a text is not among the first file's. */
+export function attachSentences(data, buffer) {
+  const s = state(data);
+  const [, rows] = byText(buffer, s.section.sentences, 0, s.dim, s.section.sentences_file);
+  for (const [t, v] of rows) s.texts.set(t, v);
+  s.sentences = true;
+}
+
+/** Keep `vector` (a unit Float32Array) as the neural vector of `text` (a typed question). */
+export function addVector(data, text, vector) {
+  state(data).texts.set(text, vector);
+}
+
+/** Whether the site ships the neural files (site.json's `neural` section). */
+export const shipsNeural = (data) => data.neural !== null && data.neural !== undefined;
+
+function state(data) {
+  if (!shipsNeural(data)) {
+    throw new Lacking(`this static site lacks ${data.meta.site.lacks.join(", ")}; run raglab serve for it`);
+  }
+  const s = STATE.get(data);
+  if (!s) throw new Error(`the neural vectors (${data.neural.file}) are not loaded`);
+  return s;
+}
+
+/** The unit vector of `text` (a labelled question, a sentence, a typed text once encoded). */
+export function textVector(data, text) {
+  const v = state(data).texts.get(text);
+  if (v === undefined) throw new NeedsEncoding(text);
+  return v;
+}
+
+/** The chunk vectors of chunk set `cs` ((n, dim), row-major), refused (Lacking) for a chunk set
+ * other than the lab's own, the only one the site ships. */
+export function chunkVectors(data, cs) {
+  const s = state(data);
+  const want = s.section.chunking;
+  const { key } = cs;
+  if (key.method !== want.method || key.size !== want.size || (key.overlap ?? null) !== (want.overlap ?? null)) {
+    throw new Lacking(
+      `the neural vectors of the ${key.method} chunker at size ${key.size} are not in this static site ` +
+        `(it holds the ${want.method} chunker's at size ${want.size}); run raglab serve for them`,
+    );
+  }
+  return s.chunks;
+}
+
+/** q . v in float64 over `dim` entries of two Float32Arrays (v from `at`), clipped to [-1, 1]. */
+function cosine(q, v, at, dim) {
+  let d = 0;
+  for (let c = 0; c < dim; c++) d += q[c] * v[at + c];
+  return Math.min(1.0, Math.max(-1.0, d));
+}
+
+/** The neural cosine of `text` with each chunk of `cs` (Float64Array). */
+export function neuralScores(lab, cs, text) {
+  const { data } = lab;
+  const vectors = chunkVectors(data, cs);
+  const q = textVector(data, text);
+  const dim = data.neural.dim;
+  const scores = new Float64Array(cs.length);
+  for (let j = 0; j < scores.length; j++) scores[j] = cosine(q, vectors, j * dim, dim);
+  return scores;
+}
+
+/** /api/neural/search: the lab's chunks by the neural cosine of a typed `query`, the first
+ * `top` rows with their snippets (exhibits/neural.py's neural_search). */
+export function neuralSearchRows(lab, query, { top, snippetChars }) {
+  const cs = lab.chunkSet();
+  const depth = defaultOf(lab.meta, "depth");
+  const r = neuralSearch(lab, cs, query, { k: depth === 0 ? cs.length : Math.min(depth, cs.length) });
+  const results = r.indices.slice(0, top).map((i, n) => ({
+    ...chunkRow(cs.chunks[i], i, n + 1, r.scores[n]),
+    snippet: snippet(cs.chunks[i].text, snippetChars),
+  }));
+  return { query, results };
+}
+
+/** The `k` chunks closest to `text` by neural cosine, ties to the lower index: {indices, scores}. */
+export function neuralSearch(lab, cs, text, { k }) {
+  const scores = neuralScores(lab, cs, text);
+  const indices = topK(scores, Math.min(k, scores.length));
+  return { indices, scores: indices.map((i) => scores[i]) };
+}
+
+/** The neural cosine of a question with each candidate chunk (pipeline/reranking.py's
+ * _cosines for a neural first stage). */
+export function neuralCosines(lab, cs, text, candidates) {
+  const { data } = lab;
+  const vectors = chunkVectors(data, cs);
+  const q = textVector(data, text);
+  const dim = data.neural.dim;
+  return candidates.map((i) => cosine(q, vectors, i * dim, dim));
+}
+
+/** The cosine of two texts' vectors (exhibits/neural.py's twin_cosines, the neural side). */
+export function textCosine(data, a, b) {
+  const va = textVector(data, a);
+  return cosine(va, textVector(data, b), 0, data.neural.dim);
+}
+
+/** /api/neural/view: `kind` questions of `split` with their first answer rank under BM25, LSA
+ * and the neural model, the twins' cosines and the costs (the build machine's), or, without
+ * the neural files, `available` false and why. `rank(q, retriever)` gives a question's
+ * ranking; `lsaTwin(a, b)` LSA's cosine of two identifiers (null when either is no term). */
+export function neuralView(lab, { split, kind = "paraphrase", twins, rank, lsaTwin }) {
+  const { data } = lab;
+  if (!shipsNeural(data)) {
+    return { available: false, why: `are not in this static site (it lacks ${data.meta.site.lacks.join(", ")}); run raglab serve for them` };
+  }
+  const cs = lab.chunkSet();
+  const questions = [];
+  for (const q of lab.split(split)) {
+    if (q.kind !== kind || !q.answerable) continue;
+    const rel = cs.relevance(q);
+    const ranks = {};
+    for (const name of ["bm25", "lsa", "neural"]) {
+      const r = rank(q, name);
+      ranks[name] = rel.size ? firstRelevantRank(r.indices, rel) : null;
+    }
+    questions.push({ id: q.id, question: q.question, kind: q.kind, answerable: q.answerable, ranks });
+  }
+  const [a, b, other] = twins;
+  const pair = (x, y) => ({ lsa: lsaTwin(x, y), neural: textCosine(data, x, y) });
+  return {
+    available: true,
+    model: data.neural.model,
+    split,
+    kind,
+    questions,
+    twins: { pair: [a, b], other, twin: pair(a, b), unrelated: pair(a, other) },
+    costs: data.neural.costs,
+  };
+}
