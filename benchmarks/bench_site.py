@@ -656,6 +656,11 @@ def report(
         + (", ".join(over) if over else "none")
         + ".",
     ]
+    out.append(
+        "The sliders and typed fields wait out the page's own 50 ms debounce (lib.js) before "
+        "they ask, in both modes; the figures include it. The two modes ran one after the "
+        "other: compare them where their loads are alike."
+    )
     skipped = {**site.skipped, **server.skipped}
     if skipped:
         out.append("Not measured: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()) + ".")
