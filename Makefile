@@ -53,9 +53,10 @@ unit: $(VENV)/.test-installed ## Run the tests that need no browser
 	scripts/ensure-node
 	$(BIN)/pytest -m "not browser"
 
-parity: $(VENV)/.test-installed ## The in-tab engine against the Python engine (Node's test runner)
+parity: $(VENV)/.test-installed ## The in-tab engine against the Python engine (Node, then Chromium)
 	scripts/ensure-node
-	$(BIN)/pytest tests/web/static/engine/test_parity.py
+	scripts/ensure-chromium
+	$(BIN)/pytest tests/web/static/engine/test_parity.py tests/web/static/engine/test_chromium_parity.py
 
 bench: $(VENV)/.test-installed ## Run the benchmarks and write benchmarks/RESULTS.md
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

@@ -13,28 +13,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from tests.web.static.engine.parity import ENV, write_fixtures
+from tests.web.static.engine.parity import ENV
 
 HERE = Path(__file__).resolve().parent
 NODE = shutil.which("node")
 
 
-@pytest.fixture(scope="module")
-def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("parity")
-    write_fixtures(out)
-    return out
-
-
-def test_the_javascript_engine_equals_the_python_engine(fixtures: Path) -> None:
+def test_the_javascript_engine_equals_the_python_engine(parity_dir: Path) -> None:
     assert NODE is not None, "node is missing: scripts/ensure-node installs Debian's nodejs"
     tests = sorted(str(p) for p in HERE.rglob("*.test.mjs"))
     assert tests, "no Node test files"
     result = subprocess.run(
         [NODE, "--test", "--test-reporter=tap", *tests],
-        env={**os.environ, ENV: str(fixtures)},
+        env={**os.environ, ENV: str(parity_dir)},
         capture_output=True,
         text=True,
         timeout=600,
