@@ -335,7 +335,7 @@ def _under_load(cfg: Config, section: Section) -> None:
     try:
         with httpx.Client(base_url=base, timeout=SERVER_TIMEOUT_S) as client:
             _wait(lambda: client.get("/api/meta").status_code, time.perf_counter() + 120, proc)
-            search = {"q": "tripod head wobble", "top": 5}
+            search: dict[str, str | int] = {"q": "tripod head wobble", "top": 5}
             if client.get("/api/bm25/search", params=search).status_code != 200:
                 raise Disagreement("the search to be cached did not answer 200")
             workers = [threading.Thread(target=expensive, args=(i,)) for i in range(LOAD_EXPENSIVE)]

@@ -37,6 +37,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -234,9 +235,7 @@ def run(
             threads,
         )
     for size in sizes:
-        timing = time_repeats(
-            lambda size=size: model.encode(texts, batch_size=size), repeats=repeats
-        )
+        timing = time_repeats(partial(model.encode, texts, batch_size=size), repeats=repeats)
         section.rows.append(
             Row(
                 case,

@@ -108,7 +108,8 @@ def timed_states(
         )
         clock.tick("residual + LayerNorm")
         x, spare = spare, x
-    return x
+    states: np.ndarray = x
+    return states
 
 
 def profile(model: NeuralModel, texts: list[str], batch_size: int, k: Kernels) -> str:
