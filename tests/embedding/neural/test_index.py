@@ -131,3 +131,18 @@ def test_the_query_must_be_a_string(index: NeuralIndex) -> None:
     """oracle: the contract."""
     with pytest.raises(ValueError, match="query_text"):
         index.search(["mount"], k=1)  # type: ignore[arg-type]
+
+
+def test_scores_taken_a_block_of_chunks_at_a_time_equal_the_whole_product(
+    index: NeuralIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """oracle: each cosine summed in float64 by hand (``_explicit_scores``), within 1e-15: with
+    the chunks widened to float64 three at a time (7 chunks: blocks of 3, 3 and 1), every score
+    is still its own dot product, so the float64 copy stays bounded without moving a number."""
+    import raglab.embedding.neural.index as index_module
+
+    monkeypatch.setattr(index_module, "_SCORE_BLOCK_ROWS", 3)
+    for query in PARAPHRASES:
+        got = index.scores(query)
+        assert got.shape == (len(CHUNKS),)
+        np.testing.assert_allclose(got, _explicit_scores(index, query), rtol=0, atol=1e-15)

@@ -27,6 +27,9 @@ from raglab.embedding.neural.model import NeuralModel
 
 __all__ = ["NeuralIndex"]
 
+# Chunk vectors widened to float64 at a time when scoring (8,192 x 384 x 8 bytes = 25 MB).
+_SCORE_BLOCK_ROWS = 8_192
+
 
 def _check_k(k: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
@@ -104,8 +107,14 @@ class NeuralIndex:
         """cos of each query (Q, dim) with each chunk: (Q, n), float64, clipped to [-1, 1]."""
         # In float64: a float32 product's rounding depends on BLAS's order of summation, and
         # the tab's engine (engine/exhibits/neural.js) must reach the same cosines to 1e-9.
-        products = queries.astype(np.float64) @ self._vectors.T.astype(np.float64)
-        out: FloatArray = np.clip(products, -1.0, 1.0)
+        # A block of chunks at a time, so the float64 copy is bounded (not 8 bytes x n x dim);
+        # each cosine is still one dot product, whatever the block.
+        q = queries.astype(np.float64)
+        out: FloatArray = np.empty((q.shape[0], len(self)), dtype=np.float64)
+        for start in range(0, len(self), _SCORE_BLOCK_ROWS):
+            block = self._vectors[start : start + _SCORE_BLOCK_ROWS].astype(np.float64)
+            np.matmul(q, block.T, out=out[:, start : start + _SCORE_BLOCK_ROWS])
+        np.clip(out, -1.0, 1.0, out=out)
         return out
 
     def scores(self, query_text: str) -> FloatArray:
