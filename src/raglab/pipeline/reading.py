@@ -81,11 +81,7 @@ def prepare_reading(
     # Only what the reader can quote: the sentences lying whole inside a packed chunk, and their
     # texts, so an input grows with the budget, not with its pages (it travels to a worker).
     sentences = {
-        page: tuple(
-            (a, b, words)
-            for a, b, words in lab.sentences(page)
-            if any(p == page and start <= a and b <= end for _, p, start, end in packed)
-        )
+        page: tuple(lab.sentences_within(page, [(a, b) for _, p, a, b in packed if p == page]))
         for page in pages
     }
     spans = list(dict.fromkeys(span for _, span, _ in candidates(packed, sentences)))
