@@ -24,6 +24,16 @@ checked after (a disagreement raises, and no time is reported).
     python benchmarks/bench_distributed.py          # 100,000 chunks: 3 min 20 s on 2 idle cores
     python benchmarks/bench_distributed.py --sizes 1000000,3000000
 
+``--cli CHUNKS`` measures the command line instead, as a user runs it: ``raglab run --retriever
+bm25 --json`` on a generated folder (:func:`make_cli_corpus`: pages of 100 one-chunk sections,
+200 questions), on one machine and with ``--workers 2``, in fresh processes whose peak RSS
+(VmHWM) is read every 0.1 s, the client's and each worker process's; the two outputs must be
+the same bytes (:class:`Disagreement` otherwise). ``--cli 10000,100000`` took about 3 minutes
+on 2 shared cores (2026-12-06).
+
+    python benchmarks/bench_distributed.py --cli 10000,100000
+    python benchmarks/bench_distributed.py --cli 1000000
+
 Large sizes ran on 2026-12-04 (RESULTS.md section 8): `--sizes 1000000` in 11 minutes and
 `--sizes 3000000` in 23 minutes on 2 cores. One machine peaked at 2.7 and 7.3 GB, each worker at
 1.45 and 3.85 GB (0.54 and 0.53 of one machine's), the client at 1.6 and 4.3 GB (it generates
@@ -539,7 +549,9 @@ def cli_report(sizes: Sequence[int], *, timeout: float = 7200) -> list[str]:
             one = cli_peaks(argv, env, timeout)
             print(f"  raglab run at {n:,} chunks, --workers {WORKERS} ...", file=sys.stderr)
             two = cli_peaks([*argv, "--workers", str(WORKERS)], env, timeout)
-        same = "same bytes" if one["output"] == two["output"] else "DIFFER"
+        if one["output"] != two["output"]:
+            raise Disagreement(f"{n:,} chunks: the cluster's output differs from one machine's")
+        same = "same bytes"
         lines.append(
             f"| {n:,} | {min(CLI_QUESTIONS, n)} | {one['seconds']:.1f} | {one['client_mb']:,.0f} "
             f"| {two['seconds']:.1f} | {two['client_mb']:,.0f} | "
