@@ -24,6 +24,16 @@ checked after (a disagreement raises, and no time is reported).
     python benchmarks/bench_distributed.py          # 100,000 chunks: 3 min 20 s on 2 idle cores
     python benchmarks/bench_distributed.py --sizes 1000000,3000000
 
+``--cli CHUNKS`` measures the command line instead, as a user runs it: ``raglab run --retriever
+bm25 --json`` on a generated folder (:func:`make_cli_corpus`: pages of 100 one-chunk sections,
+200 questions), on one machine and with ``--workers 2``, in fresh processes whose peak RSS
+(VmHWM) is read every 0.1 s, the client's and each worker process's; the two outputs must be
+the same bytes (:class:`Disagreement` otherwise). ``--cli 10000,100000`` took about 3 minutes
+on 2 shared cores (2026-12-06).
+
+    python benchmarks/bench_distributed.py --cli 10000,100000
+    python benchmarks/bench_distributed.py --cli 1000000
+
 Large sizes ran on 2026-12-04 (RESULTS.md section 8): `--sizes 1000000` in 11 minutes and
 `--sizes 3000000` in 23 minutes on 2 cores. One machine peaked at 2.7 and 7.3 GB, each worker at
 1.45 and 3.85 GB (0.54 and 0.53 of one machine's), the client at 1.6 and 4.3 GB (it generates
@@ -36,6 +46,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,8 +64,8 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import bench_sweep  # noqa: E402
-from bench_sweep import _reset_peak, _status_kb, _timed  # noqa: E402
-from common import Config, Disagreement, Section, run_json_worker  # noqa: E402
+from bench_sweep import _reset_peak, _status_kb  # noqa: E402
+from common import Config, Disagreement, Section, run_json_worker, timed  # noqa: E402
 
 from raglab.settings import LSA_OVERSAMPLE, LSA_RANK, SEED, default  # noqa: E402
 
@@ -145,7 +156,7 @@ def single_bm25(n_docs: int, ref: Path) -> dict[str, Any]:
     np.savez(ref, docs=answers["numba"][0], scores=answers["numba"][1])
     _reset_peak()
     query_s = {
-        be: [_timed(partial(index.search_many, queries, k=TOP_K, backend=be)) for _ in range(3)]
+        be: [timed(partial(index.search_many, queries, k=TOP_K, backend=be))[1] for _ in range(3)]
         for be in ("numpy", "numba")
     }
     return {
@@ -250,7 +261,7 @@ def _cluster_bm25(
         if scores.tobytes() != want["scores"].tobytes():
             raise Disagreement("the cluster's BM25 scores differ from one machine's in some bit")
         peaks.reset()
-        query_s = [_timed(partial(index.search_many, queries, k=TOP_K)) for _ in range(3)]
+        query_s = [timed(partial(index.search_many, queries, k=TOP_K))[1] for _ in range(3)]
         query_peak = peaks.read()
     return {
         "start_s": start_s,
@@ -402,6 +413,154 @@ def report(sizes: Sequence[int], *, timeout: float = 7200) -> tuple[list[str], l
     return [*lines, "", *shard_lines], notes
 
 
+# --- the command line as a user runs it: client and workers' peaks -----------------------------
+
+CLI_SECTIONS = 100  # sections a generated page, one chunk each under the heading chunker
+CLI_SENTENCES = 5  # sentences a section, 12 words each
+CLI_VOCABULARY = 20_000  # words w0 .. w19999, drawn Zipf s = 1
+CLI_QUESTIONS = 200  # half train, half test; each asks for the first sentence of a section
+CLI_POLL_S = 0.1
+
+
+def make_cli_corpus(root: Path, n_chunks: int) -> Path:
+    """A folder ``root/pages`` of ``ceil(n_chunks / 100)`` Markdown pages of 100 sections (one
+    chunk each) and ``root/questions.jsonl``; returns the questions file. Seeded: the same
+    folder at every call. Each section's first sentence starts with its own id (``p7x12``), so
+    a question names its section and every answer lies whole in one chunk."""
+    rng = np.random.default_rng(SEED)
+    ranks = np.arange(1, CLI_VOCABULARY + 1, dtype=np.float64)
+    p = (1 / ranks) / (1 / ranks).sum()
+    words = np.array([f"w{i}" for i in range(CLI_VOCABULARY)])
+    pages = root / "pages"
+    pages.mkdir(parents=True)
+    n_pages = -(-n_chunks // CLI_SECTIONS)
+    per_page = CLI_SECTIONS * CLI_SENTENCES * 11
+    for page in range(n_pages):
+        drawn = words[rng.choice(CLI_VOCABULARY, size=per_page, p=p)].reshape(-1, 11)
+        parts = [
+            f"---\nid: p{page}\ntitle: Page {page}\nupdated: 2025-01-01\nstatus: current\n---\n"
+            f"# Page {page}\n"
+        ]
+        for x in range(min(CLI_SECTIONS, n_chunks - page * CLI_SECTIONS)):
+            rows = drawn[x * CLI_SENTENCES : (x + 1) * CLI_SENTENCES]
+            sentences = [f"Item p{page}x{x} " + " ".join(rows[0]) + "."]
+            sentences += [(" ".join(r) + ".").capitalize() for r in rows[1:]]
+            parts.append(f"\n## Part {x}\n\n" + " ".join(sentences) + "\n")
+        (pages / f"p{page}.md").write_text("".join(parts), encoding="utf-8")
+    picks = rng.choice(n_chunks, size=min(CLI_QUESTIONS, n_chunks), replace=False)
+    lines = []
+    for i, c in enumerate(picks.tolist()):
+        page, x = divmod(c, CLI_SECTIONS)
+        text = (pages / f"p{page}.md").read_text(encoding="utf-8")
+        answer = text.split(f"## Part {x}\n\n", 1)[1].split(". ", 1)[0] + "."
+        question = f"What about p{page}x{x} " + " ".join(answer.split()[2:6]) + "?"
+        split = "train" if i % 2 == 0 else "test"
+        lines.append(
+            json.dumps(
+                {"id": f"q{i}", "split": split, "kind": "keyword", "question": question,
+                 "answer": answer}
+            )
+        )  # fmt: skip
+    questions = root / "questions.jsonl"
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return questions
+
+
+def _hwm_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def cli_peaks(argv: Sequence[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """Run ``raglab *argv`` in a child process and follow the peak RSS (VmHWM) of it and of
+    every process it starts (the LocalCluster's workers), read every 0.1 s until each ends:
+    the last reading of a process is its peak but for its last 0.1 s. Returns the exit status,
+    the seconds, the client's peak and each worker's, and the output's length."""
+    import psutil
+
+    cmd = [sys.executable, "-m", "raglab", *argv]
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        peaks: dict[int, float] = {}
+        names: dict[int, str] = {}
+        root = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            if time.perf_counter() - t0 > timeout:
+                proc.kill()
+                raise RuntimeError(f"raglab {' '.join(argv)} ran past {timeout:.0f} s")
+            try:
+                family = [root, *root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                break
+            for child in family:
+                mb = _hwm_mb(child.pid)
+                if mb is not None:
+                    peaks[child.pid] = max(mb, peaks.get(child.pid, 0.0))
+                    if child.pid not in names:
+                        with_name = " ".join(child.cmdline()) if child.pid != proc.pid else "client"
+                        names[child.pid] = with_name
+            time.sleep(CLI_POLL_S)
+        seconds = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        output, errors = out.read(), err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"raglab {' '.join(argv)} exited {proc.returncode}: {errors[-2000:]}")
+    # The worker processes run multiprocessing's spawn_main; its resource tracker is small.
+    workers = sorted(
+        mb for pid, mb in peaks.items() if pid != proc.pid and "spawn_main" in names[pid]
+        and "resource_tracker" not in names[pid]
+    )  # fmt: skip
+    return {
+        "rc": proc.returncode,
+        "seconds": seconds,
+        "client_mb": peaks.get(proc.pid, 0.0),
+        "workers_mb": workers,
+        "output_bytes": len(output),
+        "output": output.decode(),
+    }
+
+
+def cli_report(sizes: Sequence[int], *, timeout: float = 7200) -> list[str]:
+    """``raglab run --retriever bm25 --workers 2 --json`` (and the same on one machine, without
+    ``--workers``) on a generated folder of each size: the peaks, seconds and whether the two
+    outputs are the same bytes."""
+    lines = [
+        "| Chunks | Questions | One machine (s) | Peak RSS, one machine (MB) | Cluster (s) | "
+        "Peak RSS, client (MB) | Peak RSS, each worker (MB) | Outputs |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="bench-distributed-cli-") as tmp:
+            root = Path(tmp)
+            questions = make_cli_corpus(root / "data", n)
+            env = {**os.environ, "RAGLAB_CACHE_DIR": str(root / "cache")}
+            src = str(Path(__file__).resolve().parents[1] / "src")
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
+            argv = ["run", "--corpus", str(root / "data" / "pages"), "--questions",
+                    str(questions), "--retriever", "bm25", "--json"]  # fmt: skip
+            print(f"  raglab run at {n:,} chunks, one machine ...", file=sys.stderr, flush=True)
+            one = cli_peaks(argv, env, timeout)
+            print(f"  raglab run at {n:,} chunks, --workers {WORKERS} ...", file=sys.stderr)
+            two = cli_peaks([*argv, "--workers", str(WORKERS)], env, timeout)
+        if one["output"] != two["output"]:
+            raise Disagreement(f"{n:,} chunks: the cluster's output differs from one machine's")
+        same = "same bytes"
+        lines.append(
+            f"| {n:,} | {min(CLI_QUESTIONS, n)} | {one['seconds']:.1f} | {one['client_mb']:,.0f} "
+            f"| {two['seconds']:.1f} | {two['client_mb']:,.0f} | "
+            f"{', '.join(f'{x:,.0f}' for x in two['workers_mb'])} | {same} |"
+        )
+        print(lines[-1], file=sys.stderr, flush=True)
+    return lines
+
+
 def run(cfg: Config) -> Section:
     sizes = QUICK_SIZES if cfg.quick else SIZES + (LARGE_SIZES if cfg.large else ())
     section = Section(
@@ -423,13 +582,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sizes", default="", help="comma-separated chunk counts")
     parser.add_argument("--timeout", type=float, default=7200, help="seconds a worker may take")
+    parser.add_argument(
+        "--cli",
+        default="",
+        metavar="CHUNKS",
+        help="comma-separated chunk counts: measure `raglab run --retriever bm25 --workers 2 "
+        "--json` as a user runs it instead (client's and workers' peaks)",
+    )
     args = parser.parse_args(argv)
     if args.worker:
         kind, n, ref = args.worker
         print(json.dumps(WORKER_KINDS[kind](int(n), Path(ref))))
         return 0
-    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
     load = os.getloadavg()
+    if args.cli:
+        lines = cli_report([int(s) for s in args.cli.split(",")], timeout=args.timeout)
+        print("\n".join(lines))
+        print(f"- Load average {' / '.join(f'{x:.2f}' for x in load)} at the start (1/5/15 min).")
+        return 0
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
     lines, notes = report(sizes, timeout=args.timeout)
     notes.append(
         f"Load average {' / '.join(f'{x:.2f}' for x in load)} at the start, "

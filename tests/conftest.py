@@ -134,7 +134,8 @@ class LabMaker:
 
     def _start_from(self, earlier: Lab, lab: Lab) -> None:
         """Give ``lab`` the data-only values ``earlier`` holds (built by it or handed to it)."""
-        lab._sentences = earlier._sentences
+        lab._sentence_bounds = earlier._sentence_bounds
+        lab._sentence_terms = earlier._sentence_terms
         ours, theirs = lab.indexes, earlier.indexes
         ours._question_tokens = theirs._question_tokens
         for name in self.DATA_ONLY:

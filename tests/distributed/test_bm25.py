@@ -50,6 +50,23 @@ def test_handbook_scores_and_top_k_equal_one_index(client: Any, handbook: Lab) -
     _check_index(handbook, index, handbook.indexes.chunk_set().bm25, k=10)
 
 
+def test_term_columns_are_the_sorted_vocabulary_and_df_of_every_chunk(
+    client: Any, handbook: Lab
+) -> None:
+    """Oracle: the sorted set of the handbook chunks' tokens (a term's column is its place
+    there) and each term's chunks counted here, in plain Python."""
+    index = index_lab(client, handbook)
+    tokens = handbook.indexes.chunk_set().tokens
+    vocabulary = sorted({t for doc in tokens for t in doc})
+    terms = vocabulary[:3] + vocabulary[len(vocabulary) // 2 :][:5] + vocabulary[-2:]
+    n_docs, n_terms, columns, df = index.term_columns(terms)
+    assert (n_docs, n_terms) == (len(tokens), len(vocabulary))
+    assert columns.tolist() == [vocabulary.index(t) for t in terms]
+    assert df.tolist() == [sum(t in doc for doc in tokens) for t in terms]
+    with pytest.raises(ValueError, match="not in the collection"):
+        index.term_columns(["zzz-no-chunk-holds-this"])
+
+
 def test_handbook_fixed_chunks_at_other_parameters(client: Any, handbook: Lab) -> None:
     """Oracle: BM25Index at k1 = 0.6, b = 0.3 on fixed windows of 50 words, overlap 10."""
     key = ChunkingKey("fixed", 50, 10)

@@ -18,9 +18,12 @@ from typing import Any
 import pytest
 
 import raglab.pipeline.retrieval as retrieval_module
-from raglab.cli._cluster import add_cluster_options, connect_options
-from raglab.cli.main import main
+from raglab.cli._cluster import add_cluster_options, cluster_lab, connect_options
+from raglab.cli.main import build_parser, main
+from raglab.cli.run import settings_from, split_from
 from raglab.corpus.questions import bundled_questions_path
+from raglab.pipeline.end_to_end import run_pipeline
+from raglab.pipeline.lab import Lab
 from raglab.settings import (
     CLUSTER_CONNECT_TIMEOUT,
     CLUSTER_NO_WORKERS_TIMEOUT,
@@ -137,6 +140,27 @@ def test_a_bm25_run_encodes_no_chunk_on_the_cluster(
     assert captured.out == single
     assert "fit LSA" in captured.err and "(neural)" not in captured.err
     assert not list((tmp_path / "cache").rglob("*.npy"))
+
+
+def test_a_bm25_run_on_the_cluster_builds_no_table_of_every_chunk_on_the_client(
+    client: Any, handbook: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: ``run_pipeline`` with the default settings but the BM25 retriever on the
+    handbook's lab on one machine (the same result). The client's chunking, once the run is
+    done, holds none of the tables of every chunk that the reranker's features and MMR built
+    before (tokens, LSA projections, TF-IDF rows, identifiers, title terms): it read only its
+    candidates' rows (ChunkSet.tfidf_rows and the like)."""
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
+    args = build_parser("run").parse_args(["run", "--retriever", "bm25", *_address(client)])
+    settings = settings_from(args)
+    split = split_from(args)
+    first = settings.retrieval
+    with cluster_lab(args, first, rerank=first, run=(settings, split)) as lab:
+        result = run_pipeline(lab, settings, split=split)
+        held = set(vars(lab.indexes.chunk_set()))
+    whole = {"tokens", "lsa_projections", "tfidf", "identifiers", "title_terms"}
+    assert held & whole == set()
+    assert result == run_pipeline(Lab(handbook.corpus, handbook.questions), settings, split=split)
 
 
 def test_a_run_the_questions_cannot_feed_stops_before_the_cluster_works(

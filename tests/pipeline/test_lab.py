@@ -111,6 +111,20 @@ def test_a_sentences_terms_are_its_tokens_read_piece_by_piece(lab: Lab) -> None:
     )
 
 
+def test_sentences_within_bounds_are_the_pages_sentences_inside_them(lab: Lab) -> None:
+    """Oracle: every quotable sentence of the page (``Lab.sentences``: whole, headings left
+    out) filtered here to those lying whole inside one of the bounds, in page order; a fresh
+    lab asked for a few bounds gives the same (start, end, terms) as one that split the page."""
+    fresh = Lab(lab.corpus, lab.questions)
+    for page in list(lab.corpus)[:12]:
+        every = lab.sentences(page.id)
+        n = len(page.text)
+        for bounds in ([(0, n)], [(0, n // 3)], [(n // 2, n), (n // 5, n // 4)], [(5, 5)]):
+            want = [s for s in every if any(a <= s[0] and s[1] <= b for a, b in bounds)]
+            assert fresh.sentences_within(page.id, bounds) == want
+            assert lab.sentences_within(page.id, bounds) == want
+
+
 def test_a_corpus_alone_makes_a_lab_without_questions(tmp_path: Path) -> None:
     """Lab.load(folder) reads the pages alone; what needs labels raises DataLimit naming it."""
     (tmp_path / "valve.md").write_text("# Valve\n\nThe valve closes at two bar.\n", "utf-8")

@@ -50,7 +50,8 @@ def test_the_cosine_reader_quotes_the_argmax_of_the_encoders_vectors(handbook_la
             if start <= a and b <= end
         ]
         assert inp.sentence_vectors is not None and set(inp.sentence_vectors) == set(spans)
-        texts = [inp.texts[p][a:b] for p, a, b in spans]
+        texts = [inp.texts[span] for span in spans]
+        assert texts == [lab.corpus.page(p).text[a:b] for p, a, b in spans]
 
         def unit(text: str) -> np.ndarray:
             v = model.encode([text])[0].astype(np.float64)
@@ -64,6 +65,28 @@ def test_the_cosine_reader_quotes_the_argmax_of_the_encoders_vectors(handbook_la
         assert reading.coverage == pytest.approx(float(want[best]), abs=1e-6)
         checked += len(spans)
     assert checked >= 20  # real contexts, several sentences each
+
+
+def test_an_input_holds_only_the_sentences_inside_its_packed_chunks(handbook_lab: Lab) -> None:
+    """Oracle: each page's quotable sentences (``Lab.sentences``) and the packed chunks' bounds,
+    compared here: an input keeps exactly the sentences lying whole inside one of its packed
+    chunks, in page order, and the text of each, cut from its page; none of a page's other
+    sentences or text, so what travels to a worker grows with the budget, not the pages."""
+    lab = handbook_lab
+    read = resolve_read(lab, RunSettings(retriever="bm25", rerank=False, mmr=False))
+    inputs = prepared_split(lab, read, "test", None)
+    dropped = 0
+    for inp in inputs:
+        spans = set()
+        for page, kept in inp.sentences.items():
+            bounds = [(start, end) for _, p, start, end in inp.packed if p == page]
+            every = lab.sentences(page)
+            inside = [s for s in every if any(a <= s[0] and s[1] <= b for a, b in bounds)]
+            assert list(kept) == inside
+            dropped += len(every) - len(inside)
+            spans.update((page, a, b) for a, b, _ in kept)
+        assert inp.texts == {(p, a, b): lab.corpus.page(p).text[a:b] for p, a, b in spans}
+    assert dropped > 0  # the handbook's contexts leave sentences of their pages out
 
 
 def _relabelled() -> list[tuple[str, str, str, str | None]]:

@@ -318,6 +318,9 @@ def cluster_lab(
                 )
             return indexes[key]
 
+        # The MMR's TF-IDF rows of a question's candidates weighed from the shards' N and df,
+        # so this process never tokenises every chunk (ChunkSet.tfidf_rows).
+        lab.indexes.term_statistics = lambda chunking, terms: index_of(chunking).term_columns(terms)
         for one in dict.fromkeys(wanted):
             if not bm25_keys(one):
                 continue
@@ -354,3 +357,4 @@ def cluster_lab(
         finally:
             lab.evaluator = None
             lab.indexes.encoder = None
+            lab.indexes.term_statistics = None

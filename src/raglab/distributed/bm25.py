@@ -29,6 +29,7 @@ tasks whose results died with it, from their inputs, on the workers left (and a 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +53,7 @@ __all__ = [
     "search_shard_grid",
     "shard_scores",
     "shard_scores_of",
+    "term_columns",
 ]
 
 
@@ -80,6 +82,26 @@ def _cut(total: GlobalStatistics, own: GlobalStatistics) -> GlobalStatistics:
 
 def _score_shard(counts: ShardCounts, stats: GlobalStatistics, offset: int) -> ScoredShard:
     return ScoredShard(counts, stats, offset)
+
+
+def _sorted_terms(stats: GlobalStatistics) -> tuple[str, ...]:
+    return tuple(sorted(stats.df))
+
+
+def term_columns(
+    vocabulary: Sequence[str], stats: GlobalStatistics, terms: Sequence[str]
+) -> tuple[int, int, IntArray, IntArray]:
+    """Task, where the reduced table is: (N, V, columns, df) of ``terms`` against the sorted
+    ``vocabulary`` (V terms) of the whole collection, as
+    :data:`raglab.pipeline.indexes.TermStatistics` gives them."""
+    columns = np.fromiter(
+        (bisect.bisect_left(vocabulary, t) for t in terms), dtype=np.int64, count=len(terms)
+    )
+    missing = [t for t in terms if t not in stats.df]
+    if missing:
+        raise ValueError(f"terms not in the collection: {missing[:5]}")
+    df = np.fromiter((stats.df[t] for t in terms), dtype=np.int64, count=len(terms))
+    return stats.n_docs, len(vocabulary), columns, df
 
 
 def reduce_tree(client: Any, parts: Sequence[Any], arity: int = TREE_ARITY) -> Any:
@@ -167,6 +189,7 @@ class DistributedBM25:
         self.stats = stats
         self.sizes = tuple(int(n) for n in sizes)
         self._frequencies = frequencies
+        self._vocabulary: Any = None  # the reduced table's terms sorted, on its worker
 
     @classmethod
     def from_counts(
@@ -325,6 +348,22 @@ class DistributedBM25:
             for row, (positions, values) in zip(out, part, strict=True):
                 row[positions] = values
         return out
+
+    def term_columns(self, terms: Sequence[str]) -> tuple[int, int, IntArray, IntArray]:
+        """(N, V, columns, df) of sorted, distinct ``terms`` of the collection: each one's
+        column in the sorted vocabulary of every chunk's terms (V of them) and its document
+        frequency, looked up on the worker holding the reduced table (sorted there once), so
+        TF-IDF rows of chosen chunks (:meth:`raglab.pipeline.indexes.ChunkSet.tfidf_rows`)
+        need no table on the client. ValueError for a term no chunk holds."""
+        if self._frequencies is None:
+            raise ValueError("this index holds no reduced table")
+        if self._vocabulary is None:
+            self._vocabulary = self._client.submit(_sorted_terms, self._frequencies, pure=False)
+        future = self._client.submit(
+            term_columns, self._vocabulary, self._frequencies, list(terms), pure=False
+        )
+        result: tuple[int, int, IntArray, IntArray] = self._client.gather(future)
+        return result
 
     def scores(self, query: Sequence[str], *, k1: float, b: float) -> FloatArray:
         """Every document's score for one query, shape (N,), gathered from the shards (for

@@ -7,7 +7,7 @@ question with the lab (:func:`~raglab.pipeline.reading.prepare_reading`; the BM2
 and the LSA model it reads come from the cluster too, :mod:`raglab.distributed.pipeline`), and
 the workers read and diagnose contiguous slices of the questions
 (:func:`~raglab.pipeline.reading.read_prepared`, a pure function of what the client sends:
-the packed chunks' bounds, their pages' sentences and texts, the term weights). The readings
+the packed chunks' bounds, the sentences lying inside them and their texts, the term weights). The readings
 come back in question order and are stored where the run looks for them
 (:func:`~raglab.pipeline.end_to_end.readings_key`), so the outcomes, the funnel, the accuracy
 and its Wilson interval are then gathered on the client from the workers' readings, equal to

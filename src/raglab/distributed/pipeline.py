@@ -21,9 +21,16 @@ measures at the best cell and the defaults.
 workers (:func:`raglab.distributed.lsa.fit_lsa_on_cluster`, the single machine's model bit for
 bit) and stores it where :meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it.
 
-What stays on the client: the lab itself (pages, questions, its chunk list for ids and
-relevance), the chunks' fold-in to the LSA space, fusion, the reranker's other features and the
-measures.
+The reranker's other features and MMR's TF-IDF cosines read only each question's candidates'
+rows on the client (:meth:`~raglab.pipeline.indexes.ChunkSet.lsa_rows`,
+:meth:`~raglab.pipeline.indexes.ChunkSet.tfidf_rows`, with N and n_t looked up in the shards'
+reduced table, :meth:`~raglab.distributed.bm25.DistributedBM25.term_columns`), so a BM25 run
+builds no table of every chunk there.
+
+What stays on the client, O(chunks): the lab itself (pages, questions, its chunk list for ids,
+relevance, packing and the reader's inputs) and the LSA training windows; for an LSA or fusion
+first stage the fold-in of every chunk to the LSA space, for a neural one the chunks' vectors
+(docs/distributed.md, "What the client holds"). Fusion and the threshold run there too.
 """
 
 from __future__ import annotations

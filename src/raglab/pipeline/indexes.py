@@ -10,20 +10,20 @@ lab itself holds the data they are built from. Nothing here computes a result an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from raglab.base.ranking import FloatArray
+from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25.index import BM25Index
-from raglab.chunking.chunk import ChunkIndex
+from raglab.chunking.chunk import Chunk, ChunkIndex
 from raglab.chunking.chunkers import chunk_pages
 from raglab.corpus.pages import Corpus
 from raglab.corpus.questions import Question, QuestionSet
 from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
-from raglab.embedding.vectors import SparseMatrix, tfidf_matrix
+from raglab.embedding.vectors import SparseMatrix, Vocabulary, idf_weights, tfidf_matrix
 from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
 from raglab.rerank.features import page_age_years
@@ -36,10 +36,15 @@ if TYPE_CHECKING:  # raglab.embedding.neural loads tokenizers and safetensors: o
     from raglab.embedding.neural.index import NeuralIndex
     from raglab.embedding.neural.model import NeuralModel
 
-__all__ = ["ChunkSet", "Indexes", "Relevance"]
+__all__ = ["ChunkSet", "Indexes", "Relevance", "TermStatistics"]
 
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
+
+#: ``lookup(chunking, terms)`` for sorted, distinct ``terms`` of a chunking's chunks: (N, V,
+#: columns, df), N the number of chunks, V the number of distinct terms over all of them, and
+#: each term's column in their sorted vocabulary (V,) and its document frequency, both (len(terms),).
+TermStatistics = Callable[[ChunkingKey, Sequence[str]], tuple[int, int, IntArray, IntArray]]
 
 
 class ChunkSet:
@@ -110,7 +115,10 @@ class ChunkSet:
 
     @cached_property
     def title_terms(self) -> list[set[str]]:
-        return [set(self.indexes.tokens(" ".join((c.title, *c.heading_path)))) for c in self.chunks]
+        return [self._title_terms(c) for c in self.chunks]
+
+    def _title_terms(self, c: Chunk) -> set[str]:
+        return set(self.indexes.tokens(" ".join((c.title, *c.heading_path))))
 
     @cached_property
     def age_years(self) -> FloatArray:
@@ -120,6 +128,54 @@ class ChunkSet:
     def tfidf(self) -> SparseMatrix:
         """TF-IDF rows of the chunks (the reranker's redundancy measure for MMR)."""
         return tfidf_matrix(self.tokens).matrix
+
+    # The reranker and MMR read a few chunks a question (the first stage's top 20): the rows
+    # below are those chunks' only, unless the whole table was built already, so a client whose
+    # BM25 runs on a Dask cluster never tokenises every chunk. Each row depends on its own chunk
+    # alone (and, for TF-IDF, on the collection's N and df), so it equals the table's bit for bit.
+
+    def token_rows(self, idx: IntArray) -> list[list[str]]:
+        """The retrieval tokens of chunks ``idx``: :attr:`tokens`' rows."""
+        if "tokens" in self.__dict__:
+            return [self.tokens[i] for i in idx.tolist()]
+        return [self.indexes.tokens(self.chunks[i].text) for i in idx.tolist()]
+
+    def lsa_rows(self, idx: IntArray) -> FloatArray:
+        """Chunks ``idx`` folded into the LSA space, (len(idx), k): :attr:`lsa_projections`'
+        rows (the fold-in weighs each row from its own tokens only)."""
+        if "lsa_projections" in self.__dict__:
+            rows: FloatArray = self.lsa_projections[idx]
+            return rows
+        return self.indexes.lsa.project(self.token_rows(idx))
+
+    def identifiers_of(self, idx: IntArray) -> list[set[str]]:
+        """:attr:`identifiers` of chunks ``idx``."""
+        if "identifiers" in self.__dict__:
+            return [self.identifiers[i] for i in idx.tolist()]
+        return [identifiers(self.chunks[i].text) for i in idx.tolist()]
+
+    def title_terms_of(self, idx: IntArray) -> list[set[str]]:
+        """:attr:`title_terms` of chunks ``idx``."""
+        if "title_terms" in self.__dict__:
+            return [self.title_terms[i] for i in idx.tolist()]
+        return [self._title_terms(self.chunks[i]) for i in idx.tolist()]
+
+    def tfidf_rows(self, idx: IntArray) -> SparseMatrix:
+        """:attr:`tfidf`'s rows for chunks ``idx``, CSR (len(idx), V). Without the table or
+        the chunks' tokens at hand but with the collection's term statistics
+        (:attr:`Indexes.term_statistics`), the rows are weighed from these chunks' tokens and
+        N and df looked up there: ``tf * ln(N / df)`` in each term's column of the sorted
+        vocabulary, the table's entries in the table's order."""
+        lookup = self.indexes.term_statistics
+        if lookup is None or "tokens" in self.__dict__ or "tfidf" in self.__dict__:
+            return self.tfidf[idx]
+        docs = self.token_rows(idx)
+        local = Vocabulary.from_docs(docs)
+        n_docs, n_terms, columns, df = lookup(self.key, local.terms)
+        rows = tfidf_matrix(docs, vocabulary=local, idf=idf_weights(df, n_docs)).matrix
+        # Both vocabularies are sorted, so the map keeps each row's columns in order.
+        spread = np.asarray(columns, dtype=np.int64)[rows.indices]
+        return type(rows)((rows.data, spread, rows.indptr), shape=(len(docs), n_terms))
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -159,6 +215,10 @@ class Indexes:
         #: open (:func:`raglab.distributed.neural.encode_on_cluster`, the same vectors). Only
         #: what asks for the vectors encodes, so a command without a neural step encodes none.
         self.encoder: Callable[[list[str]], Float32Array] | None = None
+        #: Where a chunking's N and df come from when its chunks' tokens are not at hand (see
+        #: :meth:`ChunkSet.tfidf_rows`): None here; a Dask cluster's reduced BM25 statistics
+        #: while one is open (:meth:`raglab.distributed.bm25.DistributedBM25.term_columns`).
+        self.term_statistics: TermStatistics | None = None
 
     def tokens(self, text: str) -> list[str]:
         """Retrieval tokens of ``text`` under the lab's analyzer and stemming."""

@@ -18,6 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from raglab.base.ranking import IntArray, Ranking
 from raglab.base.sentinels import NOT_GIVEN, Sentinel
 from raglab.corpus.pages import Corpus, load_corpus
@@ -101,7 +103,10 @@ class Lab:
             windows=self.windows,
             model=self.model,
         )
-        self._sentences: dict[str, list[tuple[int, int, frozenset[str]]]] = {}
+        # Each page's quotable sentences' bounds (starts, ends), and the stemmed terms of the
+        # sentences a reading asked for: only those, since a context reads a few of a page's.
+        self._sentence_bounds: dict[str, tuple[IntArray, IntArray]] = {}
+        self._sentence_terms: dict[tuple[str, int, int], frozenset[str]] = {}
         # External retrievers' runs by name: question id -> [(doc id, score)] best first.
         self.runs: dict[str, dict[str, list[tuple[str, float]]]] = {}
         #: What this lab computed, one typed cache per kind of value (rankings, rerankers,
@@ -173,16 +178,35 @@ class Lab:
         fragment a fixed window leaves at its edge. It always matches stemmed terms, so a
         question's "charging" meets a sentence's "charge" whatever retrieval does.
         """
-        if page_id not in self._sentences:
+        return self.sentences_within(page_id, [(0, len(self.corpus.page(page_id).text))])
+
+    def sentences_within(
+        self, page_id: str, bounds: Sequence[tuple[int, int]]
+    ) -> list[tuple[int, int, frozenset[str]]]:
+        """:meth:`sentences` lying whole inside one of ``bounds`` ((start, end) offsets in the
+        page), in page order: what a context packed from chunks with these bounds can quote.
+        The stemmed terms are found for these sentences only (and kept)."""
+        if page_id not in self._sentence_bounds:
             text = self.corpus.page(page_id).text
             found = []
             for a, b in sentence_spans(text):
                 line_start = text.rfind("\n", 0, a) + 1
-                if text[line_start:a].lstrip().startswith("#"):
-                    continue
-                found.append((a, b, _stemmed_terms(text, a, b)))
-            self._sentences[page_id] = found
-        return self._sentences[page_id]
+                if not text[line_start:a].lstrip().startswith("#"):
+                    found.append((a, b))
+            table = np.asarray(found, dtype=np.int64).reshape(-1, 2)
+            self._sentence_bounds[page_id] = (table[:, 0].copy(), table[:, 1].copy())
+        starts, ends = self._sentence_bounds[page_id]
+        inside = np.zeros(starts.shape, dtype=bool)
+        for start, end in bounds:
+            inside |= (starts >= start) & (ends <= end)
+        out = []
+        for a, b in zip(starts[inside].tolist(), ends[inside].tolist(), strict=True):
+            key = (page_id, a, b)
+            if key not in self._sentence_terms:
+                text = self.corpus.page(page_id).text
+                self._sentence_terms[key] = _stemmed_terms(text, a, b)
+            out.append((a, b, self._sentence_terms[key]))
+        return out
 
     def split(self, name: str, *, answerable: bool | None = None) -> tuple[Question, ...]:
         """Questions of a split; ``answerable`` filters to those with (or without) an answer."""

@@ -78,13 +78,17 @@ def prepare_reading(
         for c in (cs.chunks[i] for i in ranking.indices[:k_budget].tolist())
     )
     pages = dict.fromkeys(page for _, page, _, _ in packed)
-    sentences = {page: tuple(lab.sentences(page)) for page in pages}
-    texts = {page: lab.corpus.page(page).text for page in pages}
+    # Only what the reader can quote: the sentences lying whole inside a packed chunk, and their
+    # texts, so an input grows with the budget, not with its pages (it travels to a worker).
+    sentences = {
+        page: tuple(lab.sentences_within(page, [(a, b) for _, p, a, b in packed if p == page]))
+        for page in pages
+    }
+    spans = list(dict.fromkeys(span for _, span, _ in candidates(packed, sentences)))
+    texts = {span: lab.corpus.page(span[0]).text[span[1] : span[2]] for span in spans}
     question_vector, sentence_vectors = None, None
     if read.reader_scoring == "cosine":
-        question_vector, sentence_vectors = reader_vectors(
-            lab, q, [span for _, span, _ in candidates(packed, sentences)], texts
-        )
+        question_vector, sentence_vectors = reader_vectors(lab, q, spans, texts)
     return ReadingInput(
         q=q,
         rank=first,
@@ -101,10 +105,10 @@ def prepare_reading(
 
 
 def reader_vectors(
-    lab: Lab, q: Question, spans: Sequence[SentenceSpan], texts: dict[str, str]
+    lab: Lab, q: Question, spans: Sequence[SentenceSpan], texts: dict[SentenceSpan, str]
 ) -> tuple[Vectors, dict[SentenceSpan, Vectors]]:
     """The cosine reader's vectors: the question's unit vector, shape (dim,), and each sentence
-    span's (page, start, end; its text cut from ``texts``), under the lab's neural model.
+    span's (page, start, end; its text ``texts[span]``), under the lab's neural model.
 
     Every text is encoded alone, as a question is (:meth:`raglab.pipeline.indexes.Indexes.
     query_vector`): a sentence's vector is then the same whichever sentences were encoded before
@@ -112,7 +116,7 @@ def reader_vectors(
     a sentence met again, in another question's context or another run, costs nothing.
     """
     indexes = lab.indexes
-    vectors = {span: indexes.query_vector(texts[span[0]][span[1] : span[2]]) for span in spans}
+    vectors = {span: indexes.query_vector(texts[span]) for span in spans}
     return indexes.query_vector(q), vectors
 
 

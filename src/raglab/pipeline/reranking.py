@@ -76,7 +76,7 @@ def _cosines(
         )
         return cos
     qp = lab.indexes.lsa.project([lab.indexes.query_tokens(q)])[0]
-    docs = cs.lsa_projections[idx]
+    docs = cs.lsa_rows(idx)
     norms = np.linalg.norm(docs, axis=1) * np.linalg.norm(qp)
     dots = np.asarray(docs @ qp, dtype=np.float64)
     out: FloatArray = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
@@ -156,9 +156,9 @@ def features(
         bm25=bm25,
         cosine=cosine,
         question_identifiers=identifiers(text),
-        chunk_identifiers=[cs.identifiers[i] for i in idx],
+        chunk_identifiers=cs.identifiers_of(idx),
         question_terms=set(lab.indexes.query_tokens(q)),
-        title_terms=[cs.title_terms[i] for i in idx],
+        title_terms=cs.title_terms_of(idx),
         age_years=cs.age_years[idx],
         rank=np.arange(1, len(idx) + 1, dtype=np.int64),
     )
@@ -308,7 +308,7 @@ def _redundancy(lab: Lab, cs: ChunkSet, indices: IntArray) -> FloatArray:
     """
 
     def build() -> FloatArray:
-        sim = cosine_matrix(cs.tfidf[indices])
+        sim = cosine_matrix(cs.tfidf_rows(indices))
         sim.flags.writeable = False  # shared by every lambda: nobody may change it
         return sim
 

@@ -1,7 +1,7 @@
 """One question read: the packed context's sentences, the reader's best one, and where it lies.
 
 One job: :func:`read_prepared` reads a prepared question (:class:`ReadingInput`: the packed
-chunks' bounds, their pages' sentences and texts, the question's term weights or, for the cosine
+chunks' bounds, the sentences lying inside them and their texts, the question's term weights or, for the cosine
 scoring, the question's and the candidate sentences' neural vectors, the first answer chunk's rank
 and the depth the final list was cut at) into a :class:`Reading`, a pure function of those
 values. The threshold is laid over a reading afterwards (:meth:`Reading.found`), so one
@@ -69,8 +69,9 @@ class ReadingInput:
     """Everything :func:`read_prepared` needs for one question, and nothing of the lab.
 
     ``packed`` holds the chunks packed into the context, in ranking order, as (chunk id, page
-    id, start, end); ``sentences`` the quotable sentences of their pages and ``texts`` those
-    pages' texts; ``rank`` the first relevant chunk's rank in the final ranking (None: none
+    id, start, end); ``sentences`` the quotable sentences of their pages (those lying whole
+    inside a packed chunk are all it needs) and ``texts`` the texts of the candidate sentences
+    (:func:`candidates`) by (page, start, end); ``rank`` the first relevant chunk's rank in the final ranking (None: none
     there), ``depth`` the depth the final ranking was cut at, ``relevant`` whether the chunking
     kept any chunk holding the answer whole, ``weights`` the reader's term weights (None: plain
     coverage). For the cosine scoring ``question_vector`` holds the question's neural vector,
@@ -84,7 +85,7 @@ class ReadingInput:
     relevant: bool
     packed: tuple[tuple[str, str, int, int], ...]
     sentences: Mapping[str, tuple[tuple[int, int, frozenset[str]], ...]]
-    texts: Mapping[str, str]
+    texts: Mapping[SentenceSpan, str]
     weights: Mapping[str, float] | None
     question_vector: Vectors | None = None
     sentence_vectors: Mapping[SentenceSpan, Vectors] | None = None
@@ -124,8 +125,7 @@ def read_prepared(inp: ReadingInput) -> Reading:
         terms = [words for _, _, words in found]
         answer = read(q_terms, terms, threshold=0.0, weights=inp.weights)
     best = spans[answer.sentence] if answer.sentence is not None else None
-    # Only the quoted sentence's text is cut from its page: a sentence can be a page long.
-    best_text = None if best is None else inp.texts[best[0]][best[1] : best[2]]
+    best_text = None if best is None else inp.texts[best]
     answer_spans = [(a.page_id, a.start, a.end) for a in q.spans]
     return Reading(
         q=q,

@@ -1,0 +1,76 @@
+"""A chunking's rows for chosen chunks (the reranker's and MMR's): the whole tables' rows, bit for
+bit, without building any whole table.
+
+Oracle: the whole tables of the handbook's default chunking (:attr:`ChunkSet.tokens`,
+``lsa_projections``, ``tfidf``, ``identifiers``, ``title_terms``) built on one lab; the rows are
+asked of a second lab over the same pages, whose TF-IDF N and df come from a count written here
+(each term's chunks, in plain Python, over the first lab's token lists).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from raglab.pipeline.indexes import ChunkSet, TermStatistics
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
+
+WHOLE_TABLES = ("tokens", "lsa_projections", "tfidf", "identifiers", "title_terms")
+
+
+def _lookup(whole: ChunkSet) -> TermStatistics:
+    chunks_of: dict[str, int] = {}
+    for tokens in whole.tokens:
+        for term in set(tokens):
+            chunks_of[term] = chunks_of.get(term, 0) + 1
+    column = {term: j for j, term in enumerate(sorted(chunks_of))}
+
+    def lookup(
+        chunking: ChunkingKey, terms: Sequence[str]
+    ) -> tuple[int, int, np.ndarray, np.ndarray]:
+        assert chunking == whole.key
+        columns = np.array([column[t] for t in terms], dtype=np.int64)
+        return len(whole), len(column), columns, np.array([chunks_of[t] for t in terms])
+
+    return lookup
+
+
+@pytest.fixture(scope="module")
+def whole(handbook_lab: Lab) -> ChunkSet:
+    cs = handbook_lab.indexes.chunk_set()
+    for name in WHOLE_TABLES:
+        getattr(cs, name)
+    return cs
+
+
+def test_chosen_rows_equal_the_whole_tables_without_building_them(
+    handbook_lab: Lab, whole: ChunkSet
+) -> None:
+    thin = Lab(handbook_lab.corpus, handbook_lab.questions)
+    thin.indexes.term_statistics = _lookup(whole)
+    cs = thin.indexes.chunk_set()
+    rng = np.random.default_rng(0)
+    for size in (1, 7, 20, len(cs)):
+        idx = rng.choice(len(cs), size=size, replace=False)
+        rows, want = cs.tfidf_rows(idx), whole.tfidf[idx]
+        assert rows.shape == want.shape
+        assert rows.indices.tolist() == want.indices.tolist()
+        assert rows.indptr.tolist() == want.indptr.tolist()
+        assert rows.data.tobytes() == want.data.tobytes()
+        assert cs.lsa_rows(idx).tobytes() == whole.lsa_projections[idx].tobytes()
+        assert cs.identifiers_of(idx) == [whole.identifiers[i] for i in idx]
+        assert cs.title_terms_of(idx) == [whole.title_terms[i] for i in idx]
+        assert cs.token_rows(idx) == [whole.tokens[i] for i in idx]
+    assert not set(WHOLE_TABLES) & set(vars(cs))
+
+
+def test_without_term_statistics_the_rows_come_from_the_whole_table(handbook_lab: Lab) -> None:
+    thin = Lab(handbook_lab.corpus, handbook_lab.questions)
+    cs = thin.indexes.chunk_set()
+    idx = np.array([3, 1, 4], dtype=np.int64)
+    rows = cs.tfidf_rows(idx)
+    assert "tfidf" in vars(cs)
+    assert (rows != cs.tfidf[idx]).nnz == 0
