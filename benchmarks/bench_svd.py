@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+import scipy.sparse as sp  # type: ignore[import-untyped]
 from common import (
     Config,
     Disagreement,
@@ -201,7 +201,7 @@ def _case(
 
 
 def _generated_case(rows: int, cols: int, density: float, repeats: int, section: Section) -> None:
-    from scipy.sparse.linalg import svds
+    from scipy.sparse.linalg import svds  # type: ignore[import-untyped]
 
     matrix = _generated_matrix(rows, cols, density)
     reference, t_ref = timed(
