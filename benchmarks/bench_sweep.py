@@ -29,6 +29,13 @@ row states the one-minute load average when its timing started and ended.
     python benchmarks/bench_sweep.py                 # 10k and 100k
     python benchmarks/bench_sweep.py --large         # and 1M (up to an hour more, ~7 GB)
     python benchmarks/bench_sweep.py --sizes 10000,3000000
+    python benchmarks/bench_sweep.py --sizes cranfield,10000   # Cranfield beside 10k
+
+``cranfield`` among the sizes adds Cranfield's 1,400 documents (``common.cranfield()``: title and
+abstract through raglab's tokeniser) with three mixes: **real** (its 225 queries), **zipf** (3 to 8
+terms drawn from a Zipf law, s = 1, over its vocabulary ranked by collection frequency, the
+most frequent first, as the generated chunks' terms are ranked) and **chunk** (3 to 8 distinct
+terms of one random non-empty document), through the same workers, timing and checks.
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ from common import (  # noqa: E402
     Disagreement,
     Section,
     check_rankings,
+    cranfield,
     run_json_worker,
     time_repeats,
 )
@@ -79,6 +87,11 @@ NUMBA_ROUNDS = 3
 TOP_K = 10
 SEED = 15
 MIXES = ("zipf", "chunk")
+CRANFIELD = "cranfield"  # the name --sizes takes for Cranfield's collection
+CRANFIELD_MIXES = ("real", "zipf", "chunk")
+# Cranfield's batches take milliseconds, so each is timed this many times per backend (the
+# generated sizes: once with numpy, NUMBA_ROUNDS with numba).
+CRANFIELD_ROUNDS = 5
 BM25S_RTOL = 2e-6
 K1, B = 1.2, 0.75
 GEN_BLOCK = 20_000  # chunks generated at a time (keeps the generator's own peak small)
@@ -124,6 +137,47 @@ def make_data(n_docs: int) -> tuple[list[list[str]], dict[str, list[list[str]]]]
         size = min(int(rng.integers(QUERY_MIN, QUERY_MAX + 1)), len(distinct))
         queries["chunk"].append([distinct[i] for i in rng.choice(len(distinct), size, False)])
     return docs, queries
+
+
+def cranfield_data() -> tuple[list[list[str]], dict[str, list[list[str]]]]:
+    """Cranfield's documents and its three mixes (real, zipf, chunk), seeded.
+
+    zipf: 3 to 8 terms drawn (with repeats, as the generated mix draws them) from p(rank r) ~ 1/r
+    over the collection's terms ranked by collection frequency (ties by term), so every term is
+    in the collection; chunk: 3 to 8 distinct terms of one random non-empty document."""
+    coll = cranfield()
+    docs = coll.docs
+    rng = np.random.default_rng(SEED)
+    counts: dict[str, int] = {}
+    for doc in docs:
+        for term in doc:
+            counts[term] = counts.get(term, 0) + 1
+    ranked = sorted(counts, key=lambda t: (-counts[t], t))
+    p = 1.0 / np.arange(1, len(ranked) + 1, dtype=np.float64)
+    cdf = np.cumsum(p / p.sum())
+    names = np.array(ranked, dtype=object)
+    queries: dict[str, list[list[str]]] = {"real": [list(q) for q in coll.queries]}
+    queries["zipf"] = []
+    for _ in range(N_QUERIES):
+        drawn = np.searchsorted(cdf, rng.random(int(rng.integers(QUERY_MIN, QUERY_MAX + 1))))
+        queries["zipf"].append(names[np.minimum(drawn, len(ranked) - 1)].tolist())
+    filled = [i for i, doc in enumerate(docs) if doc]
+    queries["chunk"] = []
+    for _ in range(N_QUERIES):
+        distinct = sorted(set(docs[filled[int(rng.integers(len(filled)))]]))
+        size = min(int(rng.integers(QUERY_MIN, QUERY_MAX + 1)), len(distinct))
+        queries["chunk"].append([distinct[i] for i in rng.choice(len(distinct), size, False)])
+    return docs, queries
+
+
+def _data(collection: str) -> tuple[list[list[str]], dict[str, list[list[str]]]]:
+    """A worker's collection: Cranfield's for ``cranfield``, else ``make_data(int(collection))``."""
+    return cranfield_data() if collection == CRANFIELD else make_data(int(collection))
+
+
+def _label(size: int | str) -> str:
+    """The Chunks cell of a size: ``10,000`` or ``Cranfield``."""
+    return "Cranfield" if size == CRANFIELD else f"{size:,}"
 
 
 # --- fresh-process workers ----------------------------------------------------------------------
@@ -179,15 +233,15 @@ def _index_bytes(side: str, index: Any) -> int:
     return sum(int(v.nbytes) for v in index.scores.values() if isinstance(v, np.ndarray))
 
 
-def memory_worker(side: str, n_docs: int) -> dict[str, Any]:
-    docs, queries = make_data(n_docs)
+def memory_worker(side: str, collection: str) -> dict[str, Any]:
+    docs, queries = _data(collection)
     tokens_kb = _status_kb("VmRSS")
     reset = _reset_peak()
     t0 = time.perf_counter()
     index = _build(side, docs)
     build_s = time.perf_counter() - t0
     build_peak_kb = _status_kb("VmHWM")
-    for mix in MIXES:
+    for mix in queries:
         for backend in ("numpy", "numba"):
             _answer(side, index, queries[mix][:MEMORY_QUERIES], backend)
     return {
@@ -211,12 +265,15 @@ def _rows(side: str, result: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     ]
 
 
-def speed_worker(n_docs: int) -> dict[str, Any]:
-    docs, queries = make_data(n_docs)
+def speed_worker(collection: str) -> dict[str, Any]:
+    from raglab.bm25.index import numpy_threads
+
+    docs, queries = _data(collection)
+    where = _label(collection if collection == CRANFIELD else int(collection))
     ours = _build("ours", docs)
     theirs = _build("bm25s", docs)
     out: dict[str, Any] = {}
-    for mix in MIXES:
+    for mix in queries:
         qs = queries[mix]
         cache: dict[int, np.ndarray] = {}
 
@@ -242,7 +299,7 @@ def speed_worker(n_docs: int) -> dict[str, Any]:
         batches = [qs[i : i + size] for i in range(0, len(qs), size)]
         for backend in ("numpy", "numba"):
             check = check_rankings(
-                f"bm25s ({backend}) at {n_docs:,}, {mix}",
+                f"bm25s ({backend}) at {where}, {mix}",
                 ours_numpy,
                 _rows("bm25s", _answer("bm25s", theirs, qs, backend)),
                 scale=K1 + 1.0,
@@ -252,7 +309,7 @@ def speed_worker(n_docs: int) -> dict[str, Any]:
             # bm25s at its fastest documented mode (n_threads = the cores), checked likewise;
             # this call also compiles its parallel kernel before the timing.
             check_cores = check_rankings(
-                f"bm25s ({backend}, n_threads={cores}) at {n_docs:,}, {mix}",
+                f"bm25s ({backend}, n_threads={cores}) at {where}, {mix}",
                 ours_numpy,
                 _rows("bm25s", _answer("bm25s", theirs, qs, backend, cores)),
                 scale=K1 + 1.0,
@@ -267,7 +324,8 @@ def speed_worker(n_docs: int) -> dict[str, Any]:
             }
             qps: dict[str, list[float]] = {name: [] for name in runs}
             load_start = os.getloadavg()[0]
-            for _ in range(NUMBA_ROUNDS if backend == "numba" else 1):
+            rounds = NUMBA_ROUNDS if backend == "numba" else 1
+            for _ in range(CRANFIELD_ROUNDS if collection == CRANFIELD else rounds):
                 for batch in batches:
                     for name, run in runs.items():
                         qps[name].append(
@@ -282,6 +340,13 @@ def speed_worker(n_docs: int) -> dict[str, Any]:
                 "check_cores": check_cores,
                 "cores": cores,
                 "load": [load_start, os.getloadavg()[0]],
+                "docs": len(docs),
+                "queries": len(qs),
+                "rounds": len(qps["ours"]) // len(batches),
+                # the threads our numpy search_many takes for threads = cores on these batches
+                "numpy_threads": numpy_threads(
+                    cores, n_docs=len(docs), n_queries=min(len(b) for b in batches)
+                ),
             }
     return out
 
@@ -348,15 +413,49 @@ def _at_cores(rec: dict[str, Any]) -> str:
     )
 
 
+def _cranfield_notes(speed: dict[int | str, dict[str, Any]]) -> list[str]:
+    """The notes of Cranfield's rows: its mixes, its rounds, and where our numpy threads = cores
+    column ran on one thread (from each speed record's ``numpy_threads``)."""
+    recs = speed[CRANFIELD]
+    first = next(iter(recs.values()))
+    counts = ", ".join(
+        f"{key.split('/')[0]} {rec['queries']:,}"
+        for key, rec in recs.items()
+        if key.endswith("/numpy")
+    )
+    one = [
+        _label(n)
+        for n, by_key in speed.items()
+        if any(rec.get("numpy_threads") == 1 for k, rec in by_key.items() if k.endswith("/numpy"))
+    ]
+    return [
+        f"Cranfield: {first['docs']:,} documents (title and abstract, raglab's tokeniser, no "
+        f"stemming); queries per mix: {counts}. real: its own queries (cran.qry); zipf: 3 to 8 "
+        "terms drawn from p(rank r) ~ 1/r over its terms ranked by collection frequency (the "
+        "generated mix's law, put on Cranfield's vocabulary; every term drawn is in the "
+        "collection); chunk: 3 to 8 distinct terms of one random non-empty document. Its "
+        f"batches take milliseconds, so each is timed {first['rounds']} times per backend "
+        "(the four runs still interleaved batch by batch).",
+        "Ours with numpy and threads = cores runs on one thread below 65,536 documents "
+        "(`raglab.bm25.index.numpy_threads`: there every query is scored in dense blocks, whose "
+        "Python steps hold the GIL, and threads slow them down), so at "
+        + ", ".join(one)
+        + " the numpy 'Ours q/s, threads = cores' column times the same one-thread path as "
+        "'Ours q/s': their difference is noise, and bm25s's n_threads = cores is met by one "
+        "of our threads there.",
+    ]
+
+
 def sweep(
-    sizes: Sequence[int], *, timeout: float = 3600, cache: Path | None = None
+    sizes: Sequence[int | str], *, timeout: float = 3600, cache: Path | None = None
 ) -> tuple[list[str], list[str]]:
     """Run every worker (or read its saved result from ``cache``); returns (markdown lines of
-    the tables, notes)."""
-    memory: dict[int, dict[str, dict[str, Any]]] = {}
-    speed: dict[int, dict[str, Any]] = {}
+    the tables, notes). A size is a chunk count or ``"cranfield"`` (Cranfield's collection,
+    left out of the growth exponents and crossovers, which are the generated sizes')."""
+    memory: dict[int | str, dict[str, dict[str, Any]]] = {}
+    speed: dict[int | str, dict[str, Any]] = {}
     for n in sizes:
-        print(f"  sweep {n:,} chunks ...", file=sys.stderr, flush=True)
+        print(f"  sweep {_label(n)} chunks ...", file=sys.stderr, flush=True)
         memory[n] = {
             side: _spawn(["--worker", side, str(n)], timeout, cache) for side in ("ours", "bm25s")
         }
@@ -373,13 +472,14 @@ def sweep(
         for key, rec in speed[n].items():
             mix, backend = key.split("/")
             ours_q, peer_q = float(np.median(rec["ours"])), float(np.median(rec["peer"]))
-            ratio_of.setdefault(key, []).append(ours_q / peer_q)
-            qps_of.setdefault(key, {"ours": [], "peer": []})
-            qps_of[key]["ours"].append(ours_q)
-            qps_of[key]["peer"].append(peer_q)
+            if n != CRANFIELD:
+                ratio_of.setdefault(key, []).append(ours_q / peer_q)
+                qps_of.setdefault(key, {"ours": [], "peer": []})
+                qps_of[key]["ours"].append(ours_q)
+                qps_of[key]["peer"].append(peer_q)
             fast = _at_cores(rec)
             lines.append(
-                f"| {n:,} | {mix} | {backend} | {_fmt(ours_q)} | {_fmt(peer_q)} | "
+                f"| {_label(n)} | {mix} | {backend} | {_fmt(ours_q)} | {_fmt(peer_q)} | "
                 f"{ours_q / peer_q:.2f} | {fast} | {rec['check']}"
                 f"{'; n_threads = cores: ' + rec['check_cores'] if 'check_cores' in rec else ''}"
                 "; ours range "
@@ -397,17 +497,18 @@ def sweep(
     for n in sizes:
         o, p = memory[n]["ours"], memory[n]["bm25s"]
         lines.append(
-            f"| {n:,} | {o['index_mb']:,.1f} | {p['index_mb']:,.1f} | "
+            f"| {_label(n)} | {o['index_mb']:,.1f} | {p['index_mb']:,.1f} | "
             f"{o['index_mb'] / p['index_mb']:.2f} | {_fmt(o['build_peak_mb'])} | "
             f"{_fmt(p['build_peak_mb'])} | {_fmt(o['peak_mb'])} | {_fmt(p['peak_mb'])} | "
             f"{o['tokens_mb']:,.0f} | {o['build_s']:.2f} | {p['build_s']:.2f} |"
         )
     notes = []
-    if len(sizes) >= 2:
+    grown = [n for n in sizes if isinstance(n, int)]
+    if len(grown) >= 2:
         growth = []
         for key, q in qps_of.items():
-            e_o = _slope(sizes, [1 / v for v in q["ours"]])
-            e_p = _slope(sizes, [1 / v for v in q["peer"]])
+            e_o = _slope(grown, [1 / v for v in q["ours"]])
+            e_p = _slope(grown, [1 / v for v in q["peer"]])
             growth.append(f"{key}: ours {e_o:.2f}, bm25s {e_p:.2f}")
         notes.append(
             "Growth exponents (slope of log time per query against log chunks): "
@@ -416,15 +517,17 @@ def sweep(
         )
         mem = []
         for what, field in (("index bytes", "index_mb"), ("build time", "build_s")):
-            e_o = _slope(sizes, [memory[n]["ours"][field] for n in sizes])
-            e_p = _slope(sizes, [memory[n]["bm25s"][field] for n in sizes])
+            e_o = _slope(grown, [memory[n]["ours"][field] for n in grown])
+            e_p = _slope(grown, [memory[n]["bm25s"][field] for n in grown])
             mem.append(f"{what}: ours {e_o:.2f}, bm25s {e_p:.2f}")
         notes.append("Growth exponents of " + "; ".join(mem) + ".")
         notes.append(
             "Crossovers (ours / bm25s in q/s through 1): "
-            + "; ".join(f"{key}: {_crossover(sizes, r)}" for key, r in ratio_of.items())
+            + "; ".join(f"{key}: {_crossover(grown, r)}" for key, r in ratio_of.items())
             + "."
         )
+    if CRANFIELD in speed:
+        notes += _cranfield_notes(speed)
     return lines, notes
 
 
@@ -444,11 +547,29 @@ def run(cfg: Config) -> Section:
     return section
 
 
+def _parse_sizes(parser: argparse.ArgumentParser, text: str) -> tuple[int | str, ...]:
+    """``--sizes``: positive chunk counts and ``cranfield``; anything else is a usage error."""
+    sizes: list[int | str] = []
+    for word in text.split(","):
+        word = word.strip()
+        if word.lower() == CRANFIELD:
+            sizes.append(CRANFIELD)
+        elif word.isdigit() and int(word) > 0:
+            sizes.append(int(word))
+        else:
+            parser.error(f"--sizes: {word!r} is neither a positive chunk count nor {CRANFIELD!r}")
+    return tuple(sizes)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=2, metavar=("SIDE", "CHUNKS"), help=argparse.SUPPRESS)
     parser.add_argument("--large", action="store_true", help="add 1,000,000 chunks")
-    parser.add_argument("--sizes", default="", help="comma-separated chunk counts")
+    parser.add_argument(
+        "--sizes",
+        default="",
+        help=f"comma-separated chunk counts, and {CRANFIELD!r} for Cranfield's collection",
+    )
     parser.add_argument(
         "--cache",
         type=Path,
@@ -457,12 +578,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.worker:
-        side, n = args.worker[0], int(args.worker[1])
-        result = speed_worker(n) if side == "speed" else memory_worker(side, n)
+        side, size = args.worker
+        result = speed_worker(size) if side == "speed" else memory_worker(side, size)
         print(json.dumps(result))
         return 0
     sizes = (
-        tuple(int(s) for s in args.sizes.split(","))
+        _parse_sizes(parser, args.sizes)
         if args.sizes
         else SIZES + (LARGE_SIZES if args.large else ())
     )
