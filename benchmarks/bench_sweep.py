@@ -455,7 +455,8 @@ def sweep(
     memory: dict[int | str, dict[str, dict[str, Any]]] = {}
     speed: dict[int | str, dict[str, Any]] = {}
     for n in sizes:
-        print(f"  sweep {_label(n)} chunks ...", file=sys.stderr, flush=True)
+        unit = "" if n == CRANFIELD else " chunks"
+        print(f"  sweep {_label(n)}{unit} ...", file=sys.stderr, flush=True)
         memory[n] = {
             side: _spawn(["--worker", side, str(n)], timeout, cache) for side in ("ours", "bm25s")
         }

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,3 +67,62 @@ def test_the_sweep_runs_small_and_finds_bm25s_ranking_as_we_do(tmp_path: Path) -
     rows = [line for line in out.splitlines() if line.startswith("| 2,000 |")]
     assert len(rows) >= 4, out
     assert all("same rankings on" in row for row in rows[:4]), rows
+
+
+def test_the_sweep_draws_cranfields_mixes_from_its_own_collection(tmp_path: Path) -> None:
+    """oracle: the Cranfield files read here directly (``.I`` records: 1,400 documents, 225
+    queries) and the mixes' definitions: real is the 225 queries, every zipf term is a term of
+    the collection and the most frequent one drawn is the collection's most frequent term
+    (p(rank 1) ~ 1/H_V, about twice rank 2's), every chunk query is 3 to 8 distinct terms of one
+    document. The collection is drawn in a fresh process, as the sweep's workers draw it."""
+    fixtures = ROOT / "tests" / "fixtures" / "cranfield"
+    out = tmp_path / "cranfield.json"
+    code = (
+        "import json, sys\n"
+        f"sys.path[:0] = [{str(BENCH)!r}, {str(ROOT / 'src')!r}]\n"
+        "import bench_sweep\n"
+        "docs, queries = bench_sweep._data(bench_sweep.CRANFIELD)\n"
+        f"open({str(out)!r}, 'w').write(json.dumps({{'docs': docs, 'queries': queries}}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(out.read_text())
+    docs, queries = data["docs"], data["queries"]
+    records = [
+        sum(line.startswith(".I ") for line in (fixtures / name).read_text().splitlines())
+        for name in ("cran.all.1400", "cran.qry")
+    ]
+    assert [len(docs), len(queries["real"])] == records == [1400, 225]
+    assert sorted(queries) == ["chunk", "real", "zipf"]
+    counts = Counter(t for doc in docs for t in doc)
+    zipf = Counter(t for q in queries["zipf"] for t in q)
+    assert len(queries["zipf"]) == 1000 and set(zipf) <= set(counts)
+    assert all(3 <= len(q) <= 8 for q in queries["zipf"])
+    assert zipf.most_common(1)[0][0] == counts.most_common(1)[0][0]
+    doc_sets = [set(doc) for doc in docs]
+    assert len(queries["chunk"]) == 1000
+    for q in queries["chunk"]:
+        assert len(set(q)) == len(q) and any(set(q) <= d for d in doc_sets), q
+        assert 3 <= len(q) <= 8 or any(set(q) == d for d in doc_sets), q
+
+
+def test_the_sweep_refuses_a_size_it_does_not_know(tmp_path: Path) -> None:
+    """oracle: the exit-status table (2 = bad usage) and the option's words: ``--sizes`` takes
+    chunk counts and ``cranfield``; anything else is a one-line usage error naming the word,
+    before any worker starts."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "bench_sweep.py"), "--sizes", "cranfield,lots"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith("--sizes: 'lots' is neither a positive chunk count nor 'cranfield'")
+    )
