@@ -603,6 +603,7 @@ def test_docs_page_lists_every_route_and_loads_nothing_from_outside(api: Any) ->
         "/api/lsa/twins",
         "/api/lsa/pairs",
         "/api/neural/view",
+        "/api/neural/search",
         "/api/neural/encoding",
         "/api/fusion/table",
         "/api/fusion/grid",
