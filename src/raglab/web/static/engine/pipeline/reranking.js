@@ -42,27 +42,74 @@ export function chunkTfidf(tokenLists) {
   return tfidfRows(tokenLists, vocabulary, idf);
 }
 
+/** A sparse row scaled to unit length: {cols: Int32Array, vals: Float64Array} in the row's order
+ * (a zero row stays zero), and whether its columns strictly ascend. */
+function unitRow(row) {
+  let ss = 0.0;
+  for (const [, v] of row) ss += v * v;
+  const norm = Math.sqrt(ss);
+  const safe = norm > 0 ? norm : 1.0;
+  const cols = new Int32Array(row.length);
+  const vals = new Float64Array(row.length);
+  let ascending = true;
+  row.forEach(([col, v], i) => {
+    cols[i] = col;
+    vals[i] = v / safe;
+    if (i > 0 && col <= cols[i - 1]) ascending = false;
+  });
+  return { cols, vals, ascending };
+}
+
+/** The dot product of two unit rows, summed over the shorter row's columns in its order (the
+ * longer row looked up). With ascending columns this is a merge of the two, the same terms
+ * added in the same order, so the cosine is symmetric to the last bit. */
+function unitDot(a, b) {
+  const [small, large] = a.cols.length <= b.cols.length ? [a, b] : [b, a];
+  let dot = 0.0;
+  if (small.ascending && large.ascending) {
+    const n = small.cols.length;
+    const m = large.cols.length;
+    for (let i = 0, j = 0; i < n && j < m; ) {
+      const c = small.cols[i];
+      const d = large.cols[j];
+      if (c === d) {
+        dot += small.vals[i++] * large.vals[j++];
+      } else if (c < d) {
+        i++;
+      } else {
+        j++;
+      }
+    }
+    return dot;
+  }
+  // Columns out of order (or repeated): each row a map (a column's last value, at its first
+  // place), the smaller one's entries looked up in the larger, as the rows were always summed.
+  const map = (u) => new Map(Array.from(u.cols, (col, i) => [col, u.vals[i]]));
+  const [x, y] = [map(a), map(b)];
+  const [few, many] = x.size <= y.size ? [x, y] : [y, x];
+  for (const [col, v] of few) {
+    const w = many.get(col);
+    if (w !== undefined) dot += v * w;
+  }
+  return dot;
+}
+
 /** Cosines between sparse rows ([[column, weight], ...] ascending), an n × n array clipped to
  * [-1, 1]; a zero row has cosine 0 with every row, itself included. */
 export function cosineMatrix(rows) {
-  const units = rows.map((row) => {
-    let ss = 0.0;
-    for (const [, v] of row) ss += v * v;
-    const norm = Math.sqrt(ss);
-    const safe = norm > 0 ? norm : 1.0;
-    return new Map(row.map(([col, v]) => [col, v / safe]));
-  });
-  return units.map((a) =>
-    units.map((b) => {
-      const [small, large] = a.size <= b.size ? [a, b] : [b, a];
-      let dot = 0.0;
-      for (const [col, v] of small) {
-        const w = large.get(col);
-        if (w !== undefined) dot += v * w;
-      }
-      return Math.min(1.0, Math.max(-1.0, dot));
-    }),
-  );
+  const units = rows.map(unitRow);
+  const n = units.length;
+  // Ascending rows give bit-symmetric cosines: each pair is summed once.
+  const symmetric = units.every((u) => u.ascending);
+  const out = Array.from({ length: n }, () => new Array(n));
+  for (let i = 0; i < n; i++) {
+    for (let j = symmetric ? i : 0; j < n; j++) {
+      const c = Math.min(1.0, Math.max(-1.0, unitDot(units[i], units[j])));
+      out[i][j] = c;
+      if (symmetric) out[j][i] = c;
+    }
+  }
+  return out;
 }
 
 /** A question's feature rows: `question` holds the inputs of candidateFeatures but `rank`. */
