@@ -94,20 +94,48 @@ function unitDot(a, b) {
   return dot;
 }
 
+// A row's unit form, kept while the row lives: the chunk sets' TF-IDF rows are asked for again
+// and again (every question's candidates, every MMR), and each is scaled the same way each time.
+const UNITS = new WeakMap();
+
+function unitOf(row) {
+  let u = UNITS.get(row);
+  if (u === undefined) {
+    u = unitRow(row);
+    UNITS.set(row, u);
+  }
+  return u;
+}
+
 /** Cosines between sparse rows ([[column, weight], ...] ascending), an n × n array clipped to
  * [-1, 1]; a zero row has cosine 0 with every row, itself included. */
 export function cosineMatrix(rows) {
-  const units = rows.map(unitRow);
+  const units = rows.map(unitOf);
   const n = units.length;
-  // Ascending rows give bit-symmetric cosines: each pair is summed once.
-  const symmetric = units.every((u) => u.ascending);
   const out = Array.from({ length: n }, () => new Array(n));
+  if (!units.every((u) => u.ascending)) {
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) out[i][j] = Math.min(1.0, Math.max(-1.0, unitDot(units[i], units[j])));
+    return out;
+  }
+  // Ascending rows: row i spread over a dense array, each later row's columns looked up in it.
+  // The common columns come in the same ascending order whichever row is walked, and a column
+  // the other row lacks adds a zero, which changes no sum; so each pair, summed once, is
+  // symmetric and equal to the merge's (unitDot's) value to the last bit.
+  let width = 0;
+  for (const u of units) if (u.cols.length) width = Math.max(width, u.cols[u.cols.length - 1] + 1);
+  const dense = new Float64Array(width);
   for (let i = 0; i < n; i++) {
-    for (let j = symmetric ? i : 0; j < n; j++) {
-      const c = Math.min(1.0, Math.max(-1.0, unitDot(units[i], units[j])));
+    const a = units[i];
+    for (let k = 0; k < a.cols.length; k++) dense[a.cols[k]] = a.vals[k];
+    for (let j = i; j < n; j++) {
+      const { cols, vals } = units[j];
+      let dot = 0.0;
+      for (let k = 0; k < cols.length; k++) dot += vals[k] * dense[cols[k]];
+      const c = Math.min(1.0, Math.max(-1.0, dot));
       out[i][j] = c;
-      if (symmetric) out[j][i] = c;
+      out[j][i] = c;
     }
+    for (let k = 0; k < a.cols.length; k++) dense[a.cols[k]] = 0.0;
   }
   return out;
 }
