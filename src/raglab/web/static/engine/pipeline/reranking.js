@@ -21,13 +21,24 @@ export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
 
 /** What the features read of each chunk ({text, title, headingPath}): its retrieval tokens,
  * identifiers, and title terms (the tokens of its page title and heading path), as the chunk
- * set of src/raglab/pipeline/indexes.py holds them. */
-export function chunkFeatureInputs(chunks, { stem, analyzer }) {
-  return chunks.map((c) => ({
-    tokens: tokenize(c.text, { stem, analyzer }),
-    identifiers: identifiers(c.text),
-    titleTerms: new Set(tokenize([c.title, ...c.headingPath].join(" "), { stem, analyzer })),
-  }));
+ * set of src/raglab/pipeline/indexes.py holds them. `tokens`, when given, are the chunks'
+ * retrieval tokens already made with this `stem` and `analyzer` (the chunk set's). */
+export function chunkFeatureInputs(chunks, { stem, analyzer, tokens = null }) {
+  // Chunks of one section share a title and heading path: each is tokenised once.
+  const titles = new Map();
+  return chunks.map((c, i) => {
+    const title = [c.title, ...c.headingPath].join(" ");
+    let terms = titles.get(title);
+    if (terms === undefined) {
+      terms = tokenize(title, { stem, analyzer });
+      titles.set(title, terms);
+    }
+    return {
+      tokens: tokens === null ? tokenize(c.text, { stem, analyzer }) : tokens[i],
+      identifiers: identifiers(c.text),
+      titleTerms: new Set(terms),
+    };
+  });
 }
 
 /** The chunks' TF-IDF rows, w(t, d) = tf(t, d) ln(N / df(t)) over the chunks themselves (the

@@ -1,0 +1,32 @@
+// The lab's chunk sets tokenise their texts once across requests (exhibits/lab.js's TOKENISED).
+//
+// Oracle: counting. A run at a chunking tokenises that chunk set for retrieval (BM25, LSA's
+// fold-in and the reranker's features share the tokens) and, the handbook's lab being
+// unstemmed, once more for the reader's stemmed terms; a second run at the same chunking with
+// other settings tokenises nothing, and gives the same numbers its settings share.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { answer } from "../../../../../src/raglab/web/static/engine/routes.js";
+import { TOKENISED } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
+import { fixture } from "../fixtures.mjs";
+
+const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
+
+test("a second run at the same chunking tokenises no chunk again", () => {
+  // A fresh copy: the labs are kept per data object.
+  const data = structuredClone(fixture("site-handbook"));
+  assert.equal(data.meta.stem, false, "the fixture's lab is the unstemmed one");
+  const before = { ...TOKENISED };
+  const first = post(data, "/api/run", { chunker: "sentence", retriever: "bm25" });
+  const retrieval = TOKENISED.retrieval - before.retrieval;
+  assert.equal(TOKENISED.reader - before.reader, 1, "the reader's terms, once for the sentence chunks");
+  // The sentence chunks, and the LSA fit's own windows at most.
+  assert.ok(retrieval >= 1 && retrieval <= 2, `retrieval tokenisations: ${retrieval}`);
+  const after = { ...TOKENISED };
+  const second = post(data, "/api/run", { chunker: "sentence", retriever: "bm25", budget: first.settings.budget * 2 });
+  assert.deepEqual({ ...TOKENISED }, after, "nothing tokenised again");
+  assert.equal(second.settings.size, first.settings.size);
+  post(data, "/api/rerank/train", null);
+  assert.equal(TOKENISED.reader, after.reader, "training the reranker tokenises no reader terms");
+});
