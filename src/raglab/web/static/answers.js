@@ -104,6 +104,9 @@ function askTab(url, method = "GET", body = null) {
   });
 }
 
+// The tab's engine starts with the page, loading its data while the page's scripts load.
+if (ENGINE === "tab") startWorker();
+
 /** The answer to a request for `url` (GET, or `init`'s method and JSON body): {status, body},
  * body null when the answer is not JSON. */
 export async function ask(url, init) {

@@ -7,7 +7,8 @@
 // All the maths runs here, so no slider waits on it in the page. Answers are kept in a bounded
 // cache (base/lru.js, site.json's engine.answer_cache entries). The neural vectors
 // (data/neural.bin) load with the data, the sentences' (the cosine reader's) on first need, the
-// weights only when a typed text needs encoding.
+// weights only when a typed text needs encoding. The data starts loading as the Worker starts,
+// and while no request waits the Worker computes what a visitor's first clicks ask for (WARM_UP).
 
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
@@ -94,9 +95,42 @@ async function compute(data, url, progress, request) {
   }
 }
 
+// The long steps behind the exhibits' first buttons, at the site's own settings ("Map the grid",
+// "Train the reranker", "Run the pipeline"): each is computed once the Worker has been idle
+// for WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches, so the click finds it
+// done. A request arriving meanwhile waits for at most the one step under way.
+const WARM_UP = [
+  ["GET", "/api/bm25/grid", null],
+  ["POST", "/api/rerank/train", null],
+  ["POST", "/api/run", null],
+];
+const WARM_UP_IDLE_MS = 300;
+let busy = 0;
+let warmed = 0;
+let warmTimer = null;
+
+function warmUpLater() {
+  clearTimeout(warmTimer);
+  if (warmed >= WARM_UP.length) return;
+  warmTimer = setTimeout(async () => {
+    if (busy > 0 || warmed >= WARM_UP.length) return;
+    const [method, url, body] = WARM_UP[warmed++];
+    try {
+      answer(await load(), url, () => {}, { method, body });
+    } catch {
+      // Nothing to keep: the visitor's own request computes it and says what went wrong.
+    }
+    warmUpLater();
+  }, WARM_UP_IDLE_MS);
+}
+
+load().then(warmUpLater, () => {}); // a failed load is reported to the first request
+
 self.onmessage = async (event) => {
   const { id, url, method = "GET", body = null } = event.data;
   const key = `${method} ${url} ${JSON.stringify(body)}`;
+  busy += 1;
+  clearTimeout(warmTimer);
   try {
     const data = await load();
     let value = answers.get(key);
@@ -109,5 +143,8 @@ self.onmessage = async (event) => {
   } catch (error) {
     const status = error instanceof Refusal ? error.status : 422;
     postMessage({ id, status, body: { detail: error.message } });
+  } finally {
+    busy -= 1;
+    warmUpLater();
   }
 };
