@@ -8,7 +8,7 @@
 // cache (base/lru.js, site.json's engine.answer_cache entries). The neural vectors
 // (data/neural.bin) load with the data, the sentences' (the cosine reader's) on first need, the
 // weights only when a typed text needs encoding. The data starts loading as the Worker starts,
-// and while no request waits the Worker computes what a visitor's first clicks ask for (WARM_UP).
+// and while no request waits the Worker computes what a visitor's first clicks ask for (warmUps).
 
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
@@ -95,15 +95,22 @@ async function compute(data, url, progress, request) {
   }
 }
 
-// The long steps behind the exhibits' first buttons, at the site's own settings ("Map the grid",
-// "Train the reranker", "Run the pipeline"): each is computed once the Worker has been idle
-// for WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches, so the click finds it
-// done. A request arriving meanwhile waits for at most the one step under way.
-const WARM_UP = [
-  ["GET", "/api/bm25/grid", null],
-  ["POST", "/api/rerank/train", null],
-  ["POST", "/api/run", null],
-];
+// The long steps behind the exhibits' buttons, at the site's own settings ("Map the grid",
+// "Train the reranker", "Run the pipeline"), then the grid with the other stemming and the
+// reranker over each other first stage: each is computed once the Worker has been idle for
+// WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches, so the click finds it done.
+// A request arriving meanwhile waits for at most the one step under way.
+function warmUps(data) {
+  const retrievers = data.meta.settings.find((s) => s.name === "retriever");
+  const others = retrievers.choices.filter((r) => r !== retrievers.default);
+  return [
+    ["GET", "/api/bm25/grid", null],
+    ["POST", "/api/rerank/train", null],
+    ["POST", "/api/run", null],
+    ["GET", `/api/bm25/grid?stem=${!data.meta.stem}`, null],
+    ...others.map((r) => ["POST", `/api/rerank/train?retriever=${encodeURIComponent(r)}`, null]),
+  ];
+}
 const WARM_UP_IDLE_MS = 300;
 let busy = 0;
 let warmed = 0;
@@ -111,12 +118,19 @@ let warmTimer = null;
 
 function warmUpLater() {
   clearTimeout(warmTimer);
-  if (warmed >= WARM_UP.length) return;
   warmTimer = setTimeout(async () => {
-    if (busy > 0 || warmed >= WARM_UP.length) return;
-    const [method, url, body] = WARM_UP[warmed++];
+    if (busy > 0) return;
+    let data;
     try {
-      answer(await load(), url, () => {}, { method, body });
+      data = await load();
+    } catch {
+      return; // the first request reports the failed load
+    }
+    const steps = warmUps(data);
+    if (warmed >= steps.length) return;
+    const [method, url, body] = steps[warmed++];
+    try {
+      answer(data, url, () => {}, { method, body });
     } catch {
       // Nothing to keep: the visitor's own request computes it and says what went wrong.
     }
