@@ -8,7 +8,8 @@
 // cache (base/lru.js, site.json's engine.answer_cache entries). The neural vectors
 // (data/neural.bin) load with the data, the sentences' (the cosine reader's) on first need, the
 // weights only when a typed text needs encoding. The data starts loading as the Worker starts,
-// and while no request waits the Worker computes what a visitor's first clicks ask for (warmUps).
+// and once the page is ready, while no request waits, the Worker computes what a visitor's first
+// clicks ask for (warmUps).
 
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
@@ -99,7 +100,8 @@ async function compute(data, url, progress, request) {
 // "Train the reranker", "Run the pipeline"), then the grid with the other stemming and the
 // reranker over each other first stage: each is computed once the Worker has been idle for
 // WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches, so the click finds it done.
-// A request arriving meanwhile waits for at most the one step under way.
+// It starts once the page says it is ready, so the page's own first requests never wait on it;
+// a request arriving meanwhile waits for at most the one step under way.
 function warmUps(data) {
   const retrievers = data.meta.settings.find((s) => s.name === "retriever");
   const others = retrievers.choices.filter((r) => r !== retrievers.default);
@@ -118,6 +120,7 @@ let warmTimer = null;
 
 function warmUpLater() {
   clearTimeout(warmTimer);
+  if (!warming) return;
   warmTimer = setTimeout(async () => {
     if (busy > 0) return;
     let data;
@@ -138,9 +141,16 @@ function warmUpLater() {
   }, WARM_UP_IDLE_MS);
 }
 
-load().then(warmUpLater, () => {}); // a failed load is reported to the first request
+load().catch(() => {}); // a failed load is reported to the first request
+let warming = false;
 
 self.onmessage = async (event) => {
+  if (event.data.warmUp) {
+    // The page is ready (answers.js's warmUp): its own first requests are answered.
+    warming = true;
+    warmUpLater();
+    return;
+  }
   const { id, url, method = "GET", body = null } = event.data;
   const key = `${method} ${url} ${JSON.stringify(body)}`;
   busy += 1;
