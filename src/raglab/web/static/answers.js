@@ -104,6 +104,15 @@ function askTab(url, method = "GET", body = null) {
   });
 }
 
+// The tab's engine starts with the page, loading its data while the page's scripts load.
+if (ENGINE === "tab") startWorker();
+
+/** Tell the in-tab engine the page is ready, so that it may compute, while idle, what the
+ * exhibits' first buttons will ask for (engine/worker.js); nothing in server mode. */
+export function warmUp() {
+  if (ENGINE === "tab" && worker !== null) worker.postMessage({ warmUp: true });
+}
+
 /** The answer to a request for `url` (GET, or `init`'s method and JSON body): {status, body},
  * body null when the answer is not JSON. */
 export async function ask(url, init) {

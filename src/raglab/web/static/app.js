@@ -1,7 +1,7 @@
 // The page's entry point: load the data summary, restore progress, start every exhibit.
 
 import { $, $$, EXHIBITS, Store, el, fixedOf, get, useTestLabels } from "./lib.js";
-import { ENGINE } from "./answers.js";
+import { ENGINE, warmUp } from "./answers.js";
 import * as chunking from "./chunking.js";
 import * as bm25 from "./bm25.js";
 import * as lsa from "./lsa.js";
@@ -159,6 +159,7 @@ async function main() {
     }),
   );
   document.body.dataset.ready = "true";
+  warmUp();
 }
 
 main();

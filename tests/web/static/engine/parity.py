@@ -1073,7 +1073,20 @@ def write_fixtures(out: Path) -> list[Path]:
         path.write_text(json.dumps(build(cs), ensure_ascii=False), encoding="utf-8")
         written.append(path)
     written += neural_fixture(out)
+    written.append(site_fixture(out))
     return written
+
+
+def site_fixture(out: Path) -> Path:
+    """The handbook's ``data/site.json`` as ``raglab site`` writes it without the neural files:
+    what the in-tab engine's labs and routes read (the Node tests of its caches)."""
+    from raglab.web.site import site_data
+
+    handbook = next(c for c in collections() if c.name == "handbook")
+    path = out / "site-handbook.json"
+    data = site_data(lab(handbook, stem=S.default("stem")))
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
 
 
 if __name__ == "__main__":

@@ -70,6 +70,23 @@ export function luBasis(X, m, w) {
   return out;
 }
 
+/** Columns `from`..w−1 of X (m × w, rows j..m−1) reflected by u: x ← x − (u · x) u. Row by
+ * row, so the walk follows memory; each column's dot still adds its terms in row order and no
+ * column's update touches another's, so every entry rounds as a column-by-column loop's would. */
+function reflect(u, X, m, w, j, from) {
+  const d = new Float64Array(w);
+  for (let i = j; i < m; i++) {
+    const ui = u[i - j];
+    const row = i * w;
+    for (let c = from; c < w; c++) d[c] += ui * X[row + c];
+  }
+  for (let i = j; i < m; i++) {
+    const ui = u[i - j];
+    const row = i * w;
+    for (let c = from; c < w; c++) X[row + c] -= d[c] * ui;
+  }
+}
+
 /** An orthonormal basis Q (m × w) of the columns of Y (m × w) by Householder reflections. */
 export function orthonormal(Y, m, w) {
   const a = Float64Array.from(Y);
@@ -84,22 +101,12 @@ export function orthonormal(Y, m, w) {
     let vv = 0;
     for (const x of v) vv += x * x;
     vs.push(vv > 0 ? v.map((x) => x * Math.sqrt(2 / vv)) : v);
-    const u = vs[j];
-    for (let c = j; c < w; c++) {
-      let d = 0;
-      for (let i = j; i < m; i++) d += u[i - j] * a[i * w + c];
-      for (let i = j; i < m; i++) a[i * w + c] -= d * u[i - j];
-    }
+    reflect(vs[j], a, m, w, j, j);
   }
   const q = new Float64Array(m * w);
   for (let c = 0; c < w; c++) q[c * w + c] = 1.0;
   for (let j = w - 1; j >= 0; j--) {
-    const u = vs[j];
-    for (let c = 0; c < w; c++) {
-      let d = 0;
-      for (let i = j; i < m; i++) d += u[i - j] * q[i * w + c];
-      for (let i = j; i < m; i++) q[i * w + c] -= d * u[i - j];
-    }
+    reflect(vs[j], q, m, w, j, 0);
   }
   return q;
 }
@@ -162,14 +169,16 @@ export function randomizedSvd(A, { rank, oversample, powerIterations, seed }) {
   }
   const Q = orthonormal(Y, m, w);
   const Bt = A.transposeTimes(Q, w); // (n × w) = Bᵀ
+  // B Bᵀ's upper triangle summed over t in order, walking Bᵀ row by row; then mirrored.
   const BBt = new Float64Array(w * w);
-  for (let i = 0; i < w; i++) {
-    for (let j = i; j < w; j++) {
-      let d = 0;
-      for (let t = 0; t < n; t++) d += Bt[t * w + i] * Bt[t * w + j];
-      BBt[i * w + j] = BBt[j * w + i] = d;
+  for (let t = 0; t < n; t++) {
+    const row = t * w;
+    for (let i = 0; i < w; i++) {
+      const bi = Bt[row + i];
+      for (let j = i; j < w; j++) BBt[i * w + j] += bi * Bt[row + j];
     }
   }
+  for (let i = 0; i < w; i++) for (let j = i + 1; j < w; j++) BBt[j * w + i] = BBt[i * w + j];
   const { values, vectors } = symmetricEigen(BBt, w);
   const order = Array.from({ length: w }, (_, i) => i).sort((a, b) => values[b] - values[a]).slice(0, rank);
   const s = order.map((i) => Math.sqrt(Math.max(values[i], 0)));

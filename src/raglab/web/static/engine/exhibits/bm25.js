@@ -140,6 +140,14 @@ function place(value, values) {
 /** /api/bm25/grid: training recall@k for every (k1, b) of the grid, its best cell by `rule`,
  * the cells tied with it and the defaults' cell. `onProgress(done, total)` after each cell. */
 export function gridView(lab, { k1Step, bStep, rule, onProgress = null }) {
+  // The grid depends on the lab and these three only: kept on the lab, computed once.
+  const key = JSON.stringify([k1Step, bStep, rule]);
+  if (!lab._grids) lab._grids = new Map();
+  if (!lab._grids.has(key)) lab._grids.set(key, computeGridView(lab, { k1Step, bStep, rule, onProgress }));
+  return lab._grids.get(key);
+}
+
+function computeGridView(lab, { k1Step, bStep, rule, onProgress }) {
   const { meta } = lab;
   const k1s = fixedOf(meta, "grid_k1");
   const bs = fixedOf(meta, "grid_b");

@@ -15,7 +15,6 @@ import { prepareReading, quotableSentences } from "../pipeline/reading.js";
 import { documentFrequencies } from "../reading/reader.js";
 import { chooseThreshold, DIAGNOSES, found, quoteCorrect } from "../reading/diagnosis.js";
 import { readPrepared } from "../reading/readings.js";
-import { tokenize } from "../text/tokens.js";
 import { ranking, tuningNote } from "./fusion.js";
 import { defaultOf, fixedOf } from "./lab.js";
 import { textVector } from "./neural.js";
@@ -29,7 +28,7 @@ function readerInputs(lab, cs) {
   if (!cs._reader) {
     const analyzer = fixedOf(lab.meta, "reader_analyzer");
     const sentences = new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
-    const [nChunks, df] = documentFrequencies(cs.chunks.map((c) => tokenize(c.text, { stem: true, analyzer })));
+    const [nChunks, df] = documentFrequencies(cs.readerTokens(analyzer));
     cs._reader = { analyzer, sentences, nChunks, df };
   }
   return cs._reader;

@@ -98,6 +98,11 @@ export class Lab {
   }
 }
 
+/** How many times a chunk set's texts were tokenised, by analysis: "retrieval" (the lab's
+ * tokens, which BM25, LSA's fold-in and the reranker's features share) and "reader" (the
+ * reader's stemmed terms when they differ). Each chunk set does each at most once. */
+export const TOKENISED = { retrieval: 0, reader: 0 };
+
 export class ChunkSet {
   constructor(lab, key) {
     this.lab = lab;
@@ -108,6 +113,7 @@ export class ChunkSet {
     this.index = new ChunkIndex(this.chunks);
     this.relevanceCache = new Map();
     this._tokens = null;
+    this._readerTokens = new Map();
     this._bm25 = null;
   }
 
@@ -126,8 +132,24 @@ export class ChunkSet {
   }
 
   get tokens() {
-    if (this._tokens === null) this._tokens = this.chunks.map((c) => this.lab.tokens(c.text));
+    if (this._tokens === null) {
+      this._tokens = this.chunks.map((c) => this.lab.tokens(c.text));
+      TOKENISED.retrieval += 1;
+    }
     return this._tokens;
+  }
+
+  /** Each chunk's stemmed terms under `analyzer` (the reader's): the retrieval tokens when the
+   * lab's own analysis is that one, else tokenised once here. */
+  readerTokens(analyzer) {
+    if (this.lab.stem && this.lab.analyzer === analyzer) return this.tokens;
+    let t = this._readerTokens.get(analyzer);
+    if (t === undefined) {
+      t = this.chunks.map((c) => tokenize(c.text, { stem: true, analyzer }));
+      this._readerTokens.set(analyzer, t);
+      TOKENISED.reader += 1;
+    }
+    return t;
   }
 
   get bm25() {

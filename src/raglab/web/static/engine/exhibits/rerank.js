@@ -30,7 +30,7 @@ import { neuralCosines } from "./neural.js";
  * in years, its TF-IDF row (built once per chunk set). */
 function chunkInputs(lab, cs) {
   if (!cs._rerank) {
-    const inputs = chunkFeatureInputs(cs.chunks, { stem: lab.stem, analyzer: lab.analyzer });
+    const inputs = chunkFeatureInputs(cs.chunks, { stem: lab.stem, analyzer: lab.analyzer, tokens: cs.tokens });
     const updated = new Map(lab.pages.map((p) => [p.id, p.updated ?? null]));
     cs._rerank = {
       inputs,

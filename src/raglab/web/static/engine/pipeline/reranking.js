@@ -21,13 +21,24 @@ export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
 
 /** What the features read of each chunk ({text, title, headingPath}): its retrieval tokens,
  * identifiers, and title terms (the tokens of its page title and heading path), as the chunk
- * set of src/raglab/pipeline/indexes.py holds them. */
-export function chunkFeatureInputs(chunks, { stem, analyzer }) {
-  return chunks.map((c) => ({
-    tokens: tokenize(c.text, { stem, analyzer }),
-    identifiers: identifiers(c.text),
-    titleTerms: new Set(tokenize([c.title, ...c.headingPath].join(" "), { stem, analyzer })),
-  }));
+ * set of src/raglab/pipeline/indexes.py holds them. `tokens`, when given, are the chunks'
+ * retrieval tokens already made with this `stem` and `analyzer` (the chunk set's). */
+export function chunkFeatureInputs(chunks, { stem, analyzer, tokens = null }) {
+  // Chunks of one section share a title and heading path: each is tokenised once.
+  const titles = new Map();
+  return chunks.map((c, i) => {
+    const title = [c.title, ...c.headingPath].join(" ");
+    let terms = titles.get(title);
+    if (terms === undefined) {
+      terms = tokenize(title, { stem, analyzer });
+      titles.set(title, terms);
+    }
+    return {
+      tokens: tokens === null ? tokenize(c.text, { stem, analyzer }) : tokens[i],
+      identifiers: identifiers(c.text),
+      titleTerms: new Set(terms),
+    };
+  });
 }
 
 /** The chunks' TF-IDF rows, w(t, d) = tf(t, d) ln(N / df(t)) over the chunks themselves (the
@@ -42,27 +53,102 @@ export function chunkTfidf(tokenLists) {
   return tfidfRows(tokenLists, vocabulary, idf);
 }
 
+/** A sparse row scaled to unit length: {cols: Int32Array, vals: Float64Array} in the row's order
+ * (a zero row stays zero), and whether its columns strictly ascend. */
+function unitRow(row) {
+  let ss = 0.0;
+  for (const [, v] of row) ss += v * v;
+  const norm = Math.sqrt(ss);
+  const safe = norm > 0 ? norm : 1.0;
+  const cols = new Int32Array(row.length);
+  const vals = new Float64Array(row.length);
+  let ascending = true;
+  row.forEach(([col, v], i) => {
+    cols[i] = col;
+    vals[i] = v / safe;
+    if (i > 0 && col <= cols[i - 1]) ascending = false;
+  });
+  return { cols, vals, ascending };
+}
+
+/** The dot product of two unit rows, summed over the shorter row's columns in its order (the
+ * longer row looked up). With ascending columns this is a merge of the two, the same terms
+ * added in the same order, so the cosine is symmetric to the last bit. */
+function unitDot(a, b) {
+  const [small, large] = a.cols.length <= b.cols.length ? [a, b] : [b, a];
+  let dot = 0.0;
+  if (small.ascending && large.ascending) {
+    const n = small.cols.length;
+    const m = large.cols.length;
+    for (let i = 0, j = 0; i < n && j < m; ) {
+      const c = small.cols[i];
+      const d = large.cols[j];
+      if (c === d) {
+        dot += small.vals[i++] * large.vals[j++];
+      } else if (c < d) {
+        i++;
+      } else {
+        j++;
+      }
+    }
+    return dot;
+  }
+  // Columns out of order (or repeated): each row a map (a column's last value, at its first
+  // place), the smaller one's entries looked up in the larger, as the rows were always summed.
+  const map = (u) => new Map(Array.from(u.cols, (col, i) => [col, u.vals[i]]));
+  const [x, y] = [map(a), map(b)];
+  const [few, many] = x.size <= y.size ? [x, y] : [y, x];
+  for (const [col, v] of few) {
+    const w = many.get(col);
+    if (w !== undefined) dot += v * w;
+  }
+  return dot;
+}
+
+// A row's unit form, kept while the row lives: the chunk sets' TF-IDF rows are asked for again
+// and again (every question's candidates, every MMR), and each is scaled the same way each time.
+const UNITS = new WeakMap();
+
+function unitOf(row) {
+  let u = UNITS.get(row);
+  if (u === undefined) {
+    u = unitRow(row);
+    UNITS.set(row, u);
+  }
+  return u;
+}
+
 /** Cosines between sparse rows ([[column, weight], ...] ascending), an n × n array clipped to
  * [-1, 1]; a zero row has cosine 0 with every row, itself included. */
 export function cosineMatrix(rows) {
-  const units = rows.map((row) => {
-    let ss = 0.0;
-    for (const [, v] of row) ss += v * v;
-    const norm = Math.sqrt(ss);
-    const safe = norm > 0 ? norm : 1.0;
-    return new Map(row.map(([col, v]) => [col, v / safe]));
-  });
-  return units.map((a) =>
-    units.map((b) => {
-      const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  const units = rows.map(unitOf);
+  const n = units.length;
+  const out = Array.from({ length: n }, () => new Array(n));
+  if (!units.every((u) => u.ascending)) {
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) out[i][j] = Math.min(1.0, Math.max(-1.0, unitDot(units[i], units[j])));
+    return out;
+  }
+  // Ascending rows: row i spread over a dense array, each later row's columns looked up in it.
+  // The common columns come in the same ascending order whichever row is walked, and a column
+  // the other row lacks adds a zero, which changes no sum; so each pair, summed once, is
+  // symmetric and equal to the merge's (unitDot's) value to the last bit.
+  let width = 0;
+  for (const u of units) if (u.cols.length) width = Math.max(width, u.cols[u.cols.length - 1] + 1);
+  const dense = new Float64Array(width);
+  for (let i = 0; i < n; i++) {
+    const a = units[i];
+    for (let k = 0; k < a.cols.length; k++) dense[a.cols[k]] = a.vals[k];
+    for (let j = i; j < n; j++) {
+      const { cols, vals } = units[j];
       let dot = 0.0;
-      for (const [col, v] of small) {
-        const w = large.get(col);
-        if (w !== undefined) dot += v * w;
-      }
-      return Math.min(1.0, Math.max(-1.0, dot));
-    }),
-  );
+      for (let k = 0; k < cols.length; k++) dot += vals[k] * dense[cols[k]];
+      const c = Math.min(1.0, Math.max(-1.0, dot));
+      out[i][j] = c;
+      out[j][i] = c;
+    }
+    for (let k = 0; k < a.cols.length; k++) dense[a.cols[k]] = 0.0;
+  }
+  return out;
 }
 
 /** A question's feature rows: `question` holds the inputs of candidateFeatures but `rank`. */

@@ -58,19 +58,30 @@ function decisions(Z, w, b) {
   });
 }
 
-function gradient(Z, y, z, w, l2) {
-  const m = Z.length;
-  const d = w.length;
-  const gw = new Float64Array(d);
+// The descent's loop runs thousands of steps over every training row: the rows lie in one
+// Float64Array (row i at i·d), the decisions in another, so no step allocates; each sum keeps
+// the order (and so the rounding) of decisions() and of the plain loops above.
+
+/** z_i = x_i · w + b for the m rows of the flat `Z` (m × d), written into `z`. */
+function flatDecisions(Z, m, d, w, b, z) {
+  for (let i = 0, at = 0; i < m; i++, at += d) {
+    let s = 0.0;
+    for (let j = 0; j < d; j++) s += Z[at + j] * w[j];
+    z[i] = s + b;
+  }
+}
+
+/** ∂J/∂w written into `gw`; returns ∂J/∂c. */
+function flatGradient(Z, m, d, y, z, w, l2, gw) {
+  gw.fill(0.0);
   let gb = 0.0;
-  for (let i = 0; i < m; i++) {
+  for (let i = 0, at = 0; i < m; i++, at += d) {
     const r = sigmoid(z[i]) - y[i];
-    const row = Z[i];
-    for (let j = 0; j < d; j++) gw[j] += row[j] * r;
+    for (let j = 0; j < d; j++) gw[j] += Z[at + j] * r;
     gb += r;
   }
   for (let j = 0; j < d; j++) gw[j] = gw[j] / m + l2 * w[j];
-  return [gw, gb / m];
+  return gb / m;
 }
 
 function loss(z, y, w, l2) {
@@ -99,25 +110,32 @@ export function fitLogistic(X, y, { l2, learningRate, iterations, tolerance, ini
   if (!(iterations >= 1)) throw new Error("iterations must be at least 1");
   if (init.length !== d) throw new Error(`init must hold ${d} weights`);
   const standardiser = fitStandardiser(X);
-  const Z = standardise(standardiser, X);
-  let w = Float64Array.from(init);
+  const Z = new Float64Array(m * d);
+  standardise(standardiser, X).forEach((row, i) => Z.set(row, i * d));
+  const labels = Float64Array.from(y);
+  const z = new Float64Array(m);
+  const w = Float64Array.from(init);
+  const gw = new Float64Array(d);
   let b = Math.log(nPos / (m - nPos));
-  let [gw, gb] = gradient(Z, y, decisions(Z, w, b), w, l2);
+  flatDecisions(Z, m, d, w, b, z);
+  let gb = flatGradient(Z, m, d, labels, z, w, l2, gw);
   let gradNorm = norm(gw, gb);
   let steps = 0;
   while (steps < iterations && gradNorm >= tolerance) {
-    w = w.map((v, j) => v - learningRate * gw[j]);
+    for (let j = 0; j < d; j++) w[j] = w[j] - learningRate * gw[j];
     b = b - learningRate * gb;
     steps++;
-    [gw, gb] = gradient(Z, y, decisions(Z, w, b), w, l2);
+    flatDecisions(Z, m, d, w, b, z);
+    gb = flatGradient(Z, m, d, labels, z, w, l2, gw);
     gradNorm = norm(gw, gb);
   }
+  flatDecisions(Z, m, d, w, b, z);
   return {
     weights: w,
     bias: b,
     featureNames: [...featureNames],
     standardiser,
-    loss: loss(decisions(Z, w, b), y, w, l2),
+    loss: loss(z, y, w, l2),
     iterations: steps,
     gradientNorm: gradNorm,
     converged: gradNorm < tolerance,
