@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, Config, Disagreement, Row, Section, Timing, fmt_value, timed
+from common import ROOT, Config, Disagreement, Row, Section, Timing, fmt_value, stop_process, timed
 
 SERVER_TIMEOUT_S = 120.0
 POLL_S = 0.05
@@ -233,12 +233,7 @@ def _cold_start_once(
                     raise Disagreement(f"cold server: GET {url} answered {response.status_code}")
             data = time.perf_counter() - start
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     return page, data
 
 
@@ -358,12 +353,7 @@ def _under_load(cfg: Config, section: Section) -> None:
                 w.join(SERVER_TIMEOUT_S)
     finally:
         stop.set()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     if counts["other"]:
         raise Disagreement(f"{counts['other']} expensive requests answered neither 200 nor 503")
     for name, label in (("meta", "`GET /api/meta`"), ("search", "a cached `GET /api/bm25/search`")):

@@ -59,6 +59,7 @@ from playwright.sync_api import Browser, Page, Request, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from common import stop_process  # noqa: E402 (after the path)
 from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 (after the path)
 
 TIMEOUT_S = 300.0
@@ -267,12 +268,7 @@ def process(*args: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]
     try:
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 @dataclass

@@ -171,6 +171,16 @@ class Timing:
         return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
+def stop_process(proc: subprocess.Popen[Any], grace: float = 10.0) -> None:
+    """Stop a server the benchmark started: SIGTERM, then SIGKILL after ``grace`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def timed(fn: Callable[[], T]) -> tuple[T, float]:
     """``fn()`` and the seconds it took."""
     start = time.perf_counter()
