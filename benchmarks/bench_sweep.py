@@ -428,7 +428,7 @@ def _cranfield_notes(speed: dict[int | str, dict[str, Any]]) -> list[str]:
         for n, by_key in speed.items()
         if any(rec.get("numpy_threads") == 1 for k, rec in by_key.items() if k.endswith("/numpy"))
     ]
-    return [
+    notes = [
         f"Cranfield: {first['docs']:,} documents (title and abstract, raglab's tokeniser, no "
         f"stemming); queries per mix: {counts}. real: its own queries (cran.qry); zipf: 3 to 8 "
         "terms drawn from p(rank r) ~ 1/r over its terms ranked by collection frequency (the "
@@ -436,9 +436,14 @@ def _cranfield_notes(speed: dict[int | str, dict[str, Any]]) -> list[str]:
         "collection); chunk: 3 to 8 distinct terms of one random non-empty document. Its "
         f"batches take milliseconds, so each is timed {first['rounds']} times per backend "
         "(the four runs still interleaved batch by batch).",
-        "Ours with numpy and threads = cores runs on one thread below 65,536 documents "
-        "(`raglab.bm25.index.numpy_threads`: there every query is scored in dense blocks, whose "
-        "Python steps hold the GIL, and threads slow them down), so at "
+    ]
+    if not one:
+        return notes
+    return [
+        *notes,
+        "Ours with numpy and threads = cores runs on one thread from 65,536 documents on "
+        "(`raglab.bm25.index.numpy_threads`: there long queries go through MaxScore one by "
+        "one, whose Python steps hold the GIL, and threads slow them down), so at "
         + ", ".join(one)
         + " the numpy 'Ours q/s, threads = cores' column times the same one-thread path as "
         "'Ours q/s': their difference is noise, and bm25s's n_threads = cores is met by one "

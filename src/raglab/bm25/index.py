@@ -69,20 +69,22 @@ _BACKENDS = ("auto", "numba", "numpy")
 # own steps per dense block, which hold the GIL).
 _NUMPY_PART_QUERIES = 16
 _NUMPY_PARTS_PER_THREAD = 2
-# With numpy, a batch is spread over threads only from this many documents on, where queries go
-# through MaxScore one by one. Below it every query is scored in dense blocks, whose Python steps
-# hold the GIL between short array loops: measured on an idle 2-core machine at 10,000 chunks
-# (benchmarks/RESULTS.md, "BM25 on every core"), two threads answered at 0.62 to 0.73 of one thread's rate.
-_NUMPY_THREADS_MIN_DOCS = _BATCH_PRUNE_MIN_DOCS
+# With numpy, a batch is spread over threads only against fewer documents than this, where every
+# query is scored in dense blocks whose array loops release the GIL. From here on long queries
+# go through MaxScore one by one, whose Python steps hold it. Measured alone on an idle 2-core
+# machine (benchmarks/RESULTS.md, section 9), two threads against one: 1.01 to 1.56 times from
+# 10,000 to 50,000 documents, 0.76 to 0.95 at 65,536 and 100,000.
+_NUMPY_THREADS_BELOW_DOCS = _BATCH_PRUNE_MIN_DOCS
 
 
 def numpy_threads(threads: int | str, *, n_docs: int, n_queries: int) -> int:
     """The threads the numpy ``search_many`` spreads a batch of ``n_queries`` over, against a
-    collection of ``n_docs`` documents: one below 65,536 documents (every query is scored in
-    dense blocks, which threads slow down) and for a batch too small to cut into two runs of
-    16 queries; otherwise ``threads`` resolved (:func:`raglab.base.threads.resolve_threads`;
-    ``"auto"``: the cores free now). The machine's load is read only when threads may be used."""
-    if n_docs < _NUMPY_THREADS_MIN_DOCS or n_queries < 2 * _NUMPY_PART_QUERIES:
+    collection of ``n_docs`` documents: one from 65,536 documents on (MaxScore answers long
+    queries one by one, and threads slow it down) and for a batch too small to cut into two
+    runs of 16 queries; otherwise ``threads`` resolved (:func:`raglab.base.threads.
+    resolve_threads`; ``"auto"``: the cores free now). The machine's load is read only when
+    threads may be used."""
+    if n_docs >= _NUMPY_THREADS_BELOW_DOCS or n_queries < 2 * _NUMPY_PART_QUERIES:
         check_threads(threads)
         return 1
     return resolve_threads(threads)
@@ -275,7 +277,7 @@ class BM25Index:
         GIL; numpy releases it in its loops over arrays); every query is answered on its own,
         so the lists do not depend on the threads. A small batch (or a single query) runs on
         the caller's thread without reading the machine's load, and so does numpy's batch
-        against fewer than 65,536 documents (:func:`numpy_threads`: there threads slow it).
+        against 65,536 documents or more (:func:`numpy_threads`: there threads slow it).
         """
         _check_k(k)
         check_token_lists(queries, what="queries")
