@@ -37,6 +37,24 @@ def test_batches_encoded_on_the_workers_are_the_single_machines(client: Any, han
     assert np.array_equal(there, here)
 
 
+def test_a_task_runs_a_group_of_the_single_machines_batches(client: Any, handbook: Lab) -> None:
+    """Oracle: model.encode(texts, normalize=False) here, batches of 32. 200 texts make 7
+    batches (6 of 32 and one of 8); two batches a task make ceil(7 / 2) = 4 encoding tasks,
+    counted in the scheduler's task stream, and the vectors are still the single machine's bit
+    for bit (each batch runs on its own inside its task)."""
+    from distributed import get_task_stream
+
+    model = handbook.indexes.neural_model
+    texts = [c.text for c in handbook.indexes.chunk_set().chunks[:200]]
+    with threadpool_limits(1, user_api="blas"):
+        here = model.encode(texts, normalize=False)
+    with get_task_stream(client) as stream:
+        there = encode_on_cluster(client, model, None, texts, batches_a_task=2)
+    encoding = {t["key"] for t in stream.data if str(t["key"]).startswith("encode_batches-")}
+    assert len(encoding) == 4
+    assert np.array_equal(there, here)
+
+
 def test_the_cluster_fills_the_vector_cache_with_the_single_machines_vectors(
     client: Any, handbook: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,15 +1,19 @@
-"""Neural chunk vectors encoded on Dask workers, batch by batch, into the on-disk cache.
+"""Neural chunk vectors encoded on Dask workers, a group of batches a task, into the on-disk cache.
 
 What runs where:
 
 1. **Client**: the texts' word pieces, and the batches the single machine would run
    (:func:`raglab.embedding.neural.encoder.plan_batches`: sorted by length, cut every 32). Only the texts
    the on-disk cache lacks are planned (:func:`raglab.embedding.neural.cache.encode_cached`).
-2. **Workers, one task per batch** (:func:`encode_rows`): load the model once per worker process
-   (:func:`raglab.pipeline.dense.load`; the installed package, or the folder the lab names, which
-   must exist on every worker) and run the batch through the network
-   (:func:`raglab.embedding.neural.encoder.pooled_batch`). Only word-piece ids go out and (b, 384) float32
-   vectors come back.
+2. **Workers, one task per group of batches** (:func:`encode_batches`: consecutive batches of the
+   plan, ``CLUSTER_NEURAL_BATCHES_A_TASK`` = 64 of them, 2,048 chunks, a task): load the model
+   once per worker process (:func:`raglab.pipeline.dense.load`; the installed package, or the
+   folder the lab names, which must exist on every worker) and run each batch of the group
+   through the network on its own, one after the other
+   (:func:`raglab.embedding.neural.encoder.pooled_batch`), so every vector is its batch's, as on
+   one machine. Only word-piece ids go out and (rows, 384) float32 vectors come back. A task per
+   batch would put 3.1 million tasks through the scheduler at 100M chunks; a task per group, 64
+   times fewer.
 3. **Client**: the vectors are written to the cache, where the lab then reads them as if it had
    encoded them itself.
 
@@ -29,13 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from raglab.embedding.svd import check_positive_int
+from raglab.settings import CLUSTER_NEURAL_BATCHES_A_TASK
+
 if TYPE_CHECKING:
     from raglab.embedding.neural.encoder import Float32Array
     from raglab.embedding.neural.model import NeuralModel
     from raglab.pipeline.lab import Lab
     from raglab.run_settings import ChunkingKey
 
-__all__ = ["encode_on_cluster", "encode_rows", "prime_neural_cache"]
+__all__ = ["encode_batches", "encode_on_cluster", "encode_rows", "prime_neural_cache"]
 
 
 def encode_rows(model_path: str | None, rows: Sequence[Sequence[int]]) -> Float32Array:
@@ -47,6 +54,15 @@ def encode_rows(model_path: str | None, rows: Sequence[Sequence[int]]) -> Float3
     return pooled_batch(dense.load(model_path), rows)
 
 
+def encode_batches(
+    model_path: str | None, batches: Sequence[Sequence[Sequence[int]]]
+) -> Float32Array:
+    """Task: several batches of word-piece rows, each through the model on its own
+    (:func:`encode_rows`), their vectors stacked in order: (sum of the batches' rows, dim)."""
+    out: Float32Array = np.concatenate([encode_rows(model_path, rows) for rows in batches])
+    return out
+
+
 def encode_on_cluster(
     client: Any,
     model: NeuralModel,
@@ -54,19 +70,28 @@ def encode_on_cluster(
     texts: Sequence[str],
     *,
     batch_size: int = 32,
+    batches_a_task: int = CLUSTER_NEURAL_BATCHES_A_TASK,
 ) -> Float32Array:
-    """``model.encode(texts, batch_size=batch_size, normalize=False)``, each batch a task on the
-    workers: (len(texts), dim) float32, rows in the order of ``texts``."""
+    """``model.encode(texts, batch_size=batch_size, normalize=False)``, the same batches run
+    ``batches_a_task`` to a task on the workers: (len(texts), dim) float32, rows in the order of
+    ``texts``. ceil(ceil(len(texts) / batch_size) / batches_a_task) tasks."""
     from raglab.embedding.neural.encoder import plan_batches
 
+    check_positive_int("batches_a_task", batches_a_task)
     ids, batches = plan_batches(model, texts, batch_size)
+    groups = [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
     futures = [
-        client.submit(encode_rows, model_path, [ids[i] for i in batch.tolist()], pure=False)
-        for batch in batches
+        client.submit(
+            encode_batches,
+            model_path,
+            [[ids[i] for i in batch.tolist()] for batch in group],
+            pure=False,
+        )
+        for group in groups
     ]
     out = np.zeros((len(texts), model.dim), dtype=np.float32)
-    for batch, vectors in zip(batches, client.gather(futures), strict=True):
-        out[batch] = vectors
+    for group, vectors in zip(groups, client.gather(futures), strict=True):
+        out[np.concatenate(group)] = vectors
     return out
 
 
