@@ -60,6 +60,7 @@ __all__ = [
     "GRID_B",
     "GRID_K1",
     "GRID_RECALL_K",
+    "LSA_MAX_WINDOWS",
     "LSA_OVERSAMPLE",
     "LSA_POWER_ITERATIONS",
     "LSA_RANK",
@@ -128,6 +129,11 @@ LSA_WINDOW_WORDS: Final = 256
 LSA_RANK: Final = 48
 LSA_OVERSAMPLE: Final = 26
 LSA_POWER_ITERATIONS: Final = 3
+#: The most windows LSA is fitted on: past it, that many of the rule's windows, evenly spaced by
+#: index (:func:`raglab.embedding.lsa.capped_windows`). A million windows (256 million words) is
+#: above every bundled collection's count (the handbook 100, Cranfield about 900), so it changes
+#: no output of theirs; it bounds the fit at 100M chunks (docs/scale.md#lsa).
+LSA_MAX_WINDOWS: Final = 1_000_000
 
 #: Reciprocal rank fusion's k, 1/(k + rank) (Cormack, Clarke and Buettcher 2009).
 RRF_K: Final = 60
@@ -218,16 +224,16 @@ CLUSTER_CONNECT_TIMEOUT: Final = 30.0
 #: Seconds the command waits while the scheduler has no worker (none joined, or every one was
 #: lost) before it stops.
 CLUSTER_NO_WORKERS_TIMEOUT: Final = 60.0
+#: Batches of 32 chunks one neural encoding task runs, one after another (2,048 chunks a task):
+#: the single machine's batches, so the same vectors, in 64 times fewer tasks through the
+#: scheduler (about 49,000 at 100M chunks, not 3.1 million).
+CLUSTER_NEURAL_BATCHES_A_TASK: Final = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Fixed:
     """One value the lab uses but a user does not choose: its name on the page, the value (one of
     the constants above) and what it is."""
-#: Batches of 32 chunks one neural encoding task runs, one after another (2,048 chunks a task):
-#: the single machine's batches, so the same vectors, in 64 times fewer tasks through the
-#: scheduler (about 49,000 at 100M chunks, not 3.1 million).
-CLUSTER_NEURAL_BATCHES_A_TASK: Final = 64
 
     name: str
     value: Any
@@ -592,6 +598,11 @@ FIXED: Final[tuple[Fixed, ...]] = (
     Fixed(name="lsa_rank", value=LSA_RANK, help="the LSA embedding's dimensions k"),
     Fixed(name="lsa_windows", value=LSA_WINDOWS, help="the fewest windows LSA is fitted on"),
     Fixed(name="lsa_window_words", value=LSA_WINDOW_WORDS, help="the words in an LSA window"),
+    Fixed(
+        name="lsa_max_windows",
+        value=LSA_MAX_WINDOWS,
+        help="the most windows LSA is fitted on (past it, the windows evenly spaced by index)",
+    ),
     Fixed(name="lsa_oversample", value=LSA_OVERSAMPLE, help="the randomised SVD's extra columns"),
     Fixed(
         name="lsa_power_iterations",

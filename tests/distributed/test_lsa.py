@@ -20,10 +20,11 @@ from raglab.distributed.lsa import (
     term_block,
     term_ranges,
 )
-from raglab.embedding.lsa import term_window_matrix, unit_rows
+from raglab.distributed.pipeline import prime_lsa
+from raglab.embedding.lsa import capped_windows, fit_lsa, term_window_matrix, unit_rows
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
-from raglab.settings import SEED
+from raglab.settings import LSA_OVERSAMPLE, LSA_RANK, SEED
 from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
@@ -88,3 +89,19 @@ def test_the_chain_continues_the_single_product(handbook: Lab) -> None:
     assert running.tobytes() == want.tobytes()
     assert summed.tobytes() != want.tobytes()
     np.testing.assert_allclose(summed, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_capped_fit_on_the_cluster_is_the_single_machines(client: Any, handbook: Lab) -> None:
+    """Oracle: fit_lsa on this machine on the handbook's windows that capped_windows(100, 40)
+    keeps. A lab capped at 40 windows fits LSA on the workers (prime_lsa, as ``--workers``
+    does) on those same windows, and gets that model bit for bit."""
+    capped = Lab(handbook.corpus, handbook.questions)
+    capped.indexes.max_windows = 40
+    subset = [handbook.indexes.lsa_windows[i] for i in capped_windows(100, 40)]
+    want = fit_lsa(subset, rank=40, seed=SEED, oversample=LSA_OVERSAMPLE)
+    got = prime_lsa(client, capped, LSA_RANK)
+    assert capped.indexes.lsa_windows == subset and got.rank == 40
+    assert got.vocabulary == want.vocabulary
+    for name in ("idf", "U", "s", "Vt"):
+        assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
+    assert got.frobenius_sq == want.frobenius_sq

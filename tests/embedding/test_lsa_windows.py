@@ -17,16 +17,24 @@ from hypothesis import strategies as st
 from scipy.sparse.linalg import svds  # type: ignore[import-untyped]
 
 from raglab.embedding.lsa import (
+    capped_windows,
     even_windows,
     fit_lsa,
     power_iterations_for,
     term_window_matrix,
     window_count,
+    window_ranges,
     window_rule,
 )
 from raglab.embedding.svd import randomized_svd
 from raglab.pipeline.lab import Lab
-from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS, LSA_RANK, SEED
+from raglab.settings import (
+    LSA_MAX_WINDOWS,
+    LSA_OVERSAMPLE,
+    LSA_POWER_ITERATIONS,
+    LSA_RANK,
+    SEED,
+)
 
 HANDBOOK_WORDS = 14_067
 # The bound promised on Cranfield at the rule's count of windows (about 900): every one of the 48
@@ -98,6 +106,71 @@ def test_the_rule_always_covers_every_word(n: int, size: int) -> None:
     count = max(100, -(-n // size))
     covered = {i for w in even_windows(range(n), count=count, size=size) for i in w}
     assert covered == set(range(n))
+
+
+# ---------------------------------------------------------------- the cap on the windows
+
+
+def test_capped_windows_by_hand() -> None:
+    """oracle: hand-worked round(linspace(0, count - 1, cap)), round half to even: 10 windows
+    capped at 4 keep 0, 3, 6, 9; 11 keep 0, 3.33, 6.67, 10 -> 0, 3, 7, 10; 6 capped at 3 keep
+    0, 2.5, 5 -> 0, 2, 5; at or under the cap every window stays."""
+    assert capped_windows(10, 4).tolist() == [0, 3, 6, 9]
+    assert capped_windows(11, 4).tolist() == [0, 3, 7, 10]
+    assert capped_windows(6, 3).tolist() == [0, 2, 5]
+    assert capped_windows(5, 1).tolist() == [0]
+    assert capped_windows(5, 5).tolist() == capped_windows(5, 9).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="cap"):
+        capped_windows(5, 0)
+
+
+@given(
+    n=st.integers(min_value=0, max_value=400_000),
+    count=st.integers(min_value=1, max_value=3_000),
+    cap=st.integers(min_value=1, max_value=3_000),
+)
+def test_a_cap_keeps_a_subset_of_the_uncapped_windows(n: int, count: int, cap: int) -> None:
+    """oracle: even_windows over 0..n-1 (the windows before the cap existed). Uncapped (a cap
+    at or above the count) the ranges are exactly its windows; capped, they are its windows at
+    the indices capped_windows names, min(count, cap) distinct ones in order."""
+    uncapped = even_windows(range(n), count=count, size=256)
+    assert window_ranges(n, count=count, cap=max(count, cap)) == uncapped
+    kept = capped_windows(count, cap)
+    assert len(set(kept.tolist())) == kept.size == min(count, cap)
+    assert np.all(np.diff(kept) > 0)
+    if n > 256:
+        assert window_ranges(n, count=count, cap=cap) == [uncapped[i] for i in kept]
+
+
+def test_the_default_cap_is_above_every_bundled_collection(
+    cranfield_lab: Lab, handbook: Lab
+) -> None:
+    """oracle: the rule's counts (100 for the handbook, ceil(N / 256) = 904 or so for
+    Cranfield): the default cap keeps every window of both, so their windows, and the models
+    fitted on them, are those of even_windows as before the cap."""
+    for lab in (handbook, cranfield_lab):
+        n = lab.corpus.n_words
+        assert lab.indexes.max_windows == LSA_MAX_WINDOWS > window_count(n)
+        assert window_ranges(n, count=window_count(n), cap=LSA_MAX_WINDOWS) == even_windows(
+            range(n), count=window_count(n), size=256
+        )
+        assert len(lab.indexes.lsa_windows) == window_count(n)
+
+
+def test_a_capped_fit_is_the_fit_on_the_chosen_windows(handbook: Lab) -> None:
+    """oracle: fit_lsa on the explicit subset of the handbook's 100 uncapped windows that
+    capped_windows(100, 37) names (0, 3, 5, 8, ... 99); a lab capped at 37 windows fits exactly
+    that model, bit for bit (rank min(48, 37) = 37)."""
+    capped = Lab(handbook.corpus, handbook.questions)
+    capped.indexes.max_windows = 37
+    subset = [handbook.indexes.lsa_windows[i] for i in capped_windows(100, 37)]
+    assert capped.indexes.lsa_windows == subset
+    want = fit_lsa(subset, rank=37, seed=SEED, oversample=LSA_OVERSAMPLE)
+    got = capped.indexes.lsa
+    assert got.rank == 37 and got.vocabulary == want.vocabulary
+    for name in ("idf", "U", "s", "Vt"):
+        assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
+    assert got.frobenius_sq == want.frobenius_sq
 
 
 # ---------------------------------------------------------------- the handbook, unchanged

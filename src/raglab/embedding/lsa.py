@@ -8,7 +8,8 @@ corpus, not on the chunks, so that the space does not change when the chunker do
 windows follows the corpus (:func:`window_count`): max(100, ceil(n_words / 256)), one window for
 every 256 words rounded up and never fewer than 100, so the windows cover every word; the
 handbook's 14,067 words keep 100 windows, Cranfield's 1,400 abstracts (about 230,000 words) get
-about 900. A is the TF-IDF term x window matrix (``raglab.embedding.vectors``, idf = ln(N / df) over the
+about 900. Past ``LSA_MAX_WINDOWS`` (1,000,000) windows the fit keeps that many of them, evenly
+spaced by index (:func:`capped_windows`), so that its cost stops growing with the corpus. A is the TF-IDF term x window matrix (``raglab.embedding.vectors``, idf = ln(N / df) over the
 windows) and A ~ U_k S_k V_k^T its rank-k truncated SVD (k = 48).
 
 The randomised SVD (:func:`randomized_svd`, from ``raglab.embedding.svd``: subspace iteration normalised
@@ -35,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab.base.exact import exact_sum_of_squares
-from raglab.base.ranking import FloatArray, Ranking
+from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
 from raglab.embedding.svd import check_positive_int, randomized_svd
 from raglab.embedding.vectors import (
@@ -49,12 +50,14 @@ from raglab.settings import LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS
 
 __all__ = [
     "LSAModel",
+    "capped_windows",
     "even_windows",
     "fit_lsa",
     "power_iterations_for",
     "term_window_matrix",
     "unit_rows",
     "window_count",
+    "window_ranges",
     "window_rule",
 ]
 
@@ -95,6 +98,36 @@ def window_count(n_words: int) -> int:
     """
     check_positive_int("n_words", n_words, minimum=0)
     return max(LSA_WINDOWS, -(-int(n_words) // LSA_WINDOW_WORDS))
+
+
+def capped_windows(count: int, cap: int) -> IntArray:
+    """Which of ``count`` windows a fit capped at ``cap`` keeps, as ascending indices.
+
+    Every one (0 .. count - 1) when count <= cap; otherwise ``round(linspace(0, count - 1, cap))``
+    (round half to even): the first window, the last one, and cap - 2 between them evenly spaced
+    by index. The indices are distinct, since the step (count - 1) / (cap - 1) exceeds 1. No
+    randomness: one machine and a cluster keep the same windows.
+    """
+    check_positive_int("count", count)
+    check_positive_int("cap", cap)
+    if count <= cap:
+        return np.arange(count, dtype=np.int64)
+    out: IntArray = np.rint(np.linspace(0, count - 1, cap)).astype(np.int64)
+    return out
+
+
+def window_ranges(n_words: int, *, count: int, cap: int) -> list[range]:
+    """The word ranges of the LSA training windows over a corpus of ``n_words`` words.
+
+    :func:`even_windows` over ``range(n_words)`` (``count`` windows of ``LSA_WINDOW_WORDS``),
+    of which those :func:`capped_windows` keeps under ``cap``: at most ``cap`` windows, each one
+    of the uncapped windows. One range of every word when n_words <= LSA_WINDOW_WORDS."""
+    check_positive_int("n_words", n_words, minimum=0)
+    check_positive_int("count", count)
+    if n_words <= LSA_WINDOW_WORDS:
+        return [range(n_words)]
+    starts = np.rint(np.linspace(0, n_words - LSA_WINDOW_WORDS, count)).astype(np.int64)
+    return [range(int(s), int(s) + LSA_WINDOW_WORDS) for s in starts[capped_windows(count, cap)]]
 
 
 def window_rule() -> str:

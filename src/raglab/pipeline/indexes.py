@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,13 +22,13 @@ from raglab.chunking.chunk import Chunk, ChunkIndex
 from raglab.chunking.chunkers import chunk_pages
 from raglab.corpus.pages import Corpus
 from raglab.corpus.questions import Question, QuestionSet
-from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
+from raglab.embedding.lsa import LSAModel, fit_lsa, unit_rows, window_count, window_ranges
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, idf_weights, tfidf_matrix
 from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
 from raglab.rerank.features import page_age_years
 from raglab.run_settings import ChunkingKey
-from raglab.settings import CACHE_SIZE, LSA_OVERSAMPLE, LSA_RANK, LSA_WINDOW_WORDS, SEED, default
+from raglab.settings import CACHE_SIZE, LSA_MAX_WINDOWS, LSA_OVERSAMPLE, LSA_RANK, SEED, default
 from raglab.text.tokens import count_words, identifiers, tokenize, word_offsets
 
 if TYPE_CHECKING:  # raglab.embedding.neural loads tokenizers and safetensors: only when used
@@ -205,6 +205,9 @@ class Indexes:
         self.stem = stem
         self.analyzer = analyzer
         self.windows = windows
+        #: The most LSA windows fitted on (:func:`raglab.embedding.lsa.capped_windows`); set
+        #: before the windows are first read.
+        self.max_windows: int = LSA_MAX_WINDOWS
         self.model = model
         self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache(CACHE_SIZE)
         self._question_tokens: dict[str, list[str]] = {}
@@ -254,7 +257,8 @@ class Indexes:
 
     @cached_property
     def lsa_windows(self) -> list[list[str]]:
-        """The LSA training windows: evenly spaced runs of words over the whole corpus, tokenised."""
+        """The LSA training windows: evenly spaced runs of words over the whole corpus, tokenised;
+        at most ``max_windows`` of them (:func:`raglab.embedding.lsa.window_ranges`)."""
         # The corpus's words are numbered across pages; each window is a range of those numbers,
         # tokenised page piece by page piece. Tokens never cross whitespace, so a window's tokens
         # equal those of its words joined by spaces, without a list of every word of the corpus.
@@ -263,9 +267,7 @@ class Indexes:
         first_word = np.concatenate([[0], np.cumsum(counts)])
         n = int(first_word[-1])
         count = self.windows if self.windows is not None else window_count(n)
-        ranges = [
-            cast(range, r) for r in even_windows(range(n), count=count, size=LSA_WINDOW_WORDS)
-        ]
+        ranges = window_ranges(n, count=count, cap=self.max_windows)
         starts = np.array([r.start for r in ranges], dtype=np.int64)
         stops = np.array([r.stop for r in ranges], dtype=np.int64)
         windows: list[list[str]] = [[] for _ in ranges]
