@@ -63,7 +63,7 @@ PHASES = (
     "chunk_files",
     "count_chunks",
     "chain_transpose_times",
-    "encode_rows",
+    "encode_batches",
     "search_shard_grid",
     "per_query_values",
 )
