@@ -70,13 +70,16 @@ def encode_on_cluster(
     texts: Sequence[str],
     *,
     batch_size: int = 32,
-    batches_a_task: int = CLUSTER_NEURAL_BATCHES_A_TASK,
+    batches_a_task: int | None = None,
 ) -> Float32Array:
     """``model.encode(texts, batch_size=batch_size, normalize=False)``, the same batches run
-    ``batches_a_task`` to a task on the workers: (len(texts), dim) float32, rows in the order of
-    ``texts``. ceil(ceil(len(texts) / batch_size) / batches_a_task) tasks."""
+    ``batches_a_task`` to a task on the workers (None: ``CLUSTER_NEURAL_BATCHES_A_TASK``, 64):
+    (len(texts), dim) float32, rows in the order of ``texts``.
+    ceil(ceil(len(texts) / batch_size) / batches_a_task) tasks."""
     from raglab.embedding.neural.encoder import plan_batches
 
+    if batches_a_task is None:
+        batches_a_task = CLUSTER_NEURAL_BATCHES_A_TASK
     check_positive_int("batches_a_task", batches_a_task)
     ids, batches = plan_batches(model, texts, batch_size)
     groups = [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
