@@ -9,6 +9,7 @@ block, fewer blocks than workers, more), and each question's top 10 by LSA equal
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from raglab.distributed.lsa import (
     fit_lsa_on_cluster,
     term_block,
     term_ranges,
+    window_ids,
 )
 from raglab.distributed.pipeline import prime_lsa
 from raglab.embedding.lsa import capped_windows, fit_lsa, term_window_matrix, unit_rows
@@ -42,8 +44,9 @@ def test_blocked_lsa_matches_one_machine(
     )
 
     A, vocabulary, _ = term_window_matrix(windows)
+    ids, offsets = window_ids(windows, vocabulary)
     for a, b in term_ranges(A.shape[0], blocks)[::2]:
-        block, _ = term_block(windows, vocabulary.terms[a:b])
+        block, _ = term_block(ids, offsets, a, vocabulary.terms[a:b])
         want = A.tocsr()[a:b]
         got = block.tocsr()
         assert np.array_equal(got.indptr, want.indptr)
@@ -77,8 +80,9 @@ def test_the_chain_continues_the_single_product(handbook: Lab) -> None:
     want = np.asarray(A.T @ Y)
     running = None
     summed = np.zeros_like(want)
+    ids, offsets = window_ids(windows, vocabulary)
     for a, b in term_ranges(A.shape[0], 3):
-        block = term_block(windows, vocabulary.terms[a:b])
+        block = term_block(ids, offsets, a, vocabulary.terms[a:b])
         given = None if running is None else running.copy()
         out = chain_transpose_times(block, Y[a:b], running)
         if running is not None:  # the input is left as it was (a task may be run again)
@@ -105,3 +109,23 @@ def test_a_capped_fit_on_the_cluster_is_the_single_machines(client: Any, handboo
     for name in ("idf", "U", "s", "Vt"):
         assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
     assert got.frobenius_sq == want.frobenius_sq
+
+
+def test_the_windows_travel_as_their_token_columns(handbook: Lab) -> None:
+    """Oracle: the handbook's windows themselves. window_ids gives every token's column in the
+    sorted vocabulary as int32 (4 bytes a token) with each window's start, and reading each
+    window back through the vocabulary gives its tokens; a block built from them over the
+    middle third of the terms is that third of A's rows, bit for bit."""
+    windows = handbook.indexes.lsa_windows
+    A, vocabulary, _ = term_window_matrix(windows)
+    ids, offsets = window_ids(windows, vocabulary)
+    assert ids.dtype == np.int32 and ids.shape == (sum(len(w) for w in windows),)
+    assert offsets.shape == (len(windows) + 1,)
+    for w, (a, z) in enumerate(itertools.pairwise(offsets.tolist())):
+        assert [vocabulary.terms[i] for i in ids[a:z].tolist()] == windows[w]
+    lo, hi = A.shape[0] // 3, 2 * A.shape[0] // 3
+    block, _ = term_block(ids, offsets, lo, vocabulary.terms[lo:hi])
+    want = A.tocsr()[lo:hi]
+    got = block.tocsr()
+    assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
+    assert got.data.tobytes() == want.data.tobytes()

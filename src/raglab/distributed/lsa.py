@@ -5,8 +5,9 @@
 same algorithm with A cut into row blocks A_1, ..., A_r of consecutive terms (of the sorted
 vocabulary), each built and held by a worker:
 
-1. **Workers** (:func:`term_block`): every worker receives the windows once; block b weights
-   its own terms, ``tfidf_matrix`` over the windows restricted to them. A term's idf is
+1. **Workers** (:func:`term_block`): every worker receives the windows once, as the columns
+   of their tokens in the sorted vocabulary (:func:`window_ids`, int32: 4 bytes a token where
+   Python strings held about 60); block b weights its own terms, ``tfidf_matrix`` over the windows restricted to them. A term's idf is
    ln(n / df), and its df counts the windows in its row, so a block needs no other block's
    statistics: its rows are the single-machine A's rows, bit for bit.
 2. **Client**: Omega (n, l) from ``seed`` (:func:`raglab.embedding.sketch.seeded_matrix`), as there.
@@ -28,7 +29,7 @@ Every step is the single machine's, in the same order, so the model (U, s, Vt, i
 ||A||_F^2) equals :func:`raglab.embedding.lsa.fit_lsa`'s bit for bit (``tests/distributed``), and the
 command line's ``--workers`` fits LSA here.
 
-What moves: the windows' tokens once to each worker; per product A X, the (n, l) sketch to every
+What moves: the windows' token columns once to each worker; per product A X, the (n, l) sketch to every
 worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it (inside the task, by way of the scheduler) and
 the (n, l) running sums from block to block, once. The client holds A's vocabulary and the thin
 sketches, never A.
@@ -45,14 +46,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
-from raglab.base.ranking import FloatArray
+from raglab.base.ranking import FloatArray, IntArray
 from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
+
+#: Token columns as they travel: 4 bytes each.
+Int32Array = npt.NDArray[np.int32]
 
 __all__ = [
     "BlockedTermMatrix",
@@ -60,6 +65,7 @@ __all__ = [
     "fit_lsa_on_cluster",
     "term_block",
     "term_ranges",
+    "window_ids",
 ]
 
 
@@ -71,12 +77,41 @@ def term_ranges(n_terms: int, n_blocks: int) -> list[tuple[int, int]]:
 
 
 def term_block(
-    windows: Sequence[Sequence[str]], terms: Sequence[str]
+    ids: Int32Array, offsets: IntArray, start: int, terms: Sequence[str]
 ) -> tuple[SparseMatrix, FloatArray]:
     """Task: the rows of A for ``terms`` (CSC, len(terms) x n_windows, the single A's layout)
-    and their idf."""
+    and their idf.
+
+    The windows arrive as :func:`window_ids`: every token's column in the sorted vocabulary,
+    window after window (``ids``, int32), and each window's first token (``offsets``, n + 1).
+    ``terms`` are the columns ``start`` .. ``start + len(terms) - 1``. Each window is rebuilt as
+    the list of its tokens among ``terms``, in their order, and weighted by ``tfidf_matrix`` with
+    ``terms`` as the vocabulary, which ignores every other token: the same counts, idf and
+    products as the whole windows give, bit for bit."""
+    stop = start + len(terms)
+    ours = (ids >= start) & (ids < stop)
+    kept = np.zeros(ids.shape[0] + 1, dtype=np.int64)
+    np.cumsum(ours, out=kept[1:])
+    bounds = kept[offsets]
+    local = ids[ours] - start
+    windows = [
+        [terms[i] for i in local[int(a) : int(z)].tolist()] for a, z in itertools.pairwise(bounds)
+    ]
     weighted, idf = tfidf_matrix(windows, vocabulary=Vocabulary(tuple(terms)))
     return weighted.T, idf
+
+
+def window_ids(
+    windows: Sequence[Sequence[str]], vocabulary: Vocabulary
+) -> tuple[Int32Array, IntArray]:
+    """The windows as the workers receive them: every token's column in ``vocabulary`` (which
+    holds every token), window after window, int32 (4 bytes a token, where a list of Python
+    strings costs about 60), and each window's first position, (n + 1,) int64."""
+    get = vocabulary.mapping.__getitem__
+    offsets = np.zeros(len(windows) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in windows], out=offsets[1:])
+    ids = np.fromiter((get(t) for w in windows for t in w), dtype=np.int32, count=int(offsets[-1]))
+    return ids, offsets
 
 
 def _times(block: tuple[SparseMatrix, FloatArray], X: FloatArray) -> FloatArray:
@@ -138,10 +173,15 @@ class BlockedTermMatrix:
         self.shape = (len(self.vocabulary), len(windows))
         self.ranges = term_ranges(self.shape[0], blocks)
         # Held as long as the blocks: a block lost with its worker is built again from it.
-        sent = self._windows = share(client, [list(w) for w in windows])
+        # Sent as columns, not strings: every worker holds a copy, 4 bytes a token.
+        ids, offsets = window_ids(windows, self.vocabulary)
+        sent_ids = self._ids = share(client, ids)
+        sent_offsets = self._offsets = share(client, offsets)
+        del ids
         terms = self.vocabulary.terms
         self._blocks = [
-            client.submit(term_block, sent, terms[a:b], pure=False) for a, b in self.ranges
+            client.submit(term_block, sent_ids, sent_offsets, a, terms[a:b], pure=False)
+            for a, b in self.ranges
         ]
 
     def times(self, X: FloatArray) -> FloatArray:
