@@ -7,9 +7,9 @@
 // All the maths runs here, so no slider waits on it in the page. Answers are kept in a bounded
 // cache (base/lru.js, site.json's engine.answer_cache entries). The neural vectors
 // (data/neural.bin) load with the data, the sentences' (the cosine reader's) on first need, the
-// weights only when a typed text, or a chunking other than the lab's own, needs encoding. The data starts loading as the Worker starts,
-// and once the page is ready, while no request waits, the Worker computes what a visitor's first
-// clicks ask for (warmUps).
+// weights only when a typed text, or a chunking other than the lab's own, needs encoding. The
+// data starts loading as the Worker starts, and once the page is ready, while no request waits,
+// the Worker computes what a visitor's first clicks ask for (warmUps).
 
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
