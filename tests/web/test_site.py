@@ -385,6 +385,10 @@ def test_a_typed_question_is_encoded_in_the_tab_within_the_float16_error(
 #: vector cache does; the others are encoded in the tab from the float16 weights.
 OTHER = {"method": "heading", "size": 90}
 #: Runs over it with each neural first stage, the reranker and the cosine reader.
+#: What float16 weights cost a chunk's cosine with a labelled question: texts longer than the
+#: reference's move further, docs/design.md measures 2.91e-4 at most over every fixed chunk of
+#: 128 words (135 chunks, 80 questions) and 2.22e-4 over :data:`OTHER`'s new chunks.
+FLOAT16_CHUNK_COSINE = 3e-4
 OTHER_RUNS = (
     _run(retriever="neural", chunker="heading", size=90),
     _run(retriever="neural-score", chunker="heading", size=90, rerank=False),
@@ -423,7 +427,7 @@ def test_a_neural_run_at_another_chunking_is_encoded_in_the_tab_within_the_float
     questions = np.stack([served_lab.indexes.query_vector(q) for q in served_lab.questions])
     server = questions.astype(np.float64) @ cs.neural.vectors.astype(np.float64).T
     mine = questions.astype(np.float64) @ vectors.T
-    assert float(np.abs(mine - server).max()) <= FLOAT16_ERROR
+    assert float(np.abs(mine - server).max()) <= FLOAT16_CHUNK_COSINE
     # Equal rankings up to swaps of near-ties: two chunks change places only where the
     # server's cosines lie within twice the bound (each moves by at most the bound).
     n = len(cs)
@@ -434,7 +438,7 @@ def test_a_neural_run_at_another_chunking_is_encoded_in_the_tab_within_the_float
         ranks = place[by_server]
         a, b = np.nonzero(np.triu(ranks[:, None] > ranks[None, :], 1))
         gaps = theirs[by_server[a]] - theirs[by_server[b]]
-        assert (gaps <= 2 * FLOAT16_ERROR).all(), gaps.max()
+        assert (gaps <= 2 * FLOAT16_CHUNK_COSINE).all(), gaps.max()
 
 
 def test_neural_runs_at_another_chunking_answer_as_the_servers_do(
