@@ -206,6 +206,14 @@ SITE_ANSWER_CACHE: Final = 64
 #: float16 halves the download (45 MB against 90 MB) for a measured cost in the vectors
 #: (docs/design.md#the-in-tab-engine).
 SITE_WEIGHTS_DTYPE: Final = "float16"
+#: Chunk sets whose neural vectors the tab keeps after encoding them (a chunking other than the
+#: lab's own, engine/exhibits/neural.js, least recently used dropped first): 8 sets of the
+#: handbook's at most ~850 chunks are ~10 MB of float32.
+SITE_NEURAL_CHUNK_SETS: Final = 8
+#: What the page's progress line says while the tab fetches the weights and while it encodes a
+#: chunking's chunks ("Computing ... in this tab: done of total").
+SITE_PROGRESS_WEIGHTS: Final = "the neural model's weights"
+SITE_PROGRESS_CHUNKS: Final = "the neural vectors of this chunking's new chunks"
 
 #: Threads for the work spread across cores (BM25's ``search_many``, BLAS while encoding):
 #: "auto" takes the cores free now, at most the environment's share per process, at least 1

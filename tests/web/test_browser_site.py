@@ -30,7 +30,7 @@ from raglab.pipeline.retrieval import (
     resolve,
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
-from raglab.settings import READER_THRESHOLDS
+from raglab.settings import READER_THRESHOLDS, SITE_PROGRESS_CHUNKS, SITE_PROGRESS_WEIGHTS
 from tests.web.conftest import _wait_for, free_port
 from tests.web.pages import LAPTOP, PHONE, expect_bm25_example, expect_lsa_exhibit, f3
 
@@ -198,7 +198,7 @@ def test_the_tab_shows_the_servers_neural_numbers_and_encodes_a_typed_question(
     page.locator("#neural-search-form button").click()
     expect(page.locator("#neural-search-results tbody tr")).to_have_count(5, timeout=120_000)
     line = page.locator("#tab-progress")
-    assert line.get_attribute("data-what") == "the neural model's weights"
+    assert line.get_attribute("data-what") == SITE_PROGRESS_WEIGHTS
     assert line.get_attribute("data-done") == line.get_attribute("data-total")
     bar = line.locator("progress")
     assert bar.get_attribute("value") == bar.get_attribute("max")
@@ -207,6 +207,32 @@ def test_the_tab_shows_the_servers_neural_numbers_and_encodes_a_typed_question(
     expect(first).to_have_attribute("data-chunk", expected["chunk"])
     shown = float(first.locator("td.score").inner_text())
     assert abs(shown - expected["score"]) <= 5e-3, (shown, expected["score"])
+    assert foreign == [], f"requests to other hosts: {foreign}"
+    assert errors == []
+    page.context.close()
+
+
+def test_a_neural_run_at_another_chunking_is_encoded_in_the_tab(
+    browser: Browser, site_url: str, lab: Lab
+) -> None:
+    # Heading chunks of at most 90 words: some are texts the site ships no vector for.
+    settings = RunSettings(chunker="heading", size=90, retriever="neural", rerank=False, mmr=False)
+    result = run_pipeline(lab, settings)
+    page, foreign, errors = open_site(browser, site_url, LAPTOP)
+    page.locator("#run-button").scroll_into_view_if_needed()
+    page.locator("#run-chunker").select_option("heading")
+    page.locator("#run-size").fill("90")
+    page.locator("#run-retriever").select_option("neural")
+    page.locator("#run-rerank").uncheck()
+    page.locator("#run-button").click()
+    # The weights fetched, then the new chunks encoded, the progress line saying so meanwhile.
+    expect(page.locator("#tab-progress")).to_contain_text(
+        f"Computing {SITE_PROGRESS_CHUNKS} in this tab", timeout=120_000
+    )
+    expect(page.locator("#run-accuracy")).to_have_text(
+        f"{result.correct} of {result.n} = {result.accuracy:.3f}", timeout=300_000
+    )
+    expect(page.locator(".tab-missing")).to_have_count(0)
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
     page.context.close()

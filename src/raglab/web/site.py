@@ -58,6 +58,9 @@ from raglab.settings import (
     SITE_ANSWER_CACHE,
     SITE_MAX_CHUNKS,
     SITE_MAX_TEXT_BYTES,
+    SITE_NEURAL_CHUNK_SETS,
+    SITE_PROGRESS_CHUNKS,
+    SITE_PROGRESS_WEIGHTS,
     SITE_WEIGHTS_DTYPE,
     WILSON_Z,
 )
@@ -79,8 +82,8 @@ WEIGHTS_FILE = "data/neural-weights.bin"
 TOKENIZER_FILE = "data/tokenizer.json"
 #: What a site without the neural files lacks, said on the page (meta's ``site.lacks``).
 LACKS = ("the neural embedding's vectors and weights (the neural rows, panel and reader)",)
-#: What a site with them still lacks: vectors of the chunk sets other than the lab's own.
-LACKS_NEURAL = ("the neural vectors of chunker settings other than the lab's own",)
+#: What a site with them still lacks: nothing (another chunking's vectors are encoded in the tab).
+LACKS_NEURAL: tuple[str, ...] = ()
 
 
 def text_bytes(corpus: Corpus) -> int:
@@ -247,6 +250,10 @@ def neural_vectors(lab: Lab) -> tuple[dict[str, Any], FloatArray32, FloatArray32
         "sentences": sentences,
         # Exhibit III's costs as the build machine measured them (the encoding time is timed).
         "costs": neural_costs(lab),
+        # Another chunking's chunks are encoded in the tab: how many sets it keeps, and what
+        # the progress line says meanwhile.
+        "chunk_sets": SITE_NEURAL_CHUNK_SETS,
+        "progress": {"weights": SITE_PROGRESS_WEIGHTS, "chunks": SITE_PROGRESS_CHUNKS},
     }
     return section, vectors, encoded(sentences)
 

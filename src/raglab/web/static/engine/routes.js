@@ -5,8 +5,8 @@
 // from data/site.json (src/raglab/web/site.py) and, for the neural numbers, data/neural.bin
 // (attached by the caller, exhibits/neural.js's attachNeural). A route whose stages are not in
 // the tab answers 501 with a sentence saying so; a typed text with no neural vector throws
-// NeedsEncoding, and the caller encodes it and asks again. worker.js runs this in a Web Worker;
-// Node's tests call answer() directly.
+// NeedsEncoding (a chunk set other than the lab's own NeedsChunkVectors), and the caller encodes
+// it and asks again. worker.js runs this in a Web Worker; Node's tests call answer() directly.
 
 import { fixedOf, Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";

@@ -7,13 +7,21 @@
 // All the maths runs here, so no slider waits on it in the page. Answers are kept in a bounded
 // cache (base/lru.js, site.json's engine.answer_cache entries). The neural vectors
 // (data/neural.bin) load with the data, the sentences' (the cosine reader's) on first need, the
-// weights only when a typed text needs encoding. The data starts loading as the Worker starts,
-// and once the page is ready, while no request waits, the Worker computes what a visitor's first
-// clicks ask for (warmUps).
+// weights only when a typed text, or a chunking other than the lab's own, needs encoding. The
+// data starts loading as the Worker starts, and once the page is ready, while no request waits,
+// the Worker computes what a visitor's first clicks ask for (warmUps).
 
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
-import { NeedsEncoding, addVector, attachNeural, attachSentences, hasSentences } from "./exhibits/neural.js";
+import {
+  NeedsChunkVectors,
+  NeedsEncoding,
+  addChunkVectors,
+  addVector,
+  attachNeural,
+  attachSentences,
+  hasSentences,
+} from "./exhibits/neural.js";
 import { encode } from "./embedding/neural/encoder.js";
 import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
@@ -68,7 +76,7 @@ function loadEncoder(data, progress) {
     encoder = (async () => {
       const [tokenizer, buffer] = await Promise.all([
         fetched(w.tokenizer).then((r) => r.json()),
-        download(w.file, w.bytes, (done, total) => progress(done, total, "the neural model's weights")),
+        download(w.file, w.bytes, (done, total) => progress(done, total, data.neural.progress.weights)),
       ]);
       return { tokenizer: wordPieceTokenizer(tokenizer, w.max_seq_length), weights: loadWeights(buffer) };
     })();
@@ -79,12 +87,31 @@ function loadEncoder(data, progress) {
   return encoder;
 }
 
-/** The route's answer, each typed text it lacks a vector for encoded here first. */
+/** The vectors of the chunks `need` (a NeedsChunkVectors) lacks, encoded one text at a time
+ * with progress (the Python encoder's batches change a vector by BLAS's rounding only, ~1e-7,
+ * and this encoder sums in float64 text by text, so no batching is copied), then kept. */
+async function encodeChunks(data, need, progress) {
+  const { tokenizer, weights } = await loadEncoder(data, progress);
+  const what = data.neural.progress.chunks;
+  const encoded = new Map();
+  progress(0, need.missing.length, what);
+  for (const text of need.missing) {
+    encoded.set(text, encode(tokenizer, weights, text));
+    progress(encoded.size, need.missing.length, what);
+  }
+  addChunkVectors(data, need, encoded);
+}
+
+/** The route's answer, each typed text and chunk it lacks a vector for encoded here first. */
 async function compute(data, url, progress, request) {
   for (;;) {
     try {
       return answer(data, url, progress, request);
     } catch (error) {
+      if (error instanceof NeedsChunkVectors) {
+        await encodeChunks(data, error, progress);
+        continue;
+      }
       if (!(error instanceof NeedsEncoding)) throw error;
       if (!hasSentences(data)) {
         attachSentences(data, await (await fetched(data.neural.sentences_file)).arrayBuffer());
@@ -102,7 +129,9 @@ async function compute(data, url, progress, request) {
 // progress): each is computed once the Worker has been idle for
 // WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches, so the click finds it done.
 // It starts once the page says it is ready, so the page's own first requests never wait on it;
-// a request arriving meanwhile waits for at most the one step under way.
+// a request arriving meanwhile waits for at most the one step under way. Each step's answer is
+// kept in the answer cache under the key its own request has, and the Worker posts
+// {warmed: {done, total, url}} after each (the page ignores it; tests/web/site_warmup.mjs reads it).
 function warmUps(data) {
   const retrievers = data.meta.settings.find((s) => s.name === "retriever");
   const others = retrievers.choices.filter((r) => r !== retrievers.default);
@@ -133,12 +162,21 @@ function warmUpLater() {
     if (warmed >= steps.length) return;
     const [method, url, body] = steps[warmed++];
     try {
-      answer(data, url, () => {}, { method, body });
+      answers.set(keyOf(method, url, body), answer(data, url, () => {}, { method, body }));
     } catch {
       // Nothing to keep: the visitor's own request computes it and says what went wrong.
     }
+    postMessage({ warmed: { done: warmed, total: steps.length, url } });
     warmUpLater();
   }, WARM_UP_IDLE_MS);
+}
+
+/** The answer cache's key of a request. */
+const keyOf = (method, url, body) => `${method} ${url} ${JSON.stringify(body)}`;
+
+/** The cached answer to a request, or undefined (for tests: what the warm-up left). */
+export function cachedAnswer(method, url, body = null) {
+  return answers === null ? undefined : answers.get(keyOf(method, url, body));
 }
 
 load().catch(() => {}); // a failed load is reported to the first request
@@ -152,7 +190,7 @@ self.onmessage = async (event) => {
     return;
   }
   const { id, url, method = "GET", body = null } = event.data;
-  const key = `${method} ${url} ${JSON.stringify(body)}`;
+  const key = keyOf(method, url, body);
   busy += 1;
   clearTimeout(warmTimer);
   try {

@@ -8,8 +8,13 @@
 // data/neural-sentences.bin those of `neural.sentences` (the quotable sentences), all encoded by
 // the Python encoder. A text with no vector throws NeedsEncoding: the Worker attaches the
 // sentences' file if it has not yet, else encodes the text (a question the learner typed) with
-// the JavaScript encoder (embedding/neural/) from the weights file, and asks again.
+// the JavaScript encoder (embedding/neural/) from the weights file, and asks again. A chunk set
+// other than the lab's own throws NeedsChunkVectors: the Worker encodes the chunks whose text
+// has no vector yet (a chunk whose text is a shipped one reuses its vector, as the server's
+// per-text vector cache does), addChunkVectors keeps the set's vectors (an LRU of site.json's
+// `neural.chunk_sets` sets), and it asks again.
 
+import { LruCache } from "../base/lru.js";
 import { topK } from "../base/topk.js";
 import { firstRelevantRank } from "../metrics/measures.js";
 import { chunkRow, defaultOf } from "./lab.js";
@@ -43,12 +48,25 @@ function byText(buffer, texts, skip, dim, file) {
   return [all, texts.map((t, i) => [t, all.subarray((skip + i) * dim, (skip + i + 1) * dim)])];
 }
 
+/** A chunk set `cs` lacking neural vectors: the caller encodes `missing` (the texts of its
+ * chunks with no vector yet, each once), gives them to addChunkVectors and asks again. */
+export class NeedsChunkVectors extends Error {
+  constructor(cs, missing) {
+    super(`the neural vectors of ${missing.length} chunks of the ${cs.key.method} chunker at size ${cs.key.size} are not encoded yet`);
+    this.key = cs.key;
+    this.texts = cs.chunks.map((c) => c.text);
+    this.missing = missing;
+  }
+}
+
 /** Attach the vectors of data/neural.bin (an ArrayBuffer) to the site's `data`. */
 export function attachNeural(data, buffer) {
   const section = data.neural;
   const dim = section.dim;
   const [all, rows] = byText(buffer, section.texts, section.chunks, dim, section.file);
-  STATE.set(data, { section, dim, chunks: all.subarray(0, section.chunks * dim), texts: new Map(rows), sentences: false });
+  const chunks = all.subarray(0, section.chunks * dim);
+  const chunkSets = new LruCache(section.chunk_sets);
+  STATE.set(data, { section, dim, chunks, texts: new Map(rows), sentences: false, chunkSets, chunkTexts: null });
 }
 
 /** Whether the quotable sentences' vectors (data/neural-sentences.bin) are attached. */
@@ -87,19 +105,49 @@ export function textVector(data, text) {
   return v;
 }
 
-/** The chunk vectors of chunk set `cs` ((n, dim), row-major), refused (Lacking) for a chunk set
- * other than the lab's own, the only one the site ships. */
-export function chunkVectors(data, cs) {
-  const s = state(data);
+const keyOf = (key) => `${key.method} ${key.size} ${key.overlap ?? null}`;
+
+/** Each shipped chunk text's vector (the lab's own chunk set `own`'s), found on first use. */
+function shippedChunkTexts(s, own) {
+  if (s.chunkTexts === null) {
+    s.chunkTexts = new Map();
+    own.chunks.forEach((c, j) => {
+      if (!s.chunkTexts.has(c.text)) s.chunkTexts.set(c.text, s.chunks.subarray(j * s.dim, (j + 1) * s.dim));
+    });
+  }
+  return s.chunkTexts;
+}
+
+/** The chunk vectors of chunk set `cs` of `lab` ((n, dim), row-major): the shipped ones for the
+ * lab's own chunking, else the set's kept once encoded (NeedsChunkVectors thrown until then). */
+export function chunkVectors(lab, cs) {
+  const s = state(lab.data);
   const want = s.section.chunking;
   const { key } = cs;
-  if (key.method !== want.method || key.size !== want.size || (key.overlap ?? null) !== (want.overlap ?? null)) {
-    throw new Lacking(
-      `the neural vectors of the ${key.method} chunker at size ${key.size} are not in this static site ` +
-        `(it holds the ${want.method} chunker's at size ${want.size}); run raglab serve for them`,
-    );
+  if (key.method === want.method && key.size === want.size && (key.overlap ?? null) === (want.overlap ?? null)) {
+    return s.chunks;
   }
-  return s.chunks;
+  const kept = s.chunkSets.get(keyOf(key));
+  if (kept !== undefined) return kept;
+  const known = shippedChunkTexts(s, lab.chunkSet());
+  const missing = [...new Set(cs.chunks.map((c) => c.text))].filter((t) => !known.has(t) && !s.texts.has(t));
+  if (missing.length) throw new NeedsChunkVectors(cs, missing);
+  addChunkVectors(lab.data, new NeedsChunkVectors(cs, missing), new Map());
+  return s.chunkSets.get(keyOf(key));
+}
+
+/** Keep the vectors of the chunk set that `need` (a NeedsChunkVectors) names: `encoded` a Map
+ * text -> unit Float32Array of each of its missing texts, the shipped vectors for the others. */
+export function addChunkVectors(data, need, encoded) {
+  const s = state(data);
+  const { dim } = s;
+  const vectors = new Float32Array(need.texts.length * dim);
+  need.texts.forEach((t, j) => {
+    const v = encoded.get(t) ?? s.chunkTexts?.get(t) ?? s.texts.get(t);
+    if (v === undefined) throw new Error(`no neural vector for chunk ${j} of the ${need.key.method} chunker`);
+    vectors.set(v, j * dim);
+  });
+  s.chunkSets.set(keyOf(need.key), vectors);
 }
 
 /** q . v in float64 over `dim` entries of two Float32Arrays (v from `at`), clipped to [-1, 1]. */
@@ -112,7 +160,7 @@ function cosine(q, v, at, dim) {
 /** The neural cosine of `text` with each chunk of `cs` (Float64Array). */
 export function neuralScores(lab, cs, text) {
   const { data } = lab;
-  const vectors = chunkVectors(data, cs);
+  const vectors = chunkVectors(lab, cs);
   const q = textVector(data, text);
   const dim = data.neural.dim;
   const scores = new Float64Array(cs.length);
@@ -144,7 +192,7 @@ export function neuralSearch(lab, cs, text, { k }) {
  * _cosines for a neural first stage). */
 export function neuralCosines(lab, cs, text, candidates) {
   const { data } = lab;
-  const vectors = chunkVectors(data, cs);
+  const vectors = chunkVectors(lab, cs);
   const q = textVector(data, text);
   const dim = data.neural.dim;
   return candidates.map((i) => cosine(q, vectors, i * dim, dim));
