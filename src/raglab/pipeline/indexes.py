@@ -18,8 +18,8 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25.index import BM25Index
-from raglab.chunking.chunk import Chunk, ChunkIndex
-from raglab.chunking.chunkers import chunk_pages
+from raglab.chunking.chunk import Chunk
+from raglab.chunking.table import ChunkTable
 from raglab.corpus.pages import Corpus
 from raglab.corpus.questions import Question, QuestionSet
 from raglab.embedding.lsa import LSAModel, even_windows, fit_lsa, unit_rows, window_count
@@ -53,10 +53,12 @@ class ChunkSet:
     def __init__(self, indexes: Indexes, key: ChunkingKey) -> None:
         self.key = key
         self.indexes = indexes
-        self.chunks = ChunkIndex(
-            chunk_pages(indexes.corpus, method=key.method, size=key.size, overlap=key.overlap)
+        # Offsets and word counts only: a chunk is made from its page when it is read, so the
+        # chunks' texts are never held beside the pages' (ChunkTable).
+        self.chunks = ChunkTable(
+            indexes.corpus.pages, method=key.method, size=key.size, overlap=key.overlap
         )
-        self.n_words = np.fromiter((c.n_words for c in self.chunks), np.int64, len(self.chunks))
+        self.n_words = self.chunks.n_words
         self._relevance: dict[str, dict[int, float]] = {}
         for q in indexes.questions:
             self._relevance[q.id] = self._relevant(q)
@@ -69,7 +71,9 @@ class ChunkSet:
                     hits[i] = 1.0
             return hits
         if q.pages:
-            return {c.index: float(q.pages[c.page_id]) for c in self.chunks if c.page_id in q.pages}
+            # In chunk order, as a pass over every chunk would give them.
+            rows = sorted(i for page in q.pages for i in self.chunks.rows_of(page))
+            return {i: float(q.pages[self.chunks.page_id(i)]) for i in rows}
         return {}
 
     def relevance(self, q: Question) -> Relevance:
