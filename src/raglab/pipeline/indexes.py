@@ -1,8 +1,10 @@
 """A lab's retrieval indexes: everything built from its pages and questions to retrieve with.
 
 One job: build, once and on first use, what retrieval reads: the chunkings (:class:`ChunkSet`,
-one per chunker setting, each with its chunks' tokens, BM25 statistics, LSA projections, neural
-vectors, TF-IDF rows and reranker fields, and the relevance of every chunk to every question),
+one per chunker setting, each with its chunks as offsets into the pages,
+:class:`~raglab.chunking.table.ChunkTable`, and their tokens, BM25 statistics, LSA
+projections, neural vectors, TF-IDF rows and reranker fields, and the relevance of every chunk
+to every question),
 the retrieval tokens of questions, the LSA model and the neural model with the questions'
 vectors. :class:`Indexes` holds them for one lab (:attr:`raglab.pipeline.lab.Lab.indexes`); the
 lab itself holds the data they are built from. Nothing here computes a result an exhibit shows.
