@@ -9,15 +9,19 @@ Cranfield; the constants of raglab.settings for the options' defaults.
 from __future__ import annotations
 
 import argparse
+import gc
 import shutil
 import socket
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 import raglab.pipeline.retrieval as retrieval_module
+from raglab.chunking.chunk import Chunk
+from raglab.chunking.chunkers import chunk_pages
 from raglab.cli._cluster import add_cluster_options, cluster_lab, connect_options
 from raglab.cli.main import build_parser, main
 from raglab.cli.run import settings_from, split_from
@@ -161,6 +165,43 @@ def test_a_bm25_run_on_the_cluster_builds_no_table_of_every_chunk_on_the_client(
     whole = {"tokens", "lsa_projections", "tfidf", "identifiers", "title_terms"}
     assert held & whole == set()
     assert result == run_pipeline(Lab(handbook.corpus, handbook.questions), settings, split=split)
+
+
+def _reachable(root: object) -> list[object]:
+    """Every object reachable from ``root`` by references (gc's referents), ``root`` included."""
+    seen = {id(root)}
+    todo, found = [root], [root]
+    while todo:
+        for child in gc.get_referents(todo.pop()):
+            if id(child) not in seen and not isinstance(child, type | ModuleType):
+                seen.add(id(child))
+                todo.append(child)
+                found.append(child)
+    return found
+
+
+def test_a_bm25_run_on_the_cluster_holds_no_chunk_or_chunk_text_on_the_client(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the chunks the chunker makes of the handbook (``chunk_pages``). Once a bm25 run
+    with the reranker is done on the cluster, nothing the client's lab holds is a chunk or a
+    chunk's text (a str equal to one, that is not a whole page's text): its chunking holds
+    offsets and word counts (ChunkTable), and the chunks the run read were made and let go."""
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
+    args = build_parser("run").parse_args(["run", "--retriever", "bm25", *_address(client)])
+    settings = settings_from(args)
+    first = settings.retrieval
+    with cluster_lab(args, first, rerank=first, run=(settings, split_from(args))) as lab:
+        run_pipeline(lab, settings, split=split_from(args))
+        gc.collect()
+        held = _reachable(lab)
+    key = first.chunking.resolved()
+    made = chunk_pages(lab.corpus, method=key.method, size=key.size, overlap=key.overlap)
+    pages = {page.text for page in lab.corpus}
+    texts = {c.text for c in made} - pages
+    assert len(lab.indexes.chunk_set(first.chunking)) == len(made)
+    assert [o for o in held if isinstance(o, Chunk)] == []
+    assert [o for o in held if isinstance(o, str) and o in texts] == []
 
 
 def test_a_run_the_questions_cannot_feed_stops_before_the_cluster_works(

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from raglab.chunking.chunkers import chunk_pages
+from raglab.chunking.table import ChunkTable
+from raglab.corpus.questions import Question, QuestionSet
 from raglab.pipeline.indexes import ChunkSet, TermStatistics
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
@@ -74,3 +77,38 @@ def test_without_term_statistics_the_rows_come_from_the_whole_table(handbook_lab
     rows = cs.tfidf_rows(idx)
     assert "tfidf" in vars(cs)
     assert (rows != cs.tfidf[idx]).nnz == 0
+
+
+def test_a_chunking_holds_offsets_and_its_relevance_is_a_pass_over_every_chunk(
+    handbook_lab: Lab,
+) -> None:
+    """Oracle: the relevance a pass over every chunk of ``chunk_pages`` gives (each chunk of a
+    relevant page at the page's grade, in chunk order; each chunk holding a span whole), for
+    page-labelled questions on the handbook's pages and for its own passage-labelled ones. The
+    chunking holds no chunk object (ChunkTable)."""
+    pages = list(handbook_lab.corpus)[::3]
+    graded = [
+        Question(f"p{i}", "test", "keyword", "what?", None, pages={p.id: i % 3 + 1 for p in pick})
+        for i, pick in enumerate([pages[:1], pages[4:7], [pages[2], pages[0]], []])
+    ]
+    lab = Lab(handbook_lab.corpus, QuestionSet((*graded, *handbook_lab.questions)))
+    for key in (ChunkingKey().resolved(), ChunkingKey("fixed", 40, 10).resolved()):
+        cs = lab.indexes.chunk_set(key)
+        assert isinstance(cs.chunks, ChunkTable)
+        made = chunk_pages(lab.corpus, method=key.method, size=key.size, overlap=key.overlap)
+        for q in lab.questions:
+            if q.pages is not None:
+                expected = {
+                    c.index: float(q.pages[c.page_id]) for c in made if c.page_id in q.pages
+                }
+            else:
+                expected = {
+                    c.index: 1.0
+                    for c in made
+                    if any(
+                        s.page_id == c.page_id and c.start <= s.start and s.end <= c.end
+                        for s in q.spans
+                    )
+                }
+            got = cs.relevance(q)
+            assert list(got.items()) == list(expected.items()), q.id

@@ -33,6 +33,8 @@ __all__ = [
     "chunk_pages",
     "chunk_sentences",
     "fixed_window_spans",
+    "make_chunk",
+    "page_sections",
 ]
 
 METHODS = ("fixed", "sentence", "heading")
@@ -41,7 +43,8 @@ METHODS = ("fixed", "sentence", "heading")
 # --- validation -----------------------------------------------------------------------------
 
 
-def _page_sections(page: Page) -> tuple[Section, ...]:
+def page_sections(page: Page) -> tuple[Section, ...]:
+    """``page``'s sections, in page order: :func:`make_chunk`'s ``sections``."""
     # A Page built by hand may carry no sections; find them the way the corpus reader does.
     return page.sections or find_sections(page.text, title=page.title)
 
@@ -52,29 +55,42 @@ def _make_chunks(
     """Chunks for every page, in page order, from ``spans_of(page)``'s sorted spans."""
     chunks: list[Chunk] = []
     for page in pages:
-        sections = _page_sections(page)
-        starts = [s.start for s in sections]
+        sections = page_sections(page)
         for position, (start, end) in enumerate(spans_of(page)):
-            k = bisect.bisect_right(starts, start) - 1
-            path = sections[k].path if k >= 0 else (page.title,)
-            text = page.text[start:end]
-            chunks.append(
-                Chunk(
-                    index=len(chunks),
-                    id=f"{page.id}#{position}",
-                    page_id=page.id,
-                    title=page.title,
-                    heading_path=path,
-                    start=start,
-                    end=end,
-                    position=position,
-                    n_words=count_words(text),
-                    updated=page.updated,
-                    status=page.status,
-                    text=text,
-                )
-            )
+            chunks.append(make_chunk(page, sections, len(chunks), position, start, end))
     return chunks
+
+
+def make_chunk(
+    page: Page,
+    sections: Sequence[Section],
+    index: int,
+    position: int,
+    start: int,
+    end: int,
+    n_words: int | None = None,
+) -> Chunk:
+    """The chunk ``page.text[start:end]``, ``position``-th of its page and ``index``-th of its
+    list; ``sections``: :func:`page_sections` of the page, the last one starting at or before
+    ``start`` gives its heading path (the page's title before the first). ``n_words``: the
+    text's word count when known already (None: counted here)."""
+    k = bisect.bisect_right(sections, start, key=lambda s: s.start) - 1
+    path = sections[k].path if k >= 0 else (page.title,)
+    text = page.text[start:end]
+    return Chunk(
+        index=index,
+        id=f"{page.id}#{position}",
+        page_id=page.id,
+        title=page.title,
+        heading_path=path,
+        start=start,
+        end=end,
+        position=position,
+        n_words=count_words(text) if n_words is None else n_words,
+        updated=page.updated,
+        status=page.status,
+        text=text,
+    )
 
 
 # --- fixed windows --------------------------------------------------------------------------
@@ -242,7 +258,7 @@ def _heading_spans(page: Page, max_words: int) -> list[tuple[int, int]]:
     text = page.text
     blocks: list[tuple[int, int]] = []  # trimmed section spans, heading-only ones merged forward
     pending: int | None = None  # start of heading-only sections waiting for a body
-    for section in _page_sections(page):
+    for section in page_sections(page):
         start, end = _trimmed(text, section.start, section.end)
         if start >= end:
             continue

@@ -27,8 +27,10 @@ rows on the client (:meth:`~raglab.pipeline.indexes.ChunkSet.lsa_rows`,
 reduced table, :meth:`~raglab.distributed.bm25.DistributedBM25.term_columns`), so a BM25 run
 builds no table of every chunk there.
 
-What stays on the client, O(chunks): the lab itself (pages, questions, its chunk list for ids,
-relevance, packing and the reader's inputs) and the LSA training windows; for an LSA or fusion
+What stays on the client, O(chunks): the lab itself (pages, questions, and its chunk list for
+ids, relevance, packing and the reader's inputs, held as offsets and word counts,
+:class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
+while a stage reads it) and the LSA training windows; for an LSA or fusion
 first stage the fold-in of every chunk to the LSA space, for a neural one the chunks' vectors
 (docs/distributed.md, "What the client holds"). Fusion and the threshold run there too.
 """

@@ -1,8 +1,10 @@
 """A lab's retrieval indexes: everything built from its pages and questions to retrieve with.
 
 One job: build, once and on first use, what retrieval reads: the chunkings (:class:`ChunkSet`,
-one per chunker setting, each with its chunks' tokens, BM25 statistics, LSA projections, neural
-vectors, TF-IDF rows and reranker fields, and the relevance of every chunk to every question),
+one per chunker setting, each with its chunks as offsets into the pages,
+:class:`~raglab.chunking.table.ChunkTable`, and their tokens, BM25 statistics, LSA
+projections, neural vectors, TF-IDF rows and reranker fields, and the relevance of every chunk
+to every question),
 the retrieval tokens of questions, the LSA model and the neural model with the questions'
 vectors. :class:`Indexes` holds them for one lab (:attr:`raglab.pipeline.lab.Lab.indexes`); the
 lab itself holds the data they are built from. Nothing here computes a result an exhibit shows.
@@ -18,8 +20,8 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25.index import BM25Index
-from raglab.chunking.chunk import Chunk, ChunkIndex
-from raglab.chunking.chunkers import chunk_pages
+from raglab.chunking.chunk import Chunk
+from raglab.chunking.table import ChunkTable
 from raglab.corpus.pages import Corpus
 from raglab.corpus.questions import Question, QuestionSet
 from raglab.embedding.lsa import LSAModel, fit_lsa, unit_rows, window_count, window_ranges
@@ -53,10 +55,12 @@ class ChunkSet:
     def __init__(self, indexes: Indexes, key: ChunkingKey) -> None:
         self.key = key
         self.indexes = indexes
-        self.chunks = ChunkIndex(
-            chunk_pages(indexes.corpus, method=key.method, size=key.size, overlap=key.overlap)
+        # Offsets and word counts only: a chunk is made from its page when it is read, so the
+        # chunks' texts are never held beside the pages' (ChunkTable).
+        self.chunks = ChunkTable(
+            indexes.corpus.pages, method=key.method, size=key.size, overlap=key.overlap
         )
-        self.n_words = np.fromiter((c.n_words for c in self.chunks), np.int64, len(self.chunks))
+        self.n_words = self.chunks.n_words
         self._relevance: dict[str, dict[int, float]] = {}
         for q in indexes.questions:
             self._relevance[q.id] = self._relevant(q)
@@ -69,7 +73,9 @@ class ChunkSet:
                     hits[i] = 1.0
             return hits
         if q.pages:
-            return {c.index: float(q.pages[c.page_id]) for c in self.chunks if c.page_id in q.pages}
+            # In chunk order, as a pass over every chunk would give them.
+            rows = sorted(i for page in q.pages for i in self.chunks.rows_of(page))
+            return {i: float(q.pages[self.chunks.page_id(i)]) for i in rows}
         return {}
 
     def relevance(self, q: Question) -> Relevance:

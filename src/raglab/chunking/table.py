@@ -1,0 +1,114 @@
+"""A chunking of many pages held as arrays of offsets, each chunk made from its page on demand.
+
+:class:`ChunkTable` is the list :func:`raglab.chunking.chunkers.chunk_pages` returns, held as
+three numbers a chunk (its start and end offsets in its page and its word count, int64, 24
+bytes) and each page's first row: no :class:`~raglab.chunking.chunk.Chunk` object and no copy
+of a chunk's text stays in memory. ``table[i]`` makes chunk ``i`` from its page when asked
+(:func:`~raglab.chunking.chunkers.make_chunk`: the same chunk, field for field), so a lab holds
+its pages' texts once, not again in every chunking; a retrieval stage that reads a few chunks a
+question (the reranker, the reader's packing) makes only those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import overload
+
+import numpy as np
+
+from raglab.base.ranking import IntArray
+from raglab.chunking.chunk import Chunk
+from raglab.chunking.chunkers import chunk_pages, make_chunk, page_sections
+from raglab.corpus.pages import Page, Section
+
+__all__ = ["ChunkTable"]
+
+
+class ChunkTable(Sequence[Chunk]):
+    """``chunk_pages(pages, method=..., size=..., overlap=...)`` as arrays (module docstring).
+
+    Chunked one page at a time, so no more than one page's chunks are ever objects at once.
+    ``starts``, ``ends`` and ``n_words`` are (n_chunks,) int64; ``first`` is (n_pages + 1,),
+    page p's chunks being rows ``first[p]:first[p + 1]`` (a chunker keeps a page's chunks
+    together, in page order).
+    """
+
+    __slots__ = ("_page_row", "ends", "first", "n_words", "pages", "starts")
+
+    def __init__(
+        self, pages: Sequence[Page], *, method: str, size: int | None, overlap: int | None
+    ) -> None:
+        self.pages = tuple(pages)
+        counts = np.zeros(len(self.pages), dtype=np.int64)
+        starts: list[int] = []
+        ends: list[int] = []
+        n_words: list[int] = []
+        for p, page in enumerate(self.pages):
+            chunks = chunk_pages([page], method=method, size=size, overlap=overlap)
+            counts[p] = len(chunks)
+            starts.extend(c.start for c in chunks)
+            ends.extend(c.end for c in chunks)
+            n_words.extend(c.n_words for c in chunks)
+        self.first: IntArray = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.starts: IntArray = np.asarray(starts, dtype=np.int64)
+        self.ends: IntArray = np.asarray(ends, dtype=np.int64)
+        self.n_words: IntArray = np.asarray(n_words, dtype=np.int64)
+        self._page_row = {page.id: p for p, page in enumerate(self.pages)}
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def _page_of(self, i: int) -> int:
+        return int(np.searchsorted(self.first, i, side="right")) - 1
+
+    def _make(self, p: int, i: int, sections: Sequence[Section] | None = None) -> Chunk:
+        page = self.pages[p]
+        return make_chunk(
+            page,
+            page_sections(page) if sections is None else sections,
+            i,
+            i - int(self.first[p]),
+            int(self.starts[i]),
+            int(self.ends[i]),
+            int(self.n_words[i]),
+        )
+
+    @overload
+    def __getitem__(self, i: int) -> Chunk: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Chunk]: ...
+    def __getitem__(self, i: int | slice) -> Chunk | Sequence[Chunk]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        j = int(i) + n if i < 0 else int(i)
+        if not 0 <= j < n:
+            raise IndexError(f"chunk {i} of {n}")
+        return self._make(self._page_of(j), j)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        # Page by page: each page's sections found once, not once a chunk.
+        for p, page in enumerate(self.pages):
+            sections = page_sections(page)
+            for i in range(int(self.first[p]), int(self.first[p + 1])):
+                yield self._make(p, i, sections)
+
+    def rows_of(self, page_id: str) -> range:
+        """The rows of page ``page_id``'s chunks (empty for a page this chunking lacks)."""
+        p = self._page_row.get(page_id)
+        return range(0) if p is None else range(int(self.first[p]), int(self.first[p + 1]))
+
+    def page_id(self, i: int) -> str:
+        """The id of chunk ``i``'s page, without making the chunk."""
+        return self.pages[self._page_of(i)].id
+
+    def containing(self, page_id: str, start: int, end: int) -> list[int]:
+        """Positions (ascending) of the chunks of ``page_id`` whose span contains [start, end)
+        (:meth:`raglab.chunking.chunk.ChunkIndex.containing`'s answer)."""
+        if start < 0 or end < start:
+            raise ValueError(f"need 0 <= start <= end, got start={start}, end={end}")
+        rows = self.rows_of(page_id)
+        inside = (self.starts[rows.start : rows.stop] <= start) & (
+            self.ends[rows.start : rows.stop] >= end
+        )
+        return (np.flatnonzero(inside) + rows.start).tolist()
