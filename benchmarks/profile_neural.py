@@ -36,13 +36,13 @@ from raglab.embedding.neural.model import NeuralModel, load_model
 CRANFIELD_CHUNKS = 1000
 
 
-def collections() -> dict[str, list[str]]:
-    """The handbook's chunks (default chunking) and the first 1,000 Cranfield documents."""
+def collections(cranfield: int = CRANFIELD_CHUNKS) -> dict[str, list[str]]:
+    """The handbook's chunks (default chunking) and the first ``cranfield`` Cranfield documents."""
     from raglab.pipeline.lab import Lab
 
     handbook = [c.text for c in Lab.load().indexes.chunk_set().chunks]
-    cranfield = _glasgow_records(CRANFIELD_DIR / "cran.all.1400")[:CRANFIELD_CHUNKS]
-    return {"handbook": handbook, f"Cranfield, first {CRANFIELD_CHUNKS:,}": cranfield}
+    documents = _glasgow_records(CRANFIELD_DIR / "cran.all.1400")[:cranfield]
+    return {"handbook": handbook, f"Cranfield, first {cranfield:,}": documents}
 
 
 class Clock:
@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (0: its default)")
     parser.add_argument("--cprofile", action="store_true", help="also cProfile's top functions")
+    parser.add_argument("--cranfield", type=int, default=CRANFIELD_CHUNKS, help="documents")
     parser.add_argument("--only", default="", help="profile only the collections naming this")
     args = parser.parse_args(argv)
     if args.threads > 0:
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     k = enc.load_kernels(compiled=choice)
     kind = "numba" if k is not enc.NUMPY_KERNELS else "numpy"
     print(f"# Neural encoder profile: {kind} kernels, BLAS threads {args.threads or 'default'}\n")
-    for name, texts in collections().items():
+    for name, texts in collections(args.cranfield).items():
         if args.only and args.only.lower() not in name.lower():
             continue
         print(f"## {name}\n")

@@ -19,6 +19,10 @@ the N word pieces of a batch packed together, (N, h), and attention runs text by
 text's vector depends on its batch only through BLAS's rounding of the products (about 1e-7).
 The element-wise steps (GELU, softmax, LayerNorm) are numba's compiled kernels when numba is
 installed (:mod:`raglab.embedding.neural.compiled`), else numpy's, computing the same values.
+BLAS runs the large products on its threads; the rest runs on as many threads of the pass's
+own (:func:`blas_thread_count`): attention shared text by text (BLAS at one thread inside it),
+GELU and LayerNorm by blocks of rows, which changes no value, so a batch's vectors depend on
+BLAS's thread count only as its products do.
 """
 
 from __future__ import annotations
