@@ -7,8 +7,9 @@
 
 The steps are those of ``raglab.embedding.neural.encoder._states``, run here one by one between
 ``time.perf_counter`` calls (same functions, same order, same buffers), over every batch of
-``plan_batches``; the vectors are checked against ``NeuralModel.encode`` (within 1e-6) so the
-timed pass is the real one. Padding is counted as the pass before this one would have paid it:
+``plan_batches``; the vectors are checked against ``NeuralModel.encode`` (bit for bit) so the
+timed pass is the real one. The pass's own steps run on as many threads as BLAS (``--threads``);
+on one, attention is timed step by step, on more as one step (its texts shared among threads). Padding is counted as the pass before this one would have paid it:
 the attention cells (b t_max^2 per batch against sum t_i^2) of batches padded to their longest
 text. The load average is printed with every table: on a shared machine the times are noisy.
 """
@@ -35,13 +36,13 @@ from raglab.embedding.neural.model import NeuralModel, load_model
 CRANFIELD_CHUNKS = 1000
 
 
-def collections() -> dict[str, list[str]]:
-    """The handbook's chunks (default chunking) and the first 1,000 Cranfield documents."""
+def collections(cranfield: int = CRANFIELD_CHUNKS) -> dict[str, list[str]]:
+    """The handbook's chunks (default chunking) and the first ``cranfield`` Cranfield documents."""
     from raglab.pipeline.lab import Lab
 
     handbook = [c.text for c in Lab.load().indexes.chunk_set().chunks]
-    cranfield = _glasgow_records(CRANFIELD_DIR / "cran.all.1400")[:CRANFIELD_CHUNKS]
-    return {"handbook": handbook, f"Cranfield, first {CRANFIELD_CHUNKS:,}": cranfield}
+    documents = _glasgow_records(CRANFIELD_DIR / "cran.all.1400")[:cranfield]
+    return {"handbook": handbook, f"Cranfield, first {cranfield:,}": documents}
 
 
 class Clock:
@@ -58,9 +59,15 @@ class Clock:
 
 
 def timed_states(
-    weights: enc.BertWeights, ids: np.ndarray, lengths: Sequence[int], k: Kernels, clock: Clock
+    weights: enc.BertWeights,
+    ids: np.ndarray,
+    lengths: Sequence[int],
+    k: Kernels,
+    clock: Clock,
+    threads: int = 1,
 ) -> np.ndarray:
-    """``encoder._states`` with a tick after each step."""
+    """``encoder._states`` with a tick after each step. On one thread attention is split into
+    its steps; on more, the texts are shared among the threads and attention is timed whole."""
     positions = np.concatenate([np.arange(t) for t in lengths])
     x = weights.word[ids]
     x += weights.position[positions]
@@ -79,8 +86,11 @@ def timed_states(
         np.matmul(x, layer.qkv, out=packed)
         packed += layer.qkv_bias
         clock.tick("QKV product (fused, N x 384 x 1152)")
+        if threads > 1:
+            enc._attention(packed, lengths, heads, k.softmax_rows, context, threads)
+            clock.tick(f"attention, text by text on {threads} threads (Q K^T, softmax, P V)")
         start = 0
-        for t in lengths:
+        for t in lengths if threads == 1 else ():
             q, kk, v = packed[start : start + t].reshape(t, 3, heads, d).transpose(1, 2, 0, 3)
             scores = np.matmul(q, kk.transpose(0, 2, 1))
             clock.tick("attention Q K^T")
@@ -93,19 +103,17 @@ def timed_states(
             start += t
         np.matmul(context, layer.attn_out, out=attended)
         clock.tick("attention output product (N x 384 x 384)")
-        k.add_layer_norm(
-            attended, x, layer.attn_out_bias, layer.ln1_gamma, layer.ln1_beta, weights.eps
-        )
+        ln1 = (layer.attn_out_bias, layer.ln1_gamma, layer.ln1_beta, weights.eps)
+        enc._by_rows(threads, k.add_layer_norm, (attended, x), *ln1)
         clock.tick("residual + LayerNorm")
         np.matmul(attended, layer.ffn_in, out=inner)
         clock.tick("FFN in product (N x 384 x 1536)")
-        k.gelu_bias(inner, layer.ffn_in_bias)
+        enc._by_rows(threads, k.gelu_bias, (inner,), layer.ffn_in_bias)
         clock.tick("bias + GELU")
         np.matmul(inner, layer.ffn_out, out=spare)
         clock.tick("FFN out product (N x 1536 x 384)")
-        k.add_layer_norm(
-            spare, attended, layer.ffn_out_bias, layer.ln2_gamma, layer.ln2_beta, weights.eps
-        )
+        ln2 = (layer.ffn_out_bias, layer.ln2_gamma, layer.ln2_beta, weights.eps)
+        enc._by_rows(threads, k.add_layer_norm, (spare, attended), *ln2)
         clock.tick("residual + LayerNorm")
         x, spare = spare, x
     states: np.ndarray = x
@@ -115,6 +123,7 @@ def timed_states(
 def profile(model: NeuralModel, texts: list[str], batch_size: int, k: Kernels) -> str:
     clock = Clock()
     ids, batches = enc.plan_batches(model, texts, batch_size)
+    threads = enc.blas_thread_count()
     clock.tick("word pieces + batches")
     out = np.zeros((len(texts), model.dim), dtype=np.float32)
     padded_cells = real_cells = 0
@@ -124,19 +133,20 @@ def profile(model: NeuralModel, texts: list[str], batch_size: int, k: Kernels) -
         padded_cells += len(rows) * max(lengths) ** 2
         real_cells += sum(t * t for t in lengths)
         clock.tick("word pieces + batches")
-        states = timed_states(model.weights, flat, lengths, k, clock)
+        states = timed_states(model.weights, flat, lengths, k, clock, threads)
         out[batch] = enc._pooled(states, lengths, model.pooling)
         clock.tick("mean pooling")
     vectors = enc.unit_rows32(out)
     clock.tick("mean pooling")
     gap = float(np.abs(vectors - model.encode(texts, batch_size=batch_size)).max())
-    if gap > 1e-6:
+    if gap > 0:
         raise SystemExit(f"the timed steps differ from encode by {gap:.1e}")
     total = sum(clock.seconds.values())
     pieces = sum(len(i) for i in ids)
     lines = [
         f"{len(texts):,} texts, {pieces:,} word pieces, batch size {batch_size}: {total:.2f} s, "
-        f"{len(texts) / total:.1f} texts/s (load average {os.getloadavg()[0]:.2f})",
+        f"{len(texts) / total:.1f} texts/s, {threads} thread(s) (load average "
+        f"{os.getloadavg()[0]:.2f})",
         "",
         "| Step | Seconds | Share |",
         "|---|---:|---:|",
@@ -159,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (0: its default)")
     parser.add_argument("--cprofile", action="store_true", help="also cProfile's top functions")
+    parser.add_argument("--cranfield", type=int, default=CRANFIELD_CHUNKS, help="documents")
     parser.add_argument("--only", default="", help="profile only the collections naming this")
     args = parser.parse_args(argv)
     if args.threads > 0:
@@ -170,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     k = enc.load_kernels(compiled=choice)
     kind = "numba" if k is not enc.NUMPY_KERNELS else "numpy"
     print(f"# Neural encoder profile: {kind} kernels, BLAS threads {args.threads or 'default'}\n")
-    for name, texts in collections().items():
+    for name, texts in collections(args.cranfield).items():
         if args.only and args.only.lower() not in name.lower():
             continue
         print(f"## {name}\n")

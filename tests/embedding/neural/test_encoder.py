@@ -12,7 +12,9 @@ import math
 import numpy as np
 import pytest
 
+from raglab.base.threads import blas_threads
 from raglab.embedding.neural.encoder import (
+    blas_thread_count,
     forward,
     gelu,
     layer_norm,
@@ -137,6 +139,37 @@ def test_each_kernel_set_matches_the_reference(
         got = states[1 + which, : len(ids[1 + which])]
         assert np.abs(got - reference.states[which]).max() <= STATE_TOL
     assert not states[~mask].any()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+def test_threads_change_no_value(model: NeuralModel, reference: Reference, compiled: bool) -> None:
+    """oracle: the pass on one thread, bit for bit, and reference.json within 1e-5. Attention
+    shared text by text and GELU and LayerNorm by blocks of rows among 2 and 3 threads: all 30
+    texts in one batch (2 to 256 word pieces, 3,000 rows, so several blocks a thread)."""
+    kernels = load_kernels(compiled=compiled)
+    rows = model.token_ids(reference.texts)
+    one = pooled_batch(model, rows, kernels=kernels, threads=1)
+    assert np.abs(one - reference.embedding).max() <= EMBEDDING_TOL
+    for threads in (2, 3):
+        many = pooled_batch(model, rows, kernels=kernels, threads=threads)
+        assert np.array_equal(many, one)
+
+
+def test_the_pass_follows_blas_threads_and_leaves_them_as_found(
+    model: NeuralModel, reference: Reference
+) -> None:
+    """oracle: threadpoolctl's count as set around the call. encode() shares its own steps among
+    as many threads as BLAS runs (attention with BLAS at one thread), and gives BLAS back its
+    count afterwards; the vectors equal the one-thread pass's within 1e-6 (BLAS's large products
+    may round differently on two threads)."""
+    texts = reference.texts[:12]
+    single = model.encode(texts)
+    with blas_threads(2):
+        assert blas_thread_count() == 2
+        double = model.encode(texts)
+        assert blas_thread_count() == 2
+    assert blas_thread_count() == 1
+    assert np.abs(double - single).max() <= BATCH_TOL
 
 
 def test_mean_pooling_is_the_mean_of_the_token_states(

@@ -19,31 +19,41 @@ the N word pieces of a batch packed together, (N, h), and attention runs text by
 text's vector depends on its batch only through BLAS's rounding of the products (about 1e-7).
 The element-wise steps (GELU, softmax, LayerNorm) are numba's compiled kernels when numba is
 installed (:mod:`raglab.embedding.neural.compiled`), else numpy's, computing the same values.
+BLAS runs the large products on its threads; the rest runs on as many threads of the pass's
+own (:func:`blas_thread_count`): attention shared text by text (BLAS at one thread inside it),
+GELU and LayerNorm by blocks of rows, which changes no value, so a batch's vectors depend on
+BLAS's thread count only as its products do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from raglab.base.ranking import IntArray
+from raglab.base.threads import even_parts, run_parts
 from raglab.embedding.neural import compiled as _compiled
 from raglab.embedding.neural.compiled import ERF_A, ERF_P, Kernels
 
 __all__ = [
     "GELU_BLOCK",
     "NUMPY_KERNELS",
+    "ROW_BLOCK",
     "BertWeights",
     "EncoderInput",
     "Float32Array",
     "LayerWeights",
     "Progress",
+    "blas_thread_count",
     "check_texts",
     "encode",
     "forward",
@@ -68,6 +78,9 @@ _HALF = np.float32(0.5)
 # Values per block of the numpy GELU: its three float32 temporaries (48 KiB each) stay in a
 # core's second-level cache. Blocks of 4,096 to 65,536 values ran within 10 % of each other.
 GELU_BLOCK = 12288
+# Rows per block, at least, when GELU and LayerNorm are shared among threads: below it handing
+# a block to another thread costs more than computing it.
+ROW_BLOCK = 64
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -233,22 +246,81 @@ def load_kernels(compiled: bool | None = None) -> Kernels:
     return _compiled.kernels() if compiled else NUMPY_KERNELS
 
 
+@functools.cache
+def _blas_controller() -> Any:
+    """threadpoolctl's handle on numpy's BLAS, found once (None without threadpoolctl)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController().select(user_api="blas")
+
+
+def blas_thread_count() -> int:
+    """The threads BLAS runs now (threadpoolctl; 1 without it, or with no BLAS found): the
+    count the pass's own steps follow, so that whoever caps BLAS (``threads`` setting,
+    :func:`raglab.base.threads.blas_threads`, a Dask worker's ``OMP_NUM_THREADS``) caps both."""
+    controller = _blas_controller()
+    if controller is None:
+        return 1
+    counts = [int(info["num_threads"]) for info in controller.info()]
+    return max(counts, default=1)
+
+
+_one_thread_lock = threading.Lock()
+_one_thread_users = 0
+_one_thread_limiter: Any = None
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """BLAS at one thread inside the block (the caller's threads split the work instead). The
+    cap is the process's: blocks that overlap in several threads (two encodings at once) share
+    one cap, set by the first to enter and lifted by the last to leave, so BLAS's count is
+    restored whatever order they leave in."""
+    global _one_thread_users, _one_thread_limiter
+    controller = _blas_controller()
+    if controller is None:
+        yield
+        return
+    with _one_thread_lock:
+        if _one_thread_users == 0:
+            _one_thread_limiter = controller.limit(limits=1)
+        _one_thread_users += 1
+    try:
+        yield
+    finally:
+        with _one_thread_lock:
+            _one_thread_users -= 1
+            if _one_thread_users == 0:
+                _one_thread_limiter.restore_original_limits()
+                _one_thread_limiter = None
+
+
 def _attention(
     packed: Float32Array,
     lengths: Sequence[int],
     heads: int,
     softmax_rows: Callable[[Float32Array, float], None],
     out: Float32Array,
+    threads: int = 1,
 ) -> None:
     """softmax(Q K^T / sqrt(d) + 0) V for every head, heads concatenated, of each text on its
     own: ``packed`` (N, 3h) holds Q, K and V of the N tokens of the texts, text after text,
     ``lengths`` their counts; writes (N, h) into ``out``. No text sees another's tokens, so no
-    padding and no mask: each text's (H, t, t) scores are all real."""
+    padding and no mask: each text's (H, t, t) scores are all real.
+
+    With ``threads`` > 1 the texts are shared among that many threads, BLAS at one thread each
+    (:func:`_one_blas_thread`): a text's products are too small (t x d x t) for BLAS to split
+    them well, and the softmax between them would otherwise run on one core. Each text is
+    computed by the same calls either way, so the values do not depend on ``threads``."""
     h = out.shape[1]
     d = h // heads
     scale = 1.0 / math.sqrt(d)
-    start = 0
-    for t in lengths:
+    starts = list(itertools.accumulate(lengths, initial=0))
+
+    def text(i: int) -> None:
+        start, t = starts[i], lengths[i]
         # (t, 3, H, d) -> (3, H, t, d): each head's (t, d) slice keeps unit stride along d, so
         # matmul hands every head to BLAS without copying.
         q, k, v = packed[start : start + t].reshape(t, 3, heads, d).transpose(1, 2, 0, 3)
@@ -256,14 +328,48 @@ def _attention(
         softmax_rows(scores.reshape(heads * t, t), scale)
         context = np.matmul(scores, v)  # (H, t, d)
         out[start : start + t].reshape(t, heads, d)[...] = context.transpose(1, 0, 2)
-        start += t
+
+    if threads <= 1 or len(lengths) == 1:
+        for i in range(len(lengths)):
+            text(i)
+        return
+    with _one_blas_thread():
+        # Longest texts first (a batch is sorted so), one part a text: the threads take the
+        # next text as they finish, so the parts even out without sizing them.
+        run_parts(len(lengths), threads, text)
+
+
+def _by_rows(
+    threads: int, kernel: Callable[..., None], rowwise: tuple[Float32Array, ...], *rest: object
+) -> None:
+    """``kernel(*rowwise, *rest)`` on row blocks of the ``rowwise`` arrays (same row count), on
+    ``threads`` threads, blocks of at least :data:`ROW_BLOCK` rows. The element-wise steps work
+    row by row, so a row gets the same values whichever block and thread compute it."""
+    bounds = even_parts(rowwise[0].shape[0], threads, ROW_BLOCK)
+    if len(bounds) == 2:
+        kernel(*rowwise, *rest)
+        return
+
+    def block(p: int) -> None:
+        lo, hi = bounds[p], bounds[p + 1]
+        kernel(*(a[lo:hi] for a in rowwise), *rest)
+
+    run_parts(len(bounds) - 1, threads, block)
 
 
 def _states(
-    weights: BertWeights, ids: IntArray, lengths: Sequence[int], kernels: Kernels
+    weights: BertWeights,
+    ids: IntArray,
+    lengths: Sequence[int],
+    kernels: Kernels,
+    threads: int = 1,
 ) -> Float32Array:
     """The last hidden states (N, h) of the N word pieces ``ids`` (N,) of texts laid text after
-    text, ``lengths`` tokens each, positions counting from 0 at each text's [CLS]."""
+    text, ``lengths`` tokens each, positions counting from 0 at each text's [CLS].
+
+    ``threads``: how many threads run the steps BLAS does not (attention text by text, GELU,
+    LayerNorm), as BLAS runs the large products on its own threads; the values are the same
+    for any count (every step is per row or per text)."""
     longest = max(lengths)
     if longest > weights.position.shape[0]:
         raise ValueError(
@@ -281,20 +387,19 @@ def _states(
     attended = np.empty((n, h), dtype=np.float32)
     inner = np.empty((n, weights.layers[0].ffn_in.shape[1]), dtype=np.float32)
     spare = np.empty((n, h), dtype=np.float32)
+    eps = weights.eps
     for layer in weights.layers:
         np.matmul(x, layer.qkv, out=packed)
         packed += layer.qkv_bias
-        _attention(packed, lengths, weights.heads, kernels.softmax_rows, context)
+        _attention(packed, lengths, weights.heads, kernels.softmax_rows, context, threads)
         np.matmul(context, layer.attn_out, out=attended)
-        kernels.add_layer_norm(
-            attended, x, layer.attn_out_bias, layer.ln1_gamma, layer.ln1_beta, weights.eps
-        )
+        ln1 = (layer.attn_out_bias, layer.ln1_gamma, layer.ln1_beta, eps)
+        _by_rows(threads, kernels.add_layer_norm, (attended, x), *ln1)
         np.matmul(attended, layer.ffn_in, out=inner)
-        kernels.gelu_bias(inner, layer.ffn_in_bias)
+        _by_rows(threads, kernels.gelu_bias, (inner,), layer.ffn_in_bias)
         np.matmul(inner, layer.ffn_out, out=spare)
-        kernels.add_layer_norm(
-            spare, attended, layer.ffn_out_bias, layer.ln2_gamma, layer.ln2_beta, weights.eps
-        )
+        ln2 = (layer.ffn_out_bias, layer.ln2_gamma, layer.ln2_beta, eps)
+        _by_rows(threads, kernels.add_layer_norm, (spare, attended), *ln2)
         x, spare = spare, x
     return x
 
@@ -324,7 +429,7 @@ def forward(
         raise ValueError(
             f"{t} word pieces exceed the model's {weights.position.shape[0]} positions"
         )
-    x = _states(weights, ids[mask], _lengths(mask), kernels or load_kernels())
+    x = _states(weights, ids[mask], _lengths(mask), kernels or load_kernels(), blas_thread_count())
     out = np.zeros((b, t, x.shape[1]), dtype=np.float32)
     out[mask] = x
     return out
@@ -401,12 +506,18 @@ def _pooled(states: Float32Array, lengths: Sequence[int], mode: str) -> Float32A
 
 
 def pooled_batch(
-    model: EncoderInput, rows: Sequence[Sequence[int]], *, kernels: Kernels | None = None
+    model: EncoderInput,
+    rows: Sequence[Sequence[int]],
+    *,
+    kernels: Kernels | None = None,
+    threads: int | None = None,
 ) -> Float32Array:
     """One batch of :func:`plan_batches` through the network, pooled, not normalised: (b, h).
-    ``kernels``: the element-wise steps (None: :func:`load_kernels`)."""
+    ``kernels``: the element-wise steps (None: :func:`load_kernels`); ``threads``: the threads
+    of the steps BLAS does not run (None: :func:`blas_thread_count`), which change no value."""
     ids, lengths = _packed(rows)
-    states = _states(model.weights, ids, lengths, kernels or load_kernels())
+    count = blas_thread_count() if threads is None else threads
+    states = _states(model.weights, ids, lengths, kernels or load_kernels(), count)
     return _pooled(states, lengths, model.pooling)
 
 
@@ -417,9 +528,10 @@ def _batches(
     :func:`plan_batches`."""
     ids, batches = plan_batches(model, texts, batch_size)
     kernels = load_kernels()
+    threads = blas_thread_count()
     for batch in batches if progress is None else progress(batches):
         flat, lengths = _packed([ids[i] for i in batch.tolist()])
-        yield batch, _states(model.weights, flat, lengths, kernels), lengths
+        yield batch, _states(model.weights, flat, lengths, kernels, threads), lengths
 
 
 def encode(
