@@ -123,7 +123,16 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
   const tfidf = chunkInputs(lab, cs).tfidf;
   const reranked = questions.map((q) => {
     const r = rerankCandidates(model, q.candidates, q.features);
-    return { ...q, reranked: r, similarity: cosineMatrix(r.indices.map((i) => tfidf[i])) };
+    // The cosines between its candidates, computed when MMR first reorders them.
+    let similarity = null;
+    return {
+      ...q,
+      reranked: r,
+      get similarity() {
+        similarity ??= cosineMatrix(r.indices.map((i) => tfidf[i]));
+        return similarity;
+      },
+    };
   });
   // Python's split order: the exhibit measures each split's answerable questions in file order.
   const ordered = ["train", "test"].flatMap((s) => reranked.filter((q) => q.split === s));
