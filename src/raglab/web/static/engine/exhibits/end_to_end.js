@@ -22,12 +22,13 @@ import { fittedReranker, firstStage, questionInputs } from "./rerank.js";
 
 const EPS = 1e-9;
 
-/** The reader's inputs over a chunk set: quotable sentences, document frequencies of its
- * stemmed terms (built once per chunk set). */
+/** The reader's inputs over a chunk set: quotable sentences (the pages', built once per lab),
+ * document frequencies of its stemmed terms (built once per chunk set). */
 function readerInputs(lab, cs) {
   if (!cs._reader) {
     const analyzer = fixedOf(lab.meta, "reader_analyzer");
-    const sentences = new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
+    lab._sentences ??= new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
+    const sentences = lab._sentences;
     const [nChunks, df] = documentFrequencies(cs.readerTokens(analyzer));
     cs._reader = { analyzer, sentences, nChunks, df };
   }
