@@ -73,8 +73,20 @@ export function firstStage(lab, settings, windowsSet) {
   return stage;
 }
 
-/** A labelled question's candidates, their features, and its answer chunks. */
+/** A labelled question's candidates, their features, and its answer chunks (kept per chunk
+ * set: a run reads the questions its reranker was trained and measured on). */
 export function questionInputs(lab, cs, q, stage, windowsSet) {
+  const key = JSON.stringify([stage, q.id, q.question]);
+  cs._questionInputs ??= new Map();
+  let out = cs._questionInputs.get(key);
+  if (out === undefined) {
+    out = computeInputs(lab, cs, q, stage, windowsSet);
+    cs._questionInputs.set(key, out);
+  }
+  return out;
+}
+
+function computeInputs(lab, cs, q, stage, windowsSet) {
   const { meta } = lab;
   const depth = fixedOf(meta, "rerank_depth");
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
