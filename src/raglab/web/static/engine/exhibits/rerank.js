@@ -156,7 +156,8 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
     precisionK: fixedOf(meta, "precision_k"),
   });
   progress(1, 1, "training the reranker");
-  const out = { stage, cs, tfidf, model, rows, positives, questions: ordered, exhibit };
+  const byId = new Map(ordered.map((q) => [q.id, q]));
+  const out = { stage, cs, tfidf, model, rows, positives, questions: ordered, byId, exhibit };
   lab._rerankers.set(key, out);
   return out;
 }
