@@ -3,7 +3,8 @@
 ``raglab site --out DIR`` writes a folder any static host serves (``python -m http.server``,
 GitHub Pages) with no RAG lab process behind it::
 
-    DIR/index.html          the page (the same file the server sends, its engine marker set to "tab")
+    DIR/index.html          the page (the same file the server sends, its engine marker set to "tab"
+                            and followed by the preloads of :func:`preloads`)
     DIR/static/...          the page's scripts and styles, and the engine (static/engine/)
     DIR/data/site.json      /api/meta's and /api/questions' answers, every page as /api/page
                             answers it, and the collection the engine computes from
