@@ -66,8 +66,14 @@ export function luBasis(X, m, w) {
     let p = j;
     for (let i = j + 1; i < m; i++) if (Math.abs(a[i * w + j]) > Math.abs(a[p * w + j])) p = i;
     if (p !== j) {
-      for (let c = 0; c < w; c++) [a[j * w + c], a[p * w + c]] = [a[p * w + c], a[j * w + c]];
-      [perm[j], perm[p]] = [perm[p], perm[j]];
+      for (let c = 0; c < w; c++) {
+        const t = a[j * w + c];
+        a[j * w + c] = a[p * w + c];
+        a[p * w + c] = t;
+      }
+      const t = perm[j];
+      perm[j] = perm[p];
+      perm[p] = t;
     }
     const pivot = a[j * w + j];
     if (pivot === 0) continue; // no pivot left: the column stays a unit vector below
@@ -119,8 +125,10 @@ export function orthonormal(Y, m, w) {
   }
   const q = new Float64Array(m * w);
   for (let c = 0; c < w; c++) q[c * w + c] = 1.0;
+  // Reflection j leaves columns before j alone: their rows from j on are still +0 (the identity's
+  // zeros, which every earlier reflection, touching rows past j only, kept at +0).
   for (let j = w - 1; j >= 0; j--) {
-    reflect(vs[j], q, m, w, j, 0);
+    reflect(vs[j], q, m, w, j, j);
   }
   return q;
 }
