@@ -9,6 +9,7 @@ JSON, counts and rankings exactly and real numbers within 1e-9.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -58,6 +59,25 @@ def test_the_site_holds_the_page_its_scripts_the_engine_and_the_data(site: Path)
     assert data["meta"]["corpus"]["pages"] == len(data["collection"]["pages"]) == len(data["pages"])
     assert data["meta"]["site"]["lacks"] == list(LACKS_NEURAL if data["neural"] else LACKS)
     assert {row["name"] for row in data["meta"]["settings"]} >= {"k1", "b", "stem", "chunker"}
+
+
+def test_the_page_starts_the_worker_first_and_fetches_every_script_at_once(site: Path) -> None:
+    # A cold load waits on one round trip for its scripts, not one per level of imports: the
+    # engine's interface runs before the page's entry point (starting the Worker), each of the
+    # page's modules is preloaded, and each of the Worker's modules and its data prefetched.
+    page = (site / "index.html").read_text(encoding="utf-8")
+    first = page.index('<script type="module" src="static/answers.js">')
+    assert first < page.index('<script type="module" src="static/app.js">')
+    hrefs = re.findall(r'<link rel="(modulepreload|prefetch)" href="([^"]+)">', page)
+    preloaded = {href for rel, href in hrefs if rel == "modulepreload"}
+    prefetched = {href for rel, href in hrefs if rel == "prefetch"}
+    scripts = {p.relative_to(site).as_posix() for p in (site / "static").rglob("*.js")}
+    engine = {name for name in scripts if name.startswith("static/engine/")}
+    assert preloaded == scripts - engine
+    assert prefetched == engine | {DATA_FILE}
+    assert all(p_.startswith("static/engine/") for p_ in engine) and len(engine) > 20
+    assert all((site / href).is_file() for _, href in hrefs)
+    assert page.index(TAB_MARKER) < first < page.index("</head>")
 
 
 #: Requests the page's exhibits I to IV make, at the defaults and at corner settings.

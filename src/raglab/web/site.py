@@ -3,7 +3,8 @@
 ``raglab site --out DIR`` writes a folder any static host serves (``python -m http.server``,
 GitHub Pages) with no RAG lab process behind it::
 
-    DIR/index.html          the page (the same file the server sends, its engine marker set to "tab")
+    DIR/index.html          the page (the same file the server sends, its engine marker set to "tab"
+                            and followed by the preloads of :func:`preloads`)
     DIR/static/...          the page's scripts and styles, and the engine (static/engine/)
     DIR/data/site.json      /api/meta's and /api/questions' answers, every page as /api/page
                             answers it, and the collection the engine computes from
@@ -303,6 +304,22 @@ def site_data(lab: Lab, neural: dict[str, Any] | None = None) -> dict[str, Any]:
     }
 
 
+def preloads(static: Path) -> str:
+    """The lines a written site's page carries after its engine marker, so a cold load waits on
+    one round trip for its scripts, not one for each level of imports: the in-tab engine's
+    interface (``answers.js``) run first, starting the Worker and its data's download while the
+    page's other modules load; a ``modulepreload`` for every one of the page's modules; and a
+    ``prefetch`` of the Worker's modules and of the data file, so the Worker's imports and
+    fetch find them in the browser's cache."""
+    page = sorted(p.name for p in static.glob("*.js") if not p.name.startswith("label."))
+    engine = sorted(p.relative_to(static).as_posix() for p in (static / "engine").rglob("*.js"))
+    lines = ['<script type="module" src="static/answers.js"></script>']
+    lines += [f'<link rel="modulepreload" href="static/{name}">' for name in page]
+    lines += [f'<link rel="prefetch" href="static/{name}">' for name in engine]
+    lines.append(f'<link rel="prefetch" href="{DATA_FILE}">')
+    return "\n".join(lines)
+
+
 def write_site(lab: Lab, out: Path, *, neural: bool = True) -> list[Path]:
     """Write the static site for ``lab`` into ``out`` (created; files already there are
     replaced) and return the files written at its top: index.html and the data file. With
@@ -322,7 +339,8 @@ def write_site(lab: Lab, out: Path, *, neural: bool = True) -> list[Path]:
         ignore=shutil.ignore_patterns("label.*", "index.html", "__pycache__"),
     )
     index = out / "index.html"
-    index.write_text(page.replace(SERVER_MARKER, TAB_MARKER), encoding="utf-8")
+    tab = f"{TAB_MARKER}\n{preloads(STATIC_DIR)}"
+    index.write_text(page.replace(SERVER_MARKER, tab), encoding="utf-8")
     data = out / DATA_FILE
     data.parent.mkdir(parents=True, exist_ok=True)
     for name in (NEURAL_FILE, SENTENCES_FILE, WEIGHTS_FILE, TOKENIZER_FILE):

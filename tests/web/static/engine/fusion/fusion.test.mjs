@@ -25,3 +25,22 @@ test("RRF and score fusion of every question", () => {
     });
   });
 });
+
+test("a chunk's three or more contributions are added smallest first", async () => {
+  // Hand-worked: 0.3 + 0.2 + 0.1 in that order is 0.6, smallest first (0.1 + 0.2) + 0.3 is
+  // 0.6000000000000001 (kernel.py adds them sorted); two contributions add either way round.
+  const { fuse } = await import("../../../../../src/raglab/web/static/engine/fusion/kernel.js");
+  const got = fuse([
+    [7, 0.3],
+    [4, 0.5],
+    [7, 0.2],
+    [2, 0.1],
+    [4, 0.1],
+    [7, 0.1],
+    [9, 0.6],
+  ]);
+  assert.equal(0.3 + 0.2 + 0.1, 0.6);
+  same(got.indices, [7, 4, 9, 2], "ranked by fused score, ties to the lower chunk");
+  same(got.scores, [0.1 + 0.2 + 0.3, 0.5 + 0.1, 0.6, 0.1], "scores");
+  assert.equal(got.scores[0], 0.6000000000000001);
+});

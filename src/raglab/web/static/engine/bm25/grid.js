@@ -14,10 +14,11 @@ export function gridTopK(index, queries, { k1s, bs, k, onProgress = null }) {
   for (const k1 of k1s) for (const b of bs) checkParams(k1, b);
   const total = k1s.length * bs.length;
   let done = 0;
+  const terms = queries.map((q) => index.stats.queryTerms(q));
   return k1s.map((k1) =>
     bs.map((b) => {
       const cell = index.withParams({ k1, b });
-      const out = queries.map((q) => cell.search(q, { k }).indices);
+      const out = terms.map((q) => cell.termSearch(q, { k }).indices);
       done += 1;
       if (onProgress) onProgress(done, total);
       return out;

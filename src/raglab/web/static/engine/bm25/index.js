@@ -30,24 +30,36 @@ export class BM25Index {
 
   /** BM25 score of every document for one query (a Float64Array of nDocs). */
   scores(queryTokens) {
-    const { stats, k1 } = this;
+    return this.termScores(this.stats.queryTerms(queryTokens));
+  }
+
+  /** scores() from the query's terms and weights (statistics.js's queryTerms), which do not
+   * depend on k1 or b: the grid works them out once a query, not once a cell. */
+  termScores({ terms, weights }) {
+    const { stats, k1, lengthTerms } = this;
+    const { indptr, docs, tf } = stats;
     const out = new Float64Array(stats.nDocs);
-    const { terms, weights } = stats.queryTerms(queryTokens);
-    terms.forEach((col, i) => {
+    for (let i = 0; i < terms.length; i++) {
+      const col = terms[i];
       const w = weights[i];
-      for (let p = stats.indptr[col]; p < stats.indptr[col + 1]; p++) {
-        const d = stats.docs[p];
-        out[d] += w * impact(stats.tf[p], this.lengthTerms[d], k1);
+      for (let p = indptr[col]; p < indptr[col + 1]; p++) {
+        const d = docs[p];
+        out[d] += w * impact(tf[p], lengthTerms[d], k1);
       }
-    });
+    }
     return out;
   }
 
   /** The min(k, nDocs) best documents, best first, ties by ascending index:
    * {indices, scores}. */
   search(queryTokens, { k }) {
+    return this.termSearch(this.stats.queryTerms(queryTokens), { k });
+  }
+
+  /** search() from the query's terms and weights (termScores). */
+  termSearch(queryTerms, { k }) {
     checkK(k);
-    const scores = this.scores(queryTokens);
+    const scores = this.termScores(queryTerms);
     // Every score is >= 0 and the documents matching no term score 0: the positive ones in
     // (-score, index) order, then the others by index, is topK's order without a full sort.
     const positive = [];

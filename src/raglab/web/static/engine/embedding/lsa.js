@@ -109,12 +109,19 @@ export function unitRows(X, k) {
   return out;
 }
 
+// The unit rows of each fold-in matrix searched, normalised on its first search, not on each.
+const UNIT_ROWS = new WeakMap();
+
 /** The `k` rows of `docs` (fold-ins, rows × rank) closest to the query by cosine, ties to the
  * lower index: {indices, scores}. */
 export function search(model, queryTokens, docs, { k }) {
   const { rank } = model;
   const q = unitRows(project(model, [queryTokens]), rank);
-  const unit = unitRows(docs, rank);
+  let unit = UNIT_ROWS.get(docs);
+  if (unit === undefined) {
+    unit = unitRows(docs, rank);
+    UNIT_ROWS.set(docs, unit);
+  }
   const scores = new Float64Array(docs.length / rank);
   for (let i = 0; i < scores.length; i++) {
     let d = 0;

@@ -18,28 +18,42 @@ export class SparseMatrix {
     this.rows = rows;
     this.cols = Array.from({ length: n }, () => []);
     rows.forEach((row, i) => row.forEach(([j, v]) => this.cols[j].push([i, v])));
+    // The same entries flat (compressed rows, and columns), for the products' inner loops.
+    this.byRow = compressed(rows);
+    this.byCol = compressed(this.cols);
   }
 
   /** A X for X (n × w): each output row adds its entries' products in column order. */
   times(X, w) {
-    return product(this.rows, this.m, X, w);
+    return product(this.byRow, this.m, X, w);
   }
 
   /** Aᵀ Y for Y (m × w): each output row adds its entries' products in row order. */
   transposeTimes(Y, w) {
-    return product(this.cols, this.n, Y, w);
+    return product(this.byCol, this.n, Y, w);
   }
 }
 
-function product(lines, count, X, w) {
+/** Lines of [index, value] pairs as {start, index, value}: line i's entries at start[i]..start[i+1]. */
+function compressed(lines) {
+  const start = new Int32Array(lines.length + 1);
+  lines.forEach((line, i) => (start[i + 1] = start[i] + line.length));
+  const index = new Int32Array(start[lines.length]);
+  const value = new Float64Array(start[lines.length]);
+  lines.forEach((line, i) => line.forEach(([j, v], k) => ((index[start[i] + k] = j), (value[start[i] + k] = v))));
+  return { start, index, value };
+}
+
+function product({ start, index, value }, count, X, w) {
   const out = new Float64Array(count * w);
-  lines.forEach((line, i) => {
+  for (let i = 0; i < count; i++) {
     const o = i * w;
-    for (const [j, v] of line) {
-      const x = j * w;
+    for (let p = start[i]; p < start[i + 1]; p++) {
+      const v = value[p];
+      const x = index[p] * w;
       for (let c = 0; c < w; c++) out[o + c] += v * X[x + c];
     }
-  });
+  }
   return out;
 }
 
@@ -52,8 +66,14 @@ export function luBasis(X, m, w) {
     let p = j;
     for (let i = j + 1; i < m; i++) if (Math.abs(a[i * w + j]) > Math.abs(a[p * w + j])) p = i;
     if (p !== j) {
-      for (let c = 0; c < w; c++) [a[j * w + c], a[p * w + c]] = [a[p * w + c], a[j * w + c]];
-      [perm[j], perm[p]] = [perm[p], perm[j]];
+      for (let c = 0; c < w; c++) {
+        const t = a[j * w + c];
+        a[j * w + c] = a[p * w + c];
+        a[p * w + c] = t;
+      }
+      const t = perm[j];
+      perm[j] = perm[p];
+      perm[p] = t;
     }
     const pivot = a[j * w + j];
     if (pivot === 0) continue; // no pivot left: the column stays a unit vector below
@@ -105,8 +125,10 @@ export function orthonormal(Y, m, w) {
   }
   const q = new Float64Array(m * w);
   for (let c = 0; c < w; c++) q[c * w + c] = 1.0;
+  // Reflection j leaves columns before j alone: their rows from j on are still +0 (the identity's
+  // zeros, which every earlier reflection, touching rows past j only, kept at +0).
   for (let j = w - 1; j >= 0; j--) {
-    reflect(vs[j], q, m, w, j, 0);
+    reflect(vs[j], q, m, w, j, j);
   }
   return q;
 }
@@ -185,14 +207,16 @@ export function randomizedSvd(A, { rank, oversample, powerIterations, seed }) {
   const U = new Float64Array(m * rank);
   const Vt = new Float64Array(rank * n);
   order.forEach((col, r) => {
+    // Eigenvector `col` laid out contiguously: the same products, summed in the same order.
+    const e = Float64Array.from({ length: w }, (_, c) => vectors[c * w + col]);
     for (let i = 0; i < m; i++) {
       let d = 0;
-      for (let c = 0; c < w; c++) d += Q[i * w + c] * vectors[c * w + col];
+      for (let c = 0; c < w; c++) d += Q[i * w + c] * e[c];
       U[i * rank + r] = d;
     }
     for (let t = 0; t < n; t++) {
       let d = 0;
-      for (let c = 0; c < w; c++) d += vectors[c * w + col] * Bt[t * w + c];
+      for (let c = 0; c < w; c++) d += e[c] * Bt[t * w + c];
       Vt[r * n + t] = s[r] > 0 ? d / s[r] : 0.0;
     }
     let pivot = 0;

@@ -22,12 +22,13 @@ import { fittedReranker, firstStage, questionInputs } from "./rerank.js";
 
 const EPS = 1e-9;
 
-/** The reader's inputs over a chunk set: quotable sentences, document frequencies of its
- * stemmed terms (built once per chunk set). */
+/** The reader's inputs over a chunk set: quotable sentences (the pages', built once per lab),
+ * document frequencies of its stemmed terms (built once per chunk set). */
 function readerInputs(lab, cs) {
   if (!cs._reader) {
     const analyzer = fixedOf(lab.meta, "reader_analyzer");
-    const sentences = new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
+    lab._sentences ??= new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
+    const sentences = lab._sentences;
     const [nChunks, df] = documentFrequencies(cs.readerTokens(analyzer));
     cs._reader = { analyzer, sentences, nChunks, df };
   }
@@ -50,10 +51,12 @@ function readSplit(lab, read, split, fitted, windowsSet) {
   const readings = lab.split(split).map((q) => {
     let list = Array.from(ranking(lab, q.question, read.stage, { windowsSet }).indices);
     if (fitted !== null) {
-      const qi = questionInputs(lab, cs, q, read.stage, windowsSet);
-      let r = rerankCandidates(fitted.model, qi.candidates, qi.features);
+      // An answerable question was reranked (and its cosines taken) when the reranker was fitted.
+      const known = fitted.byId.get(q.id);
+      const qi = known ?? questionInputs(lab, cs, q, read.stage, windowsSet);
+      let r = known ? known.reranked : rerankCandidates(fitted.model, qi.candidates, qi.features);
       if (read.lam !== null) {
-        const sim = cosineMatrix(Array.from(r.indices, (i) => fitted.tfidf[i]));
+        const sim = known ? known.similarity : cosineMatrix(Array.from(r.indices, (i) => fitted.tfidf[i]));
         r = mmrOrdered(r, sim, { lam: read.lam, depth: fixedOf(meta, "mmr_depth") });
       }
       list = r.indices;

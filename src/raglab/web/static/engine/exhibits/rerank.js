@@ -73,8 +73,20 @@ export function firstStage(lab, settings, windowsSet) {
   return stage;
 }
 
-/** A labelled question's candidates, their features, and its answer chunks. */
+/** A labelled question's candidates, their features, and its answer chunks (kept per chunk
+ * set: a run reads the questions its reranker was trained and measured on). */
 export function questionInputs(lab, cs, q, stage, windowsSet) {
+  const key = JSON.stringify([stage, q.id, q.question]);
+  cs._questionInputs ??= new Map();
+  let out = cs._questionInputs.get(key);
+  if (out === undefined) {
+    out = computeInputs(lab, cs, q, stage, windowsSet);
+    cs._questionInputs.set(key, out);
+  }
+  return out;
+}
+
+function computeInputs(lab, cs, q, stage, windowsSet) {
   const { meta } = lab;
   const depth = fixedOf(meta, "rerank_depth");
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
@@ -123,7 +135,16 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
   const tfidf = chunkInputs(lab, cs).tfidf;
   const reranked = questions.map((q) => {
     const r = rerankCandidates(model, q.candidates, q.features);
-    return { ...q, reranked: r, similarity: cosineMatrix(r.indices.map((i) => tfidf[i])) };
+    // The cosines between its candidates, computed when MMR first reorders them.
+    let similarity = null;
+    return {
+      ...q,
+      reranked: r,
+      get similarity() {
+        similarity ??= cosineMatrix(r.indices.map((i) => tfidf[i]));
+        return similarity;
+      },
+    };
   });
   // Python's split order: the exhibit measures each split's answerable questions in file order.
   const ordered = ["train", "test"].flatMap((s) => reranked.filter((q) => q.split === s));
@@ -135,7 +156,8 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
     precisionK: fixedOf(meta, "precision_k"),
   });
   progress(1, 1, "training the reranker");
-  const out = { stage, cs, tfidf, model, rows, positives, questions: ordered, exhibit };
+  const byId = new Map(ordered.map((q) => [q.id, q]));
+  const out = { stage, cs, tfidf, model, rows, positives, questions: ordered, byId, exhibit };
   lab._rerankers.set(key, out);
   return out;
 }

@@ -18,17 +18,35 @@ export function head(indices, depth, where) {
 /** Sum each chunk's contributions ([chunk, value] pairs), smallest first; rank by (-sum, chunk):
  * {indices, scores}. */
 export function fuse(contributions) {
-  const byChunk = new Map();
+  // A chunk's first value and its sum so far are kept flat; only a chunk with three or more
+  // values needs them sorted: the sum of two is the same added either way round.
+  const at = new Map();
+  const chunks = [];
+  const totals = [];
+  const counts = [];
+  const many = new Set();
   for (const [chunk, value] of contributions) {
-    if (!byChunk.has(chunk)) byChunk.set(chunk, []);
-    byChunk.get(chunk).push(value);
+    const i = at.get(chunk);
+    if (i === undefined) {
+      at.set(chunk, chunks.length);
+      chunks.push(chunk);
+      totals.push(value);
+      counts.push(1);
+    } else if (counts[i] === 1) {
+      totals[i] += value;
+      counts[i] = 2;
+    } else {
+      many.add(i);
+    }
   }
-  const rows = [...byChunk].map(([chunk, values]) => {
+  for (const i of many) {
+    const values = contributions.filter(([chunk]) => chunk === chunks[i]).map(([, v]) => v);
     values.sort((a, b) => a - b);
     let total = values[0];
-    for (let i = 1; i < values.length; i++) total += values[i];
-    return [chunk, total];
-  });
-  rows.sort((a, b) => (a[1] > b[1] ? -1 : a[1] < b[1] ? 1 : a[0] - b[0]));
-  return { indices: rows.map((r) => r[0]), scores: rows.map((r) => r[1]) };
+    for (let k = 1; k < values.length; k++) total += values[k];
+    totals[i] = total;
+  }
+  const order = chunks.map((_, i) => i);
+  order.sort((a, b) => (totals[a] > totals[b] ? -1 : totals[a] < totals[b] ? 1 : chunks[a] - chunks[b]));
+  return { indices: order.map((i) => chunks[i]), scores: order.map((i) => totals[i]) };
 }

@@ -59,8 +59,10 @@ function decisions(Z, w, b) {
 }
 
 // The descent's loop runs thousands of steps over every training row: the rows lie in one
-// Float64Array (row i at i·d), the decisions in another, so no step allocates; each sum keeps
-// the order (and so the rounding) of decisions() and of the plain loops above.
+// Float64Array (row i at i·d), so no step allocates, and one pass a step computes each row's
+// decision, its residual and its share of the gradient (the decisions are needed nowhere else).
+// Each sum keeps the order, and so the rounding, of decisions() and of plain loops: the
+// decision's products added from 0 in column order, the gradient's in row order.
 
 /** z_i = x_i · w + b for the m rows of the flat `Z` (m × d), written into `z`. */
 function flatDecisions(Z, m, d, w, b, z) {
@@ -71,16 +73,53 @@ function flatDecisions(Z, m, d, w, b, z) {
   }
 }
 
-/** ∂J/∂w written into `gw`; returns ∂J/∂c. */
-function flatGradient(Z, m, d, y, z, w, l2, gw) {
+/** ∂J/∂w at (w, b) written into `gw`; returns ∂J/∂c. */
+function flatGradient(Z, m, d, y, w, b, l2, gw) {
+  if (d === 6) return gradient6(Z, m, y, w, b, l2, gw);
   gw.fill(0.0);
   let gb = 0.0;
   for (let i = 0, at = 0; i < m; i++, at += d) {
-    const r = sigmoid(z[i]) - y[i];
+    let s = 0.0;
+    for (let j = 0; j < d; j++) s += Z[at + j] * w[j];
+    const r = sigmoid(s + b) - y[i];
     for (let j = 0; j < d; j++) gw[j] += Z[at + j] * r;
     gb += r;
   }
   for (let j = 0; j < d; j++) gw[j] = gw[j] / m + l2 * w[j];
+  return gb / m;
+}
+
+/** flatGradient for the reranker's six features, its weights and sums held in locals (the
+ * same operations in the same order, about twice as fast in V8). */
+function gradient6(Z, m, y, w, b, l2, gw) {
+  const w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5];
+  let g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0, g4 = 0.0, g5 = 0.0, gb = 0.0;
+  for (let i = 0, at = 0; i < m; i++, at += 6) {
+    const x0 = Z[at], x1 = Z[at + 1], x2 = Z[at + 2], x3 = Z[at + 3], x4 = Z[at + 4], x5 = Z[at + 5];
+    let s = 0.0;
+    s += x0 * w0;
+    s += x1 * w1;
+    s += x2 * w2;
+    s += x3 * w3;
+    s += x4 * w4;
+    s += x5 * w5;
+    const z = s + b;
+    const e = Math.exp(-Math.abs(z));
+    const r = (z >= 0 ? 1.0 : e) / (1.0 + e) - y[i];
+    g0 += x0 * r;
+    g1 += x1 * r;
+    g2 += x2 * r;
+    g3 += x3 * r;
+    g4 += x4 * r;
+    g5 += x5 * r;
+    gb += r;
+  }
+  gw[0] = g0 / m + l2 * w0;
+  gw[1] = g1 / m + l2 * w1;
+  gw[2] = g2 / m + l2 * w2;
+  gw[3] = g3 / m + l2 * w3;
+  gw[4] = g4 / m + l2 * w4;
+  gw[5] = g5 / m + l2 * w5;
   return gb / m;
 }
 
@@ -117,16 +156,14 @@ export function fitLogistic(X, y, { l2, learningRate, iterations, tolerance, ini
   const w = Float64Array.from(init);
   const gw = new Float64Array(d);
   let b = Math.log(nPos / (m - nPos));
-  flatDecisions(Z, m, d, w, b, z);
-  let gb = flatGradient(Z, m, d, labels, z, w, l2, gw);
+  let gb = flatGradient(Z, m, d, labels, w, b, l2, gw);
   let gradNorm = norm(gw, gb);
   let steps = 0;
   while (steps < iterations && gradNorm >= tolerance) {
     for (let j = 0; j < d; j++) w[j] = w[j] - learningRate * gw[j];
     b = b - learningRate * gb;
     steps++;
-    flatDecisions(Z, m, d, w, b, z);
-    gb = flatGradient(Z, m, d, labels, z, w, l2, gw);
+    gb = flatGradient(Z, m, d, labels, w, b, l2, gw);
     gradNorm = norm(gw, gb);
   }
   flatDecisions(Z, m, d, w, b, z);
