@@ -13,6 +13,7 @@ import gc
 import shutil
 import socket
 import time
+import weakref
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -173,6 +174,9 @@ def _reachable(root: object) -> list[object]:
     todo, found = [root], [root]
     while todo:
         for child in gc.get_referents(todo.pop()):
+            # A weak proxy whose object is gone raises on any use, isinstance included.
+            if type(child) in weakref.ProxyTypes:
+                continue
             if id(child) not in seen and not isinstance(child, type | ModuleType):
                 seen.add(id(child))
                 todo.append(child)
