@@ -230,6 +230,12 @@ def test_a_neural_run_at_another_chunking_is_encoded_in_the_tab(
     expect(page.locator("#tab-progress")).to_contain_text(
         f"Computing {SITE_PROGRESS_CHUNKS} in this tab", timeout=120_000
     )
+    # Another exhibit answers meanwhile (the Worker yields between two texts): exhibit II's
+    # example is ranked while the chunks are still encoding (within one text's encoding, seconds
+    # each on a loaded machine, hence the timeout).
+    page.locator("#bm25-examples button").first.click()
+    expect(page.locator("#bm25-results .result-list > li").first).to_be_visible(timeout=60_000)
+    assert page.locator("#tab-progress").is_visible(), "the encoding ended before II answered"
     expect(page.locator("#run-accuracy")).to_have_text(
         f"{result.correct} of {result.n} = {result.accuracy:.3f}", timeout=300_000
     )

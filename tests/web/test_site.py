@@ -499,6 +499,55 @@ def test_the_workers_warm_up_leaves_its_answers_cached_equal_to_cold_ones_and_yi
     assert out["during"]["status"] == 200 and out["during"]["body"]["results"]
 
 
+#: Two chunkings other than the lab's own that lack few texts, the second sharing some with the
+#: first: heading chunks of at most 110 words lack 2 of the handbook's texts, of at most 101
+#: words those 2 and 2 more (the test counts them afresh), each encoded in seconds.
+ENCODE_A = {"method": "heading", "size": 110}
+ENCODE_B = {"method": "heading", "size": 101}
+
+
+def test_encoding_a_chunking_answers_other_requests_meanwhile_and_each_text_once(
+    site: Path,
+) -> None:
+    assert NODE is not None, "node is missing: scripts/ensure-node installs Debian's nodejs"
+    result = subprocess.run(
+        [
+            NODE,
+            str(REPO / "tests/web/site_encoding.mjs"),
+            str(site),
+            json.dumps(ENCODE_A),
+            json.dumps(ENCODE_B),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    out = json.loads(result.stdout)
+    assert out["replies"] == {"1": 200, "2": 200, "3": 200, "4": 200}, out["order"]
+    new_a = set(out["missingA"])
+    new_b = set(out["missingB"]) - new_a
+    assert new_a and new_b and set(out["missingB"]) & new_a, (
+        "B shares texts with A, and has its own"
+    )
+    # Two overlapping requests at A: one encoding, each of A's texts once, progress to both.
+    assert out["afterA"] == len(new_a)
+    n = len(new_a)
+    order = out["order"]
+    for request in (1, 2):
+        assert f"chunk {request} {n}/{n}" in order, order
+    assert [m for m in order if m.startswith("chunk 1 ")][-n:] == [
+        f"chunk 1 {done}/{n}" for done in range(1, n + 1)
+    ], "the progress advances chunk by chunk"
+    # The search sent while A's first text encodes is answered before A's last is encoded.
+    assert "reply 3 200" in order, order
+    assert order.index("reply 3 200") < order.index(f"chunk 1 {n}/{n}"), order
+    assert out["during"]["results"]
+    # B encodes only the texts A did not: a text encoded once is reused by every chunking.
+    assert out["afterB"] - out["afterA"] == len(new_b)
+
+
 @pytest.fixture(scope="module")
 def bare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bare-site")

@@ -60,6 +60,7 @@ from raglab.settings import (
     SITE_MAX_CHUNKS,
     SITE_MAX_TEXT_BYTES,
     SITE_NEURAL_CHUNK_SETS,
+    SITE_NEURAL_TEXT_CACHE,
     SITE_PROGRESS_CHUNKS,
     SITE_PROGRESS_WEIGHTS,
     SITE_WEIGHTS_DTYPE,
@@ -251,9 +252,10 @@ def neural_vectors(lab: Lab) -> tuple[dict[str, Any], FloatArray32, FloatArray32
         "sentences": sentences,
         # Exhibit III's costs as the build machine measured them (the encoding time is timed).
         "costs": neural_costs(lab),
-        # Another chunking's chunks are encoded in the tab: how many sets it keeps, and what
-        # the progress line says meanwhile.
+        # Another chunking's chunks are encoded in the tab: how many sets and encoded texts it
+        # keeps, and what the progress line says meanwhile.
         "chunk_sets": SITE_NEURAL_CHUNK_SETS,
+        "text_cache": SITE_NEURAL_TEXT_CACHE,
         "progress": {"weights": SITE_PROGRESS_WEIGHTS, "chunks": SITE_PROGRESS_CHUNKS},
     }
     return section, vectors, encoded(sentences)

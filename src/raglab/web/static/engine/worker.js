@@ -7,7 +7,8 @@
 // All the maths runs here, so no slider waits on it in the page. Answers are kept in a bounded
 // cache (base/lru.js, site.json's engine.answer_cache entries). The neural vectors
 // (data/neural.bin) load with the data, the sentences' (the cosine reader's) on first need, the
-// weights only when a typed text, or a chunking other than the lab's own, needs encoding. The
+// weights only when a typed text, or a chunking other than the lab's own, needs encoding (a
+// chunking's texts one at a time, other requests answered in between: encodeChunks). The
 // data starts loading as the Worker starts, and once the page is ready, while no request waits,
 // the Worker computes what a visitor's first clicks ask for (warmUps).
 
@@ -89,17 +90,45 @@ function loadEncoder(data, progress) {
 
 /** The vectors of the chunks `need` (a NeedsChunkVectors) lacks, encoded one text at a time
  * with progress (the Python encoder's batches change a vector by BLAS's rounding only, ~1e-7,
- * and this encoder sums in float64 text by text, so no batching is copied), then kept. */
+ * and this encoder sums in float64 text by text, so no batching is copied), then kept. Between
+ * two texts (seconds each) it yields to the message queue, so every other request is answered
+ * meanwhile rather than after the whole chunking. */
 async function encodeChunks(data, need, progress) {
   const { tokenizer, weights } = await loadEncoder(data, progress);
   const what = data.neural.progress.chunks;
   const encoded = new Map();
   progress(0, need.missing.length, what);
   for (const text of need.missing) {
+    await new Promise((next) => setTimeout(next, 0));
     encoded.set(text, encode(tokenizer, weights, text));
+    textsEncoded += 1;
     progress(encoded.size, need.missing.length, what);
   }
   addChunkVectors(data, need, encoded);
+}
+
+// One encoding per chunking at a time: a request for a chunking already being encoded awaits
+// that encoding (its progress posted to each request waiting) instead of encoding it again.
+const encodings = new Map();
+let textsEncoded = 0;
+
+/** The count of chunk texts this Worker has encoded (for tests: each text once). */
+export const encodedTexts = () => textsEncoded;
+
+async function encodeOnce(data, need, progress) {
+  let job = encodings.get(need.id);
+  if (job === undefined) {
+    const waiting = new Set();
+    const all = (done, total, what) => waiting.forEach((p) => p(done, total, what));
+    job = { waiting, done: encodeChunks(data, need, all).finally(() => encodings.delete(need.id)) };
+    encodings.set(need.id, job);
+  }
+  job.waiting.add(progress);
+  try {
+    await job.done;
+  } finally {
+    job.waiting.delete(progress);
+  }
 }
 
 /** The route's answer, each typed text and chunk it lacks a vector for encoded here first. */
@@ -109,7 +138,7 @@ async function compute(data, url, progress, request) {
       return answer(data, url, progress, request);
     } catch (error) {
       if (error instanceof NeedsChunkVectors) {
-        await encodeChunks(data, error, progress);
+        await encodeOnce(data, error, progress);
         continue;
       }
       if (!(error instanceof NeedsEncoding)) throw error;

@@ -10,9 +10,10 @@
 // sentences' file if it has not yet, else encodes the text (a question the learner typed) with
 // the JavaScript encoder (embedding/neural/) from the weights file, and asks again. A chunk set
 // other than the lab's own throws NeedsChunkVectors: the Worker encodes the chunks whose text
-// has no vector yet (a chunk whose text is a shipped one reuses its vector, as the server's
-// per-text vector cache does), addChunkVectors keeps the set's vectors (an LRU of site.json's
-// `neural.chunk_sets` sets), and it asks again.
+// has no vector yet (a chunk whose text is a shipped one, or one the tab encoded for an earlier
+// chunking, reuses its vector, as the server's per-text vector cache does), addChunkVectors
+// keeps the set's vectors (an LRU of site.json's `neural.chunk_sets` sets) and each text it
+// encoded (an LRU of `neural.text_cache` texts), and it asks again.
 
 import { LruCache } from "../base/lru.js";
 import { topK } from "../base/topk.js";
@@ -51,11 +52,16 @@ function byText(buffer, texts, skip, dim, file) {
 /** A chunk set `cs` lacking neural vectors: the caller encodes `missing` (the texts of its
  * chunks with no vector yet, each once), gives them to addChunkVectors and asks again. */
 export class NeedsChunkVectors extends Error {
-  constructor(cs, missing) {
+  constructor(cs, missing, reused) {
     super(`the neural vectors of ${missing.length} chunks of the ${cs.key.method} chunker at size ${cs.key.size} are not encoded yet`);
     this.key = cs.key;
+    /** The chunking's key as a string: one encoding at a time per chunking (engine/worker.js). */
+    this.id = keyOf(cs.key);
     this.texts = cs.chunks.map((c) => c.text);
     this.missing = missing;
+    // The vectors of the texts an earlier chunking encoded, held here so that the text cache
+    // dropping one while the missing ones encode cannot lose it.
+    this.reused = reused;
   }
 }
 
@@ -66,7 +72,8 @@ export function attachNeural(data, buffer) {
   const [all, rows] = byText(buffer, section.texts, section.chunks, dim, section.file);
   const chunks = all.subarray(0, section.chunks * dim);
   const chunkSets = new LruCache(section.chunk_sets);
-  STATE.set(data, { section, dim, chunks, texts: new Map(rows), sentences: false, chunkSets, chunkTexts: null });
+  const encoded = new LruCache(section.text_cache);
+  STATE.set(data, { section, dim, chunks, texts: new Map(rows), sentences: false, chunkSets, chunkTexts: null, encoded });
 }
 
 /** Whether the quotable sentences' vectors (data/neural-sentences.bin) are attached. */
@@ -130,20 +137,30 @@ export function chunkVectors(lab, cs) {
   const kept = s.chunkSets.get(keyOf(key));
   if (kept !== undefined) return kept;
   const known = shippedChunkTexts(s, lab.chunkSet());
-  const missing = [...new Set(cs.chunks.map((c) => c.text))].filter((t) => !known.has(t) && !s.texts.has(t));
-  if (missing.length) throw new NeedsChunkVectors(cs, missing);
-  addChunkVectors(lab.data, new NeedsChunkVectors(cs, missing), new Map());
+  const missing = [];
+  const reused = new Map();
+  for (const t of new Set(cs.chunks.map((c) => c.text))) {
+    if (known.has(t) || s.texts.has(t)) continue;
+    const v = s.encoded.get(t);
+    if (v === undefined) missing.push(t);
+    else reused.set(t, v);
+  }
+  const need = new NeedsChunkVectors(cs, missing, reused);
+  if (missing.length) throw need;
+  addChunkVectors(lab.data, need, new Map());
   return s.chunkSets.get(keyOf(key));
 }
 
 /** Keep the vectors of the chunk set that `need` (a NeedsChunkVectors) names: `encoded` a Map
- * text -> unit Float32Array of each of its missing texts, the shipped vectors for the others. */
+ * text -> unit Float32Array of each of its missing texts (each also kept by text, for any later
+ * chunking), the shipped or earlier encoded vectors for the others. */
 export function addChunkVectors(data, need, encoded) {
   const s = state(data);
   const { dim } = s;
+  for (const [t, v] of encoded) s.encoded.set(t, v);
   const vectors = new Float32Array(need.texts.length * dim);
   need.texts.forEach((t, j) => {
-    const v = encoded.get(t) ?? s.chunkTexts?.get(t) ?? s.texts.get(t);
+    const v = encoded.get(t) ?? need.reused.get(t) ?? s.chunkTexts?.get(t) ?? s.texts.get(t);
     if (v === undefined) throw new Error(`no neural vector for chunk ${j} of the ${need.key.method} chunker`);
     vectors.set(v, j * dim);
   });
