@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +47,14 @@ import numpy as np
 from raglab.base.ranking import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
-from raglab.distributed.lsa import fit_lsa_on_cluster
+from raglab.distributed.lsa import cut_windows, fit_lsa_on_cluster
 from raglab.embedding.lsa import LSAModel
 from raglab.pipeline.grid import Grid, bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import CANDIDATE_BM25, candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RANKINGS
 from raglab.run_settings import ChunkingKey, RetrievalSettings
-from raglab.settings import GRID_RECALL_K, default
+from raglab.settings import GRID_RECALL_K, LSA_OVERSAMPLE, SEED, default
 
 __all__ = [
     "Stage",
@@ -182,12 +181,47 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
     return len(questions)
 
 
-def prime_lsa(client: Any, lab: Lab, rank: int) -> LSAModel:
+def prime_lsa(
+    client: Any,
+    lab: Lab,
+    rank: int,
+    *,
+    encoding: str | None = None,
+    partitions: int | None = None,
+    stage: Stage = no_stage,
+) -> LSAModel:
     """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.indexes.Indexes.lsa_model`), fitted on
     the workers with A in row blocks (two per worker) unless the lab has it already, and kept
     in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the
-    exhibit) reads it. It equals the lab's own fit bit for bit."""
-    return lab.indexes.lsa_model(rank, fit=partial(fit_lsa_on_cluster, client))
+    exhibit) reads it. It equals the lab's own fit bit for bit.
+
+    The workers read the lab's page files (``encoding`` as the lab's corpus was read, in
+    ``partitions`` parts, default two per worker) and cut and tokenise the training windows
+    themselves (:func:`raglab.distributed.lsa.cut_windows`): this process never builds
+    ``Indexes.lsa_windows``. ``stage`` wraps the fit. Raises ValueError when the workers read
+    other pages than the lab's."""
+    indexes = lab.indexes
+    # Absolute: the workers do not share this process's working folder.
+    files = [Path(page.source).absolute() for page in lab.corpus]
+    windows = cut_windows(
+        client,
+        files,
+        [page.id for page in lab.corpus],
+        indexes.lsa_ranges,
+        analyzer=indexes.analyzer,
+        stem=indexes.stem,
+        encoding=encoding,
+        partitions=partitions,
+    )
+    shape = (windows.n, len(windows.vocabulary))
+    with stage(f"fit LSA on {windows.n} windows, the term x window matrix in row blocks"):
+        return indexes.lsa_model(
+            rank,
+            fit=lambda k: fit_lsa_on_cluster(
+                client, windows, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE
+            ),
+            shape=shape,
+        )
 
 
 def _grid_cells(index: DistributedBM25) -> Any:
