@@ -5,7 +5,16 @@
 same algorithm with A cut into row blocks A_1, ..., A_r of consecutive terms (of the sorted
 vocabulary), each built and held by a worker:
 
-1. **Workers** (:func:`term_block`): every worker receives the windows once, as the columns
+0. **Workers, the windows** (:func:`cut_windows`): each partition of the page files is read on
+   a worker, which sends back its pages' word counts; the client numbers the corpus's words
+   from them (O(pages)) and computes the windows' word ranges, as the single machine does
+   (:func:`raglab.embedding.lsa.window_ranges`); each worker tokenises the pieces of the windows
+   lying in its pages (:func:`raglab.pipeline.indexes.window_pieces`, the lab's tokeniser) and
+   sends back its sorted terms, which the client merges into the sorted vocabulary; the
+   workers number their pieces' tokens in it, and one task joins each window's pieces in
+   partition order. The client never holds a window's tokens (token lists given on the
+   client are sent as their columns instead, :class:`WindowColumns`).
+1. **Workers** (:func:`term_block`): every block's task receives the windows once, as the columns
    of their tokens in the sorted vocabulary (:func:`window_ids`, int32: 4 bytes a token where
    Python strings held about 60); block b weights its own terms, ``tfidf_matrix`` over the windows restricted to them. A term's idf is
    ln(n / df), and its df counts the windows in its row, so a block needs no other block's
@@ -29,13 +38,15 @@ Every step is the single machine's, in the same order, so the model (U, s, Vt, i
 ||A||_F^2) equals :func:`raglab.embedding.lsa.fit_lsa`'s bit for bit (``tests/distributed``), and the
 command line's ``--workers`` fits LSA here.
 
-What moves: the windows' token columns once to each worker; per product A X, the (n, l) sketch to every
+What moves: each page's word count to the client and the windows' ranges back, each
+partition's sorted terms to the client and the vocabulary back; the windows' token columns
+once to each worker; per product A X, the (n, l) sketch to every
 worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it (inside the task, by way of the scheduler) and
 the (n, l) running sums from block to block, once. The client holds A's vocabulary and the thin
 sketches, never A.
 
 What a worker lost in the middle of the fit takes with it, Dask computes again: the blocks from
-the windows, the products from the blocks, X and the pieces of Y, all of which the scheduler
+the windows (and those from the page files), the products from the blocks, X and the pieces of Y, all of which the scheduler
 keeps with their tasks (:func:`raglab.distributed.cluster.share`), never scattered.
 """
 

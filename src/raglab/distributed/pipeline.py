@@ -18,8 +18,9 @@ training question, one task per shard for all cells) and primes the rankings the
 measures at the best cell and the defaults.
 
 :func:`prime_lsa` fits the lab's LSA model with the term x window matrix in row blocks on the
-workers (:func:`raglab.distributed.lsa.fit_lsa_on_cluster`, the single machine's model bit for
-bit) and stores it where :meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it.
+workers, which cut and tokenise the training windows from the page files themselves
+(:func:`raglab.distributed.lsa.cut_windows`, :func:`raglab.distributed.lsa.fit_lsa_on_cluster`:
+the single machine's model bit for bit) and stores it where :meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it.
 
 The reranker's other features and MMR's TF-IDF cosines read only each question's candidates'
 rows on the client (:meth:`~raglab.pipeline.indexes.ChunkSet.lsa_rows`,
@@ -30,7 +31,7 @@ builds no table of every chunk there.
 What stays on the client, O(chunks): the lab itself (pages, questions, and its chunk list for
 ids, relevance, packing and the reader's inputs, held as offsets and word counts,
 :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
-while a stage reads it) and the LSA training windows; for an LSA or fusion
+while a stage reads it), the LSA vocabulary and the fit's thin sketches; for an LSA or fusion
 first stage the fold-in of every chunk to the LSA space, for a neural one the chunks' vectors
 (docs/distributed.md, "What the client holds"). Fusion and the threshold run there too.
 """
