@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,7 @@ __all__ = [
     "BlockedTermMatrix",
     "WindowColumns",
     "chain_transpose_times",
+    "cut_window_pieces",
     "cut_windows",
     "fit_lsa_on_cluster",
     "term_block",
@@ -171,7 +172,7 @@ def _page_words(pages: Sequence[Page]) -> tuple[tuple[str, ...], IntArray]:
     return tuple(p.id for p in pages), counts
 
 
-def _cut_pieces(
+def cut_window_pieces(
     pages: Sequence[Page],
     counts: IntArray,
     first_word: int,
@@ -230,7 +231,7 @@ def cut_windows(
     client: Any,
     files: Sequence[Path],
     page_ids: Sequence[str],
-    plan: Any,
+    plan: Callable[[int], list[range]],
     *,
     analyzer: str,
     stem: bool,
@@ -261,7 +262,7 @@ def cut_windows(
     n = len(planned)
     ranges = share(client, planned)
     pieces = [
-        client.submit(_cut_pieces, p, c, int(f), ranges, analyzer, stem, pure=False)
+        client.submit(cut_window_pieces, p, c, int(f), ranges, analyzer, stem, pure=False)
         for p, (_, c), f in zip(pages, words, firsts[:-1].tolist(), strict=True)
     ]
     term_sets = client.gather([client.submit(_piece_terms, p, pure=False) for p in pieces])
