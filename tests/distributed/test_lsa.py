@@ -10,13 +10,16 @@ block, fewer blocks than workers, more), and each question's top 10 by LSA equal
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from raglab.distributed.chunking import file_partitions
 from raglab.distributed.lsa import (
     chain_transpose_times,
+    cut_windows,
     fit_lsa_on_cluster,
     term_block,
     term_ranges,
@@ -24,9 +27,11 @@ from raglab.distributed.lsa import (
 )
 from raglab.distributed.pipeline import prime_lsa
 from raglab.embedding.lsa import capped_windows, fit_lsa, term_window_matrix, unit_rows
+from raglab.pipeline.indexes import Indexes
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import LSA_OVERSAMPLE, LSA_RANK, SEED
+from raglab.text.tokens import count_words
 from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
@@ -95,15 +100,103 @@ def test_the_chain_continues_the_single_product(handbook: Lab) -> None:
     np.testing.assert_allclose(summed, want, rtol=1e-12, atol=1e-12)
 
 
-def test_a_capped_fit_on_the_cluster_is_the_single_machines(client: Any, handbook: Lab) -> None:
+def _refuse_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on, any lab building its LSA windows on this machine fails the test."""
+
+    def refused(self: Indexes) -> list[list[str]]:
+        raise AssertionError("the client built Indexes.lsa_windows")
+
+    monkeypatch.setattr(Indexes, "lsa_windows", property(refused))
+
+
+def _spanning(lab: Lab, windows: list[range], partitions: int) -> int:
+    """How many windows hold words of pages in two or more of the file partitions."""
+    files = [Path(p.source).absolute() for p in lab.corpus]
+    groups = file_partitions(files, partitions)
+    counts = [count_words(p.text) for p in lab.corpus]
+    bounds, at = [0], 0
+    for group in groups:
+        at += len(group)
+        bounds.append(sum(counts[:at]))
+    return sum(
+        1
+        for r in windows
+        if len({i for i in range(len(groups)) if r.start < bounds[i + 1] and r.stop > bounds[i]})
+        > 1
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "partitions"), [("handbook", 2), ("handbook", 5), ("cranfield", 3)]
+)
+def test_the_workers_cut_the_windows_and_fit_the_single_machines_model(
+    client: Any,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    partitions: int,
+) -> None:
+    """Oracle: the lab's own windows and LSA model on this machine. A fresh lab of the same
+    corpus fits LSA on the workers (prime_lsa), which read the page files in ``partitions``
+    parts and cut the windows there, some of them across two parts' pages: the windows'
+    columns are window_ids of the lab's windows and the model is the lab's, bit for bit,
+    while any use of Indexes.lsa_windows on this machine fails the test."""
+    lab: Lab = request.getfixturevalue(name)
+    ref = lab.indexes.lsa
+    windows = lab.indexes.lsa_windows
+    vocabulary = ref.vocabulary
+    want_ids, want_offsets = window_ids(windows, vocabulary)
+    n_words = sum(count_words(p.text) for p in lab.corpus)
+    assert _spanning(lab, lab.indexes.lsa_ranges(n_words), partitions) > 0
+    fresh = Lab(lab.corpus, lab.questions, stem=lab.stem, analyzer=lab.analyzer)
+    _refuse_windows(monkeypatch)
+    files = [Path(p.source).absolute() for p in lab.corpus]
+    columns = cut_windows(
+        client,
+        files,
+        [p.id for p in lab.corpus],
+        fresh.indexes.lsa_ranges,
+        analyzer=fresh.indexes.analyzer,
+        stem=fresh.indexes.stem,
+        partitions=partitions,
+    )
+    assert columns.n == len(windows) and columns.vocabulary == vocabulary
+    ids, offsets = client.gather([columns.ids, columns.offsets])
+    assert ids.dtype == np.int32 and ids.tobytes() == want_ids.tobytes()
+    assert offsets.tobytes() == want_offsets.tobytes()
+    got = prime_lsa(client, fresh, LSA_RANK, partitions=partitions)
+    assert got.vocabulary == ref.vocabulary
+    for name_ in ("idf", "U", "s", "Vt"):
+        assert getattr(got, name_).tobytes() == getattr(ref, name_).tobytes(), name_
+    assert got.frobenius_sq == ref.frobenius_sq
+
+
+def test_a_cluster_fit_never_builds_the_windows_on_the_client(
+    client: Any, handbook: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the handbook lab's own model. prime_lsa, as ``--workers`` calls it, fits a
+    fresh lab's model while Indexes.lsa_windows refuses to run here, and gets that model."""
+    ref = handbook.indexes.lsa
+    fresh = Lab(handbook.corpus, handbook.questions)
+    _refuse_windows(monkeypatch)
+    got = prime_lsa(client, fresh, LSA_RANK)
+    assert got.s.tobytes() == ref.s.tobytes() and got.U.tobytes() == ref.U.tobytes()
+
+
+def test_a_capped_fit_on_the_cluster_is_the_single_machines(
+    client: Any, handbook: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Oracle: fit_lsa on this machine on the handbook's windows that capped_windows(100, 40)
     keeps. A lab capped at 40 windows fits LSA on the workers (prime_lsa, as ``--workers``
-    does) on those same windows, and gets that model bit for bit."""
+    does; the windows cut there, never here) on those same windows, and gets that model bit
+    for bit."""
     capped = Lab(handbook.corpus, handbook.questions)
     capped.indexes.max_windows = 40
     subset = [handbook.indexes.lsa_windows[i] for i in capped_windows(100, 40)]
     want = fit_lsa(subset, rank=40, seed=SEED, oversample=LSA_OVERSAMPLE)
-    got = prime_lsa(client, capped, LSA_RANK)
+    with monkeypatch.context() as patched:
+        _refuse_windows(patched)
+        got = prime_lsa(client, capped, LSA_RANK, partitions=3)
     assert capped.indexes.lsa_windows == subset and got.rank == 40
     assert got.vocabulary == want.vocabulary
     for name in ("idf", "U", "s", "Vt"):

@@ -303,9 +303,9 @@ def cluster_lab(
         if dense.unavailable(lab.model) is None:
             # Encoded only when the command asks for the vectors, as on one machine.
             lab.indexes.encoder = _cluster_encoder(client, lab, stage, checked=neural)
-        n_windows = len(lab.indexes.lsa_windows)
-        with stage(f"fit LSA on {n_windows} windows, the term x window matrix in row blocks"):
-            prime_lsa(client, lab, LSA_RANK)
+        # The workers cut and tokenise the training windows from the page files: this
+        # process never holds them.
+        prime_lsa(client, lab, LSA_RANK, encoding=getattr(args, "encoding", None), stage=stage)
         indexes: dict[ChunkingKey, Any] = {}
 
         def index_of(chunking: ChunkingKey) -> Any:

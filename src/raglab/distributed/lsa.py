@@ -5,7 +5,16 @@
 same algorithm with A cut into row blocks A_1, ..., A_r of consecutive terms (of the sorted
 vocabulary), each built and held by a worker:
 
-1. **Workers** (:func:`term_block`): every worker receives the windows once, as the columns
+0. **Workers, the windows** (:func:`cut_windows`): each partition of the page files is read on
+   a worker, which sends back its pages' word counts; the client numbers the corpus's words
+   from them (O(pages)) and computes the windows' word ranges, as the single machine does
+   (:func:`raglab.embedding.lsa.window_ranges`); each worker tokenises the pieces of the windows
+   lying in its pages (:func:`raglab.pipeline.indexes.window_pieces`, the lab's tokeniser) and
+   sends back its sorted terms, which the client merges into the sorted vocabulary; the
+   workers number their pieces' tokens in it, and one task joins each window's pieces in
+   partition order. The client never holds a window's tokens (token lists given on the
+   client are sent as their columns instead, :class:`WindowColumns`).
+1. **Workers** (:func:`term_block`): every block's task receives the windows once, as the columns
    of their tokens in the sorted vocabulary (:func:`window_ids`, int32: 4 bytes a token where
    Python strings held about 60); block b weights its own terms, ``tfidf_matrix`` over the windows restricted to them. A term's idf is
    ln(n / df), and its df counts the windows in its row, so a block needs no other block's
@@ -29,20 +38,25 @@ Every step is the single machine's, in the same order, so the model (U, s, Vt, i
 ||A||_F^2) equals :func:`raglab.embedding.lsa.fit_lsa`'s bit for bit (``tests/distributed``), and the
 command line's ``--workers`` fits LSA here.
 
-What moves: the windows' token columns once to each worker; per product A X, the (n, l) sketch to every
+What moves: each page's word count to the client and the windows' ranges back, each
+partition's sorted terms to the client and the vocabulary back; the windows' token columns
+once to each worker; per product A X, the (n, l) sketch to every
 worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it (inside the task, by way of the scheduler) and
 the (n, l) running sums from block to block, once. The client holds A's vocabulary and the thin
 sketches, never A.
 
 What a worker lost in the middle of the fit takes with it, Dask computes again: the blocks from
-the windows, the products from the blocks, X and the pieces of Y, all of which the scheduler
+the windows (and those from the page files), the products from the blocks, X and the pieces of Y, all of which the scheduler
 keeps with their tasks (:func:`raglab.distributed.cluster.share`), never scattered.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,22 +64,30 @@ import numpy.typing as npt
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray
+from raglab.corpus.pages import Page
+from raglab.distributed.chunking import file_partitions, read_files
 from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
+from raglab.pipeline.indexes import window_pieces
+from raglab.text.tokens import count_words, tokenize
 
 #: Token columns as they travel: 4 bytes each.
 Int32Array = npt.NDArray[np.int32]
 
 __all__ = [
     "BlockedTermMatrix",
+    "WindowColumns",
     "chain_transpose_times",
+    "cut_window_pieces",
+    "cut_windows",
     "fit_lsa_on_cluster",
     "term_block",
     "term_ranges",
     "window_ids",
+    "window_piece_ids",
 ]
 
 
@@ -112,6 +134,145 @@ def window_ids(
     np.cumsum([len(w) for w in windows], out=offsets[1:])
     ids = np.fromiter((get(t) for w in windows for t in w), dtype=np.int32, count=int(offsets[-1]))
     return ids, offsets
+
+
+@dataclass(frozen=True, slots=True)
+class WindowColumns:
+    """The LSA windows as :func:`window_ids` gives them, held on the cluster: futures of
+    ``ids`` (int32) and ``offsets`` ((n + 1,) int64), the sorted ``vocabulary`` of every token,
+    and ``n`` windows."""
+
+    ids: Any
+    offsets: Any
+    vocabulary: Vocabulary
+    n: int
+
+    @classmethod
+    def of(cls, client: Any, windows: Sequence[Sequence[str]]) -> WindowColumns:
+        """Windows at hand on the client, sent as their columns (4 bytes a token)."""
+        check_token_lists(windows, what="windows")
+        vocabulary = Vocabulary.from_docs(windows)
+        ids, offsets = window_ids(windows, vocabulary)
+        return cls(share(client, ids), share(client, offsets), vocabulary, len(windows))
+
+
+#: A partition's window pieces on its worker: (window index, its tokens), in the order
+#: :func:`raglab.pipeline.indexes.window_pieces` gives them.
+Pieces = list[tuple[int, list[str]]]
+
+
+def _read_pages(paths: Sequence[str], encoding: str | None) -> list[Page]:
+    """Task: a partition's pages, as :func:`raglab.distributed.chunking.read_files` reads them."""
+    return read_files(paths, encoding)[0]
+
+
+def _page_words(pages: Sequence[Page]) -> tuple[tuple[str, ...], IntArray]:
+    """Task: the partition's page ids and each page's word count (``count_words``)."""
+    counts = np.array([count_words(p.text) for p in pages], dtype=np.int64)
+    return tuple(p.id for p in pages), counts
+
+
+def cut_window_pieces(
+    pages: Sequence[Page],
+    counts: IntArray,
+    first_word: int,
+    ranges: Sequence[range],
+    analyzer: str,
+    stem: bool,
+) -> Pieces:
+    """Task: the partition's pieces of the windows, tokenised as ``Indexes.tokens`` does."""
+
+    def tokens(text: str) -> list[str]:
+        return tokenize(text, stem=stem, analyzer=analyzer)
+
+    texts = [p.text for p in pages]
+    return list(window_pieces(texts, counts, first_word, ranges, tokens))
+
+
+def _piece_terms(pieces: Pieces) -> list[str]:
+    """Task: the partition's distinct window tokens, sorted."""
+    return sorted({t for _, tokens in pieces for t in tokens})
+
+
+def window_piece_ids(pieces: Pieces, terms: Sequence[str]) -> tuple[IntArray, Int32Array, IntArray]:
+    """Task: a partition's pieces as columns of the sorted vocabulary ``terms``: each piece's
+    window (k,), the tokens' columns (int32) and each piece's first position (k + 1,)."""
+    vocabulary = Vocabulary(tuple(terms))
+    ids, offsets = window_ids([tokens for _, tokens in pieces], vocabulary)
+    return np.array([w for w, _ in pieces], dtype=np.int64), ids, offsets
+
+
+def _joined_ids(*parts: tuple[IntArray, Int32Array, IntArray]) -> Int32Array:
+    """Task: the windows' columns, window after window, each window's pieces in partition
+    order (a stable sort by window keeps it), as :func:`window_ids` gives the whole windows."""
+    pieces = [
+        (int(w), ids[int(a) : int(z)])
+        for windows, ids, offsets in parts
+        for w, a, z in zip(
+            windows.tolist(), offsets[:-1].tolist(), offsets[1:].tolist(), strict=True
+        )
+    ]
+    pieces.sort(key=lambda piece: piece[0])  # stable: a window's pieces stay in partition order
+    out: Int32Array = np.concatenate([p for _, p in pieces] + [np.zeros(0, dtype=np.int32)])
+    return out
+
+
+def _joined_offsets(n: int, *parts: tuple[IntArray, Int32Array, IntArray]) -> IntArray:
+    """Task: each window's first position in :func:`_joined_ids`' columns, (n + 1,)."""
+    sizes = np.zeros(n, dtype=np.int64)
+    for windows, _, offsets in parts:
+        np.add.at(sizes, windows, np.diff(offsets))
+    out = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=out[1:])
+    return out
+
+
+def cut_windows(
+    client: Any,
+    files: Sequence[Path],
+    page_ids: Sequence[str],
+    plan: Callable[[int], list[range]],
+    *,
+    analyzer: str,
+    stem: bool,
+    encoding: str | None = None,
+    partitions: int | None = None,
+) -> WindowColumns:
+    """The LSA windows of the corpus of page ``files`` cut and tokenised on the workers, as
+    :attr:`raglab.pipeline.indexes.Indexes.lsa_windows` cuts them, held there as their columns.
+
+    Each partition of the files (default: two per worker) is read on a worker, which sends
+    back its page ids and word counts (O(pages)); ``plan(n_words)`` gives the windows' word
+    ranges (``Indexes.lsa_ranges``); each worker tokenises the pieces of the windows lying in
+    its pages and sends back its sorted terms; the client merges them into the vocabulary, and
+    the workers number the tokens and join each window's pieces in partition order. The client
+    never holds a window's tokens. Raises ValueError when the workers read other pages than
+    ``page_ids``."""
+    n_parts = partitions if partitions is not None else shards(client)
+    groups = file_partitions(list(files), n_parts)
+    pages = [client.submit(_read_pages, g, encoding, pure=False) for g in groups]
+    words = client.gather([client.submit(_page_words, p, pure=False) for p in pages])
+    if tuple(i for ids, _ in words for i in ids) != tuple(page_ids):
+        raise ValueError(
+            "the Dask workers read other pages than this machine did: the corpus folder must be "
+            "at the same path, with the same files, on every worker"
+        )
+    firsts = np.cumsum([0] + [int(c.sum()) for _, c in words])
+    planned = plan(int(firsts[-1]))
+    n = len(planned)
+    ranges = share(client, planned)
+    pieces = [
+        client.submit(cut_window_pieces, p, c, int(f), ranges, analyzer, stem, pure=False)
+        for p, (_, c), f in zip(pages, words, firsts[:-1].tolist(), strict=True)
+    ]
+    term_sets = client.gather([client.submit(_piece_terms, p, pure=False) for p in pieces])
+    vocabulary = Vocabulary(tuple(k for k, _ in itertools.groupby(heapq.merge(*term_sets))))
+    del term_sets
+    terms = share(client, vocabulary.terms)
+    parts = [client.submit(window_piece_ids, p, terms, pure=False) for p in pieces]
+    ids = client.submit(_joined_ids, *parts, pure=False)
+    offsets = client.submit(_joined_offsets, n, *parts, pure=False)
+    return WindowColumns(ids, offsets, vocabulary, n)
 
 
 def _times(block: tuple[SparseMatrix, FloatArray], X: FloatArray) -> FloatArray:
@@ -166,21 +327,16 @@ def _scaled_frobenius_sq(block: tuple[SparseMatrix, FloatArray]) -> int:
 class BlockedTermMatrix:
     """A, the TF-IDF term x window matrix, as row blocks held on a Dask cluster's workers."""
 
-    def __init__(self, client: Any, windows: Sequence[Sequence[str]], *, blocks: int) -> None:
-        check_token_lists(windows, what="windows")
+    def __init__(self, client: Any, windows: WindowColumns, *, blocks: int) -> None:
         self._client = client
-        self.vocabulary = Vocabulary.from_docs(windows)
-        self.shape = (len(self.vocabulary), len(windows))
+        self.vocabulary = windows.vocabulary
+        self.shape = (len(self.vocabulary), windows.n)
         self.ranges = term_ranges(self.shape[0], blocks)
-        # Held as long as the blocks: a block lost with its worker is built again from it.
-        # Sent as columns, not strings: every worker holds a copy, 4 bytes a token.
-        ids, offsets = window_ids(windows, self.vocabulary)
-        sent_ids = self._ids = share(client, ids)
-        sent_offsets = self._offsets = share(client, offsets)
-        del ids
+        # Held as long as the blocks: a block lost with its worker is built again from them.
+        self._windows = windows
         terms = self.vocabulary.terms
         self._blocks = [
-            client.submit(term_block, sent_ids, sent_offsets, a, terms[a:b], pure=False)
+            client.submit(term_block, windows.ids, windows.offsets, a, terms[a:b], pure=False)
             for a, b in self.ranges
         ]
 
@@ -234,7 +390,7 @@ class BlockedTermMatrix:
 
 def fit_lsa_on_cluster(
     client: Any,
-    windows: Sequence[Sequence[str]],
+    windows: Sequence[Sequence[str]] | WindowColumns,
     *,
     rank: int,
     oversample: int,
@@ -243,16 +399,19 @@ def fit_lsa_on_cluster(
     blocks: int | None = None,
 ) -> LSAModel:
     """:func:`raglab.embedding.lsa.fit_lsa` with A in ``blocks`` row blocks on the workers (default: two
-    per worker): the same model, bit for bit (see the module docstring)."""
-    if len(windows) == 0:
+    per worker): the same model, bit for bit (see the module docstring). ``windows``: token lists
+    on the client, or :class:`WindowColumns` already on the workers (:func:`cut_windows`)."""
+    n_windows = windows.n if isinstance(windows, WindowColumns) else len(windows)
+    if n_windows == 0:
         raise ValueError("fit_lsa needs at least one window")
     if power_iterations is None:
-        power_iterations = power_iterations_for(len(windows))
+        power_iterations = power_iterations_for(n_windows)
     check_positive_int("rank", rank)
     check_positive_int("oversample", oversample, minimum=0)
     check_positive_int("power_iterations", power_iterations, minimum=0)
     n_blocks = blocks if blocks is not None else shards(client)
-    A = BlockedTermMatrix(client, windows, blocks=max(1, n_blocks))
+    columns = windows if isinstance(windows, WindowColumns) else WindowColumns.of(client, windows)
+    A = BlockedTermMatrix(client, columns, blocks=max(1, n_blocks))
     m, n = A.shape
     if m == 0:
         raise ValueError("the windows hold no tokens")

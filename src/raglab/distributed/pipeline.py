@@ -18,8 +18,9 @@ training question, one task per shard for all cells) and primes the rankings the
 measures at the best cell and the defaults.
 
 :func:`prime_lsa` fits the lab's LSA model with the term x window matrix in row blocks on the
-workers (:func:`raglab.distributed.lsa.fit_lsa_on_cluster`, the single machine's model bit for
-bit) and stores it where :meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it.
+workers, which cut and tokenise the training windows from the page files themselves
+(:func:`raglab.distributed.lsa.cut_windows`, :func:`raglab.distributed.lsa.fit_lsa_on_cluster`:
+the single machine's model bit for bit) and stores it where :meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it.
 
 The reranker's other features and MMR's TF-IDF cosines read only each question's candidates'
 rows on the client (:meth:`~raglab.pipeline.indexes.ChunkSet.lsa_rows`,
@@ -30,7 +31,7 @@ builds no table of every chunk there.
 What stays on the client, O(chunks): the lab itself (pages, questions, and its chunk list for
 ids, relevance, packing and the reader's inputs, held as offsets and word counts,
 :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
-while a stage reads it) and the LSA training windows; for an LSA or fusion
+while a stage reads it), the LSA vocabulary and the fit's thin sketches; for an LSA or fusion
 first stage the fold-in of every chunk to the LSA space, for a neural one the chunks' vectors
 (docs/distributed.md, "What the client holds"). Fusion and the threshold run there too.
 """
@@ -39,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +48,14 @@ import numpy as np
 from raglab.base.ranking import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
-from raglab.distributed.lsa import fit_lsa_on_cluster
+from raglab.distributed.lsa import cut_windows, fit_lsa_on_cluster
 from raglab.embedding.lsa import LSAModel
 from raglab.pipeline.grid import Grid, bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import CANDIDATE_BM25, candidate_bm25_key, candidates
 from raglab.pipeline.retrieval import RANKINGS
 from raglab.run_settings import ChunkingKey, RetrievalSettings
-from raglab.settings import GRID_RECALL_K, default
+from raglab.settings import GRID_RECALL_K, LSA_OVERSAMPLE, SEED, default
 
 __all__ = [
     "Stage",
@@ -182,12 +182,47 @@ def prime_candidate_bm25(lab: Lab, index: DistributedBM25, first_stage: Retrieva
     return len(questions)
 
 
-def prime_lsa(client: Any, lab: Lab, rank: int) -> LSAModel:
+def prime_lsa(
+    client: Any,
+    lab: Lab,
+    rank: int,
+    *,
+    encoding: str | None = None,
+    partitions: int | None = None,
+    stage: Stage = no_stage,
+) -> LSAModel:
     """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.indexes.Indexes.lsa_model`), fitted on
     the workers with A in row blocks (two per worker) unless the lab has it already, and kept
     in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the
-    exhibit) reads it. It equals the lab's own fit bit for bit."""
-    return lab.indexes.lsa_model(rank, fit=partial(fit_lsa_on_cluster, client))
+    exhibit) reads it. It equals the lab's own fit bit for bit.
+
+    The workers read the lab's page files (``encoding`` as the lab's corpus was read, in
+    ``partitions`` parts, default two per worker) and cut and tokenise the training windows
+    themselves (:func:`raglab.distributed.lsa.cut_windows`): this process never builds
+    ``Indexes.lsa_windows``. ``stage`` wraps the fit. Raises ValueError when the workers read
+    other pages than the lab's."""
+    indexes = lab.indexes
+    # Absolute: the workers do not share this process's working folder.
+    files = [Path(page.source).absolute() for page in lab.corpus]
+    windows = cut_windows(
+        client,
+        files,
+        [page.id for page in lab.corpus],
+        indexes.lsa_ranges,
+        analyzer=indexes.analyzer,
+        stem=indexes.stem,
+        encoding=encoding,
+        partitions=partitions,
+    )
+    shape = (windows.n, len(windows.vocabulary))
+    with stage(f"fit LSA on {windows.n} windows, the term x window matrix in row blocks"):
+        return indexes.lsa_model(
+            rank,
+            fit=lambda k: fit_lsa_on_cluster(
+                client, windows, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE
+            ),
+            shape=shape,
+        )
 
 
 def _grid_cells(index: DistributedBM25) -> Any:

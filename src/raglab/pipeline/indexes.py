@@ -12,7 +12,7 @@ lab itself holds the data they are built from. Nothing here computes a result an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # raglab.embedding.neural loads tokenizers and safetensors: o
     from raglab.embedding.neural.index import NeuralIndex
     from raglab.embedding.neural.model import NeuralModel
 
-__all__ = ["ChunkSet", "Indexes", "Relevance", "TermStatistics"]
+__all__ = ["ChunkSet", "Indexes", "Relevance", "TermStatistics", "window_pieces"]
 
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
@@ -265,44 +265,78 @@ class Indexes:
     def lsa_windows(self) -> list[list[str]]:
         """The LSA training windows: evenly spaced runs of words over the whole corpus, tokenised;
         at most ``max_windows`` of them (:func:`raglab.embedding.lsa.window_ranges`)."""
-        # The corpus's words are numbered across pages; each window is a range of those numbers,
-        # tokenised page piece by page piece. Tokens never cross whitespace, so a window's tokens
-        # equal those of its words joined by spaces, without a list of every word of the corpus.
         texts = [page.text for page in self.corpus]
         counts = np.array([count_words(t) for t in texts], dtype=np.int64)
-        first_word = np.concatenate([[0], np.cumsum(counts)])
-        n = int(first_word[-1])
-        count = self.windows if self.windows is not None else window_count(n)
-        ranges = window_ranges(n, count=count, cap=self.max_windows)
-        starts = np.array([r.start for r in ranges], dtype=np.int64)
-        stops = np.array([r.stop for r in ranges], dtype=np.int64)
+        ranges = self.lsa_ranges(int(counts.sum()))
         windows: list[list[str]] = [[] for _ in ranges]
-        for p, text in enumerate(texts):
-            lo, hi = int(first_word[p]), int(first_word[p + 1])
-            if lo == hi:
-                continue
-            offsets = word_offsets(text)
-            # Windows overlapping words [lo, hi): stop > lo and start < hi (both sorted).
-            w0 = int(np.searchsorted(stops, lo, side="right"))
-            w1 = int(np.searchsorted(starts, hi, side="left"))
-            for w in range(w0, w1):
-                a, b = max(int(starts[w]), lo) - lo, min(int(stops[w]), hi) - lo
-                windows[w].extend(self.tokens(text[offsets[a, 0] : offsets[b - 1, 1]]))
+        for w, tokens in window_pieces(texts, counts, 0, ranges, self.tokens):
+            windows[w].extend(tokens)
         return windows
+
+    def lsa_ranges(self, n_words: int) -> list[range]:
+        """The word ranges of the LSA windows over a corpus of ``n_words`` words: ``windows``
+        of them if set, else :func:`raglab.embedding.lsa.window_count`'s, at most ``max_windows``."""
+        count = self.windows if self.windows is not None else window_count(n_words)
+        return window_ranges(n_words, count=count, cap=self.max_windows)
 
     @cached_property
     def lsa(self) -> LSAModel:
         """LSA fitted on the windows with the default rank and seed."""
         return self.lsa_model(LSA_RANK)
 
-    def lsa_model(self, rank: int, *, fit: Callable[..., LSAModel] | None = None) -> LSAModel:
+    def lsa_model(
+        self,
+        rank: int,
+        *,
+        fit: Callable[[int], LSAModel] | None = None,
+        shape: tuple[int, int] | None = None,
+    ) -> LSAModel:
         """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has.
 
-        ``fit(windows, rank=k, seed=seed)`` fits it when it is not cached yet: None for
-        :func:`fit_lsa`, or the same model fitted elsewhere (a Dask cluster's, bit for bit)."""
-        fitter = fit_lsa if fit is None else fit
-        n_terms = len({t for w in self.lsa_windows for t in w})
-        k = max(1, min(rank, len(self.lsa_windows), n_terms))
-        return self._lsa_models.get(
-            k, lambda: fitter(self.lsa_windows, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE)
-        )
+        ``fit(k)`` fits it at rank k when it is not cached yet: None for :func:`fit_lsa` on
+        :attr:`lsa_windows`, or the same model fitted elsewhere (a Dask cluster's, bit for bit),
+        with ``shape`` = (windows, distinct terms) of the windows it fits, which are then never
+        built here."""
+        if fit is None:
+            windows = self.lsa_windows
+            n_windows, n_terms = len(windows), len({t for w in windows for t in w})
+        elif shape is None:
+            raise ValueError("a fit made elsewhere needs the shape of its windows")
+        else:
+            n_windows, n_terms = shape
+        k = max(1, min(rank, n_windows, n_terms))
+        if fit is None:
+            return self._lsa_models.get(
+                k, lambda: fit_lsa(self.lsa_windows, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE)
+            )
+        return self._lsa_models.get(k, lambda: fit(k))
+
+
+def window_pieces(
+    texts: Sequence[str],
+    counts: IntArray,
+    first_word: int,
+    ranges: Sequence[range],
+    tokens: Callable[[str], list[str]],
+) -> Iterator[tuple[int, list[str]]]:
+    """The pieces of the LSA windows ``ranges`` (ascending word ranges of the corpus) lying in
+    the pages ``texts`` (``counts[p]`` words each, page 0's first word the corpus's word
+    ``first_word``), each as (window index, its tokens), page after page and, within a page,
+    window after window: a window's tokens are its pieces' joined in that order.
+
+    Tokens never cross whitespace, so a piece's tokens equal those of its words joined by
+    spaces, without a list of every word of the corpus."""
+    starts = np.array([r.start for r in ranges], dtype=np.int64)
+    stops = np.array([r.stop for r in ranges], dtype=np.int64)
+    lo = int(first_word)
+    for text, count in zip(texts, counts.tolist(), strict=True):
+        hi = lo + int(count)
+        if hi > lo:
+            offsets = word_offsets(text)
+            # Windows overlapping words [lo, hi): stop > lo and start < hi (both sorted).
+            w0 = int(np.searchsorted(stops, lo, side="right"))
+            w1 = int(np.searchsorted(starts, hi, side="left"))
+            for w in range(w0, w1):
+                a, b = max(int(starts[w]), lo) - lo, min(int(stops[w]), hi) - lo
+                yield w, tokens(text[offsets[a, 0] : offsets[b - 1, 1]])
+        lo = hi
