@@ -10,32 +10,16 @@
 // fusion without the reranker, B's a neural one.
 
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
+
+import { startWorker } from "./worker_harness.mjs";
 
 const [dir, keyA, keyB] = process.argv.slice(2);
 const run = (key, settings) => {
   const { method, size } = JSON.parse(key);
   return { chunker: method, size, ...settings };
 };
-const site = resolve(dir);
-const engine = (path) => import(pathToFileURL(join(site, "static/engine", path)).href);
-const posted = [];
-let onPosted = () => {};
-globalThis.self = globalThis;
-globalThis.postMessage = (message) => {
-  posted.push(message);
-  onPosted(message);
-};
-// A file answers after a turn of the event loop, as the network does (not within the caller's
-// own microtasks), so that the second of two requests asked at once finds the first waiting.
-globalThis.fetch = async (url) => {
-  await new Promise((next) => setTimeout(next, 0));
-  return new Response(readFileSync(fileURLToPath(url)));
-};
-const worker = await engine("worker.js");
-const ask = (id, url, method = "GET", body = null) =>
-  setTimeout(() => self.onmessage({ data: { id, url, method, body } }), 0);
+const { site, engine, posted, worker, listen, ask } = await startWorker(dir, { turn: true });
 const replied = (m, ids) => m.status !== undefined && ids.includes(m.id);
 const DURING = "/api/bm25/search?q=warm%20batteries&top=5";
 
@@ -47,7 +31,7 @@ const out = {};
 await new Promise((done) => {
   let asked = false;
   const left = new Set([1, 2]);
-  onPosted = (m) => {
+  listen((m) => {
     if (m.progress?.what === what) order.push(`chunk ${m.id} ${m.progress.done}/${m.progress.total}`);
     if (m.status !== undefined) order.push(`reply ${m.id} ${m.status}`);
     if (!asked && m.progress?.what === what) {
@@ -56,13 +40,13 @@ await new Promise((done) => {
     }
     if (replied(m, [1, 2])) left.delete(m.id);
     if (left.size === 0) done();
-  };
+  });
   ask(1, "/api/run", "POST", run(keyA, { retriever: "neural" }));
   ask(2, "/api/run", "POST", run(keyA, { retriever: "neural-score", rerank: false }));
 });
 out.afterA = worker.encodedTexts();
 await new Promise((done) => {
-  onPosted = (m) => replied(m, [4]) && done();
+  listen((m) => replied(m, [4]) && done());
   ask(4, "/api/run", "POST", run(keyB, { retriever: "neural" }));
 });
 out.afterB = worker.encodedTexts();

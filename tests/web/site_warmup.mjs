@@ -7,37 +7,26 @@
 //   node tests/web/site_warmup.mjs SITE_DIR
 
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
 
-const site = resolve(process.argv[2]);
-const engine = (path) => import(pathToFileURL(join(site, "static/engine", path)).href);
-const posted = [];
-let onPosted = () => {};
-globalThis.self = globalThis;
-globalThis.postMessage = (message) => {
-  posted.push(message);
-  onPosted(message);
-};
-globalThis.fetch = async (url) => new Response(readFileSync(fileURLToPath(url)));
-const worker = await engine("worker.js");
-const ask = (id, url, method = "GET", body = null) =>
-  setTimeout(() => self.onmessage({ data: { id, url, method, body } }), 0);
+import { startWorker } from "./worker_harness.mjs";
+
+const { site, engine, posted, worker, listen, ask } = await startWorker(process.argv[2]);
 const replied = (id) => posted.some((m) => m.id === id && m.status !== undefined);
 
 // The page's first request, then "ready", then a request while the warm-up is under way.
 const DURING = "/api/bm25/search?q=warm%20batteries&top=5";
 await new Promise((done) => {
-  onPosted = (m) => m.id === 1 && m.status !== undefined && done();
+  listen((m) => m.id === 1 && m.status !== undefined && done());
   ask(1, "/api/meta");
 });
 let steps = null;
 await new Promise((done) => {
-  onPosted = (m) => {
+  listen((m) => {
     if (!m.warmed) return;
     if (m.warmed.done === 1) ask(2, DURING);
     if (m.warmed.done === m.warmed.total) done();
-  };
+  });
   self.onmessage({ data: { warmUp: true } });
 });
 steps = posted.filter((m) => m.warmed).map((m) => m.warmed.url);
