@@ -156,6 +156,15 @@ def server_get(api: Any, url: str) -> Any:
     return api.get(unquote(path), **dict(parse_qsl(query)))
 
 
+def assert_tab_is_server(api: Any, tab: dict[str, Any], urls: tuple[str, ...]) -> None:
+    """Every one of ``urls`` answered 200 by both, the tab's body the server's (:func:`near`)."""
+    for url in urls:
+        server = server_get(api, url)
+        assert server.status_code == 200, url
+        assert tab[url]["status"] == 200, (url, tab[url]["body"])
+        assert near(server.json(), tab[url]["body"]) == [], url
+
+
 def tab_answers(site: Path, urls: tuple[str, ...], tmp_path: Path) -> dict[str, Any]:
     assert NODE is not None, "node is missing: scripts/ensure-node installs Debian's nodejs"
     listed = tmp_path / "urls.json"
@@ -223,11 +232,7 @@ def test_the_tab_answers_exhibit_five_as_the_server_does(
     site: Path, api: Any, tmp_path: Path
 ) -> None:
     tab = tab_answers(site, RERANK_URLS, tmp_path)
-    for url in RERANK_URLS:
-        server = server_get(api, url)
-        assert server.status_code == 200, url
-        assert tab[url]["status"] == 200, (url, tab[url]["body"])
-        assert near(server.json(), tab[url]["body"]) == [], url
+    assert_tab_is_server(api, tab, RERANK_URLS)
 
 
 def _run(**settings: Any) -> str:
@@ -275,11 +280,7 @@ def test_the_tab_answers_exhibit_six_as_the_server_does(
     site: Path, api: Any, tmp_path: Path
 ) -> None:
     tab = tab_answers(site, RUN_URLS, tmp_path)
-    for url in RUN_URLS:
-        server = server_get(api, url)
-        assert server.status_code == 200, url
-        assert tab[url]["status"] == 200, (url, tab[url]["body"])
-        assert near(server.json(), tab[url]["body"]) == [], url
+    assert_tab_is_server(api, tab, RUN_URLS)
 
 
 def test_the_tab_refuses_what_the_server_refuses_and_names_what_it_lacks(
@@ -466,11 +467,7 @@ def test_neural_runs_at_another_chunking_answer_as_the_servers_do(
     api: Any, other_chunking: Any
 ) -> None:
     _, tab = other_chunking
-    for url in OTHER_RUNS:
-        server = server_get(api, url)
-        assert server.status_code == 200, url
-        assert tab[url]["status"] == 200, (url, tab[url]["body"])
-        assert near(server.json(), tab[url]["body"]) == [], url
+    assert_tab_is_server(api, tab, OTHER_RUNS)
 
 
 def test_the_workers_warm_up_leaves_its_answers_cached_equal_to_cold_ones_and_yields(
