@@ -165,19 +165,24 @@ def assert_tab_is_server(api: Any, tab: dict[str, Any], urls: tuple[str, ...]) -
         assert near(server.json(), tab[url]["body"]) == [], url
 
 
-def tab_answers(site: Path, urls: tuple[str, ...], tmp_path: Path) -> dict[str, Any]:
+def node_json(script: str, *args: str) -> Any:
+    """What the Node script ``tests/web/<script>`` prints as JSON, run with ``args``."""
     assert NODE is not None, "node is missing: scripts/ensure-node installs Debian's nodejs"
-    listed = tmp_path / "urls.json"
-    listed.write_text(json.dumps(list(urls)), encoding="utf-8")
     result = subprocess.run(
-        [NODE, str(REPO / "tests/web/site_answers.mjs"), str(site), str(listed)],
+        [NODE, str(REPO / "tests/web" / script), *args],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    answers: dict[str, Any] = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def tab_answers(site: Path, urls: tuple[str, ...], tmp_path: Path) -> dict[str, Any]:
+    listed = tmp_path / "urls.json"
+    listed.write_text(json.dumps(list(urls)), encoding="utf-8")
+    answers: dict[str, Any] = node_json("site_answers.mjs", str(site), str(listed))
     return answers
 
 
@@ -473,16 +478,7 @@ def test_neural_runs_at_another_chunking_answer_as_the_servers_do(
 def test_the_workers_warm_up_leaves_its_answers_cached_equal_to_cold_ones_and_yields(
     site: Path,
 ) -> None:
-    assert NODE is not None, "node is missing: scripts/ensure-node installs Debian's nodejs"
-    result = subprocess.run(
-        [NODE, str(REPO / "tests/web/site_warmup.mjs"), str(site)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    out = json.loads(result.stdout)
+    out = node_json("site_warmup.mjs", str(site))
     urls = [step["url"] for step in out["steps"]]
     # The default reranker, the default run, the other stemming's grid, each other first stage.
     assert urls[:3] == ["/api/rerank/train", "/api/run", "/api/bm25/grid?stem=true"]
@@ -506,22 +502,7 @@ ENCODE_B = {"method": "heading", "size": 101}
 def test_encoding_a_chunking_answers_other_requests_meanwhile_and_each_text_once(
     site: Path,
 ) -> None:
-    assert NODE is not None, "node is missing: scripts/ensure-node installs Debian's nodejs"
-    result = subprocess.run(
-        [
-            NODE,
-            str(REPO / "tests/web/site_encoding.mjs"),
-            str(site),
-            json.dumps(ENCODE_A),
-            json.dumps(ENCODE_B),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    out = json.loads(result.stdout)
+    out = node_json("site_encoding.mjs", str(site), json.dumps(ENCODE_A), json.dumps(ENCODE_B))
     assert out["replies"] == {"1": 200, "2": 200, "3": 200, "4": 200}, out["order"]
     new_a = set(out["missingA"])
     new_b = set(out["missingB"]) - new_a
