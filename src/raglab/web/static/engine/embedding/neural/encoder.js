@@ -43,9 +43,10 @@ export function erf(x) {
   return x < 0 ? -out : out;
 }
 
-/** GELU of each entry of a Float32Array, in place, rounded as numpy's float32 pass rounds it. */
-export function gelu(x) {
-  for (let i = 0; i < x.length; i++) {
+/** GELU of the first `n` entries (all by default) of a Float32Array, in place, rounded as
+ * numpy's float32 pass rounds it. */
+export function gelu(x, n = x.length) {
+  for (let i = 0; i < n; i++) {
     const v = x[i];
     const e = fround(erf(fround(v * INV_SQRT2)));
     x[i] = fround(fround(e + 1) * fround(v * 0.5));
@@ -53,32 +54,79 @@ export function gelu(x) {
   return x;
 }
 
-const BLOCK = 16;
-
-/** x (t, n) W (n, m) + b (m): a new (t, m) Float32Array. Sixteen rows of x at a time, each row
- * of W applied to all of them while it is in cache: W (up to 2.4 MB a matrix, 87 MB in all) is
- * read from memory once per sixteen word pieces, which is what a short question costs. */
-export function linear(x, t, w, b) {
+/** x (t, n) W + b (m,) into `out` (t, m), W given transposed: `wt` (m, n), each output's
+ * weights one contiguous row (weights.js). */
+export function linear(x, t, wt, b, out) {
   const m = b.length;
-  const n = w.length / m;
-  const out = new Float32Array(t * m);
-  const acc = new Float64Array(BLOCK * m);
-  for (let i = 0; i < t; i += BLOCK) {
-    const rows = Math.min(BLOCK, t - i);
-    acc.fill(0);
-    for (let k = 0; k < n; k++) {
-      const base = k * m;
-      for (let r = 0; r < rows; r++) {
-        const a = x[(i + r) * n + k];
-        if (a === 0) continue;
-        const at = r * m;
-        for (let j = 0; j < m; j++) acc[at + j] += a * w[base + j];
+  return product(x, t, wt.length / m, wt, m, b, out, m, 0);
+}
+
+/** x (t, n) y^T + b into out[i * stride + offset + j] for j < m: y (m, n) and every array a
+ * Float32Array (one element type, so V8 compiles one fast path). Each output is the dot product
+ * of two contiguous rows, summed in float64 and rounded to float32 once, when stored; four rows
+ * of x by four rows of y at a time, their sixteen sums in locals, so each number read serves
+ * four products. Rows of y outermost: four of them (6 to 24 KB) stay in cache while every row
+ * of x streams past them. */
+function product(x, t, n, y, m, b, out, stride, offset) {
+  const t4 = t - (t % 4);
+  let j = 0;
+  for (; j + 4 <= m; j += 4) {
+    const w0 = j * n;
+    const w1 = w0 + n;
+    const w2 = w1 + n;
+    const w3 = w2 + n;
+    const b0 = b[j];
+    const b1 = b[j + 1];
+    const b2 = b[j + 2];
+    const b3 = b[j + 3];
+    for (let i = 0; i < t4; i += 4) {
+      const x0 = i * n;
+      const x1 = x0 + n;
+      const x2 = x1 + n;
+      const x3 = x2 + n;
+      let s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+      let s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
+      for (let k = 0; k < n; k++) {
+        const a0 = x[x0 + k];
+        const a1 = x[x1 + k];
+        const a2 = x[x2 + k];
+        const a3 = x[x3 + k];
+        const c0 = y[w0 + k];
+        const c1 = y[w1 + k];
+        const c2 = y[w2 + k];
+        const c3 = y[w3 + k];
+        s00 += a0 * c0; s01 += a0 * c1; s02 += a0 * c2; s03 += a0 * c3;
+        s10 += a1 * c0; s11 += a1 * c1; s12 += a1 * c2; s13 += a1 * c3;
+        s20 += a2 * c0; s21 += a2 * c1; s22 += a2 * c2; s23 += a2 * c3;
+        s30 += a3 * c0; s31 += a3 * c1; s32 += a3 * c2; s33 += a3 * c3;
       }
+      let o = i * stride + offset + j;
+      out[o] = s00 + b0; out[o + 1] = s01 + b1; out[o + 2] = s02 + b2; out[o + 3] = s03 + b3;
+      o += stride;
+      out[o] = s10 + b0; out[o + 1] = s11 + b1; out[o + 2] = s12 + b2; out[o + 3] = s13 + b3;
+      o += stride;
+      out[o] = s20 + b0; out[o + 1] = s21 + b1; out[o + 2] = s22 + b2; out[o + 3] = s23 + b3;
+      o += stride;
+      out[o] = s30 + b0; out[o + 1] = s31 + b1; out[o + 2] = s32 + b2; out[o + 3] = s33 + b3;
     }
-    for (let r = 0; r < rows; r++) {
-      const row = (i + r) * m;
-      const at = r * m;
-      for (let j = 0; j < m; j++) out[row + j] = acc[at + j] + b[j];
+    for (let i = t4; i < t; i++) {
+      const xi = i * n;
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let k = 0; k < n; k++) {
+        const a = x[xi + k];
+        s0 += a * y[w0 + k]; s1 += a * y[w1 + k]; s2 += a * y[w2 + k]; s3 += a * y[w3 + k];
+      }
+      const o = i * stride + offset + j;
+      out[o] = s0 + b0; out[o + 1] = s1 + b1; out[o + 2] = s2 + b2; out[o + 3] = s3 + b3;
+    }
+  }
+  for (; j < m; j++) {
+    const wj = j * n;
+    for (let i = 0; i < t; i++) {
+      const xi = i * n;
+      let sum = 0;
+      for (let k = 0; k < n; k++) sum += x[xi + k] * y[wj + k];
+      out[i * stride + offset + j] = sum + b[j];
     }
   }
   return out;
@@ -101,48 +149,83 @@ export function layerNorm(x, t, gamma, beta, eps) {
   return x;
 }
 
-/** softmax(Q K^T / sqrt d) V of every head, heads side by side: qkv (t, 3h) -> (t, h). */
-function attention(qkv, t, h, heads) {
+/** The pass's working arrays, kept between calls (one Worker encodes one text at a time) and
+ * grown when a text is longer than any before or the model's sizes change. */
+let scratch = null;
+
+function buffers(t, h, inner) {
+  if (scratch === null || scratch.t < t || scratch.h !== h || scratch.inner !== inner) {
+    const rows = Math.max(t, scratch !== null && scratch.h === h && scratch.inner === inner ? scratch.t : 0);
+    scratch = {
+      t: rows,
+      h,
+      inner,
+      x: new Float32Array(rows * h),
+      qkv: new Float32Array(rows * 3 * h),
+      // One head's queries and keys (t, d) then its values transposed (d, t), contiguous.
+      head: new Float32Array(3 * rows * h),
+      mixed: new Float32Array(rows * h),
+      wide: new Float32Array(rows * inner),
+      // One head's scores, then its softmax, (t, t); zeros as the products' bias.
+      scores: new Float32Array(rows * rows),
+      zeros: new Float32Array(Math.max(rows, h)),
+      exps: new Float64Array(rows),
+    };
+  }
+  return scratch;
+}
+
+/** softmax(Q K^T / sqrt d) V of every head, heads side by side: qkv (t, 3h) -> out (t, h). Each
+ * head's Q, K (t, d) and V^T (d, t) are first copied to contiguous blocks, so both products
+ * are dot products of contiguous rows (product). As numpy's float32 pass: the scores Q K^T
+ * rounded to float32, times the float32 1/sqrt d, rounded; the softmax in float64, rounded to
+ * float32 when stored; the context summed in float64, rounded when stored. */
+function attention(qkv, t, h, heads, s, out) {
   const d = h / heads;
   const scale = fround(1 / Math.sqrt(d));
-  const out = new Float32Array(t * h);
-  const scores = new Float64Array(t);
-  const context = new Float64Array(d);
+  const block = t * d;
+  const { head: q, scores, exps, zeros } = s;
+  const k = q.subarray(block, 2 * block);
+  const vt = q.subarray(2 * block, 3 * block);
   for (let head = 0; head < heads; head++) {
-    const qAt = head * d;
-    const kAt = h + head * d;
-    const vAt = 2 * h + head * d;
     for (let i = 0; i < t; i++) {
-      const qi = i * 3 * h + qAt;
+      const row = i * 3 * h + head * d;
+      for (let c = 0; c < d; c++) {
+        q[i * d + c] = qkv[row + c];
+        k[i * d + c] = qkv[row + h + c];
+        vt[c * t + i] = qkv[row + 2 * h + c];
+      }
+    }
+    product(q, t, d, k, t, zeros, scores, t, 0);
+    for (let i = 0; i < t; i++) {
+      const row = i * t;
       let max = -Infinity;
       for (let j = 0; j < t; j++) {
-        const kj = j * 3 * h + kAt;
-        let dot = 0;
-        for (let c = 0; c < d; c++) dot += qkv[qi + c] * qkv[kj + c];
-        scores[j] = fround(fround(dot) * scale);
-        if (scores[j] > max) max = scores[j];
+        const score = fround(scores[row + j] * scale);
+        scores[row + j] = score;
+        if (score > max) max = score;
       }
       let total = 0;
       for (let j = 0; j < t; j++) {
-        scores[j] = Math.exp(scores[j] - max);
-        total += scores[j];
+        const e = Math.exp(scores[row + j] - max);
+        exps[j] = e;
+        total += e;
       }
-      context.fill(0);
-      for (let j = 0; j < t; j++) {
-        const p = scores[j] / total;
-        const vj = j * 3 * h + vAt;
-        for (let c = 0; c < d; c++) context[c] += p * qkv[vj + c];
-      }
-      const row = i * h + head * d;
-      for (let c = 0; c < d; c++) out[row + c] = context[c];
+      for (let j = 0; j < t; j++) scores[row + j] = exps[j] / total;
     }
+    product(scores, t, t, vt, d, zeros, out, h, head * d);
   }
   return out;
 }
 
-/** The last hidden states (t, h) of one text's word-piece `ids` (at most the model's positions),
- * a Float32Array, row-major. */
-export function tokenStates(weights, ids) {
+/** x += y over the first `n` entries, rounded to float32 as stored. */
+function addInto(x, y, n) {
+  for (let i = 0; i < n; i++) x[i] += y[i];
+}
+
+/** The forward pass of `ids` into the scratch arrays: the last hidden states (t, h), a view of
+ * the scratch's `x`, valid until the next pass. */
+function forward(weights, ids) {
   const { config } = weights;
   const h = config.hidden_size;
   const t = ids.length;
@@ -150,7 +233,9 @@ export function tokenStates(weights, ids) {
   if (t * h > weights.position.length) {
     throw new Error(`${t} word pieces exceed the model's ${weights.position.length / h} positions`);
   }
-  let x = new Float32Array(t * h);
+  const inner = weights.layers[0].ffn_in_bias.length;
+  const s = buffers(t, h, inner);
+  const x = s.x.subarray(0, t * h);
   for (let i = 0; i < t; i++) {
     const w = ids[i] * h;
     for (let j = 0; j < h; j++) {
@@ -159,17 +244,29 @@ export function tokenStates(weights, ids) {
   }
   const eps = config.layer_norm_eps;
   layerNorm(x, t, weights.emb_gamma, weights.emb_beta, eps);
+  const qkv = s.qkv;
+  const mixed = s.mixed;
+  const attended = s.qkv; // free once the heads are mixed: (t, h) of its (t, 3h)
+  const wide = s.wide;
+  const n = t * h;
   for (const layer of weights.layers) {
-    const mixed = attention(linear(x, t, layer.qkv, layer.qkv_bias), t, h, config.num_attention_heads);
-    const attended = linear(mixed, t, layer.attn_out, layer.attn_out_bias);
-    for (let i = 0; i < attended.length; i++) attended[i] += x[i];
-    x = layerNorm(attended, t, layer.ln1_gamma, layer.ln1_beta, eps);
-    const inner = gelu(linear(x, t, layer.ffn_in, layer.ffn_in_bias));
-    const ffn = linear(inner, t, layer.ffn_out, layer.ffn_out_bias);
-    for (let i = 0; i < ffn.length; i++) ffn[i] += x[i];
-    x = layerNorm(ffn, t, layer.ln2_gamma, layer.ln2_beta, eps);
+    linear(x, t, layer.qkv, layer.qkv_bias, qkv);
+    attention(qkv, t, h, config.num_attention_heads, s, mixed);
+    linear(mixed, t, layer.attn_out, layer.attn_out_bias, attended);
+    addInto(x, attended, n);
+    layerNorm(x, t, layer.ln1_gamma, layer.ln1_beta, eps);
+    gelu(linear(x, t, layer.ffn_in, layer.ffn_in_bias, wide), t * inner);
+    linear(wide, t, layer.ffn_out, layer.ffn_out_bias, attended);
+    addInto(x, attended, n);
+    layerNorm(x, t, layer.ln2_gamma, layer.ln2_beta, eps);
   }
   return x;
+}
+
+/** The last hidden states (t, h) of one text's word-piece `ids` (at most the model's positions),
+ * a new Float32Array, row-major. */
+export function tokenStates(weights, ids) {
+  return forward(weights, ids).slice();
 }
 
 /** One text's sentence vector (h,) Float32Array from its word-piece `ids`: pooled as the model
@@ -177,7 +274,7 @@ export function tokenStates(weights, ids) {
 export function encodeIds(weights, ids, { normalize = true } = {}) {
   const h = weights.config.hidden_size;
   const t = ids.length;
-  const states = tokenStates(weights, ids);
+  const states = forward(weights, ids);
   const pooled = new Float32Array(h);
   if (weights.config.pooling === "cls") {
     pooled.set(states.subarray(0, h));

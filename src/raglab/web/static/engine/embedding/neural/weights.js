@@ -5,6 +5,8 @@
 // row-major. The caller brings the file as an ArrayBuffer (a browser fetches it with progress,
 // Node reads it from disk); float32 tensors are views on it (no copy, when aligned, as the export
 // writes them), float16 ones are widened to Float32Array (exactly: every float16 is a float32).
+// The layers' four matrices, stored (in, out), are transposed once here to (out, in), so that
+// each output of the encoder's products is a dot product of two contiguous rows (encoder.js).
 
 export const FORMAT = "raglab-bert-weights-1";
 
@@ -12,6 +14,7 @@ const LAYER_FIELDS = [
   "qkv", "qkv_bias", "attn_out", "attn_out_bias", "ln1_gamma", "ln1_beta",
   "ffn_in", "ffn_in_bias", "ffn_out", "ffn_out_bias", "ln2_gamma", "ln2_beta",
 ];
+const MATRICES = new Set(["qkv", "attn_out", "ffn_in", "ffn_out"]);
 
 let halfTable = null;
 
@@ -47,19 +50,22 @@ export function readManifest(buffer) {
 
 /** The weights in `buffer`: { manifest, config, word, position, token_type, emb_gamma, emb_beta,
  * layers: [{ qkv, qkv_bias, ... }] }, each tensor a Float32Array (row-major, shape in the
- * manifest), matrices (in, out) as export.py stores them. */
+ * manifest), except the layers' matrices qkv, attn_out, ffn_in and ffn_out: export.py stores
+ * them (in, out), here they are (out, in), each output's weights one contiguous row. */
 export function loadWeights(buffer) {
   const { manifest, start } = readManifest(buffer);
   const { dtype } = manifest;
   if (dtype !== "float32" && dtype !== "float16") throw new Error(`weights file: dtype ${dtype}`);
   const size = dtype === "float32" ? 4 : 2;
   const byName = new Map();
+  const shapes = new Map();
   for (const { name, shape, offset, bytes } of manifest.tensors) {
     const count = shape.reduce((a, b) => a * b, 1);
     if (count * size !== bytes || start + offset + bytes > buffer.byteLength) {
       throw new Error(`weights file: tensor ${name} does not fit its shape or the file`);
     }
     byName.set(name, widen(buffer, start + offset, count, dtype));
+    shapes.set(name, shape);
   }
   const get = (name) => {
     const t = byName.get(name);
@@ -69,7 +75,10 @@ export function loadWeights(buffer) {
   const layers = [];
   for (let l = 0; l < manifest.config.num_hidden_layers; l++) {
     const layer = {};
-    for (const field of LAYER_FIELDS) layer[field] = get(`layer.${l}.${field}`);
+    for (const field of LAYER_FIELDS) {
+      const name = `layer.${l}.${field}`;
+      layer[field] = MATRICES.has(field) ? transposed(get(name), shapes.get(name)) : get(name);
+    }
     layers.push(layer);
   }
   return {
@@ -82,6 +91,16 @@ export function loadWeights(buffer) {
     emb_beta: get("emb_beta"),
     layers,
   };
+}
+
+/** The (cols, rows) transpose of `a`, a (rows, cols) matrix: a new Float32Array. */
+function transposed(a, [rows, cols]) {
+  const out = new Float32Array(a.length);
+  for (let r = 0; r < rows; r++) {
+    const at = r * cols;
+    for (let c = 0; c < cols; c++) out[c * rows + r] = a[at + c];
+  }
+  return out;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
