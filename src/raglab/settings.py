@@ -210,10 +210,10 @@ SITE_WEIGHTS_DTYPE: Final = "float16"
 #: lab's own, engine/exhibits/neural.js, least recently used dropped first): 8 sets of the
 #: handbook's at most ~850 chunks are ~10 MB of float32.
 SITE_NEURAL_CHUNK_SETS: Final = 8
-#: Chunk texts whose neural vectors the tab keeps once it has encoded them, whatever chunking
-#: asked (engine/exhibits/neural.js, least recently used dropped first), as the server's per-text
-#: vector cache does: a text encoded once is reused by every later chunking. 4096 vectors of 384
-#: float32s are ~6 MB, more than the handbook's chunks at every chunking a session tries.
+#: Texts whose neural vectors the tab keeps once it has encoded them, chunks whatever chunking
+#: asked and typed questions (engine/exhibits/neural.js, least recently used dropped first), as
+#: the server's per-text vector cache does: a text encoded once is reused by every later chunking.
+#: 4096 vectors of 384 float32s are ~6 MB, more than the handbook's chunks at every chunking.
 SITE_NEURAL_TEXT_CACHE: Final = 4096
 #: What the page's progress line says while the tab fetches the weights and while it encodes a
 #: chunking's chunks ("Computing ... in this tab: done of total").

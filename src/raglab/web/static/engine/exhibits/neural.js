@@ -8,7 +8,8 @@
 // data/neural-sentences.bin those of `neural.sentences` (the quotable sentences), all encoded by
 // the Python encoder. A text with no vector throws NeedsEncoding: the Worker attaches the
 // sentences' file if it has not yet, else encodes the text (a question the learner typed) with
-// the JavaScript encoder (embedding/neural/) from the weights file, and asks again. A chunk set
+// the JavaScript encoder (embedding/neural/) from the weights file, keeps it (addVector: an LRU
+// of `neural.text_cache` encoded texts, shared with the chunks') and asks again. A chunk set
 // other than the lab's own throws NeedsChunkVectors: the Worker encodes the chunks whose text
 // has no vector yet (a chunk whose text is a shipped one, or one the tab encoded for an earlier
 // chunking, reuses its vector, as the server's per-text vector cache does), addChunkVectors
@@ -88,9 +89,11 @@ export function attachSentences(data, buffer) {
   s.sentences = true;
 }
 
-/** Keep `vector` (a unit Float32Array) as the neural vector of `text` (a typed question). */
+/** Keep `vector` (a unit Float32Array) as the neural vector of `text` (a typed question): in
+ * the bounded cache of encoded texts (site.json's `neural.text_cache`), so that a long session
+ * of typed questions does not grow the tab's memory without end. */
 export function addVector(data, text, vector) {
-  state(data).texts.set(text, vector);
+  state(data).encoded.set(text, vector);
 }
 
 /** Whether the site ships the neural files (site.json's `neural` section). */
@@ -105,9 +108,11 @@ function state(data) {
   return s;
 }
 
-/** The unit vector of `text` (a labelled question, a sentence, a typed text once encoded). */
+/** The unit vector of `text`: a labelled question's or a sentence's (shipped), or a typed
+ * text's or a chunk's once encoded (while the cache of encoded texts keeps it). */
 export function textVector(data, text) {
-  const v = state(data).texts.get(text);
+  const s = state(data);
+  const v = s.texts.get(text) ?? s.encoded.get(text);
   if (v === undefined) throw new NeedsEncoding(text);
   return v;
 }
