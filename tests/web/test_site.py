@@ -526,6 +526,16 @@ def test_encoding_a_chunking_answers_other_requests_meanwhile_and_each_text_once
     assert out["afterB"] - out["afterA"] == len(new_b)
 
 
+def test_two_chunkings_encoded_at_once_encode_each_shared_text_once(site: Path) -> None:
+    args = (str(site), json.dumps(ENCODE_A), json.dumps(ENCODE_B), "together")
+    out = node_json("site_encoding.mjs", *args)
+    assert out["replies"] == {"1": 200, "2": 200}
+    a, b = set(out["missingA"]), set(out["missingB"])
+    assert a & b and b - a, "A and B share texts, and B has its own"
+    # The two encodings overlap in time: each text either lacks is encoded once, by one of them.
+    assert out["afterBoth"] == len(a | b)
+
+
 @pytest.fixture(scope="module")
 def bare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bare-site")

@@ -92,24 +92,57 @@ function loadEncoder(data, progress) {
  * with progress (the Python encoder's batches change a vector by BLAS's rounding only, ~1e-7,
  * and this encoder sums in float64 text by text, so no batching is copied), then kept. Between
  * two texts (seconds each) it yields to the message queue, so every other request is answered
- * meanwhile rather than after the whole chunking. */
+ * meanwhile rather than after the whole chunking. A text another chunking's encoding is
+ * already encoding (`pending`) is awaited from it, not encoded twice. */
 async function encodeChunks(data, need, progress) {
   const { tokenizer, weights } = await loadEncoder(data, progress);
   const what = data.neural.progress.chunks;
   const encoded = new Map();
-  progress(0, need.missing.length, what);
+  const mine = [];
+  const theirs = [];
   for (const text of need.missing) {
-    await new Promise((next) => setTimeout(next, 0));
-    encoded.set(text, encode(tokenizer, weights, text));
-    textsEncoded += 1;
-    progress(encoded.size, need.missing.length, what);
+    const job = pending.get(text);
+    if (job !== undefined) {
+      theirs.push([text, job.vector]);
+      continue;
+    }
+    let settle;
+    const vector = new Promise((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    vector.catch(() => {}); // a failure is reported by each request that awaits it
+    pending.set(text, { vector, ...settle });
+    mine.push(text);
   }
-  addChunkVectors(data, need, encoded);
+  progress(0, need.missing.length, what);
+  try {
+    for (const text of mine) {
+      await new Promise((next) => setTimeout(next, 0));
+      const vector = encode(tokenizer, weights, text);
+      textsEncoded += 1;
+      pending.get(text).resolve(vector);
+      encoded.set(text, vector);
+      progress(encoded.size, need.missing.length, what);
+    }
+    for (const [text, vector] of theirs) {
+      encoded.set(text, await vector);
+      progress(encoded.size, need.missing.length, what);
+    }
+    addChunkVectors(data, need, encoded);
+  } catch (error) {
+    for (const text of mine) pending.get(text).reject(error); // no-op on those resolved
+    throw error;
+  } finally {
+    // Only now, each text kept by addChunkVectors, can a later chunking find it there.
+    for (const text of mine) pending.delete(text);
+  }
 }
 
 // One encoding per chunking at a time: a request for a chunking already being encoded awaits
 // that encoding (its progress posted to each request waiting) instead of encoding it again.
 const encodings = new Map();
+// Each chunk text under way, by text: {vector (a promise), resolve, reject}.
+const pending = new Map();
 let textsEncoded = 0;
 
 /** The count of chunk texts this Worker has encoded (for tests: each text once). */
