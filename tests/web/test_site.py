@@ -32,6 +32,7 @@ from raglab.web.site import (
     LACKS_NEURAL,
     NEURAL_FILE,
     SENTENCES_FILE,
+    STATIC_DIR,
     TAB_MARKER,
     TOKENIZER_FILE,
     WEIGHTS_FILE,
@@ -93,6 +94,16 @@ def test_the_page_starts_the_worker_in_its_head_and_fetches_every_script_at_once
     # The page adopts that Worker rather than starting a second one.
     answers = (site / "static/answers.js").read_text(encoding="utf-8")
     assert f"window.{WORKER_GLOBAL} ?? new Worker(" in answers
+
+
+def test_the_worker_asks_for_every_engine_module_as_it_starts() -> None:
+    # The Worker's module names every module of the engine at its top, so that a cold load
+    # fetches them all at once instead of one level of imports after another.
+    engine = STATIC_DIR / "engine"
+    worker = (engine / "worker.js").read_text(encoding="utf-8")
+    named = re.findall(r'^import\s+(?:[^;"]*?\s+from\s+)?"\./([^"]+)";', worker, re.MULTILINE)
+    modules = {p_.relative_to(engine).as_posix() for p_ in engine.rglob("*.js")}
+    assert set(named) == modules - {"worker.js"}, sorted(modules - {"worker.js"} - set(named))
 
 
 #: Requests the page's exhibits I to IV make, at the defaults and at corner settings.
