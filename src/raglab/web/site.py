@@ -319,8 +319,9 @@ def preloads(static: Path) -> str:
     is still being parsed, rather than once its module scripts have loaded and run; then a
     ``modulepreload`` for every one of the page's modules, so they wait on one round trip, not
     one for each level of imports, and a ``prefetch`` of the data file. The Worker's own modules
-    are not prefetched: measured (benchmarks/bench_site.py --against), those prefetches compete
-    with the Worker's own requests for its script and modules and delay its start."""
+    are not prefetched: the Worker asks for them all at once itself (``worker.js`` names each),
+    and in Chromium's traces a prefetch still in flight held back the Worker's own request for
+    the same file."""
     page = sorted(p.name for p in static.glob("*.js") if not p.name.startswith("label."))
     lines = [
         f'<script>window.{WORKER_GLOBAL} = new Worker("{WORKER_FILE}", {{ type: "module" }});'

@@ -28,9 +28,9 @@ import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
 
 // Every other module of the engine, named here too, so that the Worker asks for all of them at
-// once as it starts rather than level by level as each import is read (nine levels deep; a
-// cold load's Worker began computing about 100 ms sooner, benchmarks/bench_site.py --against).
-// Importing a module twice loads it once; tests/web/test_site.py checks the list is whole.
+// once as it starts rather than level by level as each import is read (nine levels deep: nine
+// round trips to a distant host). Importing a module twice loads it once;
+// tests/web/test_site.py checks the list is whole.
 import "./base/exact.js";
 import "./base/topk.js";
 import "./bm25/formula.js";
