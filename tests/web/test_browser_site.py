@@ -8,7 +8,6 @@ Oracle: the Python engine (the session's handbook lab, the lab ``raglab serve`` 
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -32,7 +31,6 @@ from raglab.pipeline.retrieval import (
 )
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import READER_THRESHOLDS, SITE_PROGRESS_CHUNKS, SITE_PROGRESS_WEIGHTS
-from raglab.web.site import WORKER_FILE, WORKER_GLOBAL
 from tests.web.conftest import _wait_for, free_port
 from tests.web.pages import LAPTOP, PHONE, expect_bm25_example, expect_lsa_exhibit, f3
 
@@ -172,19 +170,6 @@ def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     expect(page.locator(".tab-missing")).to_have_count(0)
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
-    page.context.close()
-
-
-def test_the_page_answers_from_the_worker_its_head_started(browser: Browser, site_url: str) -> None:
-    # The site's head starts the engine's Worker before the page's module scripts have run, and
-    # the engine interface adopts it: one Worker in the tab, the head's, answering every exhibit.
-    page, foreign, errors = open_site(browser, site_url, LAPTOP)
-    assert page.evaluate(f"() => window.{WORKER_GLOBAL} instanceof Worker")
-    assert [urlsplit(w.url).path for w in page.workers] == [f"/{WORKER_FILE}"]
-    expect(page.locator("#fusion-table tr[data-ranker=bm25] td").first).to_have_text(
-        re.compile(r"\d\.\d{3}")
-    )
-    assert foreign == [] and errors == []
     page.context.close()
 
 

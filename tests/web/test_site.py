@@ -32,12 +32,9 @@ from raglab.web.site import (
     LACKS_NEURAL,
     NEURAL_FILE,
     SENTENCES_FILE,
-    STATIC_DIR,
     TAB_MARKER,
     TOKENIZER_FILE,
     WEIGHTS_FILE,
-    WORKER_FILE,
-    WORKER_GLOBAL,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,46 +61,23 @@ def test_the_site_holds_the_page_its_scripts_the_engine_and_the_data(site: Path)
     assert {row["name"] for row in data["meta"]["settings"]} >= {"k1", "b", "stem", "chunker"}
 
 
-def test_the_page_starts_the_worker_in_its_head_and_fetches_every_script_at_once(
-    site: Path,
-) -> None:
-    # A cold load starts the engine's Worker while the page is parsed (its first script, a
-    # classic one, before any module script and before the page's body), not once the page's
-    # module scripts have loaded and run; the page's modules wait on one round trip, not one per
-    # level of imports (each preloaded), and the data is prefetched, but not the Worker's own
-    # modules, whose prefetch delays the Worker's requests (benchmarks/bench_site.py --against).
+def test_the_page_starts_the_worker_first_and_fetches_every_script_at_once(site: Path) -> None:
+    # A cold load waits on one round trip for its scripts, not one per level of imports: the
+    # engine's interface runs before the page's entry point (starting the Worker), each of the
+    # page's modules is preloaded, and each of the Worker's modules and its data prefetched.
     page = (site / "index.html").read_text(encoding="utf-8")
-    scripts = re.findall(r"<script[^>]*>", page)
-    assert scripts[0] == "<script>", scripts[:3]
-    start = page.index("<script>")
-    assert page[start:].startswith(
-        f'<script>window.{WORKER_GLOBAL} = new Worker("{WORKER_FILE}", {{ type: "module" }});'
-    )
-    assert (site / WORKER_FILE).is_file()
-    assert (
-        page.index(TAB_MARKER) < start < page.index('<script type="module"') < page.index("<body")
-    )
+    first = page.index('<script type="module" src="static/answers.js">')
+    assert first < page.index('<script type="module" src="static/app.js">')
     hrefs = re.findall(r'<link rel="(modulepreload|prefetch)" href="([^"]+)">', page)
     preloaded = {href for rel, href in hrefs if rel == "modulepreload"}
     prefetched = {href for rel, href in hrefs if rel == "prefetch"}
-    files = {p_.relative_to(site).as_posix() for p_ in (site / "static").rglob("*.js")}
-    engine = {name for name in files if name.startswith("static/engine/")}
-    assert preloaded == files - engine
-    assert prefetched == {DATA_FILE}
+    scripts = {p.relative_to(site).as_posix() for p in (site / "static").rglob("*.js")}
+    engine = {name for name in scripts if name.startswith("static/engine/")}
+    assert preloaded == scripts - engine
+    assert prefetched == engine | {DATA_FILE}
+    assert all(p_.startswith("static/engine/") for p_ in engine) and len(engine) > 20
     assert all((site / href).is_file() for _, href in hrefs)
-    # The page adopts that Worker rather than starting a second one.
-    answers = (site / "static/answers.js").read_text(encoding="utf-8")
-    assert f"window.{WORKER_GLOBAL} ?? new Worker(" in answers
-
-
-def test_the_worker_asks_for_every_engine_module_as_it_starts() -> None:
-    # The Worker's module names every module of the engine at its top, so that a cold load
-    # fetches them all at once instead of one level of imports after another.
-    engine = STATIC_DIR / "engine"
-    worker = (engine / "worker.js").read_text(encoding="utf-8")
-    named = re.findall(r'^import\s+(?:[^;"]*?\s+from\s+)?"\./([^"]+)";', worker, re.MULTILINE)
-    modules = {p_.relative_to(engine).as_posix() for p_ in engine.rglob("*.js")}
-    assert set(named) == modules - {"worker.js"}, sorted(modules - {"worker.js"} - set(named))
+    assert page.index(TAB_MARKER) < first < page.index("</head>")
 
 
 #: Requests the page's exhibits I to IV make, at the defaults and at corner settings.

@@ -4,7 +4,7 @@
 GitHub Pages) with no RAG lab process behind it::
 
     DIR/index.html          the page (the same file the server sends, its engine marker set to "tab"
-                            and followed by the Worker's start and the preloads of :func:`preloads`)
+                            and followed by the preloads of :func:`preloads`)
     DIR/static/...          the page's scripts and styles, and the engine (static/engine/)
     DIR/data/site.json      /api/meta's and /api/questions' answers, every page as /api/page
                             answers it, and the collection the engine computes from
@@ -306,28 +306,18 @@ def site_data(lab: Lab, neural: dict[str, Any] | None = None) -> dict[str, Any]:
     }
 
 
-#: The global the page's head stores the engine's Worker in, for ``answers.js`` to adopt.
-WORKER_GLOBAL = "raglabWorker"
-#: The engine's Worker script, relative to the site's folder.
-WORKER_FILE = "static/engine/worker.js"
-
-
 def preloads(static: Path) -> str:
-    """The lines a written site's page carries after its engine marker, so that a cold load
-    starts computing as early as it can: first a classic script that starts the in-tab engine's
-    Worker (``WORKER_FILE``, kept in ``window.raglabWorker`` for ``answers.js``) while the page
-    is still being parsed, rather than once its module scripts have loaded and run; then a
-    ``modulepreload`` for every one of the page's modules, so they wait on one round trip, not
-    one for each level of imports, and a ``prefetch`` of the data file. The Worker's own modules
-    are not prefetched: the Worker asks for them all at once itself (``worker.js`` names each),
-    and in Chromium's traces a prefetch still in flight held back the Worker's own request for
-    the same file."""
+    """The lines a written site's page carries after its engine marker, so a cold load waits on
+    one round trip for its scripts, not one for each level of imports: the in-tab engine's
+    interface (``answers.js``) run first, starting the Worker and its data's download while the
+    page's other modules load; a ``modulepreload`` for every one of the page's modules; and a
+    ``prefetch`` of the Worker's modules and of the data file, so the Worker's imports and
+    fetch find them in the browser's cache."""
     page = sorted(p.name for p in static.glob("*.js") if not p.name.startswith("label."))
-    lines = [
-        f'<script>window.{WORKER_GLOBAL} = new Worker("{WORKER_FILE}", {{ type: "module" }});'
-        "</script>"
-    ]
+    engine = sorted(p.relative_to(static).as_posix() for p in (static / "engine").rglob("*.js"))
+    lines = ['<script type="module" src="static/answers.js"></script>']
     lines += [f'<link rel="modulepreload" href="static/{name}">' for name in page]
+    lines += [f'<link rel="prefetch" href="static/{name}">' for name in engine]
     lines.append(f'<link rel="prefetch" href="{DATA_FILE}">')
     return "\n".join(lines)
 

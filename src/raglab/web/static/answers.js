@@ -71,10 +71,8 @@ function showMissing(url, message) {
   else section.prepend(note);
 }
 
-// The Worker a written site's page starts in its head, before its module scripts have loaded
-// (src/raglab/web/site.py's preloads), or a new one.
 function startWorker() {
-  worker = window.raglabWorker ?? new Worker(new URL("./engine/worker.js", import.meta.url), { type: "module" });
+  worker = new Worker(new URL("./engine/worker.js", import.meta.url), { type: "module" });
   worker.onmessage = (event) => {
     const { id, progress, status, body } = event.data;
     const entry = waiting.get(id);

@@ -27,48 +27,6 @@ import { encode } from "./embedding/neural/encoder.js";
 import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
 
-// Every other module of the engine, named here too, so that the Worker asks for all of them at
-// once as it starts rather than level by level as each import is read (nine levels deep: nine
-// round trips to a distant host). Importing a module twice loads it once;
-// tests/web/test_site.py checks the list is whole.
-import "./base/exact.js";
-import "./base/topk.js";
-import "./bm25/formula.js";
-import "./bm25/grid.js";
-import "./bm25/index.js";
-import "./bm25/statistics.js";
-import "./chunking/chunk.js";
-import "./chunking/chunkers.js";
-import "./chunking/closed_forms.js";
-import "./embedding/lsa.js";
-import "./embedding/sketch.js";
-import "./embedding/svd.js";
-import "./exhibits/bm25.js";
-import "./exhibits/chunking.js";
-import "./exhibits/end_to_end.js";
-import "./exhibits/fusion.js";
-import "./exhibits/lab.js";
-import "./exhibits/lsa.js";
-import "./exhibits/rerank.js";
-import "./fusion/kernel.js";
-import "./fusion/rrf.js";
-import "./fusion/score.js";
-import "./metrics/measures.js";
-import "./metrics/stats.js";
-import "./pipeline/end_to_end.js";
-import "./pipeline/reading.js";
-import "./pipeline/reranking.js";
-import "./pipeline/retrieval.js";
-import "./reading/diagnosis.js";
-import "./reading/reader.js";
-import "./reading/readings.js";
-import "./rerank/features.js";
-import "./rerank/logistic.js";
-import "./rerank/mmr.js";
-import "./text/lucene.js";
-import "./text/snowball.js";
-import "./text/tokens.js";
-
 const SITE = new URL("../../", import.meta.url);
 
 let loaded = null;
