@@ -198,6 +198,17 @@ export function mmrOrdered(reranked, similarity, { lam, depth }) {
   return { indices: order.map((i) => reranked.indices[i]), scores: order.map((i) => reranked.scores[i]) };
 }
 
+/** Whether one of the first `k` of `list` is relevant: a positive gain in `relevant` (a Map
+ * chunk -> gain), or a member of it (a Set or array of chunks), as metrics/measures.js judges. */
+function hitInFirst(list, relevant, k) {
+  const gains = relevant instanceof Map;
+  const members = gains ? null : new Set(relevant);
+  for (let i = 0; i < Math.min(k, list.length); i++) {
+    if (gains ? (relevant.get(list[i]) ?? 0) > 0 : members.has(list[i])) return true;
+  }
+  return false;
+}
+
 /** The exhibit's rows and sweep from each answerable question's lists: `questions` holds
  * {split, candidates, relevant, reranked, similarity}; `measureOpts` evaluate's options.
  * Returns {rows, sweep: {points, reference, chosen_lambda, rule_metric}, chosenLambda}. */
@@ -218,10 +229,15 @@ export function rerankExhibit(questions, { lambdas, depth, ...measureOpts }) {
     }
     return measured.get(key);
   };
-  const plain = measureOrder("train", ORDERS[1], 1.0)["recall@5"];
+  // The choice reads R@5 alone, counted as evaluate() counts it: its mean of 0s and 1s,
+  // summed exactly, is the count of hits over the count of questions, to the last bit.
+  const train = bySplit.train;
+  if (train.length === 0) throw new Error("no questions to average over");
+  const recall5 = (lists) => lists.filter((list, q) => hitInFirst(list, train[q].relevant, 5)).length / lists.length;
+  const plain = recall5(train.map((q) => q.reranked.indices));
   let chosenLambda = 1.0;
   for (const lam of [...lambdas].sort((a, b) => a - b)) {
-    if (measureOrder("train", ORDERS[2], lam)["recall@5"] >= plain - 1e-12) {
+    if (recall5(train.map((q) => mmrOrdered(q.reranked, q.similarity, { lam, depth }).indices)) >= plain - 1e-12) {
       chosenLambda = lam;
       break;
     }
