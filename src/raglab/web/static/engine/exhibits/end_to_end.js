@@ -38,11 +38,12 @@ function readerInputs(lab, cs) {
 /** Each question of `split` read under `read` ({stage, rerank, lam, budget, scoring}), with
  * the run's reranker `fitted` (null without one): the readings, in file order (cached). */
 function readSplit(lab, read, split, fitted, windowsSet) {
-  const key = JSON.stringify([split, read]);
-  if (!lab._readings) lab._readings = new Map();
-  if (lab._readings.has(key)) return lab._readings.get(key);
   const { meta } = lab;
   const cs = lab.chunkSet(read.stage.chunking);
+  // By the cut, not the setting (as the reranker).
+  const key = JSON.stringify([split, { ...read, stage: { ...read.stage, chunking: cs.id } }]);
+  if (!lab._readings) lab._readings = new Map();
+  if (lab._readings.has(key)) return lab._readings.get(key);
   const inputs = readerInputs(lab, cs);
   // The final list's depth (ReadSettings.final_depth): the reranker's, else the first stage's.
   const deep = read.rerank ? fixedOf(meta, "rerank_depth") : read.stage.depth;

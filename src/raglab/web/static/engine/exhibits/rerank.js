@@ -76,7 +76,8 @@ export function firstStage(lab, settings, windowsSet) {
 /** A labelled question's candidates, their features, and its answer chunks (kept per chunk
  * set: a run reads the questions its reranker was trained and measured on). */
 export function questionInputs(lab, cs, q, stage, windowsSet) {
-  const key = JSON.stringify([stage, q.id, q.question]);
+  // Kept on the chunk set, whichever chunker setting cut it.
+  const key = JSON.stringify([{ ...stage, chunking: null }, q.id, q.question]);
   cs._questionInputs ??= new Map();
   let out = cs._questionInputs.get(key);
   if (out === undefined) {
@@ -116,7 +117,8 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
   const { meta } = lab;
   lsaModel(lab, { windowsSet, progress });
   const stage = firstStage(lab, settings, windowsSet);
-  const key = JSON.stringify({ ...stage, chunking: lab.chunkSet(stage.chunking).key });
+  // By the cut, not the setting: settings that cut the same chunks train the same reranker.
+  const key = JSON.stringify({ ...stage, chunking: lab.chunkSet(stage.chunking).id });
   if (lab._rerankers.has(key)) return lab._rerankers.get(key);
   progress(0, 1, "training the reranker");
   const cs = lab.chunkSet(stage.chunking);
