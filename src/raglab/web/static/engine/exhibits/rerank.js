@@ -12,9 +12,9 @@ import { project } from "../embedding/lsa.js";
 import { pageAgeYears } from "../rerank/features.js";
 import {
   chunkFeatureInputs,
-  chunkTfidf,
   cosineMatrix,
   mmrOrdered,
+  postingsTfidf,
   questionFeatures,
   rerankCandidates,
   rerankExhibit,
@@ -34,7 +34,8 @@ function chunkInputs(lab, cs) {
     const updated = new Map(lab.pages.map((p) => [p.id, p.updated ?? null]));
     cs._rerank = {
       inputs,
-      tfidf: chunkTfidf(inputs.map((c) => c.tokens)),
+      // chunkTfidf of the chunks' tokens, from the postings of their BM25 index.
+      tfidf: postingsTfidf(cs.bm25.stats),
       ages: pageAgeYears(cs.chunks.map((c) => updated.get(c.pageId))),
     };
   }

@@ -53,6 +53,20 @@ export function chunkTfidf(tokenLists) {
   return tfidfRows(tokenLists, vocabulary, idf);
 }
 
+/** chunkTfidf's rows from a BM25 index's statistics over the same token lists (bm25/
+ * statistics.js: its terms sorted by code point, df the length of a term's postings, each
+ * posting a document's tf in ascending document order): the same rows, read off the postings
+ * by ascending column instead of counting the tokens again. */
+export function postingsTfidf({ indptr, docs, tf, nDocs }) {
+  const rows = Array.from({ length: nDocs }, () => []);
+  for (let col = 0; col + 1 < indptr.length; col++) {
+    const df = indptr[col + 1] - indptr[col];
+    const idf = df > 0 ? Math.log(nDocs / df) : 0.0;
+    for (let p = indptr[col]; p < indptr[col + 1]; p++) rows[docs[p]].push([col, tf[p] * idf]);
+  }
+  return rows;
+}
+
 /** A sparse row scaled to unit length: {cols: Int32Array, vals: Float64Array} in the row's order
  * (a zero row stays zero), and whether its columns strictly ascend. */
 function unitRow(row) {
