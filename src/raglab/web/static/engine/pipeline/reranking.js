@@ -202,13 +202,22 @@ export function rerankCandidates(model, candidates, features) {
   return { indices: order.map((i) => candidates[i]), scores: order.map((i) => p[i]) };
 }
 
+// A reranked list's relevance (its scores over the best) and its order by relevance, kept while
+// the list lives: λ is chosen by reordering every training list at each λ of the grid.
+const RELEVANCE = new WeakMap();
+
 /** A reranked list ({indices, scores}) after MMR at `lam`; `similarity` the TF-IDF cosines
  * between its chunks, in its order. */
 export function mmrOrdered(reranked, similarity, { lam, depth }) {
   if (reranked.indices.length === 0) return reranked;
-  const top = Math.max(Math.max(...reranked.scores), 1e-12);
-  const relevance = reranked.scores.map((s) => s / top);
-  const order = mmr(relevance, similarity, { lam, k: depth });
+  let r = RELEVANCE.get(reranked);
+  if (r === undefined) {
+    const top = Math.max(Math.max(...reranked.scores), 1e-12);
+    const relevance = reranked.scores.map((s) => s / top);
+    r = { relevance, order: topK(relevance) };
+    RELEVANCE.set(reranked, r);
+  }
+  const order = mmr(r.relevance, similarity, { lam, k: depth, order: r.order });
   return { indices: order.map((i) => reranked.indices[i]), scores: order.map((i) => reranked.scores[i]) };
 }
 
