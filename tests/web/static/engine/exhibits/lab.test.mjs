@@ -2,7 +2,8 @@
 //
 // Oracle: counting. A run at a chunking tokenises that chunk set for retrieval (BM25, LSA's
 // fold-in and the reranker's features share the tokens) and, the handbook's lab being
-// unstemmed, once more for the reader's stemmed terms; a second run at the same chunking with
+// unstemmed, once more for the reader's stemmed terms when its IDF scoring first needs their
+// document frequencies (the coverage scoring never does); a second run at the same chunking with
 // other settings tokenises nothing, and gives the same numbers its settings share. Two
 // settings that cut the same chunks (by the chunker's own spans) share one set.
 import { test } from "node:test";
@@ -24,7 +25,9 @@ test("a second run at the same chunking tokenises no chunk again", () => {
   const first = post(data, "/api/run", { chunker: "sentence", retriever: "bm25" });
   // The LSA fit tokenises its own windows, not a chunk set: one chunk set, the sentence one.
   assert.equal(TOKENISED.retrieval - before.retrieval, 1, "the sentence chunks' retrieval tokens, once");
-  assert.equal(TOKENISED.reader - before.reader, 1, "the reader's terms, once for the sentence chunks");
+  assert.equal(TOKENISED.reader - before.reader, 0, "the coverage reader reads no document frequencies");
+  post(data, "/api/run", { chunker: "sentence", retriever: "bm25", reader_scoring: "idf" });
+  assert.equal(TOKENISED.reader - before.reader, 1, "the IDF reader's terms, once for the sentence chunks");
   const after = { ...TOKENISED };
   const second = post(data, "/api/run", { chunker: "sentence", retriever: "bm25", budget: first.settings.budget * 2 });
   assert.deepEqual({ ...TOKENISED }, after, "nothing tokenised again");

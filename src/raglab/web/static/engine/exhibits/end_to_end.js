@@ -23,14 +23,16 @@ import { fittedReranker, firstStage, questionInputs } from "./rerank.js";
 const EPS = 1e-9;
 
 /** The reader's inputs over a chunk set: quotable sentences (the pages', built once per lab),
- * document frequencies of its stemmed terms (built once per chunk set). */
+ * and `frequencies()`, the chunk count and document frequencies of its stemmed terms (built
+ * once per chunk set, when the IDF scoring first asks: the other scorings never read them). */
 function readerInputs(lab, cs) {
   if (!cs._reader) {
     const analyzer = fixedOf(lab.meta, "reader_analyzer");
     lab._sentences ??= new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
     const sentences = lab._sentences;
-    const [nChunks, df] = documentFrequencies(cs.readerTokens(analyzer));
-    cs._reader = { analyzer, sentences, nChunks, df };
+    let counted = null;
+    const frequencies = () => (counted ??= documentFrequencies(cs.readerTokens(analyzer)));
+    cs._reader = { analyzer, sentences, frequencies };
   }
   return cs._reader;
 }
@@ -49,6 +51,7 @@ function readSplit(lab, read, split, fitted, windowsSet) {
   const deep = read.rerank ? fixedOf(meta, "rerank_depth") : read.stage.depth;
   const depth = deep === 0 ? cs.length : Math.min(deep, cs.length);
   const texts = new Map(lab.pages.map((p) => [p.id, p.text]));
+  const [nChunks, df] = read.scoring === "idf" ? inputs.frequencies() : [null, null];
   const readings = lab.split(split).map((q) => {
     let list = Array.from(ranking(lab, q.question, read.stage, { windowsSet }).indices);
     if (fitted !== null) {
@@ -74,8 +77,8 @@ function readSplit(lab, read, split, fitted, windowsSet) {
       budget: read.budget,
       depth,
       scoring: read.scoring,
-      df: inputs.df,
-      nChunks: inputs.nChunks,
+      df,
+      nChunks,
       analyzer: inputs.analyzer,
     });
     if (read.scoring === "cosine") {
