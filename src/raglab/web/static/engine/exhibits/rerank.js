@@ -94,8 +94,11 @@ function computeInputs(lab, cs, q, stage, windowsSet) {
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
   const tokens = lab.queryTokens(q.question);
   const chunks = chunkInputs(lab, cs);
-  const index = cs.bm25.withParams({ k1: stage.k1, b: stage.b });
-  const all = index.scores(tokens);
+  // One index at the stage's k1 and b for every question of the chunk set.
+  cs._bm25At ??= new Map();
+  const at = `${stage.k1}/${stage.b}`;
+  if (!cs._bm25At.has(at)) cs._bm25At.set(at, cs.bm25.withParams({ k1: stage.k1, b: stage.b }));
+  const all = cs._bm25At.get(at).scores(tokens);
   const features = questionFeatures({
     bm25: candidates.map((i) => all[i]),
     cosine: fixedOf(meta, "neural_retrievers").includes(stage.retriever)
