@@ -24,19 +24,25 @@ export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
  * set of src/raglab/pipeline/indexes.py holds them. `tokens`, when given, are the chunks'
  * retrieval tokens already made with this `stem` and `analyzer` (the chunk set's). */
 export function chunkFeatureInputs(chunks, { stem, analyzer, tokens = null }) {
-  // Chunks of one section share a title and heading path: each is tokenised once.
+  // Chunks of one section share a title and heading path: each is tokenised once, its Set
+  // shared (never changed).
   const titles = new Map();
   return chunks.map((c, i) => {
     const title = [c.title, ...c.headingPath].join(" ");
     let terms = titles.get(title);
     if (terms === undefined) {
-      terms = tokenize(title, { stem, analyzer });
+      terms = new Set(tokenize(title, { stem, analyzer }));
       titles.set(title, terms);
     }
+    // A chunk's identifiers are found when first read: only the candidates' ever are.
+    let found = null;
     return {
       tokens: tokens === null ? tokenize(c.text, { stem, analyzer }) : tokens[i],
-      identifiers: identifiers(c.text),
-      titleTerms: new Set(terms),
+      get identifiers() {
+        found ??= identifiers(c.text);
+        return found;
+      },
+      titleTerms: terms,
     };
   });
 }
