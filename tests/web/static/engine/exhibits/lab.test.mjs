@@ -2,13 +2,17 @@
 //
 // Oracle: counting. A run at a chunking tokenises that chunk set for retrieval (BM25, LSA's
 // fold-in and the reranker's features share the tokens) and, the handbook's lab being
-// unstemmed, once more for the reader's stemmed terms; a second run at the same chunking with
-// other settings tokenises nothing, and gives the same numbers its settings share.
+// unstemmed, once more for the reader's stemmed terms when its IDF scoring first needs their
+// document frequencies (the coverage scoring never does); a second run at the same chunking with
+// other settings tokenises nothing, and gives the same numbers its settings share. Two
+// settings that cut the same chunks (by the chunker's own spans) share one set.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { answer } from "../../../../../src/raglab/web/static/engine/routes.js";
-import { TOKENISED } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
+import { Lab, TOKENISED } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
+import { fittedReranker } from "../../../../../src/raglab/web/static/engine/exhibits/rerank.js";
+import { chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
 import { fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
@@ -21,11 +25,47 @@ test("a second run at the same chunking tokenises no chunk again", () => {
   const first = post(data, "/api/run", { chunker: "sentence", retriever: "bm25" });
   // The LSA fit tokenises its own windows, not a chunk set: one chunk set, the sentence one.
   assert.equal(TOKENISED.retrieval - before.retrieval, 1, "the sentence chunks' retrieval tokens, once");
-  assert.equal(TOKENISED.reader - before.reader, 1, "the reader's terms, once for the sentence chunks");
+  assert.equal(TOKENISED.reader - before.reader, 0, "the coverage reader reads no document frequencies");
+  post(data, "/api/run", { chunker: "sentence", retriever: "bm25", reader_scoring: "idf" });
+  assert.equal(TOKENISED.reader - before.reader, 1, "the IDF reader's terms, once for the sentence chunks");
   const after = { ...TOKENISED };
   const second = post(data, "/api/run", { chunker: "sentence", retriever: "bm25", budget: first.settings.budget * 2 });
   assert.deepEqual({ ...TOKENISED }, after, "nothing tokenised again");
   assert.equal(second.settings.size, first.settings.size);
   post(data, "/api/rerank/train", null);
   assert.equal(TOKENISED.reader, after.reader, "training the reranker tokenises no reader terms");
+});
+
+test("settings that cut the same chunks share one chunk set, its tokens and its reranker", () => {
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  // Oracle: the chunker itself, asked for the spans of each heading size.
+  const spans = (size) => JSON.stringify(chunkPages(lab.pages, { method: "heading", size, overlap: null }).map((c) => [c.pageId, c.start, c.end]));
+  const sizes = [60, 90, 120, 160, 200, 240, 280, 320, 360, 400, 500, 600];
+  const pair = sizes.flatMap((a, i) => sizes.slice(i + 1).map((b) => [a, b])).find(([a, b]) => spans(a) === spans(b));
+  assert.ok(pair, "two heading sizes cut the same chunks on the handbook");
+  const other = sizes.find((s) => spans(s) !== spans(pair[0]));
+  assert.ok(other !== undefined, "and some size cuts others");
+  const before = TOKENISED.retrieval;
+  const a = lab.chunkSet({ method: "heading", size: pair[0] });
+  const b = lab.chunkSet({ method: "heading", size: pair[1] });
+  assert.equal(a.key.size, pair[0]);
+  assert.equal(b.key.size, pair[1], "each keeps its own setting");
+  assert.equal(a.id, b.id);
+  assert.equal(b.tokens, a.tokens, "one token list for both");
+  assert.equal(TOKENISED.retrieval - before, 1, "tokenised once");
+  const c = lab.chunkSet({ method: "heading", size: other });
+  assert.notEqual(c.id, a.id);
+  assert.notEqual(c.tokens, a.tokens);
+  // Through the routes: the second size's run trains no reranker of its own and answers as
+  // the first, its own size echoed.
+  const first = post(data, "/api/run", { chunker: "heading", size: pair[0] });
+  const second = post(data, "/api/run", { chunker: "heading", size: pair[1] });
+  assert.equal(second.settings.size, pair[1]);
+  assert.equal(second.request.size, pair[1]);
+  const strip = (r) => JSON.stringify({ ...r, settings: { ...r.settings, size: null }, request: { ...r.request, size: null } });
+  assert.equal(strip(second), strip(first));
+  const options = { windowsSet: data.engine.lsa_windows, constants: data.engine.rerank };
+  const fitted = (size) => fittedReranker(lab, { retriever: "rrf", chunking: { method: "heading", size } }, options);
+  assert.equal(fitted(pair[1]), fitted(pair[0]), "one reranker for both");
 });

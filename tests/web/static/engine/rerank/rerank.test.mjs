@@ -8,12 +8,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pageAgeYears } from "../../../../../src/raglab/web/static/engine/rerank/features.js";
-import { compareCodePoints } from "../../../../../src/raglab/web/static/engine/bm25/statistics.js";
+import { BM25Statistics, compareCodePoints } from "../../../../../src/raglab/web/static/engine/bm25/statistics.js";
 import {
   chunkFeatureInputs,
   chunkTfidf,
   cosineMatrix,
   mmrOrdered,
+  postingsTfidf,
   questionFeatures,
   rerankCandidates,
   rerankExhibit,
@@ -156,3 +157,16 @@ for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collectio
     }
   });
 }
+
+test("the TF-IDF rows read off a BM25 index's postings are those counted from the tokens", () => {
+  // Oracle: chunkTfidf, which counts each chunk's tokens (and is checked against Python's
+  // cosines above); every row, column and weight equal, to the last bit.
+  for (const collection of Object.keys(fixture("rerank").chunk_sets)) {
+    for (const stem of [false, true]) {
+      const tokens = chunkSet(collection, stem).inputs.map((c) => c.tokens);
+      const counted = chunkTfidf(tokens);
+      assert.ok(counted.some((row) => row.length > 1), `${collection}: rows with several terms`);
+      assert.deepEqual(postingsTfidf(new BM25Statistics(tokens)), counted, `${collection}, stemming ${stem}`);
+    }
+  }
+});

@@ -23,14 +23,16 @@ import { fittedReranker, firstStage, questionInputs } from "./rerank.js";
 const EPS = 1e-9;
 
 /** The reader's inputs over a chunk set: quotable sentences (the pages', built once per lab),
- * document frequencies of its stemmed terms (built once per chunk set). */
+ * and `frequencies()`, the chunk count and document frequencies of its stemmed terms (built
+ * once per chunk set, when the IDF scoring first asks: the other scorings never read them). */
 function readerInputs(lab, cs) {
   if (!cs._reader) {
     const analyzer = fixedOf(lab.meta, "reader_analyzer");
     lab._sentences ??= new Map(lab.pages.map((p) => [p.id, quotableSentences(p.text, { analyzer })]));
     const sentences = lab._sentences;
-    const [nChunks, df] = documentFrequencies(cs.readerTokens(analyzer));
-    cs._reader = { analyzer, sentences, nChunks, df };
+    let counted = null;
+    const frequencies = () => (counted ??= documentFrequencies(cs.readerTokens(analyzer)));
+    cs._reader = { analyzer, sentences, frequencies };
   }
   return cs._reader;
 }
@@ -38,16 +40,18 @@ function readerInputs(lab, cs) {
 /** Each question of `split` read under `read` ({stage, rerank, lam, budget, scoring}), with
  * the run's reranker `fitted` (null without one): the readings, in file order (cached). */
 function readSplit(lab, read, split, fitted, windowsSet) {
-  const key = JSON.stringify([split, read]);
-  if (!lab._readings) lab._readings = new Map();
-  if (lab._readings.has(key)) return lab._readings.get(key);
   const { meta } = lab;
   const cs = lab.chunkSet(read.stage.chunking);
+  // By the cut, not the setting (as the reranker).
+  const key = JSON.stringify([split, { ...read, stage: { ...read.stage, chunking: cs.id } }]);
+  if (!lab._readings) lab._readings = new Map();
+  if (lab._readings.has(key)) return lab._readings.get(key);
   const inputs = readerInputs(lab, cs);
   // The final list's depth (ReadSettings.final_depth): the reranker's, else the first stage's.
   const deep = read.rerank ? fixedOf(meta, "rerank_depth") : read.stage.depth;
   const depth = deep === 0 ? cs.length : Math.min(deep, cs.length);
   const texts = new Map(lab.pages.map((p) => [p.id, p.text]));
+  const [nChunks, df] = read.scoring === "idf" ? inputs.frequencies() : [null, null];
   const readings = lab.split(split).map((q) => {
     let list = Array.from(ranking(lab, q.question, read.stage, { windowsSet }).indices);
     if (fitted !== null) {
@@ -73,8 +77,8 @@ function readSplit(lab, read, split, fitted, windowsSet) {
       budget: read.budget,
       depth,
       scoring: read.scoring,
-      df: inputs.df,
-      nChunks: inputs.nChunks,
+      df,
+      nChunks,
       analyzer: inputs.analyzer,
     });
     if (read.scoring === "cosine") {

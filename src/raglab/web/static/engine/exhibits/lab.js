@@ -62,6 +62,7 @@ export class Lab {
     this.stem = stem;
     this.analyzer = data.meta.analyzer;
     this.chunkSets = new Map();
+    this.cuts = new Map();
     this.queryTokenCache = new Map();
   }
 
@@ -91,7 +92,13 @@ export class Lab {
     const name = `${k.method}/${k.size}/${k.overlap}`;
     let cs = this.chunkSets.get(name);
     if (cs === undefined) {
-      cs = new ChunkSet(this, k);
+      cs = new ChunkSet(this, k, this.cuts.size);
+      // Settings that cut the same chunks (the heading chunker at any size above the longest
+      // section, say) share one set, its tokens, index and every cache kept on it; only the
+      // key differs. `id` names the cut.
+      const same = this.cuts.get(cs.cut);
+      if (same === undefined) this.cuts.set(cs.cut, cs);
+      else cs = new Proxy(same, { get: (set, name) => (name === "key" ? k : Reflect.get(set, name)) });
       this.chunkSets.set(name, cs);
     }
     return cs;
@@ -104,10 +111,14 @@ export class Lab {
 export const TOKENISED = { retrieval: 0, reader: 0 };
 
 export class ChunkSet {
-  constructor(lab, key) {
+  /** `id`: the cut's number in its lab (chunkSet's). */
+  constructor(lab, key, id) {
     this.lab = lab;
     this.key = key;
+    this.id = id;
     this.chunks = chunkPages(lab.pages, key);
+    // A chunk is its page's text from start to end, its id and fields follow from those.
+    this.cut = JSON.stringify(this.chunks.map((c) => [c.pageId, c.start, c.end]));
     const status = new Map(lab.pages.map((p) => [p.id, p.status]));
     for (const c of this.chunks) c.status = status.get(c.pageId);
     this.index = new ChunkIndex(this.chunks);

@@ -12,9 +12,9 @@ import { project } from "../embedding/lsa.js";
 import { pageAgeYears } from "../rerank/features.js";
 import {
   chunkFeatureInputs,
-  chunkTfidf,
   cosineMatrix,
   mmrOrdered,
+  postingsTfidf,
   questionFeatures,
   rerankCandidates,
   rerankExhibit,
@@ -34,7 +34,8 @@ function chunkInputs(lab, cs) {
     const updated = new Map(lab.pages.map((p) => [p.id, p.updated ?? null]));
     cs._rerank = {
       inputs,
-      tfidf: chunkTfidf(inputs.map((c) => c.tokens)),
+      // chunkTfidf of the chunks' tokens, from the postings of their BM25 index.
+      tfidf: postingsTfidf(cs.bm25.stats),
       ages: pageAgeYears(cs.chunks.map((c) => updated.get(c.pageId))),
     };
   }
@@ -76,7 +77,8 @@ export function firstStage(lab, settings, windowsSet) {
 /** A labelled question's candidates, their features, and its answer chunks (kept per chunk
  * set: a run reads the questions its reranker was trained and measured on). */
 export function questionInputs(lab, cs, q, stage, windowsSet) {
-  const key = JSON.stringify([stage, q.id, q.question]);
+  // Kept on the chunk set, whichever chunker setting cut it.
+  const key = JSON.stringify([{ ...stage, chunking: null }, q.id, q.question]);
   cs._questionInputs ??= new Map();
   let out = cs._questionInputs.get(key);
   if (out === undefined) {
@@ -92,8 +94,11 @@ function computeInputs(lab, cs, q, stage, windowsSet) {
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
   const tokens = lab.queryTokens(q.question);
   const chunks = chunkInputs(lab, cs);
-  const index = cs.bm25.withParams({ k1: stage.k1, b: stage.b });
-  const all = index.scores(tokens);
+  // One index at the stage's k1 and b for every question of the chunk set.
+  cs._bm25At ??= new Map();
+  const at = `${stage.k1}/${stage.b}`;
+  if (!cs._bm25At.has(at)) cs._bm25At.set(at, cs.bm25.withParams({ k1: stage.k1, b: stage.b }));
+  const all = cs._bm25At.get(at).scores(tokens);
   const features = questionFeatures({
     bm25: candidates.map((i) => all[i]),
     cosine: fixedOf(meta, "neural_retrievers").includes(stage.retriever)
@@ -116,7 +121,8 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
   const { meta } = lab;
   lsaModel(lab, { windowsSet, progress });
   const stage = firstStage(lab, settings, windowsSet);
-  const key = JSON.stringify({ ...stage, chunking: lab.chunkSet(stage.chunking).key });
+  // By the cut, not the setting: settings that cut the same chunks train the same reranker.
+  const key = JSON.stringify({ ...stage, chunking: lab.chunkSet(stage.chunking).id });
   if (lab._rerankers.has(key)) return lab._rerankers.get(key);
   progress(0, 1, "training the reranker");
   const cs = lab.chunkSet(stage.chunking);

@@ -56,11 +56,13 @@ export function candidateFeatures({
   }
   const qIds = new Set(questionIdentifiers);
   const qTerms = new Set(questionTerms);
+  // A chunk's identifiers and title terms usually come as Sets, kept per chunk: read as they are.
+  const asSet = (values) => (values instanceof Set ? values : new Set(values));
   return bm25.map((score, i) => [
     score,
     cosine[i],
-    identifierMatch(qIds, new Set(chunkIdentifiers[i])),
-    termShare(qTerms, new Set(titleTerms[i])),
+    identifierMatch(qIds, asSet(chunkIdentifiers[i])),
+    termShare(qTerms, asSet(titleTerms[i])),
     ageYears[i],
     rank[i],
   ]);

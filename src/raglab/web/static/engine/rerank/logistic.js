@@ -59,10 +59,9 @@ function decisions(Z, w, b) {
 }
 
 // The descent's loop runs thousands of steps over every training row: the rows lie in one
-// Float64Array (row i at i·d), so no step allocates, and one pass a step computes each row's
-// decision, its residual and its share of the gradient (the decisions are needed nowhere else).
-// Each sum keeps the order, and so the rounding, of decisions() and of plain loops: the
-// decision's products added from 0 in column order, the gradient's in row order.
+// Float64Array (row i at i·d), so no step allocates. Each sum keeps the order, and so the
+// rounding, of decisions() and of plain loops: the decision's products added from 0 in column
+// order, the gradient's in row order.
 
 /** z_i = x_i · w + b for the m rows of the flat `Z` (m × d), written into `z`. */
 function flatDecisions(Z, m, d, w, b, z) {
@@ -73,9 +72,9 @@ function flatDecisions(Z, m, d, w, b, z) {
   }
 }
 
-/** ∂J/∂w at (w, b) written into `gw`; returns ∂J/∂c. */
-function flatGradient(Z, m, d, y, w, b, l2, gw) {
-  if (d === 6) return gradient6(Z, m, y, w, b, l2, gw);
+/** ∂J/∂w at (w, b) written into `gw`; returns ∂J/∂c. `z` and `e` are scratch arrays of m. */
+function flatGradient(Z, m, d, y, w, b, l2, gw, z, e) {
+  if (d === 6) return gradient6(Z, m, y, w, b, l2, gw, z, e);
   gw.fill(0.0);
   let gb = 0.0;
   for (let i = 0, at = 0; i < m; i++, at += d) {
@@ -89,29 +88,35 @@ function flatGradient(Z, m, d, y, w, b, l2, gw) {
   return gb / m;
 }
 
-/** flatGradient for the reranker's six features, its weights and sums held in locals (the
- * same operations in the same order, about twice as fast in V8). */
-function gradient6(Z, m, y, w, b, l2, gw) {
+/** flatGradient for the reranker's six features, its weights and sums held in locals, in three
+ * passes over the rows: the decisions, their exponentials, then the residuals summed. The same
+ * operations in the same order as one pass; but Math.exp is a call that spills every live
+ * register, so the call's pass holds few, and the other two run free of it (about a sixth
+ * faster in V8 than one pass). */
+function gradient6(Z, m, y, w, b, l2, gw, z, e) {
   const w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5];
+  for (let i = 0, at = 0; i < m; i++, at += 6) {
+    let s = 0.0;
+    s += Z[at] * w0;
+    s += Z[at + 1] * w1;
+    s += Z[at + 2] * w2;
+    s += Z[at + 3] * w3;
+    s += Z[at + 4] * w4;
+    s += Z[at + 5] * w5;
+    z[i] = s + b;
+  }
+  for (let i = 0; i < m; i++) e[i] = Math.exp(-Math.abs(z[i]));
   let g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0, g4 = 0.0, g5 = 0.0, gb = 0.0;
   for (let i = 0, at = 0; i < m; i++, at += 6) {
-    const x0 = Z[at], x1 = Z[at + 1], x2 = Z[at + 2], x3 = Z[at + 3], x4 = Z[at + 4], x5 = Z[at + 5];
-    let s = 0.0;
-    s += x0 * w0;
-    s += x1 * w1;
-    s += x2 * w2;
-    s += x3 * w3;
-    s += x4 * w4;
-    s += x5 * w5;
-    const z = s + b;
-    const e = Math.exp(-Math.abs(z));
-    const r = (z >= 0 ? 1.0 : e) / (1.0 + e) - y[i];
-    g0 += x0 * r;
-    g1 += x1 * r;
-    g2 += x2 * r;
-    g3 += x3 * r;
-    g4 += x4 * r;
-    g5 += x5 * r;
+    // sigmoid(z) as sigmoid() has it, from e = exp(-|z|).
+    const ei = e[i];
+    const r = (z[i] >= 0 ? 1.0 : ei) / (1.0 + ei) - y[i];
+    g0 += Z[at] * r;
+    g1 += Z[at + 1] * r;
+    g2 += Z[at + 2] * r;
+    g3 += Z[at + 3] * r;
+    g4 += Z[at + 4] * r;
+    g5 += Z[at + 5] * r;
     gb += r;
   }
   gw[0] = g0 / m + l2 * w0;
@@ -153,17 +158,18 @@ export function fitLogistic(X, y, { l2, learningRate, iterations, tolerance, ini
   standardise(standardiser, X).forEach((row, i) => Z.set(row, i * d));
   const labels = Float64Array.from(y);
   const z = new Float64Array(m);
+  const e = new Float64Array(m);
   const w = Float64Array.from(init);
   const gw = new Float64Array(d);
   let b = Math.log(nPos / (m - nPos));
-  let gb = flatGradient(Z, m, d, labels, w, b, l2, gw);
+  let gb = flatGradient(Z, m, d, labels, w, b, l2, gw, z, e);
   let gradNorm = norm(gw, gb);
   let steps = 0;
   while (steps < iterations && gradNorm >= tolerance) {
     for (let j = 0; j < d; j++) w[j] = w[j] - learningRate * gw[j];
     b = b - learningRate * gb;
     steps++;
-    gb = flatGradient(Z, m, d, labels, w, b, l2, gw);
+    gb = flatGradient(Z, m, d, labels, w, b, l2, gw, z, e);
     gradNorm = norm(gw, gb);
   }
   flatDecisions(Z, m, d, w, b, z);

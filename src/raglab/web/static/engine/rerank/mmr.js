@@ -6,8 +6,10 @@
 
 import { topK } from "../base/topk.js";
 
-/** The MMR order of all n candidates (indices into `relevance`); `similarity` is n rows of n. */
-export function mmr(relevance, similarity, { lam, k }) {
+/** The MMR order of all n candidates (indices into `relevance`); `similarity` is n rows of n.
+ * `order`, when given, is topK(relevance), worked out once by a caller that reorders one list
+ * at many λ. */
+export function mmr(relevance, similarity, { lam, k, order = null }) {
   const n = relevance.length;
   if (!relevance.every(Number.isFinite)) throw new Error("relevance must be finite");
   if (similarity.length !== n || similarity.some((row) => row.length !== n)) {
@@ -37,5 +39,5 @@ export function mmr(relevance, similarity, { lam, k }) {
     available[next] = false;
     for (let d = 0; d < n; d++) maxSim[d] = Math.max(maxSim[d], similarity[d][next]);
   }
-  return [...picked, ...topK(relevance).filter((i) => available[i])];
+  return [...picked, ...(order ?? topK(relevance)).filter((i) => available[i])];
 }
