@@ -148,7 +148,6 @@ def test_scores_taken_a_block_of_chunks_at_a_time_equal_the_whole_product(
         np.testing.assert_allclose(got, _explicit_scores(index, query), rtol=0, atol=1e-15)
 
 
-
 def _all_scores(index: NeuralIndex, query: np.ndarray) -> np.ndarray:
     """search_vector's score of every row, in row order."""
     ranking = index.search_vector(query, k=len(index))
