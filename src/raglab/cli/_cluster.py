@@ -1,8 +1,8 @@
 """The cluster options, ``--workers N``, ``--scheduler ADDRESS`` and ``--scheduler-file FILE``.
 
 ``--workers N``, ``--scheduler ADDRESS`` or ``--scheduler-file FILE``: where a command's BM25
-work, its LSA fit (and the encoding of chunks the neural vector cache lacks, when the command
-asks for neural vectors) run; ``--shards-per-worker``, ``--connect-timeout`` and
+work, its LSA fit and, when the command asks for neural rankings, the neural search (the chunks'
+vectors encoded into the shared vector cache and kept in shards on the workers) run; ``--shards-per-worker``, ``--connect-timeout`` and
 ``--no-workers-timeout`` say how (their defaults in :mod:`raglab.settings`).
 
 Execution options, not pipeline settings: they change where the numbers are computed, never

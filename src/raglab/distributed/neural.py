@@ -14,8 +14,11 @@ What runs where:
    one machine. Only word-piece ids go out and (rows, 384) float32 vectors come back. A task per
    batch would put 3.1 million tasks through the scheduler at 100M chunks; a task per group, 64
    times fewer.
-3. **Client**: the vectors are written to the cache, where the lab then reads them as if it had
-   encoded them itself.
+3. **Client** (:func:`encode_on_cluster`): the vectors are gathered and written to the cache,
+   where the lab then reads them as if it had encoded them itself. Or, **workers**
+   (:func:`store_on_cluster`, what the command line's neural shards use,
+   :mod:`raglab.distributed.neural_shards`): each task writes its vectors into the cache folder
+   itself (shared, at the same path on every worker), and no vector comes back.
 
 A vector depends on its batch (BLAS rounds by the batch's shape), so running the single
 machine's batches makes the vectors, and so every neural score, ranking and output, the single
