@@ -57,14 +57,15 @@ def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook
 
 #: The first task of each phase of ``raglab report`` on a cluster, by its function's name:
 #: locating the answer passages and reading the pages, cutting the LSA windows from the pages,
-#: counting the terms, the LSA fit's product A^T Y block after block, encoding the neural vectors, the k1 x b grid, measuring.
+#: counting the terms, the LSA fit's product A^T Y block after block, encoding the neural vectors
+#: into the cache, the k1 x b grid, measuring.
 PHASES = (
     "locate_in_files",
     "cut_window_pieces",
     "chunk_files",
     "count_chunks",
     "chain_transpose_times",
-    "encode_batches",
+    "store_batches",
     "search_shard_grid",
     "per_query_values",
 )

@@ -1,8 +1,8 @@
 """The cluster options, ``--workers N``, ``--scheduler ADDRESS`` and ``--scheduler-file FILE``.
 
 ``--workers N``, ``--scheduler ADDRESS`` or ``--scheduler-file FILE``: where a command's BM25
-work, its LSA fit (and the encoding of chunks the neural vector cache lacks, when the command
-asks for neural vectors) run; ``--shards-per-worker``, ``--connect-timeout`` and
+work, its LSA fit and, when the command asks for neural rankings, the neural search (the chunks'
+vectors encoded into the shared vector cache and kept in shards on the workers) run; ``--shards-per-worker``, ``--connect-timeout`` and
 ``--no-workers-timeout`` say how (their defaults in :mod:`raglab.settings`).
 
 Execution options, not pipeline settings: they change where the numbers are computed, never
@@ -214,6 +214,91 @@ def _cluster_encoder(client: Any, lab: Lab, stage: Any, checked: bool) -> Any:
     return encode
 
 
+class _ClusterNeural:
+    """The lab's neural rankings and chosen chunks' vectors while the cluster is open: each
+    chunking's vectors loaded into shards on the workers on first use
+    (:class:`~raglab.distributed.neural_shards.ShardedNeural`), the chunks the vector cache
+    lacks encoded and written there by the workers, never gathered here; one stage line each.
+    The workers' neural package (or model folder) is checked first, unless ``checked`` at
+    connection."""
+
+    def __init__(
+        self, client: Any, lab: Lab, stage: Any, *, checked: bool, encoding: str | None
+    ) -> None:
+        self._client = client
+        self._lab = lab
+        self._stage = stage
+        self._checked = checked
+        self._encoding = encoding
+        # Absolute: the workers do not share this process's working folder.
+        self._model_path = None if lab.model is None else str(Path(lab.model).absolute())
+        self._indexes: dict[ChunkingKey, Any] = {}
+
+    def _store(self, missing: list[str], folder: str) -> None:
+        from raglab.distributed.neural import store_on_cluster
+
+        with self._stage(
+            f"encode {len(missing)} chunks the vector cache lacks (neural) on the workers"
+        ):
+            store_on_cluster(
+                self._client, self._lab.indexes.neural_model, self._model_path, missing, folder
+            )
+
+    def index(self, chunking: ChunkingKey) -> Any:
+        """The :class:`~raglab.distributed.neural_shards.ShardedNeural` of ``chunking``."""
+        from raglab.distributed.cluster import check_workers
+        from raglab.distributed.neural_shards import ShardedNeural
+
+        key = chunking.resolved()
+        if key not in self._indexes:
+            if not self._checked:
+                check_workers(self._client, neural=True, model=self._model_path)
+                self._checked = True
+            n = len(self._lab.corpus)
+            with self._stage(
+                f"load the neural vectors of {n} page files into shards on the workers"
+            ):
+                self._indexes[key] = ShardedNeural.build(
+                    self._client,
+                    self._lab,
+                    key,
+                    model_path=self._model_path,
+                    encode=self._store,
+                    encoding=self._encoding,
+                )
+        return self._indexes[key]
+
+    def search(self, chunking: ChunkingKey, q: Any, k: int) -> Any:
+        """:attr:`~raglab.pipeline.indexes.Indexes.neural_search`: the shards' ranking."""
+        index = self.index(chunking)
+        if isinstance(q, str) or index.ranked(k):
+            return index.ranking(q, k)
+        with self._stage(
+            f"rank {len(self._lab.questions)} questions by neural cosine (depth {k}) on the shards"
+        ):
+            return index.ranking(q, k)
+
+    def rows(self, chunking: ChunkingKey, idx: Any) -> Any:
+        """:attr:`~raglab.pipeline.indexes.Indexes.vector_rows`: the shards' rows."""
+        return self.index(chunking).rows(idx)
+
+    def fetch_candidates(self, first_stage: RetrievalSettings) -> None:
+        """Fetch in one batch the vectors of every labelled question's reranking candidates
+        under the neural ``first_stage``, for the reranker's cosine feature."""
+        import numpy as np
+
+        from raglab.pipeline.reranking import candidates
+
+        chunks = [candidates(self._lab, q, first_stage).indices for q in self._lab.questions]
+        if not chunks:
+            return
+        with self._stage(
+            f"fetch the neural vectors of the reranker's candidates of {len(chunks)} questions "
+            "from the shards"
+        ):
+            self.index(first_stage.chunking).fetch(np.concatenate(chunks))
+
+
 def _stages(echo: Callable[[str], object] | None) -> Callable[[str], Any]:
     """A stage factory that prints ``cluster: WHAT (x.xx s)`` on stderr as each stage ends."""
 
@@ -300,9 +385,18 @@ def cluster_lab(
             # What the command refuses, refused before the cluster fits or ranks.
             check(lab)
         lab.evaluator = partial(evaluate_on_cluster, client)
+        shards: _ClusterNeural | None = None
         if dense.unavailable(lab.model) is None:
-            # Encoded only when the command asks for the vectors, as on one machine.
+            # Encoded only when the command asks for the vectors, as on one machine; the
+            # rankings and the candidates' vectors come from shards on the workers, so this
+            # process never holds every chunk's vector. The encoder is for what else reads
+            # the whole index here (the report's neural exhibit).
             lab.indexes.encoder = _cluster_encoder(client, lab, stage, checked=neural)
+            shards = _ClusterNeural(
+                client, lab, stage, checked=neural, encoding=getattr(args, "encoding", None)
+            )
+            lab.indexes.neural_search = shards.search
+            lab.indexes.vector_rows = shards.rows
         # The workers cut and tokenise the training windows from the page files: this
         # process never holds them.
         prime_lsa(client, lab, LSA_RANK, encoding=getattr(args, "encoding", None), stage=stage)
@@ -331,6 +425,8 @@ def cluster_lab(
             )
             with stage(what):
                 prime_bm25(lab, index, one)
+        if rerank is not None and shards is not None and dense.is_neural(rerank.retriever):
+            shards.fetch_candidates(rerank)
         if rerank is not None:
             # After the rankings: the candidates are ranked from them (and the vectors, which
             # a neural first stage encodes on the workers now), here.
@@ -358,3 +454,5 @@ def cluster_lab(
             lab.evaluator = None
             lab.indexes.encoder = None
             lab.indexes.term_statistics = None
+            lab.indexes.neural_search = None
+            lab.indexes.vector_rows = None

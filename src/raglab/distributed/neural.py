@@ -14,8 +14,11 @@ What runs where:
    one machine. Only word-piece ids go out and (rows, 384) float32 vectors come back. A task per
    batch would put 3.1 million tasks through the scheduler at 100M chunks; a task per group, 64
    times fewer.
-3. **Client**: the vectors are written to the cache, where the lab then reads them as if it had
-   encoded them itself.
+3. **Client** (:func:`encode_on_cluster`): the vectors are gathered and written to the cache,
+   where the lab then reads them as if it had encoded them itself. Or, **workers**
+   (:func:`store_on_cluster`, what the command line's neural shards use,
+   :mod:`raglab.distributed.neural_shards`): each task writes its vectors into the cache folder
+   itself (shared, at the same path on every worker), and no vector comes back.
 
 A vector depends on its batch (BLAS rounds by the batch's shape), so running the single
 machine's batches makes the vectors, and so every neural score, ranking and output, the single
@@ -29,6 +32,7 @@ compositions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,7 +46,14 @@ if TYPE_CHECKING:
     from raglab.pipeline.lab import Lab
     from raglab.run_settings import ChunkingKey
 
-__all__ = ["encode_batches", "encode_on_cluster", "encode_rows", "prime_neural_cache"]
+__all__ = [
+    "encode_batches",
+    "encode_on_cluster",
+    "encode_rows",
+    "prime_neural_cache",
+    "store_batches",
+    "store_on_cluster",
+]
 
 
 def encode_rows(model_path: str | None, rows: Sequence[Sequence[int]]) -> Float32Array:
@@ -96,6 +107,61 @@ def encode_on_cluster(
     for group, vectors in zip(groups, client.gather(futures), strict=True):
         out[np.concatenate(group)] = vectors
     return out
+
+
+def store_batches(
+    model_path: str | None,
+    folder: str,
+    batches: Sequence[Sequence[Sequence[int]]],
+    texts: Sequence[str],
+) -> int:
+    """Task: :func:`encode_batches`, each vector then written on the worker into the vector
+    cache ``folder`` as ``texts`` (the batches' texts, in order) name it
+    (:func:`raglab.embedding.neural.cache.write_entry`); returns how many were written."""
+    from raglab.embedding.neural.cache import entry_path, write_entry
+    from raglab.pipeline import dense
+
+    vectors = encode_batches(model_path, batches)
+    model = dense.load(model_path)
+    where = Path(folder)
+    where.mkdir(parents=True, exist_ok=True)
+    for text, vector in zip(texts, vectors, strict=True):
+        write_entry(entry_path(model, text, where), vector)
+    return len(texts)
+
+
+def store_on_cluster(
+    client: Any,
+    model: NeuralModel,
+    model_path: str | None,
+    texts: Sequence[str],
+    folder: str,
+    *,
+    batch_size: int = 32,
+    batches_a_task: int | None = None,
+) -> int:
+    """:func:`encode_on_cluster`'s batches, the vectors written into the vector cache ``folder``
+    by the workers themselves (:func:`store_batches`; the folder must be visible at the same
+    path on every worker): none comes back to this process. Returns how many were written."""
+    from raglab.embedding.neural.encoder import plan_batches
+
+    if batches_a_task is None:
+        batches_a_task = CLUSTER_NEURAL_BATCHES_A_TASK
+    check_positive_int("batches_a_task", batches_a_task)
+    ids, batches = plan_batches(model, texts, batch_size)
+    groups = [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
+    futures = [
+        client.submit(
+            store_batches,
+            model_path,
+            folder,
+            [[ids[i] for i in batch.tolist()] for batch in group],
+            [texts[i] for batch in group for i in batch.tolist()],
+            pure=False,
+        )
+        for group in groups
+    ]
+    return int(sum(client.gather(futures)))
 
 
 def prime_neural_cache(client: Any, lab: Lab, chunking: ChunkingKey | None = None) -> int:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from raglab.base.ranking import FloatArray, IntArray
+from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.table import ChunkTable
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # raglab.embedding.neural loads tokenizers and safetensors: o
     from raglab.embedding.neural.index import NeuralIndex
     from raglab.embedding.neural.model import NeuralModel
 
-__all__ = ["ChunkSet", "Indexes", "Relevance", "TermStatistics", "window_pieces"]
+__all__ = ["ChunkSet", "Indexes", "NeuralSearch", "Relevance", "TermStatistics", "window_pieces"]
 
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
@@ -47,6 +47,10 @@ Relevance = Mapping[int, float]
 #: columns, df), N the number of chunks, V the number of distinct terms over all of them, and
 #: each term's column in their sorted vocabulary (V,) and its document frequency, both (len(terms),).
 TermStatistics = Callable[[ChunkingKey, Sequence[str]], tuple[int, int, IntArray, IntArray]]
+
+#: ``search(chunking, question, k)``: the question's first k chunks of a chunking by the cosine
+#: of their sentence vectors with its own, as ``NeuralIndex.search_vector`` ranks them.
+NeuralSearch = Callable[[ChunkingKey, Question | str, int], Ranking]
 
 
 class ChunkSet:
@@ -114,6 +118,16 @@ class ChunkSet:
             [c.text for c in self.chunks],
             encoder=self.indexes.encoder,
         )
+
+    def neural_rows(self, idx: IntArray) -> Float32Array:
+        """The unit sentence vectors of chunks ``idx``, (len(idx), dim): :attr:`neural`'s rows,
+        or, while a Dask cluster holds the vectors (:attr:`Indexes.vector_rows`), those rows
+        fetched from its shards, the same bits, without every chunk's vector here."""
+        lookup = self.indexes.vector_rows
+        if lookup is None or "neural" in self.__dict__:
+            rows: Float32Array = self.neural.vectors[idx]
+            return rows
+        return lookup(self.key, idx)
 
     @cached_property
     def identifiers(self) -> list[set[str]]:
@@ -220,14 +234,22 @@ class Indexes:
         self._query_vectors: dict[str, Float32Array] = {}
         self._lsa_models: BoundedCache[int, LSAModel] = BoundedCache(CACHE_SIZE)
         #: What encodes the chunk texts the vector cache lacks when a chunking's neural index
-        #: is first asked for: None for the model here; a Dask cluster's workers while one is
-        #: open (:func:`raglab.distributed.neural.encode_on_cluster`, the same vectors). Only
-        #: what asks for the vectors encodes, so a command without a neural step encodes none.
+        #: is first asked for here: None for the model here; a Dask cluster's workers while one
+        #: is open (:func:`raglab.distributed.neural.encode_on_cluster`, the same vectors; the
+        #: cluster's rankings need no index here, :attr:`neural_search`). Only what asks for
+        #: the vectors encodes, so a command without a neural step encodes none.
         self.encoder: Callable[[list[str]], Float32Array] | None = None
         #: Where a chunking's N and df come from when its chunks' tokens are not at hand (see
         #: :meth:`ChunkSet.tfidf_rows`): None here; a Dask cluster's reduced BM25 statistics
         #: while one is open (:meth:`raglab.distributed.bm25.DistributedBM25.term_columns`).
         self.term_statistics: TermStatistics | None = None
+        #: Where a chunking's neural ranking of a question at depth k comes from instead of
+        #: :attr:`ChunkSet.neural`: None here; a Dask cluster's shards while one is open
+        #: (:meth:`raglab.distributed.neural_shards.ShardedNeural.ranking`, the same list).
+        self.neural_search: NeuralSearch | None = None
+        #: Where chosen chunks' unit vectors come from (:meth:`ChunkSet.neural_rows`): None
+        #: here; a Dask cluster's shards while one is open.
+        self.vector_rows: Callable[[ChunkingKey, IntArray], Float32Array] | None = None
 
     def tokens(self, text: str) -> list[str]:
         """Retrieval tokens of ``text`` under the lab's analyzer and stemming."""

@@ -70,7 +70,7 @@ def _cosines(
     first stage uses it (the reranker then learns from the vectors that ranked the candidates),
     LSA's otherwise."""
     if is_neural(first_stage.retriever):
-        vectors = cs.neural.vectors[idx].astype(np.float64)
+        vectors = cs.neural_rows(idx).astype(np.float64)
         cos: FloatArray = np.clip(
             vectors @ lab.indexes.query_vector(q).astype(np.float64), -1.0, 1.0
         )

@@ -94,7 +94,11 @@ def lsa_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> Ran
 
 def neural_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> Ranking:
     """Chunks by the cosine of their sentence vectors with the question's (docs/design.md#neural-embedding):
-    every chunk is ranked, as under LSA, since a cosine has no "shares no term" zero."""
+    every chunk is ranked, as under LSA, since a cosine has no "shares no term" zero. While a
+    Dask cluster holds the vectors (``Indexes.neural_search``), its shards rank, the same list."""
+    search = lab.indexes.neural_search
+    if search is not None and "neural" not in cs.__dict__:
+        return search(cs.key, q, _depth(cs, depth))
     return cs.neural.search_vector(lab.indexes.query_vector(q), k=_depth(cs, depth))
 
 

@@ -1,0 +1,99 @@
+"""Neural rankings searched per shard on the workers equal the single machine's, vectors never here.
+
+Oracles: :class:`~raglab.embedding.neural.index.NeuralIndex` over every chunk on this machine
+(bit for bit: each cosine depends on its own row alone, and the shards' lists merge by
+(-score, index) as ``top_k`` orders one row), and ``raglab run --json`` without ``--workers``
+(byte for byte), its vectors read from a copy of the session's warm cache while the cluster's
+run starts from an empty cache of its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from raglab.cli.main import main
+from raglab.distributed.chunking import submit_files
+from raglab.distributed.neural import store_on_cluster
+from raglab.distributed.neural_shards import ShardedNeural, load_neural_shard
+from raglab.pipeline import dense
+from raglab.pipeline.lab import Lab
+from raglab.run_settings import ChunkingKey
+
+
+def test_five_shards_rank_every_question_as_the_whole_index(
+    client: Any, handbook: Lab, fresh_neural_cache: Path
+) -> None:
+    """Oracle: the handbook's NeuralIndex over all its chunks, search_vector of each labelled
+    question at depth 100 and at every chunk (ties and the tail included); the shards' lists,
+    merged from five partitions, hold the same chunks in the same order with the same score
+    bits, and the candidates' rows fetched from the shards are the index's rows."""
+    cs = handbook.indexes.chunk_set()
+    whole = cs.neural
+    model = handbook.indexes.neural_model
+
+    def encode(missing: list[str], folder: str) -> None:
+        store_on_cluster(client, model, None, missing, folder)
+
+    sharded = ShardedNeural.build(
+        client, handbook, ChunkingKey(), model_path=None, encode=encode, partitions=5
+    )
+    assert len(sharded.sizes) == 5 and sharded.n_docs == len(cs)
+    for depth in (100, len(cs)):
+        for q in handbook.questions:
+            expected = whole.search_vector(handbook.indexes.query_vector(q), k=depth)
+            got = sharded.ranking(q, depth)
+            assert np.array_equal(got.indices, expected.indices)
+            assert np.array_equal(got.scores, expected.scores)
+    picked = np.array([len(cs) - 1, 0, 17, 17, 120], dtype=np.int64)
+    assert np.array_equal(sharded.rows(picked), whole.vectors[picked])
+
+
+def test_a_worker_without_the_cache_folder_says_so(
+    client: Any, handbook: Lab, tmp_path: Path
+) -> None:
+    """Oracle: the contract: a shard whose vectors are not in the folder it is given (a worker
+    that does not share the client's cache folder) fails with a sentence naming the folder,
+    instead of encoding them in batches of its own."""
+    files = [Path(page.source).absolute() for page in handbook.corpus]
+    part = submit_files(client, files, ChunkingKey().resolved(), partitions=1)[0]
+    empty = tmp_path / "not-shared"
+    shard = client.submit(load_neural_shard, None, str(empty), part, 0, pure=False)
+    with pytest.raises(ValueError, match=r"not in the vector cache .*not-shared"):
+        client.gather(shard)
+
+
+@pytest.mark.parametrize("retriever", ["neural", "neural-rrf"])
+def test_handbook_run_on_the_shards_is_byte_identical_without_the_vectors_here(
+    retriever: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_neural_cache: Path,
+) -> None:
+    """Oracle: ``raglab run --retriever R --json`` on one machine (reranker and MMR on, so the
+    reranker's neural cosine feature is read too). With ``--workers 2`` from an empty cache the
+    output is the same bytes, and this process never builds a chunking's whole neural index
+    (``dense.chunk_index``, which reads or encodes every chunk's vector here): the rankings and
+    the candidates' rows come from the shards."""
+    built: list[int] = []
+    real = dense.chunk_index
+
+    def spy(model: Any, texts: Any, **kwargs: Any) -> Any:
+        built.append(len(texts))
+        return real(model, texts, **kwargs)
+
+    outputs = []
+    for folder, extra in ((fresh_neural_cache, []), (tmp_path / "cluster", ["--workers", "2"])):
+        monkeypatch.setenv("RAGLAB_CACHE_DIR", str(folder))
+        if extra:
+            monkeypatch.setattr(dense, "chunk_index", spy)
+        assert main(["run", "--retriever", retriever, "--json", *extra]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert built == []
+    assert any((tmp_path / "cluster").rglob("*.npy"))  # the workers filled the empty cache
+    assert f'"{retriever}"' in outputs[0]
+    assert outputs[1] == outputs[0]
