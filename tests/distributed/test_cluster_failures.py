@@ -94,7 +94,7 @@ def test_a_lost_scheduler_ends_the_command_in_one_line(tmp_path: Path) -> None:
     logs a traceback for each connection it loses) on stderr. The scheduler is killed when
     the worker starts reading the pages."""
     with scheduler_process(tmp_path) as (scheduler, address, _), worker_process(address):
-        _arm(address, ("chunk_files",), tmp_path / "killed", scheduler.pid)
+        _arm(address, ("read_partition",), tmp_path / "killed", scheduler.pid)
         command = _command([*EXPORT, "a.run", "--scheduler", address], tmp_path)
         _, err = command.communicate(timeout=120)
         assert scheduler.wait(timeout=30) == -9
