@@ -134,3 +134,48 @@ def test_workers_whose_environment_differs_are_named_before_any_work(
     assert f"raglab 0.0.0, here {__version__}" in err
     assert err.count("tcp://127.0.0.1:") == 2
     assert not run.exists()
+
+
+def test_a_worker_joining_during_the_work_without_raglab_is_named(tmp_path: Path) -> None:
+    """Oracle: exit 2 and one line naming the newcomer and what it lacks. The command connects
+    to a scheduler with one worker (checked then, and found right); that worker is killed as
+    it starts counting terms, so the command waits for another; the one that joins cannot
+    import raglab. It is checked as it registers, before it runs a task, and named."""
+    marks = tmp_path / "killed"
+    with scheduler_process(tmp_path) as (_, address, _):
+        with worker_process(address) as first:
+            _arm(address, ("count_chunks",), marks)
+            command = _command(
+                [
+                    *EXPORT,
+                    "a.run",
+                    "--quiet",
+                    "--scheduler",
+                    address,
+                    "--no-workers-timeout",
+                    "120",
+                ],
+                tmp_path,
+            )
+            assert first.wait(timeout=120) == -9  # killed itself as it started counting
+        assert killed(marks) == {"count_chunks"}
+        with Client(address, timeout=30) as c:
+            # KillOnce is pickled by reference to these tests, which import raglab: the
+            # newcomer could not even load it.
+            c.unregister_worker_plugin("kill-once")
+        # Not waited for: a worker lacking raglab dies on the first task it is given.
+        with worker_process(address, code=WITHOUT_RAGLAB, wait=False):
+            _, err = command.communicate(timeout=120)
+    assert command.returncode == 2, err
+    assert "Traceback" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(
+        "raglab trec: a Dask worker that joined during the work has an environment that "
+        "differs from this machine's: tcp://127.0.0.1:"
+    ), err
+    assert lines[0].endswith(
+        ": raglab cannot be imported (ModuleNotFoundError: No module named 'raglab'); "
+        "nothing was written"
+    ), err
+    assert not (tmp_path / "a.run").exists()
