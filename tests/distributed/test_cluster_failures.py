@@ -179,3 +179,46 @@ def test_a_worker_joining_during_the_work_without_raglab_is_named(tmp_path: Path
         "nothing was written"
     ), err
     assert not (tmp_path / "a.run").exists()
+
+
+#: A worker preload (``dask worker --preload``): the first start of the worker leaves a mark,
+#: and every start after it (the nanny's restart of a killed worker) takes 15 s, as a
+#: restart does on a loaded machine (a new process importing numpy, scipy, numba and raglab).
+SLOW_RESTART = """
+import os, time
+
+def dask_setup(worker):
+    mark = os.environ["RAGLAB_TEST_STARTED"]
+    if os.path.exists(mark):
+        time.sleep(15)
+    else:
+        open(mark, "w").close()
+"""
+
+
+def test_a_worker_restarting_slower_than_the_timeout_is_waited_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the run file ``trec export`` writes on one machine, and exit 0. The only worker
+    (under a nanny) is killed as it starts counting terms; its nanny restarts it, which takes
+    15 s, longer than --no-workers-timeout (3 s): the command waits while the lost worker's
+    nanny answers, and its output is the single machine's. A real total loss (no nanny
+    answers) still stops in the time given (the test above)."""
+    preload = tmp_path / "slow_restart.py"
+    preload.write_text(SLOW_RESTART)
+    single = tmp_path / "single.run"
+    assert main([*EXPORT, str(single), "--quiet"]) == 0
+    marks = tmp_path / "killed"
+    env = {"RAGLAB_TEST_STARTED": str(tmp_path / "started")}
+    with (
+        scheduler_process(tmp_path) as (_, address, _),
+        worker_process(address, env=env, options=("--preload", str(preload))),
+    ):
+        _arm(address, ("count_chunks",), marks)
+        clustered = tmp_path / "cluster.run"
+        argv = [*EXPORT, str(clustered), "--quiet", "--scheduler", address]
+        status = main([*argv, "--no-workers-timeout", "3"])
+    err = capsys.readouterr().err
+    assert killed(marks) == {"count_chunks"}
+    assert status == 0, err
+    assert clustered.read_bytes() == single.read_bytes()

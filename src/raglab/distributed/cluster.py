@@ -128,7 +128,14 @@ def _quiet_dask_logs() -> Iterator[None]:
 class _WorkerWatch:
     """A thread asking the scheduler every ``interval`` seconds how many workers it has; after
     ``timeout`` seconds with none it cancels the client's work, so the command's wait for it
-    ends with :attr:`reason` instead of lasting for ever (Dask waits for workers to come)."""
+    ends with :attr:`reason` instead of lasting for ever (Dask waits for workers to come).
+
+    The clock counts workers present, not time alone: it runs only while the scheduler has no
+    worker and no nanny of a worker seen before answers. A nanny restarts its lost worker,
+    which takes a new process's start (importing numpy, scipy, numba and RAG lab: tens of
+    seconds on a loaded machine), so while one answers a worker is on its way and the wait
+    goes on; a real total loss (the workers' machines or nannies gone, or workers started
+    without a nanny) stops after ``timeout``."""
 
     def __init__(self, client: Any, timeout: float, interval: float = 0.5) -> None:
         import threading
@@ -146,6 +153,8 @@ class _WorkerWatch:
         import time
 
         since: float | None = None
+        seen = -1
+        nannies: set[str] = set()
         while not self._stop.wait(self._interval):
             try:
                 # The count alone, no worker's details, asked of the scheduler directly:
@@ -153,11 +162,17 @@ class _WorkerWatch:
                 # the main thread reads for the workers' number.
                 identity = self._client.sync(self._client.scheduler.identity, n_workers=0)
                 n = int(identity["n_workers"])
+                if n and n != seen:
+                    # The workers' nannies, asked again only when the count changes.
+                    workers = self._client.sync(self._client.scheduler.identity)["workers"]
+                    nannies |= {str(w["nanny"]) for w in workers.values() if w.get("nanny")}
+                    seen = n
             except Exception:  # the scheduler is unreachable: the work fails on its own
                 continue
-            if n:
+            if n or self._restarting(nannies):
                 since = None
                 continue
+            seen = 0
             now = time.monotonic()
             since = now if since is None else since
             if now - since < self._timeout:
@@ -167,6 +182,24 @@ class _WorkerWatch:
                 "(--no-workers-timeout)"
             )
             return
+
+    def _restarting(self, nannies: set[str]) -> bool:
+        """Whether a nanny of a worker seen before still answers (it restarts its worker);
+        one that refuses the connection is forgotten, one that does not answer in time (a
+        loaded machine, or one gone from the network) is asked again next time."""
+        for address in sorted(nannies):
+            try:
+                self._client.sync(
+                    self._client.rpc(address).identity,
+                    callback_timeout=max(2.0, self._timeout / 4),
+                )
+            except TimeoutError:
+                continue
+            except Exception:  # closed, or its machine refuses: no worker comes from it
+                nannies.discard(address)
+                continue
+            return True
+        return False
 
     def fail(self, reason: str) -> None:
         """Stop the client's work with ``reason`` (the first one given wins): every future it
