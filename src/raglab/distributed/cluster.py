@@ -146,6 +146,9 @@ class _WorkerWatch:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self.reason: str | None = None
+        # The nannies of the workers there now (connect waited for one): a command whose
+        # workers are all lost before the thread's first look still knows whom to ask.
+        self._nannies = self._nannies_now()
         self._thread = threading.Thread(target=self._run, name="raglab-worker-watch", daemon=True)
         self._thread.start()
 
@@ -154,7 +157,7 @@ class _WorkerWatch:
 
         since: float | None = None
         seen = -1
-        nannies: set[str] = set()
+        nannies = self._nannies
         while not self._stop.wait(self._interval):
             try:
                 # The count alone, no worker's details, asked of the scheduler directly:
@@ -164,8 +167,7 @@ class _WorkerWatch:
                 n = int(identity["n_workers"])
                 if n and n != seen:
                     # The workers' nannies, asked again only when the count changes.
-                    workers = self._client.sync(self._client.scheduler.identity)["workers"]
-                    nannies |= {str(w["nanny"]) for w in workers.values() if w.get("nanny")}
+                    nannies |= self._nannies_now()
                     seen = n
             except Exception:  # the scheduler is unreachable: the work fails on its own
                 continue
@@ -182,6 +184,14 @@ class _WorkerWatch:
                 "(--no-workers-timeout)"
             )
             return
+
+    def _nannies_now(self) -> set[str]:
+        """The addresses of the nannies of the workers the scheduler has now."""
+        try:
+            workers = self._client.sync(self._client.scheduler.identity)["workers"]
+        except Exception:  # the scheduler is unreachable: the work fails on its own
+            return set()
+        return {str(w["nanny"]) for w in workers.values() if w.get("nanny")}
 
     def _restarting(self, nannies: set[str]) -> bool:
         """Whether a nanny of a worker seen before still answers (it restarts its worker);
