@@ -166,11 +166,11 @@ def _located_lab(
     corpus: Corpus,
     needles: list[Any] | None,
     files: list[Path],
-    read: list[Any],
+    read: Callable[[], list[Any]],
 ) -> Lab:
     """``load_lab`` with the answer passages located on the workers, in the page ``files``
-    they have read (``read``), and without the local BM25 index and LSA fit: the cluster
-    computes those."""
+    they read once for the command (``read()``), and without the local BM25 index and LSA
+    fit: the cluster computes those."""
     from raglab.distributed.locating import locate_on_cluster
 
     if needles is None:  # a corpus read alone, as load_data reads it
@@ -180,7 +180,12 @@ def _located_lab(
             f"locate {len(needles)} answer passages in {len(files)} page files on the workers"
         ):
             finder = locate_on_cluster(
-                client, files, needles, lambda: WholeCorpusFinder(corpus), read=read
+                client,
+                files,
+                needles,
+                lambda: WholeCorpusFinder(corpus),
+                # No passage to locate, no page read for it.
+                read=read() if needles else None,
             )
         questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
@@ -293,11 +298,19 @@ def cluster_lab(
         neural=neural,
         model=None if model is None else str(Path(model).absolute()),
     ) as client:
-        # Each page file read once on the workers, its pages held there for every stage that
-        # needs them (locating, the LSA windows, each chunking). Absolute: the workers do not
-        # share this process's working folder.
+        # Each page file read once on the workers, when a stage first needs the pages, and
+        # held there for every other (locating, the LSA windows, each chunking). Absolute:
+        # the workers do not share this process's working folder.
         files = [Path(page.source).absolute() for page in corpus]
-        read = read_partitions(client, files, encoding=getattr(args, "encoding", None))
+        held: list[list[Any]] = []
+
+        def read() -> list[Any]:
+            if not held:
+                held.append(
+                    read_partitions(client, files, encoding=getattr(args, "encoding", None))
+                )
+            return held[0]
+
         lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read)
         if check is not None:
             # What the command refuses, refused before the cluster fits or ranks.
@@ -308,7 +321,7 @@ def cluster_lab(
             lab.indexes.encoder = _cluster_encoder(client, lab, stage, checked=neural)
         # The workers cut and tokenise the training windows from the page files: this
         # process never holds them.
-        prime_lsa(client, lab, LSA_RANK, stage=stage, read=read)
+        prime_lsa(client, lab, LSA_RANK, stage=stage, read=read())
         indexes: dict[ChunkingKey, Any] = {}
 
         def index_of(chunking: ChunkingKey) -> Any:
@@ -316,7 +329,7 @@ def cluster_lab(
             # may come as ChunkingKey() or resolved).
             key = chunking.resolved()
             if key not in indexes:
-                indexes[key] = index_lab(client, lab, chunking, stage=stage, read=read)
+                indexes[key] = index_lab(client, lab, chunking, stage=stage, read=read())
             return indexes[key]
 
         # The MMR's TF-IDF rows of a question's candidates weighed from the shards' N and df,
