@@ -116,25 +116,33 @@ def scheduler_process(folder: Path) -> Iterator[tuple[subprocess.Popen[bytes], s
 
 @contextlib.contextmanager
 def worker_process(
-    address: str, *, env: dict[str, str] | None = None, code: str = ""
+    address: str,
+    *,
+    env: dict[str, str] | None = None,
+    code: str = "",
+    wait: bool = True,
+    options: tuple[str, ...] = ("--no-nanny",),
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``dask worker ADDRESS`` (one thread, no nanny: a killed worker stays dead) as a process
-    of its own, with ``env`` over this process's environment; ``code``: Python run first, in
-    the worker's process (to take something from its environment). Yielded once the
-    scheduler has it; killed at the end."""
+    """``dask worker ADDRESS`` (one thread, no nanny by default: a killed worker stays dead)
+    as a process of its own, with ``env`` over this process's environment; ``code``: Python
+    run first, in the worker's process (to take something from its environment);
+    ``options``: more of ``dask worker``'s (``()``: with a nanny, which restarts a killed
+    worker). Yielded once the scheduler has it (at once without ``wait``: a worker that may
+    not last); killed at the end."""
     from distributed import Client
 
     start = code + "\nfrom distributed.cli.dask_worker import main\nmain()\n"
     with Client(address, timeout=30) as c:
         wanted = len(c.scheduler_info()["workers"]) + 1
         process = subprocess.Popen(
-            [sys.executable, "-c", start, address, "--nthreads", "1", "--no-nanny",
+            [sys.executable, "-c", start, address, "--nthreads", "1", *options,
              "--no-dashboard"],
             env={**os.environ, "PYTHONPATH": python_path(), **(env or {})},
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            c.wait_for_workers(wanted, timeout=90)
+            if wait:
+                c.wait_for_workers(wanted, timeout=90)
         except BaseException:
             process.kill()
             raise

@@ -1,17 +1,23 @@
-"""Pages read and chunked on the workers equal the single machine's chunks.
+"""Pages read and chunked on the workers equal the single machine's chunks; a command reads each once.
 
 Oracles: ``Indexes.chunk_set`` (``load_corpus`` then ``chunk_pages`` on one machine) for a folder of
-pages, and ``raglab import beir`` followed by ``load_corpus`` for a BEIR ``corpus.jsonl``.
+pages, ``raglab import beir`` followed by ``load_corpus`` for a BEIR ``corpus.jsonl``, and
+Python's own record of every file a worker opens (an audit hook, :class:`OpenedFiles`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from distributed.diagnostics.plugin import WorkerPlugin
 
+from raglab.cli.main import main
 from raglab.corpus.pages import bundled_handbook_dir, load_corpus
 from raglab.distributed.chunking import chunk_beir, chunk_folder
 from raglab.errors import InputError
@@ -94,3 +100,55 @@ def test_beir_problems_name_the_lines_the_single_machine_names(client: Any, tmp_
         (p.line, p.field) for p in single.value.problems
     ]
     assert [p.line for p in ours.value.problems] == [4, 32]
+
+
+class OpenedFiles(WorkerPlugin):  # type: ignore[misc]
+    """Records on each worker every file opened under ``folder`` while the plugin is on, from
+    Python's ``open`` audit event (raised by every open of a file, whoever opens it). An audit
+    hook cannot be removed, so teardown only turns it off."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = str(folder)
+        self.opened: list[str] = []
+        self.on = False
+
+    def setup(self, worker: Any) -> None:
+        self.on = True
+
+        def hook(event: str, args: tuple[Any, ...]) -> None:
+            if self.on and event == "open" and isinstance(args[0], (str, os.PathLike)):
+                path = os.fspath(args[0])
+                if isinstance(path, str) and path.startswith(self.folder):
+                    self.opened.append(path)
+
+        sys.addaudithook(hook)
+
+    def teardown(self, worker: Any) -> None:
+        self.on = False
+
+
+def _opened(dask_worker: Any) -> list[str]:
+    plugin: OpenedFiles = dask_worker.plugins["opened-files"]
+    return list(plugin.opened)
+
+
+def test_a_run_reads_each_page_file_once_on_the_workers(
+    client: Any, handbook: Lab, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the single machine's ``run --json`` (its bytes), and the workers' own record of
+    the files they open. ``run`` on the cluster locates the answer passages, cuts the LSA windows
+    and chunks and counts the pages: the workers read the pages once for all three, so each of
+    the handbook's page files is opened once, on one worker, and the output is unchanged."""
+    argv = ["run", "--retriever", "bm25", "--json"]
+    assert main(argv) == 0
+    single = capsys.readouterr().out
+    files = [str(Path(p.source).absolute()) for p in handbook.corpus]
+    folder = Path(files[0]).parent
+    client.register_plugin(OpenedFiles(folder), name="opened-files")
+    try:
+        assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+        opened = client.run(_opened)
+    finally:
+        client.unregister_worker_plugin("opened-files")
+    assert capsys.readouterr().out == single
+    assert Counter(p for paths in opened.values() for p in paths) == Counter(files)

@@ -94,7 +94,7 @@ def test_a_lost_scheduler_ends_the_command_in_one_line(tmp_path: Path) -> None:
     logs a traceback for each connection it loses) on stderr. The scheduler is killed when
     the worker starts reading the pages."""
     with scheduler_process(tmp_path) as (scheduler, address, _), worker_process(address):
-        _arm(address, ("chunk_files",), tmp_path / "killed", scheduler.pid)
+        _arm(address, ("read_partition",), tmp_path / "killed", scheduler.pid)
         command = _command([*EXPORT, "a.run", "--scheduler", address], tmp_path)
         _, err = command.communicate(timeout=120)
         assert scheduler.wait(timeout=30) == -9
@@ -134,3 +134,91 @@ def test_workers_whose_environment_differs_are_named_before_any_work(
     assert f"raglab 0.0.0, here {__version__}" in err
     assert err.count("tcp://127.0.0.1:") == 2
     assert not run.exists()
+
+
+def test_a_worker_joining_during_the_work_without_raglab_is_named(tmp_path: Path) -> None:
+    """Oracle: exit 2 and one line naming the newcomer and what it lacks. The command connects
+    to a scheduler with one worker (checked then, and found right); that worker is killed as
+    it starts counting terms, so the command waits for another; the one that joins cannot
+    import raglab. It is checked as it registers, before it runs a task, and named."""
+    marks = tmp_path / "killed"
+    with scheduler_process(tmp_path) as (_, address, _):
+        with worker_process(address) as first:
+            _arm(address, ("count_chunks",), marks)
+            command = _command(
+                [
+                    *EXPORT,
+                    "a.run",
+                    "--quiet",
+                    "--scheduler",
+                    address,
+                    "--no-workers-timeout",
+                    "120",
+                ],
+                tmp_path,
+            )
+            assert first.wait(timeout=120) == -9  # killed itself as it started counting
+        assert killed(marks) == {"count_chunks"}
+        with Client(address, timeout=30) as c:
+            # KillOnce is pickled by reference to these tests, which import raglab: the
+            # newcomer could not even load it.
+            c.unregister_worker_plugin("kill-once")
+        # Not waited for: a worker lacking raglab dies on the first task it is given.
+        with worker_process(address, code=WITHOUT_RAGLAB, wait=False):
+            _, err = command.communicate(timeout=120)
+    assert command.returncode == 2, err
+    assert "Traceback" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(
+        "raglab trec: a Dask worker that joined during the work has an environment that "
+        "differs from this machine's: tcp://127.0.0.1:"
+    ), err
+    assert lines[0].endswith(
+        ": raglab cannot be imported (ModuleNotFoundError: No module named 'raglab'); "
+        "nothing was written"
+    ), err
+    assert not (tmp_path / "a.run").exists()
+
+
+#: A worker preload (``dask worker --preload``): the first start of the worker leaves a mark,
+#: and every start after it (the nanny's restart of a killed worker) takes 15 s, as a
+#: restart does on a loaded machine (a new process importing numpy, scipy, numba and raglab).
+SLOW_RESTART = """
+import os, time
+
+def dask_setup(worker):
+    mark = os.environ["RAGLAB_TEST_STARTED"]
+    if os.path.exists(mark):
+        time.sleep(15)
+    else:
+        open(mark, "w").close()
+"""
+
+
+def test_a_worker_restarting_slower_than_the_timeout_is_waited_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Oracle: the run file ``trec export`` writes on one machine, and exit 0. The only worker
+    (under a nanny) is killed as it starts counting terms; its nanny restarts it, which takes
+    15 s, longer than --no-workers-timeout (3 s): the command waits while the lost worker's
+    nanny answers, and its output is the single machine's. A real total loss (no nanny
+    answers) still stops in the time given (the test above)."""
+    preload = tmp_path / "slow_restart.py"
+    preload.write_text(SLOW_RESTART)
+    single = tmp_path / "single.run"
+    assert main([*EXPORT, str(single), "--quiet"]) == 0
+    marks = tmp_path / "killed"
+    env = {"RAGLAB_TEST_STARTED": str(tmp_path / "started")}
+    with (
+        scheduler_process(tmp_path) as (_, address, _),
+        worker_process(address, env=env, options=("--preload", str(preload))),
+    ):
+        _arm(address, ("count_chunks",), marks)
+        clustered = tmp_path / "cluster.run"
+        argv = [*EXPORT, str(clustered), "--quiet", "--scheduler", address]
+        status = main([*argv, "--no-workers-timeout", "3"])
+    err = capsys.readouterr().err
+    assert killed(marks) == {"count_chunks"}
+    assert status == 0, err
+    assert clustered.read_bytes() == single.read_bytes()

@@ -183,6 +183,35 @@ def test_a_cluster_fit_never_builds_the_windows_on_the_client(
     assert got.s.tobytes() == ref.s.tobytes() and got.U.tobytes() == ref.U.tobytes()
 
 
+#: The tasks that read the page files and cut the LSA windows (raglab.distributed.lsa.cut_windows),
+#: as Dask's key_split names them (without a leading underscore).
+CUTTING = {"read_partition", "page_words", "cut_window_pieces", "piece_terms", "window_piece_ids"}
+
+
+def test_a_cached_model_cuts_no_window(client: Any, handbook: Lab) -> None:
+    """Oracle: the handbook lab's own model, and the scheduler's record of every task run
+    (Dask's task stream, by the task's function name). A fresh lab fits LSA on the workers;
+    asked again with the model in its cache, prime_lsa cuts no window (no task reads a page
+    or cuts a window: none runs at all) and gives the same model. A lab whose own fit is
+    cached (the handbook's) likewise cuts nothing on the cluster."""
+    from dask.utils import key_split
+
+    from distributed import get_task_stream
+
+    ref = handbook.indexes.lsa
+    fresh = Lab(handbook.corpus, handbook.questions)
+    with get_task_stream(client) as first:
+        model = prime_lsa(client, fresh, LSA_RANK)
+    assert {key_split(t["key"]) for t in first.data} >= CUTTING  # the first fit cut them
+    for lab, want in ((fresh, model), (handbook, ref)):
+        with get_task_stream(client) as again:
+            got = prime_lsa(client, lab, LSA_RANK)
+        assert got is want
+        assert not {key_split(t["key"]) for t in again.data}
+    for name in ("idf", "U", "s", "Vt"):
+        assert getattr(model, name).tobytes() == getattr(ref, name).tobytes(), name
+
+
 def test_a_capped_fit_on_the_cluster_is_the_single_machines(
     client: Any, handbook: Lab, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -56,13 +56,14 @@ def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook
 
 
 #: The first task of each phase of ``raglab report`` on a cluster, by its function's name:
-#: locating the answer passages and reading the pages, cutting the LSA windows from the pages,
-#: counting the terms, the LSA fit's product A^T Y block after block, encoding the neural vectors
-#: into the cache, the k1 x b grid, measuring.
+#: reading the pages (once, for every stage), locating the answer passages, cutting the LSA
+#: windows, chunking, counting the terms, the LSA fit's product A^T Y block after block, encoding
+#: the neural vectors into the cache, the k1 x b grid, measuring.
 PHASES = (
-    "locate_in_files",
+    "read_partition",
+    "locate_in_pages",
     "cut_window_pieces",
-    "chunk_files",
+    "chunk_partition",
     "count_chunks",
     "chain_transpose_times",
     "store_batches",

@@ -165,16 +165,17 @@ def _located_lab(
     stage: Any,
     corpus: Corpus,
     needles: list[Any] | None,
+    files: list[Path],
+    read: Callable[[], list[Any]],
 ) -> Lab:
-    """``load_lab`` with the answer passages located on the workers, and without the local
-    BM25 index and LSA fit: the cluster computes those."""
+    """``load_lab`` with the answer passages located on the workers, in the page ``files``
+    they read once for the command (``read()``), and without the local BM25 index and LSA
+    fit: the cluster computes those."""
     from raglab.distributed.locating import locate_on_cluster
 
     if needles is None:  # a corpus read alone, as load_data reads it
         questions = no_questions()
     else:
-        # Absolute: the workers do not share this process's working folder.
-        files = [Path(page.source).absolute() for page in corpus]
         with stage(
             f"locate {len(needles)} answer passages in {len(files)} page files on the workers"
         ):
@@ -183,7 +184,8 @@ def _located_lab(
                 files,
                 needles,
                 lambda: WholeCorpusFinder(corpus),
-                encoding=getattr(args, "encoding", None),
+                # No passage to locate, no page read for it.
+                read=read() if needles else None,
             )
         questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
@@ -345,6 +347,7 @@ def cluster_lab(
         yield load_lab(args)
         return
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
+    from raglab.distributed.chunking import read_partitions
     from raglab.distributed.cluster import connect, require_dask
     from raglab.distributed.evaluation import evaluate_on_cluster
     from raglab.distributed.pipeline import (
@@ -380,7 +383,20 @@ def cluster_lab(
         neural=neural,
         model=None if model is None else str(Path(model).absolute()),
     ) as client:
-        lab = _located_lab(args, client, quiet, stage, corpus, needles)
+        # Each page file read once on the workers, when a stage first needs the pages, and
+        # held there for every other (locating, the LSA windows, each chunking). Absolute:
+        # the workers do not share this process's working folder.
+        files = [Path(page.source).absolute() for page in corpus]
+        held: list[list[Any]] = []
+
+        def read() -> list[Any]:
+            if not held:
+                held.append(
+                    read_partitions(client, files, encoding=getattr(args, "encoding", None))
+                )
+            return held[0]
+
+        lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read)
         if check is not None:
             # What the command refuses, refused before the cluster fits or ranks.
             check(lab)
@@ -399,7 +415,7 @@ def cluster_lab(
             lab.indexes.vector_rows = shards.rows
         # The workers cut and tokenise the training windows from the page files: this
         # process never holds them.
-        prime_lsa(client, lab, LSA_RANK, encoding=getattr(args, "encoding", None), stage=stage)
+        prime_lsa(client, lab, LSA_RANK, stage=stage, read=read())
         indexes: dict[ChunkingKey, Any] = {}
 
         def index_of(chunking: ChunkingKey) -> Any:
@@ -407,9 +423,7 @@ def cluster_lab(
             # may come as ChunkingKey() or resolved).
             key = chunking.resolved()
             if key not in indexes:
-                indexes[key] = index_lab(
-                    client, lab, chunking, stage=stage, encoding=getattr(args, "encoding", None)
-                )
+                indexes[key] = index_lab(client, lab, chunking, stage=stage, read=read())
             return indexes[key]
 
         # The MMR's TF-IDF rows of a question's candidates weighed from the shards' N and df,

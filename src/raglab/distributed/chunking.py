@@ -18,6 +18,12 @@ offset ``n_0 + ... + n_{p-1}``, so the chunks, in partition order, are the singl
 alone. Checks across pages (duplicate ids, a ``supersedes`` naming no page) need only each
 page's id, so they run on the client over those.
 
+A command that locates answer passages, cuts LSA windows and chunks the pages reads each page
+file once: :func:`read_partitions` gives futures of each partition's pages (:class:`PagesRead`),
+held on the workers, and every stage's tasks take them (:func:`submit_files` with ``read``,
+:func:`raglab.distributed.locating.locate_on_cluster`, :func:`raglab.distributed.lsa.cut_windows`).
+They are tasks, not scattered data: a worker lost with a partition's pages reads them again.
+
 Workers see the files at the paths the client gives: on a LocalCluster that is this machine's
 file system; a remote cluster needs them on shared storage at the same paths.
 """
@@ -44,15 +50,18 @@ from raglab.text.tokens import tokenize
 
 __all__ = [
     "ChunkedPartition",
+    "PagesRead",
     "chunk_beir",
-    "chunk_files",
     "chunk_folder",
     "chunk_jsonl_lines",
+    "chunk_partition",
     "count_chunks",
     "file_partitions",
     "folder_files",
     "gather_chunks",
     "read_files",
+    "read_partition",
+    "read_partitions",
     "submit_beir",
     "submit_files",
 ]
@@ -126,15 +135,46 @@ def read_files(
     return pages, problems
 
 
-def chunk_files(
-    paths: Sequence[str], key: ChunkingKey, encoding: str | None = None
-) -> ChunkedPartition:
-    """Task: read, parse and chunk a partition of page files (:func:`read_files`)."""
+@dataclass(frozen=True, slots=True)
+class PagesRead:
+    """A partition of page files as a worker read them (:func:`read_files`): its pages, in file
+    order, and the files' problems."""
+
+    pages: tuple[Page, ...]
+    problems: tuple[Problem, ...]
+
+
+def read_partition(paths: Sequence[str], encoding: str | None = None) -> PagesRead:
+    """Task: a partition of page files read (:func:`read_files`), held on its worker for every
+    stage that needs the pages."""
     pages, problems = read_files(paths, encoding)
+    return PagesRead(tuple(pages), tuple(problems))
+
+
+def read_partitions(
+    client: Any,
+    files: Sequence[Path],
+    *,
+    partitions: int | None = None,
+    encoding: str | None = None,
+) -> list[Any]:
+    """Futures of :class:`PagesRead`, one per contiguous partition of ``files``
+    (:func:`file_partitions`; default: two per worker), read in ``encoding`` (None: each page's
+    own, detected, as ``load_corpus`` does). Submitted tasks, not scattered data: a worker lost
+    with a partition's pages reads the files again."""
+    n = partitions if partitions is not None else shards(client)
+    return [
+        client.submit(read_partition, group, encoding, pure=False)
+        for group in file_partitions(files, n)
+    ]
+
+
+def chunk_partition(read: PagesRead, key: ChunkingKey) -> ChunkedPartition:
+    """Task: a partition's pages, read once (:func:`read_partition`), parsed and chunked."""
     return ChunkedPartition(
-        _chunks_of(pages, key),
-        tuple((p.id, p.source, p.supersedes) for p in pages),
-        tuple(problems),
+        _chunks_of(read.pages, key),
+        tuple((p.id, p.source, p.supersedes) for p in read.pages),
+        read.problems,
     )
 
 
@@ -186,15 +226,16 @@ def submit_files(
     *,
     partitions: int | None = None,
     encoding: str | None = None,
+    read: Sequence[Any] | None = None,
 ) -> list[Any]:
     """Futures of :class:`ChunkedPartition`, one per partition of ``files`` (default: two per
     worker, so a slow or lost worker holds up less of the work), read in ``encoding`` (None:
-    each page's own, detected, as ``load_corpus`` does)."""
-    n = partitions if partitions is not None else shards(client)
-    return [
-        client.submit(chunk_files, group, key, encoding, pure=False)
-        for group in file_partitions(files, n)
-    ]
+    each page's own, detected, as ``load_corpus`` does). ``read``: the partitions already read
+    on the workers (:func:`read_partitions` of ``files``), chunked where they are, without
+    reading a file again; ``partitions`` and ``encoding`` are then theirs."""
+    if read is None:
+        read = read_partitions(client, files, partitions=partitions, encoding=encoding)
+    return [client.submit(chunk_partition, part, key, pure=False) for part in read]
 
 
 def submit_beir(

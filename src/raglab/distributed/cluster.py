@@ -128,7 +128,14 @@ def _quiet_dask_logs() -> Iterator[None]:
 class _WorkerWatch:
     """A thread asking the scheduler every ``interval`` seconds how many workers it has; after
     ``timeout`` seconds with none it cancels the client's work, so the command's wait for it
-    ends with :attr:`reason` instead of lasting for ever (Dask waits for workers to come)."""
+    ends with :attr:`reason` instead of lasting for ever (Dask waits for workers to come).
+
+    The clock counts workers present, not time alone: it runs only while the scheduler has no
+    worker and no nanny of a worker seen before answers. A nanny restarts its lost worker,
+    which takes a new process's start (importing numpy, scipy, numba and RAG lab: tens of
+    seconds on a loaded machine), so while one answers a worker is on its way and the wait
+    goes on; a real total loss (the workers' machines or nannies gone, or workers started
+    without a nanny) stops after ``timeout``."""
 
     def __init__(self, client: Any, timeout: float, interval: float = 0.5) -> None:
         import threading
@@ -137,16 +144,20 @@ class _WorkerWatch:
         self._timeout = float(timeout)
         self._interval = min(interval, self._timeout / 4) if self._timeout > 0 else interval
         self._stop = threading.Event()
+        self._lock = threading.Lock()
         self.reason: str | None = None
+        # The nannies of the workers there now (connect waited for one): a command whose
+        # workers are all lost before the thread's first look still knows whom to ask.
+        self._nannies = self._nannies_now()
         self._thread = threading.Thread(target=self._run, name="raglab-worker-watch", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         import time
 
-        from distributed import Future
-
         since: float | None = None
+        seen = -1
+        nannies = self._nannies
         while not self._stop.wait(self._interval):
             try:
                 # The count alone, no worker's details, asked of the scheduler directly:
@@ -154,24 +165,73 @@ class _WorkerWatch:
                 # the main thread reads for the workers' number.
                 identity = self._client.sync(self._client.scheduler.identity, n_workers=0)
                 n = int(identity["n_workers"])
+                if n and n != seen:
+                    # The workers' nannies, asked again only when the count changes.
+                    nannies |= self._nannies_now()
+                    seen = n
             except Exception:  # the scheduler is unreachable: the work fails on its own
                 continue
-            if n:
+            if n or self._restarting(nannies):
                 since = None
                 continue
+            seen = 0
             now = time.monotonic()
             since = now if since is None else since
             if now - since < self._timeout:
                 continue
-            self.reason = (
+            self.fail(
                 f"every Dask worker was lost and none joined within {self._timeout:g} s "
                 "(--no-workers-timeout)"
             )
+            return
+
+    def _nannies_now(self) -> set[str]:
+        """The addresses of the nannies of the workers the scheduler has now."""
+        try:
+            workers = self._client.sync(self._client.scheduler.identity)["workers"]
+        except Exception:  # the scheduler is unreachable: the work fails on its own
+            return set()
+        return {str(w["nanny"]) for w in workers.values() if w.get("nanny")}
+
+    def _restarting(self, nannies: set[str]) -> bool:
+        """Whether a nanny of a worker seen before still answers (it restarts its worker);
+        one that refuses the connection is forgotten, one that does not answer in time (a
+        loaded machine, or one gone from the network) is asked again next time."""
+        for address in sorted(nannies):
+            try:
+                self._client.sync(
+                    self._client.rpc(address).identity,
+                    callback_timeout=max(2.0, self._timeout / 4),
+                )
+            except TimeoutError:
+                continue
+            except Exception:  # closed, or its machine refuses: no worker comes from it
+                nannies.discard(address)
+                continue
+            return True
+        return False
+
+    def fail(self, reason: str) -> None:
+        """Stop the client's work with ``reason`` (the first one given wins): every future it
+        holds is cancelled, so the command's wait for one ends, and :func:`connect` says
+        ``reason`` in one line. Callable from any thread, Dask's event loop's included (the
+        cancelling runs in a thread of its own)."""
+        import threading
+
+        from distributed import Future
+
+        with self._lock:
+            if self.reason is not None:
+                return
+            self.reason = reason
+
+        def cancel() -> None:
             future: Any = Future
             futures = [future(key, self._client) for key in list(self._client.futures)]
             with contextlib.suppress(Exception):
-                self._client.cancel(futures, reason="no workers", msg=self.reason)
-            return
+                self._client.cancel(futures, reason="raglab", msg=reason)
+
+        threading.Thread(target=cancel, name="raglab-cancel", daemon=True).start()
 
     def stop(self) -> None:
         self._stop.set()
@@ -256,6 +316,83 @@ def check_workers(client: Any, *, neural: bool = False, model: str | None = None
             "the Dask workers' environment differs from this machine's, so nothing was "
             f"computed: {' | '.join(problems)}"
         )
+
+
+async def _check_on_setup(self: Any, worker: Any) -> None:
+    """The setup of :func:`_joiner_check`'s plugin, sent by value: the worker's environment
+    compared with the client's, a difference published on the plugin's Dask event topic.
+
+    Sent to the scheduler directly and awaited, not queued on the worker's stream: the worker
+    runs this as it registers, before it reads a message of the scheduler's, and one lacking
+    RAG lab dies on the first task it is given (it cannot unpickle it), which would lose a
+    queued event. Never raises: a worker's start must not fail because of it."""
+    try:
+        there = self.probe(self.model)
+        differences = self.compare(self.here, there, neural=self.neural)
+    except Exception as exc:  # the worker's own environment, whatever it lacks
+        differences = [f"its environment could not be checked ({type(exc).__name__}: {exc})"]
+    if differences:
+        message = {"worker": str(worker.address), "differences": differences}
+        try:
+            await worker.scheduler.log_event(topic=self.topic, msg=message)
+        except Exception:  # the scheduler is gone: the client says so itself
+            return
+
+
+def _joiner_check(here: dict[str, Any], topic: str, *, neural: bool, model: str | None) -> Any:
+    """A Dask worker plugin checking the environment of every worker that joins once it is
+    registered, before the worker runs a task: what :func:`environment_differences` finds
+    against ``here`` (this process's :func:`_environment`) is published on ``topic``.
+
+    Its class and functions travel by value (made here, as :func:`check_workers`' probe), so
+    it runs on a worker that cannot import RAG lab and says so."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    kind = type(
+        "RaglabEnvironmentCheck",
+        (WorkerPlugin,),
+        {
+            "setup": _by_value(_check_on_setup),
+            "__module__": "__main__",
+            "__qualname__": "RaglabEnvironmentCheck",
+        },
+    )
+    plugin = kind()
+    plugin.here, plugin.topic, plugin.neural, plugin.model = here, topic, neural, model
+    plugin.probe, plugin.compare = _by_value(_environment), _by_value(environment_differences)
+    return plugin
+
+
+def _watch_joiners(
+    client: Any, watch: _WorkerWatch, *, neural: bool, model: str | None
+) -> Callable[[], None]:
+    """Check every worker that joins the cluster from now on (:func:`_joiner_check`, a worker
+    plugin the scheduler gives each newcomer as it registers) and stop the work
+    (:meth:`_WorkerWatch.fail`) naming the first whose environment differs; returns the
+    function that takes the plugin off the cluster again."""
+    import uuid
+
+    name = f"raglab-environment-{uuid.uuid4().hex}"
+
+    def on_event(event: Any) -> None:
+        _, message = event
+        watch.fail(
+            "a Dask worker that joined during the work has an environment that differs from "
+            f"this machine's: {message['worker']}: {'; '.join(message['differences'])}"
+        )
+
+    client.subscribe_topic(name, on_event)
+    client.register_plugin(
+        _joiner_check(_environment(model), name, neural=neural, model=model), name=name
+    )
+
+    def remove() -> None:
+        with contextlib.suppress(Exception):
+            client.unregister_worker_plugin(name)
+        with contextlib.suppress(Exception):
+            client.unsubscribe_topic(name)
+
+    return remove
 
 
 def _by_value(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -414,13 +551,19 @@ def connect(
                 echo(line)
         watch = _WorkerWatch(client, no_workers_timeout)
         stack.callback(watch.stop)
+        # A worker joining later is checked as it registers, before it runs a task.
+        stack.callback(_watch_joiners(client, watch, neural=neural, model=model))
         try:
             yield client
-        except failures as exc:
-            # A task's own error (a ValueError of RAG lab's, say) comes back as itself; these
-            # are the cluster's: say so in one line instead of Dask's traceback.
+        except Exception as exc:
+            # The work stopped on purpose (no worker left, a newcomer's environment): say why,
+            # whatever the waiting call raised (a task the newcomer failed, say).
             if watch.reason is not None:
                 raise ClusterFailed(f"{watch.reason}; nothing was written") from exc
+            # A task's own error (a ValueError of RAG lab's, say) comes back as itself; these
+            # are the cluster's: say so in one line instead of Dask's traceback.
+            if not isinstance(exc, failures):
+                raise
             if "scheduler-connection-lost" in str(exc) or client.status != "running":
                 raise ClusterFailed(
                     f"lost the connection to the Dask scheduler at {where} "
@@ -430,6 +573,10 @@ def connect(
                 f"the Dask cluster could not finish the work ({type(exc).__name__}: {exc}); "
                 "nothing was written"
             ) from exc
+        if watch.reason is not None:
+            # A newcomer of another environment joined, and the work ended before its wait
+            # noticed: its results are not to be trusted either.
+            raise ClusterFailed(f"{watch.reason}; nothing was written")
 
 
 def _held(value: Any) -> Any:

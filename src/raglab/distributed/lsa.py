@@ -6,7 +6,8 @@ same algorithm with A cut into row blocks A_1, ..., A_r of consecutive terms (of
 vocabulary), each built and held by a worker:
 
 0. **Workers, the windows** (:func:`cut_windows`): each partition of the page files is read on
-   a worker, which sends back its pages' word counts; the client numbers the corpus's words
+   a worker (or was read there already for the command's other stages, and is cut where it
+   is), which sends back its pages' word counts; the client numbers the corpus's words
    from them (O(pages)) and computes the windows' word ranges, as the single machine does
    (:func:`raglab.embedding.lsa.window_ranges`); each worker tokenises the pieces of the windows
    lying in its pages (:func:`raglab.pipeline.indexes.window_pieces`, the lab's tokeniser) and
@@ -64,8 +65,7 @@ import numpy.typing as npt
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray
-from raglab.corpus.pages import Page
-from raglab.distributed.chunking import file_partitions, read_files
+from raglab.distributed.chunking import PagesRead, read_partitions
 from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.sketch import seeded_matrix
@@ -161,19 +161,14 @@ class WindowColumns:
 Pieces = list[tuple[int, list[str]]]
 
 
-def _read_pages(paths: Sequence[str], encoding: str | None) -> list[Page]:
-    """Task: a partition's pages, as :func:`raglab.distributed.chunking.read_files` reads them."""
-    return read_files(paths, encoding)[0]
-
-
-def _page_words(pages: Sequence[Page]) -> tuple[tuple[str, ...], IntArray]:
+def _page_words(read: PagesRead) -> tuple[tuple[str, ...], IntArray]:
     """Task: the partition's page ids and each page's word count (``count_words``)."""
-    counts = np.array([count_words(p.text) for p in pages], dtype=np.int64)
-    return tuple(p.id for p in pages), counts
+    counts = np.array([count_words(p.text) for p in read.pages], dtype=np.int64)
+    return tuple(p.id for p in read.pages), counts
 
 
 def cut_window_pieces(
-    pages: Sequence[Page],
+    read: PagesRead,
     counts: IntArray,
     first_word: int,
     ranges: Sequence[range],
@@ -185,7 +180,7 @@ def cut_window_pieces(
     def tokens(text: str) -> list[str]:
         return tokenize(text, stem=stem, analyzer=analyzer)
 
-    texts = [p.text for p in pages]
+    texts = [p.text for p in read.pages]
     return list(window_pieces(texts, counts, first_word, ranges, tokens))
 
 
@@ -237,20 +232,26 @@ def cut_windows(
     stem: bool,
     encoding: str | None = None,
     partitions: int | None = None,
+    read: Sequence[Any] | None = None,
 ) -> WindowColumns:
     """The LSA windows of the corpus of page ``files`` cut and tokenised on the workers, as
     :attr:`raglab.pipeline.indexes.Indexes.lsa_windows` cuts them, held there as their columns.
 
-    Each partition of the files (default: two per worker) is read on a worker, which sends
+    Each partition of the files (default: two per worker) is read on a worker
+    (:func:`raglab.distributed.chunking.read_partitions`; ``read``: partitions of ``files``
+    already read there for another stage, which are cut where they are, no file read again;
+    ``partitions`` and ``encoding`` are then theirs), which sends
     back its page ids and word counts (O(pages)); ``plan(n_words)`` gives the windows' word
     ranges (``Indexes.lsa_ranges``); each worker tokenises the pieces of the windows lying in
     its pages and sends back its sorted terms; the client merges them into the vocabulary, and
     the workers number the tokens and join each window's pieces in partition order. The client
     never holds a window's tokens. Raises ValueError when the workers read other pages than
     ``page_ids``."""
-    n_parts = partitions if partitions is not None else shards(client)
-    groups = file_partitions(list(files), n_parts)
-    pages = [client.submit(_read_pages, g, encoding, pure=False) for g in groups]
+    pages = (
+        read_partitions(client, files, partitions=partitions, encoding=encoding)
+        if read is None
+        else list(read)
+    )
     words = client.gather([client.submit(_page_words, p, pure=False) for p in pages])
     if tuple(i for ids, _ in words for i in ids) != tuple(page_ids):
         raise ValueError(

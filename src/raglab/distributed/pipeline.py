@@ -41,7 +41,7 @@ questions' vectors, rankings and candidates' rows, not the chunks' vectors.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ import numpy as np
 from raglab.base.ranking import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
-from raglab.distributed.lsa import cut_windows, fit_lsa_on_cluster
+from raglab.distributed.lsa import WindowColumns, cut_windows, fit_lsa_on_cluster
 from raglab.embedding.lsa import LSAModel
 from raglab.pipeline.grid import Grid, bm25_grid
 from raglab.pipeline.lab import Lab
@@ -93,17 +93,22 @@ def index_lab(
     partitions: int | None = None,
     stage: Stage = no_stage,
     encoding: str | None = None,
+    read: Sequence[Any] | None = None,
 ) -> DistributedBM25:
     """The lab's chunks under ``chunking`` indexed on the workers, which read the page files
     themselves. Raises ValueError when the workers' pages or chunks differ from the lab's (a
     remote cluster that sees other files at these paths). ``stage`` wraps each of the two
     stages: reading and chunking, then counting and the statistics' reduction. ``encoding``:
-    the one the lab's corpus was read in (``load_corpus``'s), None for each page's own."""
+    the one the lab's corpus was read in (``load_corpus``'s), None for each page's own.
+    ``read``: the lab's page files already read on the workers
+    (:func:`raglab.distributed.chunking.read_partitions`), chunked where they are."""
     key = (chunking or ChunkingKey()).resolved()
     # Absolute: the workers do not share this process's working folder.
     files = [Path(page.source).absolute() for page in lab.corpus]
     with stage(f"read and chunk {len(files)} page files on the workers"):
-        parts = submit_files(client, files, key, partitions=partitions, encoding=encoding)
+        parts = submit_files(
+            client, files, key, partitions=partitions, encoding=encoding, read=read
+        )
         seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])
     page_ids = tuple(i for ids, _ in seen for i in ids)
     n_chunks = sum(n for _, n in seen)
@@ -192,6 +197,7 @@ def prime_lsa(
     encoding: str | None = None,
     partitions: int | None = None,
     stage: Stage = no_stage,
+    read: Sequence[Any] | None = None,
 ) -> LSAModel:
     """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.indexes.Indexes.lsa_model`), fitted on
     the workers with A in row blocks (two per worker) unless the lab has it already, and kept
@@ -199,32 +205,41 @@ def prime_lsa(
     exhibit) reads it. It equals the lab's own fit bit for bit.
 
     The workers read the lab's page files (``encoding`` as the lab's corpus was read, in
-    ``partitions`` parts, default two per worker) and cut and tokenise the training windows
-    themselves (:func:`raglab.distributed.lsa.cut_windows`): this process never builds
-    ``Indexes.lsa_windows``. ``stage`` wraps the fit. Raises ValueError when the workers read
-    other pages than the lab's."""
+    ``partitions`` parts, default two per worker; ``read``: the files already read there,
+    :func:`raglab.distributed.chunking.read_partitions`) and cut and tokenise the training
+    windows themselves (:func:`raglab.distributed.lsa.cut_windows`): this process never builds
+    ``Indexes.lsa_windows``. The windows are cut only for a fit: with the model in the lab's
+    cache (and the windows' shape, which its rank key needs, recorded by the first fit),
+    nothing runs on the cluster. ``stage`` wraps the fit. Raises ValueError when the workers
+    read other pages than the lab's."""
     indexes = lab.indexes
-    # Absolute: the workers do not share this process's working folder.
-    files = [Path(page.source).absolute() for page in lab.corpus]
-    windows = cut_windows(
-        client,
-        files,
-        [page.id for page in lab.corpus],
-        indexes.lsa_ranges,
-        analyzer=indexes.analyzer,
-        stem=indexes.stem,
-        encoding=encoding,
-        partitions=partitions,
-    )
-    shape = (windows.n, len(windows.vocabulary))
-    with stage(f"fit LSA on {windows.n} windows, the term x window matrix in row blocks"):
-        return indexes.lsa_model(
-            rank,
-            fit=lambda k: fit_lsa_on_cluster(
-                client, windows, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE
-            ),
-            shape=shape,
-        )
+    cut: list[WindowColumns] = []
+
+    def windows() -> WindowColumns:
+        if not cut:
+            # Absolute: the workers do not share this process's working folder.
+            files = [Path(page.source).absolute() for page in lab.corpus]
+            cut.append(
+                cut_windows(
+                    client,
+                    files,
+                    [page.id for page in lab.corpus],
+                    indexes.lsa_ranges,
+                    analyzer=indexes.analyzer,
+                    stem=indexes.stem,
+                    encoding=encoding,
+                    partitions=partitions,
+                    read=read,
+                )
+            )
+        return cut[0]
+
+    def fit(k: int) -> LSAModel:
+        columns = windows()
+        with stage(f"fit LSA on {columns.n} windows, the term x window matrix in row blocks"):
+            return fit_lsa_on_cluster(client, columns, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE)
+
+    return indexes.lsa_model(rank, fit=fit, shape=lambda: (windows().n, len(windows().vocabulary)))
 
 
 def _grid_cells(index: DistributedBM25) -> Any:

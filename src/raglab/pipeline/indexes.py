@@ -233,6 +233,9 @@ class Indexes:
         self._question_tokens: dict[str, list[str]] = {}
         self._query_vectors: dict[str, Float32Array] = {}
         self._lsa_models: BoundedCache[int, LSAModel] = BoundedCache(CACHE_SIZE)
+        #: (windows, distinct terms) of the LSA windows, once known: a cached model's rank key
+        #: is then computed without cutting the windows again (:meth:`lsa_model`).
+        self._lsa_shape: tuple[int, int] | None = None
         #: What encodes the chunk texts the vector cache lacks when a chunking's neural index
         #: is first asked for here: None for the model here; a Dask cluster's workers while one
         #: is open (:func:`raglab.distributed.neural.encode_on_cluster`, the same vectors; the
@@ -311,21 +314,25 @@ class Indexes:
         rank: int,
         *,
         fit: Callable[[int], LSAModel] | None = None,
-        shape: tuple[int, int] | None = None,
+        shape: tuple[int, int] | Callable[[], tuple[int, int]] | None = None,
     ) -> LSAModel:
         """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has.
 
         ``fit(k)`` fits it at rank k when it is not cached yet: None for :func:`fit_lsa` on
         :attr:`lsa_windows`, or the same model fitted elsewhere (a Dask cluster's, bit for bit),
         with ``shape`` = (windows, distinct terms) of the windows it fits, which are then never
-        built here."""
-        if fit is None:
+        built here; ``shape`` may be a function giving it, called only while the shape is not
+        known yet (the first fit records it), so a cached model costs no window."""
+        if self._lsa_shape is not None:
+            n_windows, n_terms = self._lsa_shape
+        elif fit is None:
             windows = self.lsa_windows
             n_windows, n_terms = len(windows), len({t for w in windows for t in w})
         elif shape is None:
             raise ValueError("a fit made elsewhere needs the shape of its windows")
         else:
-            n_windows, n_terms = shape
+            n_windows, n_terms = shape() if callable(shape) else shape
+        self._lsa_shape = (n_windows, n_terms)
         k = max(1, min(rank, n_windows, n_terms))
         if fit is None:
             return self._lsa_models.get(
