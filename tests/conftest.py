@@ -67,7 +67,8 @@ def count_files(folder: Path) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     """Point RAGLAB_CACHE_DIR into this session's temporary folder before any test (or server
     subprocess) starts; give every process started from here one BLAS thread; and give
-    in-process commands the session's :class:`LabMaker`."""
+    in-process commands the session's :class:`LabMaker`. (The prewarming starts once the tests
+    are collected: :func:`pytest_collection_modifyitems`.)"""
     # trylast: pytest's tmp_path plugin has made its factory by then.
     factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
     folder = factory.getbasetemp() / "raglab-cache"
@@ -76,19 +77,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # One BLAS thread, here and in every server or worker started from here (see one_blas_thread).
     for name in BLAS_THREADS:
         os.environ[name] = "1"
-    # Cranfield's chunk vectors, encoded on the other core while the first tests run (the tests
-    # that read Cranfield run late and wait for it: cranfield_import).
-    prewarm = factory.getbasetemp() / "prewarm"
-    prewarm.mkdir(exist_ok=True)
-    with open(prewarm / "log.txt", "w") as log:
-        PREWARM.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.prewarm", str(prewarm)],
-                cwd=Path(__file__).resolve().parents[1],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        )
     USER_CACHE_FILES.append(count_files(USER_CACHE))
     import raglab.cli._common as common
 
@@ -166,12 +154,38 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
+def start_prewarming(config: pytest.Config) -> None:
+    """Start encoding Cranfield's chunk vectors (tests/prewarm.py) on the other core, into the
+    session's cache, while the first tests run; its output goes to ``prewarm/log.txt`` in the
+    session's temporary folder."""
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    prewarm = factory.getbasetemp() / "prewarm"
+    prewarm.mkdir(exist_ok=True)
+    with open(prewarm / "log.txt", "w") as log:
+        PREWARM.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.prewarm", str(prewarm)],
+                cwd=Path(__file__).resolve().parents[1],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
+
+
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Browser tests run last, in their modules' order. Their one Playwright, kept for the whole
     session, runs an event loop in this thread from the first browser test on, and the API
     tests' in-process client (``asyncio.run``) cannot start while one runs. (trylast: after
-    pytest has grouped the tests by the fixtures they share.)"""
+    pytest has grouped the tests by the fixtures they share.)
+
+    The prewarming (:func:`start_prewarming`) starts here, once the tests are chosen, and only
+    when one of them reads Cranfield (``cranfield_import``, directly or through another fixture):
+    a run of a few other tests would spend two minutes of a core encoding vectors it never
+    reads."""
+    needs_cranfield = any("cranfield_import" in item.fixturenames for item in items)
+    if needs_cranfield and not config.option.collectonly:
+        start_prewarming(config)
     # Then, before them, the modules that read Cranfield (they wait for its vectors, prewarmed
     # on the other core meanwhile) or keep a Dask cluster's two workers busy (they would compete
     # with the prewarming for that core).

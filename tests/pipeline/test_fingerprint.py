@@ -19,11 +19,6 @@ from raglab.pipeline.fingerprint import data_digests, data_fingerprint
 from raglab.pipeline.lab import Lab
 
 
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
 def test_data_fingerprint_is_sha256_over_the_framed_digests(lab: Lab) -> None:
     """Oracle: hashlib by hand over "corpus\\0<len>\\0<hex>" then "questions\\0<len>\\0<hex>"."""
     digests = data_digests(lab)

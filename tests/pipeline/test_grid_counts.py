@@ -19,11 +19,6 @@ from raglab.settings import GRID_K1, GRID_RECALL_K, default
 K = GRID_RECALL_K
 
 
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
 def found(lab: Lab, split: str, k1: float, b: float) -> int:
     ranks = first_ranks(lab, split, RetrievalSettings("bm25", k1=k1, b=b))
     return sum(r is not None and r <= K for r in ranks)

@@ -14,11 +14,6 @@ from raglab.pipeline.report_sections import bm25_section
 from raglab.run_settings import ChunkingKey
 
 
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
 @pytest.mark.parametrize(
     ("key", "split"),
     [(ChunkingKey(), "test"), (ChunkingKey(), "train"), (ChunkingKey("fixed", 120, 20), "test")],

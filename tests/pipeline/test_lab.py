@@ -17,11 +17,6 @@ from raglab.run_settings import ChunkingKey
 from raglab.settings import LSA_OVERSAMPLE, LSA_POWER_ITERATIONS
 
 
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
 def test_relevant_chunks_contain_the_answer_span(lab: Lab) -> None:
     """Oracle: the definition in docs/design.md#spans, checked span by span."""
     cs = lab.indexes.chunk_set()

@@ -27,11 +27,6 @@ from raglab.run_settings import RetrievalSettings
 from raglab.settings import FUSION_WEIGHTS, NEURAL_RETRIEVERS, RETRIEVERS, RRF_K, default, setting
 
 
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
 def _expected_order(scores: np.ndarray, k: int) -> np.ndarray:
     order = np.lexsort((np.arange(len(scores)), -scores))
     return order[:k]

@@ -23,11 +23,6 @@ from raglab.run_settings import RunSettings
 ARGS = ["run", "--no-rerank", "--fusion-depth", "100", "--split", "train", "--json"]
 
 
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
 def test_not_retrieved_means_no_answer_chunk_within_the_runs_depth(
     capsys: pytest.CaptureFixture[str], lab: Lab
 ) -> None:

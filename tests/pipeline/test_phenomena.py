@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
-
 from raglab.chunking.chunk import Chunk
 from raglab.metrics.measures import first_relevant_rank
 from raglab.pipeline.chunking_report import chunking_report
@@ -27,11 +25,6 @@ from raglab.pipeline.retrieval import measure, rank
 from raglab.reading.diagnosis import DIAGNOSES
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.text.tokens import identifiers
-
-
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
 
 
 def test_fixed_windows_cut_test_answers_and_overlap_or_structure_saves_them(lab: Lab) -> None:

@@ -38,11 +38,6 @@ SMALL_BUDGET = 50  # words: a context that holds one or two heading chunks at mo
 
 
 @pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
-@pytest.fixture(scope="module")
 def report(lab: Lab) -> dict[str, Any]:
     return build_report(lab, created=WHEN, settings=RunSettings())
 

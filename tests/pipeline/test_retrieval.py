@@ -26,11 +26,6 @@ from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import CHUNK_SIZES, FUSION_WEIGHTS, RETRIEVERS, RRF_K, default
 
 
-@pytest.fixture(scope="module")
-def lab() -> Lab:
-    return Lab.load()
-
-
 def test_grid_cells_equal_a_direct_measurement(lab: Lab) -> None:
     """Oracle: the same recall@5 computed by ranking each question at that (k1, b)."""
     grid = bm25_grid(lab, k=5)
