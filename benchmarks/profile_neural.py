@@ -92,14 +92,14 @@ def timed_states(
         start = 0
         for t in lengths if threads == 1 else ():
             q, kk, v = packed[start : start + t].reshape(t, 3, heads, d).transpose(1, 2, 0, 3)
-            scores = np.matmul(q, kk.transpose(0, 2, 1))
+            scores = enc._scores_buffer(heads * t * t).reshape(heads, t, t)
+            np.matmul(q, kk.transpose(0, 2, 1), out=scores)
             clock.tick("attention Q K^T")
             k.softmax_rows(scores.reshape(heads * t, t), 1.0 / math.sqrt(d))
             clock.tick("attention softmax")
-            ctx = np.matmul(scores, v)
-            clock.tick("attention P V")
-            context[start : start + t].reshape(t, heads, d)[...] = ctx.transpose(1, 0, 2)
-            clock.tick("attention heads concatenated (copy)")
+            heads_out = context[start : start + t].reshape(t, heads, d).transpose(1, 0, 2)
+            np.matmul(scores, v, out=heads_out)
+            clock.tick("attention P V (into the heads' columns)")
             start += t
         np.matmul(context, layer.attn_out, out=attended)
         clock.tick("attention output product (N x 384 x 384)")
