@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from raglab.base.threads import blas_threads
+from raglab.embedding.neural import encoder as encoder_module
 from raglab.embedding.neural.encoder import (
+    SCORES_BLOCK,
     _attention,
     blas_thread_count,
     forward,
@@ -243,10 +245,14 @@ def test_layer_norm_matches_the_formula() -> None:
     assert np.abs(layer_norm(x, gamma, beta, 1e-12) - expected).max() <= 1e-5
 
 
-def test_attention_reuses_its_scores_buffer_and_nothing_leaks_between_texts() -> None:
+@pytest.mark.parametrize("block", [SCORES_BLOCK, 4 * 30 * 30 * 3], ids=["default", "small"])
+def test_attention_reuses_its_scores_buffer_and_nothing_leaks_between_texts(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """oracle: softmax(Q K^T / sqrt(d)) V head by head in float64, within 1e-6, for texts of 50,
     9, 30 and 1 word pieces (each shorter one reading scores left by a longer one), on 1 and 2
-    threads; and tracemalloc: once warm, a call's peak is under a tenth of the longest text's
+    threads, all heads of a text at once or (``SCORES_BLOCK`` small) by 1, by 3 then 1, by 4;
+    and tracemalloc: once warm, a call's peak is under a tenth of the longest text's
     (H, 50, 50) scores (only array headers and views), where a fresh array a text (2 MB at 200
     word pieces, at every layer) is mapped and faulted in page by page."""
     heads, d, lengths = 4, 8, [50, 9, 30, 1]
@@ -265,6 +271,7 @@ def test_attention_reuses_its_scores_buffer_and_nothing_leaks_between_texts() ->
                 e / e.sum(axis=1, keepdims=True)
             ) @ v[:, head]
         start += t
+    monkeypatch.setattr(encoder_module, "SCORES_BLOCK", block)
     softmax = load_kernels().softmax_rows
     for threads in (1, 2):
         out = np.full((sum(lengths), h), np.nan, dtype=np.float32)
