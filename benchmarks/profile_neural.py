@@ -92,14 +92,18 @@ def timed_states(
         start = 0
         for t in lengths if threads == 1 else ():
             q, kk, v = packed[start : start + t].reshape(t, 3, heads, d).transpose(1, 2, 0, 3)
-            scores = np.matmul(q, kk.transpose(0, 2, 1))
-            clock.tick("attention Q K^T")
-            k.softmax_rows(scores.reshape(heads * t, t), 1.0 / math.sqrt(d))
-            clock.tick("attention softmax")
-            ctx = np.matmul(scores, v)
-            clock.tick("attention P V")
-            context[start : start + t].reshape(t, heads, d)[...] = ctx.transpose(1, 0, 2)
-            clock.tick("attention heads concatenated (copy)")
+            heads_out = context[start : start + t].reshape(t, heads, d).transpose(1, 0, 2)
+            group = max(1, min(heads, enc.SCORES_BLOCK // (4 * t * t)))
+            scores = enc._scores_buffer(group * t * t).reshape(group, t, t)
+            for first in range(0, heads, group):
+                last = min(heads, first + group)
+                part = scores[: last - first]
+                np.matmul(q[first:last], kk[first:last].transpose(0, 2, 1), out=part)
+                clock.tick("attention Q K^T")
+                k.softmax_rows(part.reshape(-1, t), 1.0 / math.sqrt(d))
+                clock.tick("attention softmax")
+                np.matmul(part, v[first:last], out=heads_out[first:last])
+                clock.tick("attention P V (into the heads' columns)")
             start += t
         np.matmul(context, layer.attn_out, out=attended)
         clock.tick("attention output product (N x 384 x 384)")

