@@ -213,6 +213,7 @@ export async function init({ meta, store }) {
     renderGrid();
   });
 
+  let trainTable = null;
   try {
     // The test table: no weight asked, so the weight chosen on train.
     const first = await get("fusion/table", { split: "test" });
@@ -224,7 +225,7 @@ export async function init({ meta, store }) {
     $("#fusion-chosen").textContent = `On the training questions the best weight is w = ${num(state.chosen, 2)} (best recall@5, then MRR); it is marked on the slider.`;
     renderTable(first, "test");
     showChosenTuning(first);
-    await loadTable();
+    trainTable = loadTable();
   } catch (error) {
     status(statusLine, error.message);
   }
@@ -240,6 +241,6 @@ export async function init({ meta, store }) {
     }
     await loadTable();
   });
-  await loadGrid();
-  await loadLists();
+  // The training table, the grid and the lists at the chosen weight, asked together.
+  await Promise.all([trainTable, loadGrid(), loadLists()]);
 }
