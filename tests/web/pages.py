@@ -125,11 +125,9 @@ def expect_bm25_example(page: Page, lab: Lab) -> None:
     expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))
 
 
-def asked_at_once(page: Page, click: str, routes: tuple[str, ...], done: str) -> list[str]:
-    """Click ``click`` and log, in the order the browser saw them, each request to one of the
-    API ``routes`` ("asked <route>") and each answer to one ("answered <route>"), until the
-    element ``done`` is attached; the routes asked before the first answer came back are the
-    log's entries up to it."""
+def route_log(page: Page, routes: tuple[str, ...]) -> list[str]:
+    """A list the page fills, in the order the browser sees them, with each request to one of
+    the API ``routes`` ("asked <route>") and each answer to one ("answered <route>")."""
     log: list[str] = []
 
     def route(url: str) -> str | None:
@@ -146,12 +144,19 @@ def asked_at_once(page: Page, click: str, routes: tuple[str, ...], done: str) ->
 
     page.on("request", on("asked"))
     page.on("requestfinished", on("answered"))
+    return log
+
+
+def asked_at_once(page: Page, click: str, routes: tuple[str, ...], done: str) -> list[str]:
+    """Click ``click`` and return the :func:`route_log` of ``routes`` until the element
+    ``done`` is attached."""
+    log = route_log(page, routes)
     page.locator(click).click()
     expect(page.locator(done)).to_be_attached()
     return log
 
 
 def before_first_answer(log: list[str]) -> set[str]:
-    """The routes an :func:`asked_at_once` log asked for before its first answer."""
+    """The routes a :func:`route_log` asked for before its first answer."""
     first = next(i for i, entry in enumerate(log) if entry.startswith("answered"))
     return {entry.split(" ", 1)[1] for entry in log[:first]}
