@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Browser, Page, Request, ViewportSize, expect
 
 from raglab.pipeline.exhibits.lsa import identifier_twins, lsa_spectrum, term_cosine
 from raglab.pipeline.lab import Lab
@@ -123,3 +123,40 @@ def expect_bm25_example(page: Page, lab: Lab) -> None:
     expect(first.locator(".chunk-id")).to_have_text(cs.chunks[int(ranking.indices[0])].id)
     expect(first.locator(".score")).to_have_text(f"score {f3(float(ranking.scores[0]))}")
     expect(page.locator("#bm25-results .result-list > li")).to_have_count(min(5, len(ranking)))
+
+
+def route_log(page: Page, routes: tuple[str, ...]) -> list[str]:
+    """A list the page fills, in the order the browser sees them, with each request to one of
+    the API ``routes`` ("asked <route>") and each answer to one ("answered <route>")."""
+    log: list[str] = []
+
+    def route(url: str) -> str | None:
+        path = url.split("/api/", 1)[-1].split("?", 1)[0]
+        return path if path in routes else None
+
+    def on(event: str) -> Callable[[Request], None]:
+        def record(request: Request) -> None:
+            name = route(request.url)
+            if name is not None:
+                log.append(f"{event} {name}")
+
+        return record
+
+    page.on("request", on("asked"))
+    page.on("requestfinished", on("answered"))
+    return log
+
+
+def asked_at_once(page: Page, click: str, routes: tuple[str, ...], done: str) -> list[str]:
+    """Click ``click`` and return the :func:`route_log` of ``routes`` until the element
+    ``done`` is attached."""
+    log = route_log(page, routes)
+    page.locator(click).click()
+    expect(page.locator(done)).to_be_attached()
+    return log
+
+
+def before_first_answer(log: list[str]) -> set[str]:
+    """The routes a :func:`route_log` asked for before its first answer."""
+    first = next(i for i, entry in enumerate(log) if entry.startswith("answered"))
+    return {entry.split(" ", 1)[1] for entry in log[:first]}

@@ -7,12 +7,15 @@ Oracle: the library on a lab of its own (``ranker_table``, ``choose_weight``, ``
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import choose_weight, first_ranks, ranker_table
 from raglab.run_settings import RetrievalSettings
+from tests.web.pages import LAPTOP, route_log
 
 expect.set_options(timeout=30_000)
 
@@ -73,3 +76,29 @@ def test_the_slider_moves_training_figures_and_test_stays_at_the_chosen_weight(
     expect(summary).not_to_contain_text(UNCHOSEN)
     expect(page.locator("#fusion-lists .ranked h4").nth(2)).not_to_contain_text(UNCHOSEN)
     expect(page.locator("#fusion-rule")).to_contain_text(UNCHOSEN)
+
+
+@pytest.mark.browser
+def test_the_exhibit_asks_for_its_tables_and_grid_at_once(browser: Browser, server: str) -> None:
+    """Issue #31: on opening, exhibit IV sends its test table's, training table's and grid's
+    requests before the first answer comes back (the test table went first, alone, and the
+    rest waited for it), and fills both tables and the grid. Oracle: the browser's own order
+    of requests and answers."""
+    context = browser.new_context(viewport=LAPTOP)
+    try:
+        page = context.new_page()
+        log = route_log(page, ("fusion/table", "fusion/grid"))
+        page.goto(f"{server}/")
+        page.wait_for_selector("body[data-ready=true]")
+        expect(page.locator("#fusion-train-table tr[data-ranker=bm25] td").first).to_have_text(
+            re.compile(r"\d\.\d{3}")
+        )
+        expect(page.locator("#fusion-grid > *").first).to_be_attached()
+        first = next(i for i, entry in enumerate(log) if entry.startswith("answered"))
+        assert sorted(log[:first]) == [
+            "asked fusion/grid",
+            "asked fusion/table",
+            "asked fusion/table",
+        ], log
+    finally:
+        context.close()

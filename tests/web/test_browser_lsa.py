@@ -27,7 +27,7 @@ from raglab.pipeline.exhibits.lsa import (
 from raglab.pipeline.lab import Lab
 from raglab.text.tokens import count_words
 from tests.web.conftest import serving
-from tests.web.pages import LAPTOP, PHONE, Opener, f3, opener
+from tests.web.pages import LAPTOP, PHONE, Opener, asked_at_once, before_first_answer, f3, opener
 
 expect.set_options(timeout=30_000)
 
@@ -124,3 +124,14 @@ def test_the_stemming_switch_says_it_does_nothing_under_lucene(
     expect(page.locator("#bm25-stem-help")).to_contain_text("so this switch changes nothing here")
     expect(page.locator("#bm25-stem-help")).to_contain_text("Lucene English analyzer")
     next(pages, None)
+
+
+@pytest.mark.browser
+def test_the_fit_asks_for_its_pairs_and_twins_at_once(open_page: Opener) -> None:
+    """Issue #31: "Fit" sends the fit's, the pairs' and the twins' requests before the first
+    answer comes back (they went one after another). Oracle: the browser's own order of
+    requests and answers."""
+    page = open_page(LAPTOP)
+    routes = ("lsa", "lsa/pairs", "lsa/twins")
+    log = asked_at_once(page, "#lsa-build", routes, "#twins-cosine")
+    assert before_first_answer(log) == set(routes), log

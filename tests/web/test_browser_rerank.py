@@ -15,6 +15,8 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.web.pages import asked_at_once, before_first_answer
+
 expect.set_options(timeout=30_000)
 
 COLUMNS = ("top1", "p@3", "recall@5", "mrr")
@@ -145,3 +147,51 @@ def test_enter_on_train_keeps_the_focus_on_the_button(page: Page) -> None:
     page.wait_for_timeout(300)
     assert requests == []
     expect(button).to_be_focused()
+
+
+@pytest.mark.browser
+def test_training_asks_for_the_model_its_sweep_table_and_demo_at_once(page: Page) -> None:
+    """Issue #31: "Train the reranker" sends every request it needs before the first answer
+    comes back, so none waits behind another exhibit's answers for its turn (they went one
+    after another: the model, then its sweep, then the table and the demo). Oracle: the
+    browser's own order of requests and answers."""
+    routes = ("rerank/train", "rerank/sweep", "rerank/table", "rerank/version")
+    log = asked_at_once(
+        page, "#rerank-train", routes, "#rerank-sweep svg .series.sweep-train[data-points]"
+    )
+    expect(page.locator("#rerank-table tbody tr")).to_have_count(6)
+    assert before_first_answer(log) == set(routes), log
+
+
+# In the page: read the layout's widths through a counter while the sweep's measure is changed
+# (drawSweep runs in the change event); the count, and the measure the sweep then shows.
+COUNT_WIDTH_READS = """() => {
+  const width = Object.getOwnPropertyDescriptor(Element.prototype, "clientWidth");
+  let reads = 0;
+  Object.defineProperty(Element.prototype, "clientWidth", {
+    configurable: true,
+    get() { reads += 1; return width.get.call(this); },
+  });
+  const select = document.querySelector("#rerank-sweep-metric");
+  try {
+    select.value = [...select.options].find((o) => o.value !== select.value).value;
+    select.dispatchEvent(new Event("change"));
+  } finally {
+    Object.defineProperty(Element.prototype, "clientWidth", width);
+  }
+  const drawn = document.querySelector("#rerank-sweep .series.sweep-train[data-points]").dataset.metric;
+  return { reads, picked: select.value, drawn };
+}"""
+
+
+@pytest.mark.browser
+def test_a_chart_drawn_again_reads_no_layout(page: Page) -> None:
+    """Issue #31: a chart redrawn for new numbers takes its host's width as last measured (by
+    the ResizeObserver, after a layout the page made anyway) rather than reading the layout in
+    the middle of the exhibit's writes, which forced the browser to lay the page out again.
+    Oracle: a count of every ``clientWidth`` read while the sweep is redrawn, and the sweep
+    drawn for the measure picked."""
+    train(page)
+    seen = page.evaluate(COUNT_WIDTH_READS)
+    assert seen["drawn"] == seen["picked"]
+    assert seen["reads"] == 0

@@ -50,10 +50,16 @@ function showProgress({ done, total, what }) {
   line.hidden = done >= total;
   // The last step's figures stay on the line once it is hidden (what a test reads back).
   Object.assign(line.dataset, { done: String(done), total: String(total), what });
-  const bar = document.createElement("progress");
+  // The line's text and bar are set in place: a long step posts hundreds of marks, and
+  // building the line anew for each made that many new nodes to style.
+  let bar = line.querySelector("progress");
+  if (!bar) {
+    bar = document.createElement("progress");
+    line.replaceChildren(document.createTextNode(""), bar);
+  }
+  line.firstChild.data = `Computing ${what} in this tab: ${inWords(done, total)} of ${inWords(total, total)}`;
   bar.max = total;
   bar.value = done;
-  line.replaceChildren(`Computing ${what} in this tab: ${inWords(done, total)} of ${inWords(total, total)}`, bar);
 }
 
 /** Say, in the exhibit the route belongs to, that the tab does not compute it yet. */

@@ -2,6 +2,7 @@
 
 import { $, $$, EXHIBITS, Store, el, fixedOf, get, useTestLabels } from "./lib.js";
 import { ENGINE, warmUp } from "./answers.js";
+import { watchHosts } from "./charts.js";
 import * as chunking from "./chunking.js";
 import * as bm25 from "./bm25.js";
 import * as lsa from "./lsa.js";
@@ -149,15 +150,17 @@ async function main() {
   showProgress(store);
   setUpReset(store);
   const context = { meta, store };
-  await Promise.all(
-    MODULES.map(async (module) => {
-      try {
-        await module.init(context);
-      } catch (error) {
-        console.error(error);
-      }
-    }),
-  );
+  const started = MODULES.map(async (module) => {
+    try {
+      await module.init(context);
+    } catch (error) {
+      console.error(error);
+    }
+  });
+  // Every chart host is in the page once each exhibit's first synchronous part has run: their
+  // widths are measured from the next layout on, before any answer is drawn (charts.js).
+  watchHosts();
+  await Promise.all(started);
   document.body.dataset.ready = "true";
   warmUp();
 }

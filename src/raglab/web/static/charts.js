@@ -31,9 +31,24 @@ function frame(host, width, height, label) {
   return root;
 }
 
+// Each chart host's width, read by the ResizeObserver after a layout the browser made anyway:
+// a host observed before its first drawing (watchHosts) is drawn at that width without reading
+// its layout, where reading it between one exhibit's writes and the next forced the browser to
+// lay the page out again in the middle of a script (a cold load did so once per chart). A host
+// not yet seen at a width (new, or hidden: 0) is read once, here.
+const widths = new WeakMap();
+
+function hostWidth(host) {
+  const known = widths.get(host);
+  if (known) return known;
+  const read = Math.floor(host.clientWidth);
+  widths.set(host, read);
+  return read;
+}
+
 /** The width to lay a chart out at: its own, or its host's where the host is narrower. */
 function fitWidth(host, width) {
-  const available = Math.floor(host.clientWidth);
+  const available = hostWidth(host);
   return available > 0 && available < width ? available : width;
 }
 
@@ -42,6 +57,8 @@ const laidOut = new WeakMap();
 const resized = typeof ResizeObserver === "undefined"
   ? null
   : new ResizeObserver((entries) => {
+      // Read in the observer's callback, the page just laid out: no layout is forced here.
+      for (const { target } of entries) widths.set(target, Math.floor(target.clientWidth));
       for (const { target } of entries) {
         const last = laidOut.get(target);
         if (!last || fitWidth(target, last.full) === last.width) continue;
@@ -56,6 +73,12 @@ const resized = typeof ResizeObserver === "undefined"
 function remember(host, full, width, draw) {
   laidOut.set(host, { full, width, draw });
   if (resized) resized.observe(host);
+}
+
+/** Watch the width of every chart host under `root` (`.chart-host`) from now on, so that its
+ * first drawing finds the width already measured. */
+export function watchHosts(root = document) {
+  if (resized) for (const host of root.querySelectorAll(".chart-host")) resized.observe(host);
 }
 
 /** Every tick, or every n-th where they would crowd closer than `gap` units. */

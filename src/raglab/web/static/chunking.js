@@ -219,8 +219,12 @@ export async function init({ meta, store }) {
     if (!state.cut) return;
     const token = reportSeq.next();
     const curveToken = curveSeq.next();
+    // The report and the curve asked together; the curve is drawn after the report, as before.
+    const reportAsked = get("chunking", params());
+    const curveAsked = get("chunking/curve", { overlap: state.method === "fixed" ? state.overlap : 0 });
+    curveAsked.catch(() => {});
     try {
-      const report = await get("chunking", params());
+      const report = await reportAsked;
       if (!reportSeq.is(token)) return;
       status(statusLine, "");
       state.report = report;
@@ -232,7 +236,7 @@ export async function init({ meta, store }) {
     }
     loadAnswer();
     try {
-      const curve = await get("chunking/curve", { overlap: state.method === "fixed" ? state.overlap : 0 });
+      const curve = await curveAsked;
       if (curveSeq.is(curveToken)) drawCurve(curve);
     } catch (error) {
       if (curveSeq.is(curveToken)) status(statusLine, error.message);

@@ -52,10 +52,11 @@ export async function init({ meta, store }) {
     );
   }
 
-  async function loadTable() {
+  const askTable = () => get("fusion/table", { weight: state.weight, split: "train" });
+  async function loadTable(asked = askTable()) {
     const token = tableSeq.next();
     try {
-      const data = await get("fusion/table", { weight: state.weight, split: "train" });
+      const data = await asked;
       if (!tableSeq.is(token)) return;
       status(statusLine, "");
       renderTable(data, "train");
@@ -112,10 +113,11 @@ export async function init({ meta, store }) {
     ));
   }
 
-  async function loadGrid() {
+  const askGrid = () => get("fusion/grid", { method: state.method, weight: state.weight });
+  async function loadGrid(asked = askGrid()) {
     const token = gridSeq.next();
     try {
-      const data = await get("fusion/grid", { method: state.method, weight: state.weight });
+      const data = await asked;
       if (!gridSeq.is(token)) return;
       state.grid = data;
       renderGrid();
@@ -147,11 +149,13 @@ export async function init({ meta, store }) {
     );
   }
 
-  async function loadLists() {
-    if (!state.selected) return;
+  const askLists = () =>
+    state.selected ? get(`fusion/lists/${encodeURIComponent(state.selected)}`, { method: state.method, weight: state.weight, top: Math.max(5, state.k) }) : null;
+  async function loadLists(asked = askLists()) {
+    if (!asked) return;
     const token = listSeq.next();
     try {
-      const data = await get(`fusion/lists/${encodeURIComponent(state.selected)}`, { method: state.method, weight: state.weight, top: Math.max(5, state.k) });
+      const data = await asked;
       if (!listSeq.is(token)) return;
       const split = state.grid && state.grid.questions.some((q) => q.id === data.id) ? state.grid.split : null;
       fill(
@@ -213,9 +217,18 @@ export async function init({ meta, store }) {
     renderGrid();
   });
 
+  // The test table, the training table, the grid and the lists asked at once. With no weight
+  // saved none is given, so each is at the weight chosen on train; each is drawn once the
+  // test table has said which weight that is.
+  const firstAsked = get("fusion/table", { split: "test" });
+  const trainAsked = askTable();
+  const gridAsked = askGrid();
+  const listsAsked = askLists();
+  for (const asked of [trainAsked, gridAsked, listsAsked]) if (asked) asked.catch(() => {});
+  let trainTable = null;
   try {
     // The test table: no weight asked, so the weight chosen on train.
-    const first = await get("fusion/table", { split: "test" });
+    const first = await firstAsked;
     state.chosen = first.chosen_weight;
     if (state.weight === null) state.weight = first.chosen_weight;
     weightInput.value = state.weight;
@@ -224,7 +237,7 @@ export async function init({ meta, store }) {
     $("#fusion-chosen").textContent = `On the training questions the best weight is w = ${num(state.chosen, 2)} (best recall@5, then MRR); it is marked on the slider.`;
     renderTable(first, "test");
     showChosenTuning(first);
-    await loadTable();
+    trainTable = loadTable(trainAsked);
   } catch (error) {
     status(statusLine, error.message);
   }
@@ -240,6 +253,5 @@ export async function init({ meta, store }) {
     }
     await loadTable();
   });
-  await loadGrid();
-  await loadLists();
+  await Promise.all([trainTable, loadGrid(gridAsked), loadLists(listsAsked)]);
 }

@@ -151,9 +151,10 @@ export async function init({ store }) {
   }
   const searchSoon = debounce(search, 50);
 
-  async function twins(a, b) {
+  const askTwins = (a, b) => get("lsa/twins", a && b ? { a, b } : {});
+  async function twins(a, b, asked = askTwins(a, b)) {
     try {
-      const data = await get("lsa/twins", a && b ? { a, b } : {});
+      const data = await asked;
       status(statusLine, "");
       const host = $("#twins-out");
       if (!data.a) {
@@ -192,13 +193,13 @@ export async function init({ store }) {
   }
 
   // The example pair and the clearest pair, each with its cosine and why (from /api/lsa/pairs).
-  async function pairs() {
+  async function pairs(asked = get("lsa/pairs")) {
     let host = $("#lsa-pairs");
     if (!host) {
       host = el("div", { id: "lsa-pairs", "aria-live": "polite" });
       $("#twins-form").before(host);
     }
-    const data = await get("lsa/pairs");
+    const data = await asked;
     const title = { example: "The example pair", clearest: "The clearest pair in these documents" };
     fill(
       host,
@@ -215,7 +216,13 @@ export async function init({ store }) {
 
   async function build() {
     try {
-      const spectrum = await get("lsa");
+      // The fit, the pairs and the twins asked at once (each route fits the same embedding,
+      // cached), drawn in that order once the fit is in.
+      const spectrumAsked = get("lsa");
+      const pairsAsked = get("lsa/pairs");
+      const twinsAsked = askTwins(state.twinA, state.twinB);
+      for (const asked of [pairsAsked, twinsAsked]) asked.catch(() => {});
+      const spectrum = await spectrumAsked;
       state.built = true;
       save();
       store.markExplored("lsa");
@@ -223,8 +230,8 @@ export async function init({ store }) {
       $("#lsa-tools").hidden = false;
       $("#lsa-build").textContent = "Fitted";
       $("#lsa-build").disabled = true;
-      await pairs();
-      await twins(state.twinA, state.twinB);
+      await pairs(pairsAsked);
+      await twins(state.twinA, state.twinB, twinsAsked);
       if (state.word) lookUp();
       if (state.query) search();
     } catch (error) {

@@ -28,13 +28,13 @@ export async function init({ meta, store }) {
   // The training rows follow the slider; the test rows stay at the λ chosen on train, the one
   // test figure the rule allows to report.
   const orderName = (order, lam, note) => (order === "reranked + MMR" ? `reranked + MMR (λ = ${num(lam, 2)}${note})` : order);
-  async function loadTable() {
+  // Asked apart from drawn, so training can ask for the table with its other requests.
+  const askTable = () =>
+    Promise.all([get("rerank/table", { lam: state.lam, retriever: state.retriever }), get("rerank/table", { retriever: state.retriever })]);
+  async function loadTable(asked = askTable()) {
     const token = tableSeq.next();
     try {
-      const [explored, chosen] = await Promise.all([
-        get("rerank/table", { lam: state.lam, retriever: state.retriever }),
-        get("rerank/table", { retriever: state.retriever }),
-      ]);
+      const [explored, chosen] = await asked;
       if (!tableSeq.is(token)) return;
       status(statusLine, "");
       const rows = [
@@ -142,10 +142,11 @@ export async function init({ meta, store }) {
     );
   }
 
-  async function loadDemo() {
+  const askDemo = () => get("rerank/version", { lam: state.lam, question_id: state.question, retriever: state.retriever });
+  async function loadDemo(asked = askDemo()) {
     const token = demoSeq.next();
     try {
-      const data = await get("rerank/version", { lam: state.lam, question_id: state.question, retriever: state.retriever });
+      const data = await asked;
       if (!demoSeq.is(token)) return;
       const select = $("#version-question");
       const host = $("#version-demo");
@@ -178,8 +179,18 @@ export async function init({ meta, store }) {
 
   async function train() {
     try {
-      const model = await post(`rerank/train?retriever=${encodeURIComponent(state.retriever)}`);
-      sweep = await get("rerank/sweep", { retriever: state.retriever });
+      // Every request training needs goes at once, so none waits behind another exhibit's
+      // answers for its turn: the model, its sweep, the table and the version demo. Each
+      // route trains the same reranker (cached), and a λ not yet set is the one chosen on
+      // train, so the table and demo asked before the model is known show what they did after.
+      const modelAsked = post(`rerank/train?retriever=${encodeURIComponent(state.retriever)}`);
+      const sweepAsked = get("rerank/sweep", { retriever: state.retriever });
+      const tableAsked = askTable();
+      const demoAsked = askDemo();
+      // Awaited below only when training succeeds; its own error is said by the first await.
+      for (const asked of [tableAsked, demoAsked]) asked.catch(() => {});
+      const [model, swept] = await Promise.all([modelAsked, sweepAsked]);
+      sweep = swept;
       state.trained = true;
       state.chosen = model.chosen_lambda;
       if (state.lam === null) state.lam = model.chosen_lambda;
@@ -212,7 +223,7 @@ export async function init({ meta, store }) {
       const button = $("#rerank-train");
       button.textContent = "Trained";
       button.setAttribute("aria-disabled", "true");
-      await Promise.all([loadTable(), loadDemo()]);
+      await Promise.all([loadTable(tableAsked), loadDemo(demoAsked)]);
     } catch (error) {
       status(statusLine, error.message);
     }
