@@ -39,10 +39,10 @@ def test_an_unreachable_scheduler_is_one_line(capsys: pytest.CaptureFixture[str]
     with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
         with (
             pytest.raises(ClusterFailed, match="cannot reach the Dask scheduler at"),
-            connect(scheduler=address),
+            connect(scheduler=address, connect_timeout=2),
         ):
             pass
-        assert main(["fuse", "--json", "--scheduler", address]) == 2
+        assert main(["fuse", "--json", "--scheduler", address, "--connect-timeout", "2"]) == 2
     captured = capsys.readouterr()
     assert "cannot reach the Dask scheduler" in captured.err
     assert "Traceback" not in captured.err

@@ -95,7 +95,11 @@ def test_a_lost_scheduler_ends_the_command_in_one_line(tmp_path: Path) -> None:
     the worker starts reading the pages."""
     with scheduler_process(tmp_path) as (scheduler, address, _), worker_process(address):
         _arm(address, ("read_partition",), tmp_path / "killed", scheduler.pid)
-        command = _command([*EXPORT, "a.run", "--scheduler", address], tmp_path)
+        # A short reconnection window: the line is the same, the wait for a scheduler that
+        # will not come back (the default 30 s) is not what is tested.
+        command = _command(
+            [*EXPORT, "a.run", "--scheduler", address, "--connect-timeout", "3"], tmp_path
+        )
         _, err = command.communicate(timeout=120)
         assert scheduler.wait(timeout=30) == -9
     assert command.returncode == 2, err
