@@ -67,7 +67,7 @@ def run(rows: Sequence[int], threads: int, repeats: int) -> str:
         for n in rows:
             for name, d_in, d_out in PRODUCTS:
                 x = rng.standard_normal((n, d_in), dtype=np.float32)
-                w = rng.standard_normal((d_in, d_out), dtype=np.float32) / np.sqrt(d_in)
+                w = (rng.standard_normal((d_in, d_out)) / np.sqrt(d_in)).astype(np.float32)
                 out = np.empty((n, d_out), dtype=np.float32)
                 tx = torch.from_numpy(x)
                 tw = torch.from_numpy(np.ascontiguousarray(w.T))
