@@ -41,6 +41,7 @@ from raglab.embedding.svd import check_positive_int
 from raglab.settings import CLUSTER_NEURAL_BATCHES_A_TASK
 
 if TYPE_CHECKING:
+    from raglab.base.ranking import IntArray
     from raglab.embedding.neural.encoder import Float32Array
     from raglab.embedding.neural.model import NeuralModel
     from raglab.pipeline.lab import Lab
@@ -74,6 +75,21 @@ def encode_batches(
     return out
 
 
+def _plan_groups(
+    model: NeuralModel, texts: Sequence[str], batch_size: int, batches_a_task: int | None
+) -> tuple[list[list[int]], list[list[IntArray]]]:
+    """The single machine's batches of ``texts`` (:func:`raglab.embedding.neural.encoder.plan_batches`:
+    each text's word-piece ids, and the batches as index arrays), cut into groups of
+    ``batches_a_task`` (None: ``CLUSTER_NEURAL_BATCHES_A_TASK``), a task's worth each."""
+    from raglab.embedding.neural.encoder import plan_batches
+
+    if batches_a_task is None:
+        batches_a_task = CLUSTER_NEURAL_BATCHES_A_TASK
+    check_positive_int("batches_a_task", batches_a_task)
+    ids, batches = plan_batches(model, texts, batch_size)
+    return ids, [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
+
+
 def encode_on_cluster(
     client: Any,
     model: NeuralModel,
@@ -87,13 +103,7 @@ def encode_on_cluster(
     ``batches_a_task`` to a task on the workers (None: ``CLUSTER_NEURAL_BATCHES_A_TASK``, 64):
     (len(texts), dim) float32, rows in the order of ``texts``.
     ceil(ceil(len(texts) / batch_size) / batches_a_task) tasks."""
-    from raglab.embedding.neural.encoder import plan_batches
-
-    if batches_a_task is None:
-        batches_a_task = CLUSTER_NEURAL_BATCHES_A_TASK
-    check_positive_int("batches_a_task", batches_a_task)
-    ids, batches = plan_batches(model, texts, batch_size)
-    groups = [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
+    ids, groups = _plan_groups(model, texts, batch_size, batches_a_task)
     futures = [
         client.submit(
             encode_batches,
@@ -143,13 +153,7 @@ def store_on_cluster(
     """:func:`encode_on_cluster`'s batches, the vectors written into the vector cache ``folder``
     by the workers themselves (:func:`store_batches`; the folder must be visible at the same
     path on every worker): none comes back to this process. Returns how many were written."""
-    from raglab.embedding.neural.encoder import plan_batches
-
-    if batches_a_task is None:
-        batches_a_task = CLUSTER_NEURAL_BATCHES_A_TASK
-    check_positive_int("batches_a_task", batches_a_task)
-    ids, batches = plan_batches(model, texts, batch_size)
-    groups = [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
+    ids, groups = _plan_groups(model, texts, batch_size, batches_a_task)
     futures = [
         client.submit(
             store_batches,

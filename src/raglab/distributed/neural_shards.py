@@ -177,10 +177,7 @@ class ShardedNeural:
         into a shard on its worker. ``model_path``: the model's folder as the workers see it
         (None: the installed package). Raises ValueError when the workers' chunks are not the
         lab's."""
-        import warnings
-
-        from raglab.embedding.neural.cache import cache_folder
-        from raglab.errors import RaglabWarning
+        from raglab.embedding.neural.cache import cache_folder, warn_damaged
 
         key = chunking.resolved()
         folder = str(cache_folder(lab.indexes.neural_model).absolute())
@@ -200,14 +197,7 @@ class ShardedNeural:
         damaged = sum(n for _, n in found)
         if missing:
             encode(missing, folder)
-        if damaged:
-            vectors = "cached vector" if damaged == 1 else "cached vectors"
-            warnings.warn(
-                f"{damaged} {vectors} in {folder} failed their checksum (damaged, or written "
-                "before entries carried one); recomputed",
-                RaglabWarning,
-                stacklevel=2,
-            )
+        warn_damaged(damaged, folder)
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
         shards = [
             client.submit(load_neural_shard, model_path, folder, p, int(offset), pure=False)

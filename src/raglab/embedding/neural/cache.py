@@ -160,15 +160,22 @@ def encode_cached(
         for text, vector in zip(missing, fresh, strict=True):
             out[where[text]] = vector
         _store(folder, [(paths[t], v) for t, v in zip(missing, fresh, strict=True)])
+    warn_damaged(damaged, folder)
+    return unit_rows32(out) if normalize else out
+
+
+def warn_damaged(damaged: int, folder: str | Path, *, stacklevel: int = 2) -> None:
+    """Warn (:class:`~raglab.errors.RaglabWarning`) that ``damaged`` entries of ``folder`` failed
+    their checksum and were recomputed; nothing when ``damaged`` is 0. ``stacklevel`` as
+    :func:`warnings.warn` would take it in the caller (2: the caller's caller is named)."""
     if damaged:
         vectors = "cached vector" if damaged == 1 else "cached vectors"
         warnings.warn(
             f"{damaged} {vectors} in {folder} failed their checksum (damaged, or written before "
             "entries carried one); recomputed",
             RaglabWarning,
-            stacklevel=2,
+            stacklevel=stacklevel + 1,
         )
-    return unit_rows32(out) if normalize else out
 
 
 def _store(folder: Path, entries: list[tuple[Path, Float32Array]]) -> None:
