@@ -225,13 +225,22 @@ class _ClusterNeural:
     connection."""
 
     def __init__(
-        self, client: Any, lab: Lab, stage: Any, *, checked: bool, encoding: str | None
+        self,
+        client: Any,
+        lab: Lab,
+        stage: Any,
+        *,
+        checked: bool,
+        encoding: str | None,
+        read: Callable[[], list[Any]],
     ) -> None:
         self._client = client
         self._lab = lab
         self._stage = stage
         self._checked = checked
         self._encoding = encoding
+        # The pages the command's other stages read on the workers: no file is read again.
+        self._read = read
         # Absolute: the workers do not share this process's working folder.
         self._model_path = None if lab.model is None else str(Path(lab.model).absolute())
         self._indexes: dict[ChunkingKey, Any] = {}
@@ -267,6 +276,7 @@ class _ClusterNeural:
                     model_path=self._model_path,
                     encode=self._store,
                     encoding=self._encoding,
+                    read=self._read(),
                 )
         return self._indexes[key]
 
@@ -409,7 +419,12 @@ def cluster_lab(
             # the whole index here (the report's neural exhibit).
             lab.indexes.encoder = _cluster_encoder(client, lab, stage, checked=neural)
             shards = _ClusterNeural(
-                client, lab, stage, checked=neural, encoding=getattr(args, "encoding", None)
+                client,
+                lab,
+                stage,
+                checked=neural,
+                encoding=getattr(args, "encoding", None),
+                read=read,
             )
             lab.indexes.neural_search = shards.search
             lab.indexes.vector_rows = shards.rows

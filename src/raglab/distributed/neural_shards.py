@@ -2,8 +2,8 @@
 
 What runs where, for one chunking:
 
-1. **Workers, one task per partition** (:func:`raglab.distributed.chunking.submit_files`): read
-   and chunk the partition's page files, as for BM25.
+1. **Workers, one task per partition** (:func:`raglab.distributed.chunking.submit_files`): chunk
+   the partition's pages, as for BM25 (the pages the command already read there, when given).
 2. **Workers** (:func:`missing_texts`): each shard reads its chunks' entries in the lab's vector
    cache folder (:mod:`raglab.embedding.neural.cache`, the folder this process would use, which
    must be visible at the same path on every worker, as the corpus is) and returns the texts
@@ -170,20 +170,24 @@ class ShardedNeural:
         encode: Any,
         encoding: str | None = None,
         partitions: int | None = None,
+        read: Sequence[Any] | None = None,
     ) -> ShardedNeural:
         """Read and chunk ``lab``'s page files on the workers, have ``encode(texts, folder)``
         encode the texts the vector cache lacks into it (the workers write them,
         :func:`raglab.distributed.neural.store_on_cluster`), and load each partition's vectors
         into a shard on its worker. ``model_path``: the model's folder as the workers see it
-        (None: the installed package). Raises ValueError when the workers' chunks are not the
-        lab's."""
+        (None: the installed package). ``read``: the pages already read on the workers
+        (:func:`raglab.distributed.chunking.read_partitions`), chunked where they are without
+        reading a file again. Raises ValueError when the workers' chunks are not the lab's."""
         from raglab.embedding.neural.cache import cache_folder, warn_damaged
 
         key = chunking.resolved()
         folder = str(cache_folder(lab.indexes.neural_model).absolute())
         # Absolute: the workers do not share this process's working folder.
         files = [Path(page.source).absolute() for page in lab.corpus]
-        parts = submit_files(client, files, key, partitions=partitions, encoding=encoding)
+        parts = submit_files(
+            client, files, key, partitions=partitions, encoding=encoding, read=read
+        )
         sizes = client.gather([client.submit(_size, p, pure=False) for p in parts])
         if sum(sizes) != len(lab.indexes.chunk_set(key)):
             raise ValueError(
