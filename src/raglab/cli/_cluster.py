@@ -197,10 +197,11 @@ def _located_lab(
 class _ClusterNeural:
     """The lab's neural rankings and chosen chunks' vectors while the cluster is open: each
     chunking's vectors loaded into shards on the workers on first use
-    (:class:`~raglab.distributed.neural_shards.ShardedNeural`), the chunks the vector cache
-    lacks encoded and written there by the workers, never gathered here; one stage line each.
-    The workers' neural package (or model folder) is checked first, unless ``checked`` at
-    connection."""
+    (:class:`~raglab.distributed.neural_shards.ShardedNeural`) from the partitions its BM25
+    shards are cut from (``parts``: the chunking's partition futures), the chunks the vector
+    cache lacks encoded and written there by the workers in batches planned here from their
+    word-piece counts, no text or vector gathered here; one stage line each. The workers'
+    neural package (or model folder) is checked first, unless ``checked`` at connection."""
 
     def __init__(
         self,
