@@ -375,12 +375,17 @@ def cluster_lab(
         cut: dict[ChunkingKey, list[Any]] = {}
 
         def chunked(chunking: ChunkingKey) -> list[Any]:
-            # Each chunking's partitions cut once on the workers and held there for the
-            # command: its BM25 shards and its neural shards count and encode the same chunks.
+            # With the neural model at hand, each chunking's partitions are cut once on the
+            # workers and held there for the command: its BM25 shards and its neural shards
+            # count and encode the same chunks. Without it, nothing else needs them after the
+            # counting, so they are not held.
             key = chunking.resolved()
-            if key not in cut:
-                cut[key] = submit_files(client, files, key, read=read())
-            return cut[key]
+            if key in cut:
+                return cut[key]
+            parts = submit_files(client, files, key, read=read())
+            if shards is not None:
+                cut[key] = parts
+            return parts
 
         lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read)
         if check is not None:
