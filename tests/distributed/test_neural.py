@@ -1,6 +1,7 @@
 """Neural chunk vectors encoded on the workers, batch by batch, equal the single machine's.
 
-Oracles: ``NeuralModel.encode`` on this machine, on the same texts (bit for bit: the workers run
+Oracles: the single machine's batch plan (``plan_batches``, from the texts' word pieces) and
+``encode_cached`` on this machine into an empty cache of its own (bit for bit: the workers run
 the same batches through the same numpy code), and ``raglab fuse --json`` without ``--workers``
 (byte for byte, every neural row included), each side with an empty vector cache of its own.
 
@@ -11,6 +12,7 @@ some processors that moves a float32 vector by rounding (about 5e-7).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,59 +21,78 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from raglab.cli.main import main
-from raglab.distributed.neural import encode_on_cluster, prime_neural_cache
-from raglab.embedding.neural.cache import encode_cached
+from raglab.distributed.chunking import submit_files
+from raglab.distributed.neural import count_missing, plan_groups, store_missing
+from raglab.embedding.neural.cache import cache_folder, encode_cached
+from raglab.embedding.neural.encoder import plan_batches
+from raglab.embedding.neural.model import NeuralModel
 from raglab.pipeline.lab import Lab
 from tests.distributed.cluster_fixtures import WHOLE_PAGES
 
 
-def test_batches_encoded_on_the_workers_are_the_single_machines(client: Any, handbook: Lab) -> None:
-    """Oracle: model.encode(texts, normalize=False) here; 70 texts of mixed lengths make three
-    batches of 32, 32 and 6 after the sort by length."""
+def test_the_plan_from_word_piece_counts_is_the_single_machines(handbook: Lab) -> None:
+    """Oracle: plan_batches on the texts themselves (their word pieces, sorted by count, ties in
+    input order, cut every 32). From the counts alone, plan_groups cuts the same batches, in the
+    same order, into groups of 2: 200 texts make 7 batches, so ceil(7 / 2) = 4 groups."""
     model = handbook.indexes.neural_model
-    texts = [c.text for c in handbook.indexes.chunk_set().chunks[:70]]
-    with threadpool_limits(1, user_api="blas"):
-        here = model.encode(texts, normalize=False)
-    there = encode_on_cluster(client, model, None, texts)
-    assert there.dtype == np.float32 and there.shape == (70, model.dim)
-    assert np.array_equal(there, here)
+    texts = [c.text for c in handbook.indexes.chunk_set().chunks[:200]]
+    ids, batches = plan_batches(model, texts, 32)
+    groups = plan_groups([len(row) for row in ids], 32, 2)
+    assert [len(group) for group in groups] == [2, 2, 2, 1]
+    planned = [batch for group in groups for batch in group]
+    assert len(planned) == len(batches) == 7
+    for got, want in zip(planned, batches, strict=True):
+        assert np.array_equal(got, want)
 
 
-def test_a_task_runs_a_group_of_the_single_machines_batches(client: Any, handbook: Lab) -> None:
-    """Oracle: model.encode(texts, normalize=False) here, batches of 32. 200 texts make 7
-    batches (6 of 32 and one of 8); two batches a task make ceil(7 / 2) = 4 encoding tasks,
-    counted in the scheduler's task stream, and the vectors are still the single machine's bit
-    for bit (each batch runs on its own inside its task)."""
+def test_the_workers_fill_the_cache_with_the_single_machines_vectors_the_client_tokenising_none(
+    client: Any,
+    handbook: Lab,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Oracle: encode_cached on this machine into an empty cache of its own. The cluster fills
+    another empty cache from three partitions of the chunks (the first given twice: its texts
+    are encoded once, where first seen), two batches a task: ceil(ceil(n / 32) / 2) encoding
+    tasks in the scheduler's task stream; read back, both caches hold the same vectors bit for
+    bit, a second look finds nothing missing, and this process tokenised no chunk text (only the
+    names and word-piece counts came here)."""
+    from dask.utils import key_split
+
     from distributed import get_task_stream
 
     model = handbook.indexes.neural_model
-    texts = [c.text for c in handbook.indexes.chunk_set().chunks[:200]]
-    with threadpool_limits(1, user_api="blas"):
-        here = model.encode(texts, normalize=False)
-    with get_task_stream(client) as stream:
-        there = encode_on_cluster(client, model, None, texts, batches_a_task=2)
-    encoding = {t["key"] for t in stream.data if str(t["key"]).startswith("encode_batches-")}
-    assert len(encoding) == 4
-    assert np.array_equal(there, here)
-
-
-def test_the_cluster_fills_the_vector_cache_with_the_single_machines_vectors(
-    client: Any, handbook: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Oracle: encode_cached on this machine into an empty cache of its own. The cluster fills
-    another empty cache; read back, both hold the same vectors, and a second priming encodes
-    nothing."""
-    model = handbook.indexes.neural_model
     texts = [c.text for c in handbook.indexes.chunk_set(WHOLE_PAGES).chunks]
+    distinct = len(set(texts))
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "single"))
     with threadpool_limits(1, user_api="blas"):
         single = encode_cached(model, texts)
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cluster"))
-    assert prime_neural_cache(client, handbook, WHOLE_PAGES) == len(set(texts))
-    assert prime_neural_cache(client, handbook, WHOLE_PAGES) == 0
+    folder = str(cache_folder(model).absolute())
+    tokenised: list[str] = []
+    real = NeuralModel.token_ids
 
-    def refuse(missing: list[str]) -> Any:
-        raise AssertionError(f"{len(missing)} vectors were not in the cache")
+    def spy(self: NeuralModel, some: Any) -> list[list[int]]:
+        tokenised.extend(some)
+        return real(self, some)
+
+    monkeypatch.setattr(NeuralModel, "token_ids", spy)
+    files = [Path(page.source).absolute() for page in handbook.corpus]
+    three = submit_files(client, files, WHOLE_PAGES.resolved(), partitions=3)
+    parts = [*three, three[0]]
+    counts = count_missing(client, None, folder, parts)
+    assert len(counts) == distinct
+    with get_task_stream(client) as stream:
+        stored = store_missing(client, None, folder, parts, counts, batches_a_task=2)
+    assert stored == distinct
+    encoding = {t["key"] for t in stream.data if key_split(t["key"]) == "store_pieces"}
+    assert len(encoding) == math.ceil(math.ceil(distinct / 32) / 2)
+    assert tokenised == []
+    assert len(count_missing(client, None, folder, three)) == 0
+    monkeypatch.setattr(NeuralModel, "token_ids", real)
+
+    def refuse(texts: list[str]) -> Any:
+        raise AssertionError(f"{len(texts)} vectors were not in the cache")
 
     assert np.array_equal(encode_cached(model, texts, encoder=refuse), single)
 

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+import raglab.cli.report as report_module
 from raglab.cli.main import main
 from raglab.distributed.chunking import submit_files
-from raglab.distributed.neural import store_on_cluster
 from raglab.distributed.neural_shards import ShardedNeural, load_neural_shard
+from raglab.embedding.neural.model import NeuralModel
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
@@ -33,14 +34,7 @@ def test_five_shards_rank_every_question_as_the_whole_index(
     bits, and the candidates' rows fetched from the shards are the index's rows."""
     cs = handbook.indexes.chunk_set()
     whole = cs.neural
-    model = handbook.indexes.neural_model
-
-    def encode(missing: list[str], folder: str) -> None:
-        store_on_cluster(client, model, None, missing, folder)
-
-    sharded = ShardedNeural.build(
-        client, handbook, ChunkingKey(), model_path=None, encode=encode, partitions=5
-    )
+    sharded = ShardedNeural.build(client, handbook, ChunkingKey(), model_path=None, partitions=5)
     assert len(sharded.sizes) == 5 and sharded.n_docs == len(cs)
     for depth in (100, len(cs)):
         for q in handbook.questions:
@@ -66,6 +60,27 @@ def test_a_worker_without_the_cache_folder_says_so(
         client.gather(shard)
 
 
+def _spies(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[str]]:
+    """Pass-through spies on this process: the sizes of every whole neural index built here
+    (``dense.chunk_index``, which reads or encodes every chunk's vector), and every text
+    tokenised here (``NeuralModel.token_ids``)."""
+    built: list[int] = []
+    tokenised: list[str] = []
+    chunk_index, token_ids = dense.chunk_index, NeuralModel.token_ids
+
+    def index_spy(model: Any, texts: Any, **kwargs: Any) -> Any:
+        built.append(len(texts))
+        return chunk_index(model, texts, **kwargs)
+
+    def token_spy(self: NeuralModel, texts: Any) -> list[list[int]]:
+        tokenised.extend(texts)
+        return token_ids(self, texts)
+
+    monkeypatch.setattr(dense, "chunk_index", index_spy)
+    monkeypatch.setattr(NeuralModel, "token_ids", token_spy)
+    return built, tokenised
+
+
 @pytest.mark.parametrize("retriever", ["neural", "neural-rrf"])
 def test_handbook_run_on_the_shards_is_byte_identical_without_the_vectors_here(
     retriever: str,
@@ -73,27 +88,70 @@ def test_handbook_run_on_the_shards_is_byte_identical_without_the_vectors_here(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     fresh_neural_cache: Path,
+    handbook: Lab,
 ) -> None:
     """Oracle: ``raglab run --retriever R --json`` on one machine (reranker and MMR on, so the
     reranker's neural cosine feature is read too). With ``--workers 2`` from an empty cache the
     output is the same bytes, and this process never builds a chunking's whole neural index
     (``dense.chunk_index``, which reads or encodes every chunk's vector here): the rankings and
-    the candidates' rows come from the shards."""
-    built: list[int] = []
-    real = dense.chunk_index
-
-    def spy(model: Any, texts: Any, **kwargs: Any) -> Any:
-        built.append(len(texts))
-        return real(model, texts, **kwargs)
-
+    the candidates' rows come from the shards. Nor does it tokenise a chunk's text: the workers
+    count the word pieces of the texts the cache lacks, and the batches are planned here from
+    the counts alone (the questions, encoded here one by one, are all it tokenises)."""
+    chunks = {c.text for c in handbook.indexes.chunk_set().chunks}
     outputs = []
     for folder, extra in ((fresh_neural_cache, []), (tmp_path / "cluster", ["--workers", "2"])):
         monkeypatch.setenv("RAGLAB_CACHE_DIR", str(folder))
         if extra:
-            monkeypatch.setattr(dense, "chunk_index", spy)
+            built, tokenised = _spies(monkeypatch)
         assert main(["run", "--retriever", retriever, "--json", *extra]) == 0
         outputs.append(capsys.readouterr().out)
     assert built == []
+    assert tokenised and not chunks & set(tokenised)
     assert any((tmp_path / "cluster").rglob("*.npy"))  # the workers filled the empty cache
     assert f'"{retriever}"' in outputs[0]
     assert outputs[1] == outputs[0]
+
+
+def test_a_neural_report_chunks_each_partition_once_and_gathers_no_vector(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_neural_cache: Path,
+) -> None:
+    """Oracle: the report file ``raglab report --retriever neural-rrf`` writes on one machine
+    (SOURCE_DATE_EPOCH set), and the scheduler's record of every task run (Dask's task stream,
+    by the task's function name). On the session's cluster of 2 workers, 4 partitions, from an
+    empty cache: the same bytes; each partition chunked once (4 ``chunk_partition`` tasks: the
+    BM25 shards and the neural shards share them); no whole neural index built here and no
+    encoder left on the lab to gather every vector here (the report's neural rows come from the
+    shards' rankings)."""
+    from dask.utils import key_split
+
+    from distributed import get_task_stream
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    argv = ["report", "--retriever", "neural-rrf", "--quiet"]
+    single = tmp_path / "single.json"
+    assert main([*argv, "--out", str(single)]) == 0
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cluster"))
+    built, _ = _spies(monkeypatch)
+    encoders: list[Any] = []
+    build_report = report_module.build_report
+
+    def report_spy(lab: Lab, *args: Any, **kwargs: Any) -> Any:
+        encoders.append(lab.indexes.encoder)
+        return build_report(lab, *args, **kwargs)
+
+    monkeypatch.setattr(report_module, "build_report", report_spy)
+    clustered = tmp_path / "cluster.json"
+    address = ["--scheduler", str(client.scheduler.address)]
+    with get_task_stream(client) as stream:
+        assert main([*argv, "--out", str(clustered), *address]) == 0
+    capsys.readouterr()
+    chunking = {t["key"] for t in stream.data if key_split(t["key"]) == "chunk_partition"}
+    assert len(chunking) == 4
+    assert built == [] and encoders == [None]
+    assert any((tmp_path / "cluster").rglob("*.npy"))
+    assert b'"neural-rrf"' in single.read_bytes()
+    assert clustered.read_bytes() == single.read_bytes()

@@ -66,7 +66,7 @@ PHASES = (
     "chunk_partition",
     "count_chunks",
     "chain_transpose_times",
-    "store_batches",
+    "store_pieces",
     "search_shard_grid",
     "per_query_values",
 )

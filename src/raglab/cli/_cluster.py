@@ -194,35 +194,14 @@ def _located_lab(
     return lab
 
 
-def _cluster_encoder(client: Any, lab: Lab, stage: Any, checked: bool) -> Any:
-    """The lab's :attr:`~raglab.pipeline.indexes.Indexes.encoder` while the cluster is open:
-    the texts the vector cache lacks, encoded on the workers in the single machine's batches,
-    one stage line each time; the workers' neural package (or model folder) checked first,
-    unless ``checked`` at connection."""
-    from raglab.distributed.cluster import check_workers
-    from raglab.distributed.neural import encode_on_cluster
-
-    # Absolute: the workers do not share this process's working folder.
-    model_path = None if lab.model is None else str(Path(lab.model).absolute())
-    done = [checked]
-
-    def encode(missing: list[str]) -> Any:
-        if not done[0]:
-            check_workers(client, neural=True, model=model_path)
-            done[0] = True
-        with stage(f"encode {len(missing)} chunks the vector cache lacks (neural) on the workers"):
-            return encode_on_cluster(client, lab.indexes.neural_model, model_path, missing)
-
-    return encode
-
-
 class _ClusterNeural:
     """The lab's neural rankings and chosen chunks' vectors while the cluster is open: each
     chunking's vectors loaded into shards on the workers on first use
-    (:class:`~raglab.distributed.neural_shards.ShardedNeural`), the chunks the vector cache
-    lacks encoded and written there by the workers, never gathered here; one stage line each.
-    The workers' neural package (or model folder) is checked first, unless ``checked`` at
-    connection."""
+    (:class:`~raglab.distributed.neural_shards.ShardedNeural`) from the partitions its BM25
+    shards are cut from (``parts``: the chunking's partition futures), the chunks the vector
+    cache lacks encoded and written there by the workers in batches planned here from their
+    word-piece counts, no text or vector gathered here; one stage line each. The workers'
+    neural package (or model folder) is checked first, unless ``checked`` at connection."""
 
     def __init__(
         self,
@@ -231,29 +210,17 @@ class _ClusterNeural:
         stage: Any,
         *,
         checked: bool,
-        encoding: str | None,
-        read: Callable[[], list[Any]],
+        parts: Callable[[ChunkingKey], list[Any]],
     ) -> None:
         self._client = client
         self._lab = lab
         self._stage = stage
         self._checked = checked
-        self._encoding = encoding
-        # The pages the command's other stages read on the workers: no file is read again.
-        self._read = read
+        # The partitions the command's BM25 shards are cut from: no page is chunked twice.
+        self._parts = parts
         # Absolute: the workers do not share this process's working folder.
         self._model_path = None if lab.model is None else str(Path(lab.model).absolute())
         self._indexes: dict[ChunkingKey, Any] = {}
-
-    def _store(self, missing: list[str], folder: str) -> None:
-        from raglab.distributed.neural import store_on_cluster
-
-        with self._stage(
-            f"encode {len(missing)} chunks the vector cache lacks (neural) on the workers"
-        ):
-            store_on_cluster(
-                self._client, self._lab.indexes.neural_model, self._model_path, missing, folder
-            )
 
     def index(self, chunking: ChunkingKey) -> Any:
         """The :class:`~raglab.distributed.neural_shards.ShardedNeural` of ``chunking``."""
@@ -274,9 +241,8 @@ class _ClusterNeural:
                     self._lab,
                     key,
                     model_path=self._model_path,
-                    encode=self._store,
-                    encoding=self._encoding,
-                    read=self._read(),
+                    stage=self._stage,
+                    parts=self._parts(key),
                 )
         return self._indexes[key]
 
@@ -357,7 +323,7 @@ def cluster_lab(
         yield load_lab(args)
         return
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
-    from raglab.distributed.chunking import read_partitions
+    from raglab.distributed.chunking import read_partitions, submit_files
     from raglab.distributed.cluster import connect, require_dask
     from raglab.distributed.evaluation import evaluate_on_cluster
     from raglab.distributed.pipeline import (
@@ -406,6 +372,21 @@ def cluster_lab(
                 )
             return held[0]
 
+        cut: dict[ChunkingKey, list[Any]] = {}
+
+        def chunked(chunking: ChunkingKey) -> list[Any]:
+            # With the neural model at hand, each chunking's partitions are cut once on the
+            # workers and held there for the command: its BM25 shards and its neural shards
+            # count and encode the same chunks. Without it, nothing else needs them after the
+            # counting, so they are not held.
+            key = chunking.resolved()
+            if key in cut:
+                return cut[key]
+            parts = submit_files(client, files, key, read=read())
+            if shards is not None:
+                cut[key] = parts
+            return parts
+
         lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read)
         if check is not None:
             # What the command refuses, refused before the cluster fits or ranks.
@@ -415,17 +396,9 @@ def cluster_lab(
         if dense.unavailable(lab.model) is None:
             # Encoded only when the command asks for the vectors, as on one machine; the
             # rankings and the candidates' vectors come from shards on the workers, so this
-            # process never holds every chunk's vector. The encoder is for what else reads
-            # the whole index here (the report's neural exhibit).
-            lab.indexes.encoder = _cluster_encoder(client, lab, stage, checked=neural)
-            shards = _ClusterNeural(
-                client,
-                lab,
-                stage,
-                checked=neural,
-                encoding=getattr(args, "encoding", None),
-                read=read,
-            )
+            # process never holds every chunk's vector (no command reads the whole index:
+            # lab.indexes.encoder stays None, no vector is gathered here).
+            shards = _ClusterNeural(client, lab, stage, checked=neural, parts=chunked)
             lab.indexes.neural_search = shards.search
             lab.indexes.vector_rows = shards.rows
         # The workers cut and tokenise the training windows from the page files: this
@@ -438,7 +411,7 @@ def cluster_lab(
             # may come as ChunkingKey() or resolved).
             key = chunking.resolved()
             if key not in indexes:
-                indexes[key] = index_lab(client, lab, chunking, stage=stage, read=read())
+                indexes[key] = index_lab(client, lab, key, stage=stage, parts=chunked(key))
             return indexes[key]
 
         # The MMR's TF-IDF rows of a question's candidates weighed from the shards' N and df,
@@ -481,7 +454,6 @@ def cluster_lab(
             yield lab
         finally:
             lab.evaluator = None
-            lab.indexes.encoder = None
             lab.indexes.term_statistics = None
             lab.indexes.neural_search = None
             lab.indexes.vector_rows = None

@@ -1,24 +1,30 @@
 """Neural chunk vectors encoded on Dask workers, a group of batches a task, into the on-disk cache.
 
-What runs where:
+What runs where, for the chunks of a command's partitions (futures of
+:class:`~raglab.distributed.chunking.ChunkedPartition`, chunked on the workers):
 
-1. **Client**: the texts' word pieces, and the batches the single machine would run
-   (:func:`raglab.embedding.neural.encoder.plan_batches`: sorted by length, cut every 32). Only the texts
-   the on-disk cache lacks are planned (:func:`raglab.embedding.neural.cache.encode_cached`).
-2. **Workers, one task per group of batches** (:func:`encode_batches`: consecutive batches of the
-   plan, ``CLUSTER_NEURAL_BATCHES_A_TASK`` = 64 of them, 2,048 chunks, a task): load the model
-   once per worker process (:func:`raglab.pipeline.dense.load`; the installed package, or the
-   folder the lab names, which must exist on every worker) and run each batch of the group
-   through the network on its own, one after the other
-   (:func:`raglab.embedding.neural.encoder.pooled_batch`), so every vector is its batch's, as on
-   one machine. Only word-piece ids go out and (rows, 384) float32 vectors come back. A task per
-   batch would put 3.1 million tasks through the scheduler at 100M chunks; a task per group, 64
-   times fewer.
-3. **Client** (:func:`encode_on_cluster`): the vectors are gathered and written to the cache,
-   where the lab then reads them as if it had encoded them itself. Or, **workers**
-   (:func:`store_on_cluster`, what the command line's neural shards use,
-   :mod:`raglab.distributed.neural_shards`): each task writes its vectors into the cache folder
-   itself (shared, at the same path on every worker), and no vector comes back.
+1. **Workers, one task per partition** (:func:`missing_pieces`): the partition's distinct chunk
+   texts, first seen first, whose entry in the vector cache folder (the client's, which must be
+   visible at the same path on every worker) is missing or damaged, tokenised there into word
+   pieces; only each one's entry name, position and word-piece count come back, never a text.
+2. **Client** (:func:`count_missing`, :func:`store_missing`): the names joined in partition
+   order, first seen first (the order the single machine encodes its missing texts in), and the
+   single machine's batches planned from the counts alone
+   (:func:`raglab.embedding.neural.encoder.length_batches`: sorted by count, cut every 32), then
+   cut into groups of ``CLUSTER_NEURAL_BATCHES_A_TASK`` = 64 batches, 2,048 chunks, a task's
+   worth. The client tokenises no chunk text: it holds a name, a position and a count a missing
+   chunk.
+3. **Workers, one small task per partition a group draws from** (:func:`pick_pieces`): the
+   group's texts of that partition tokenised again, from the partition alone, so a group's task
+   fetches its own 2,048 rows of word pieces from the other workers, never a whole partition,
+   and a task run again after a lost worker picks the same texts.
+4. **Workers, one task per group** (:func:`store_pieces`): load the model once per worker process
+   (:func:`raglab.pipeline.dense.load`; the installed package, or the folder the lab names, which
+   must exist on every worker), run each batch of the group through the network on its own, one
+   after the other (:func:`raglab.embedding.neural.encoder.pooled_batch`), so every vector is its
+   batch's, as on one machine, and write the vectors into the cache folder; only a count comes
+   back. A task per batch would put 3.1 million tasks through the scheduler at 100M chunks; a task
+   per group, 64 times fewer (and at most partitions x groups picks, each a few kilobytes).
 
 A vector depends on its batch (BLAS rounds by the batch's shape), so running the single
 machine's batches makes the vectors, and so every neural score, ranking and output, the single
@@ -31,6 +37,7 @@ compositions.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,18 +49,19 @@ from raglab.settings import CLUSTER_NEURAL_BATCHES_A_TASK
 
 if TYPE_CHECKING:
     from raglab.base.ranking import IntArray
+    from raglab.distributed.chunking import ChunkedPartition
     from raglab.embedding.neural.encoder import Float32Array
-    from raglab.embedding.neural.model import NeuralModel
-    from raglab.pipeline.lab import Lab
-    from raglab.run_settings import ChunkingKey
 
 __all__ = [
+    "MissingCounts",
+    "count_missing",
     "encode_batches",
-    "encode_on_cluster",
     "encode_rows",
-    "prime_neural_cache",
-    "store_batches",
-    "store_on_cluster",
+    "missing_pieces",
+    "pick_pieces",
+    "plan_groups",
+    "store_missing",
+    "store_pieces",
 ]
 
 
@@ -75,111 +83,174 @@ def encode_batches(
     return out
 
 
-def _plan_groups(
-    model: NeuralModel, texts: Sequence[str], batch_size: int, batches_a_task: int | None
-) -> tuple[list[list[int]], list[list[IntArray]]]:
-    """The single machine's batches of ``texts`` (:func:`raglab.embedding.neural.encoder.plan_batches`:
-    each text's word-piece ids, and the batches as index arrays), cut into groups of
-    ``batches_a_task`` (None: ``CLUSTER_NEURAL_BATCHES_A_TASK``), a task's worth each."""
-    from raglab.embedding.neural.encoder import plan_batches
+def _distinct(part: ChunkedPartition) -> list[str]:
+    """The partition's distinct chunk texts, first seen first: what a position names."""
+    return list(dict.fromkeys(c.text for c in part.chunks))
+
+
+def missing_pieces(
+    model_path: str | None, folder: str, part: ChunkedPartition
+) -> tuple[list[str], list[int], list[int], int]:
+    """Task: of the partition's distinct chunk texts, first seen first, those whose entry in the
+    vector cache ``folder`` is missing or damaged: their entry names, positions among the
+    distinct texts, word-piece counts (tokenised here, truncated as
+    :meth:`~raglab.embedding.neural.model.NeuralModel.token_ids` does), and how many entries were
+    damaged. No text goes back."""
+    from raglab.embedding.neural.cache import entry_path, read_entry
+    from raglab.pipeline import dense
+
+    model = dense.load(model_path)
+    where = Path(folder)
+    names: list[str] = []
+    positions: list[int] = []
+    texts: list[str] = []
+    damaged = 0
+    for j, text in enumerate(_distinct(part)):
+        path = entry_path(model, text, where)
+        vector = read_entry(path, model.dim)
+        if vector is None or vector is False:
+            names.append(path.name)
+            positions.append(j)
+            texts.append(text)
+            damaged += vector is False
+    counts = [len(row) for row in model.token_ids(texts)] if texts else []
+    return names, positions, counts, damaged
+
+
+def pick_pieces(
+    model_path: str | None, folder: str, part: ChunkedPartition, positions: Sequence[int]
+) -> tuple[list[str], list[list[int]]]:
+    """Task: the entry names and word-piece ids of the partition's distinct texts at
+    ``positions``. Made from the partition alone, not from what the cache held: a task run
+    again (a worker lost) picks the same texts whatever the other tasks wrote meanwhile."""
+    from raglab.embedding.neural.cache import entry_path
+    from raglab.pipeline import dense
+
+    model = dense.load(model_path)
+    distinct = _distinct(part)
+    texts = [distinct[j] for j in positions]
+    return [entry_path(model, t, Path(folder)).name for t in texts], model.token_ids(texts)
+
+
+def plan_groups(
+    lengths: Sequence[int], batch_size: int = 32, batches_a_task: int | None = None
+) -> list[list[IntArray]]:
+    """The single machine's batches of texts of word-piece counts ``lengths``
+    (:func:`raglab.embedding.neural.encoder.length_batches`: positions, longest first, cut every
+    ``batch_size``), cut into groups of ``batches_a_task`` (None: ``CLUSTER_NEURAL_BATCHES_A_TASK``),
+    a task's worth each: ceil(ceil(len(lengths) / batch_size) / batches_a_task) groups."""
+    from raglab.embedding.neural.encoder import length_batches
 
     if batches_a_task is None:
         batches_a_task = CLUSTER_NEURAL_BATCHES_A_TASK
     check_positive_int("batches_a_task", batches_a_task)
-    ids, batches = plan_batches(model, texts, batch_size)
-    return ids, [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
+    batches = length_batches(lengths, batch_size)
+    return [batches[g : g + batches_a_task] for g in range(0, len(batches), batches_a_task)]
 
 
-def encode_on_cluster(
-    client: Any,
-    model: NeuralModel,
-    model_path: str | None,
-    texts: Sequence[str],
-    *,
-    batch_size: int = 32,
-    batches_a_task: int | None = None,
-) -> Float32Array:
-    """``model.encode(texts, batch_size=batch_size, normalize=False)``, the same batches run
-    ``batches_a_task`` to a task on the workers (None: ``CLUSTER_NEURAL_BATCHES_A_TASK``, 64):
-    (len(texts), dim) float32, rows in the order of ``texts``.
-    ceil(ceil(len(texts) / batch_size) / batches_a_task) tasks."""
-    ids, groups = _plan_groups(model, texts, batch_size, batches_a_task)
-    futures = [
-        client.submit(
-            encode_batches,
-            model_path,
-            [[ids[i] for i in batch.tolist()] for batch in group],
-            pure=False,
-        )
-        for group in groups
-    ]
-    out = np.zeros((len(texts), model.dim), dtype=np.float32)
-    for group, vectors in zip(groups, client.gather(futures), strict=True):
-        out[np.concatenate(group)] = vectors
-    return out
-
-
-def store_batches(
+def store_pieces(
     model_path: str | None,
     folder: str,
-    batches: Sequence[Sequence[Sequence[int]]],
-    texts: Sequence[str],
+    sizes: Sequence[int],
+    picks: Sequence[tuple[list[str], list[list[int]]]],
+    where: Sequence[tuple[int, int]],
 ) -> int:
-    """Task: :func:`encode_batches`, each vector then written on the worker into the vector
-    cache ``folder`` as ``texts`` (the batches' texts, in order) name it
+    """Task: a group of batches (``sizes`` rows each, their rows ``where`` says: (pick, row in
+    it) of ``picks``, in batch order) through the model (:func:`encode_batches`), each vector
+    written on the worker into the vector cache ``folder`` under its entry name
     (:func:`raglab.embedding.neural.cache.write_entry`); returns how many were written."""
-    from raglab.embedding.neural.cache import entry_path, write_entry
-    from raglab.pipeline import dense
+    from raglab.embedding.neural.cache import write_entry
 
+    names = [picks[i][0][k] for i, k in where]
+    rows = [picks[i][1][k] for i, k in where]
+    starts = np.cumsum([0, *sizes]).tolist()
+    batches = [rows[a:b] for a, b in itertools.pairwise(starts)]
     vectors = encode_batches(model_path, batches)
-    model = dense.load(model_path)
-    where = Path(folder)
-    where.mkdir(parents=True, exist_ok=True)
-    for text, vector in zip(texts, vectors, strict=True):
-        write_entry(entry_path(model, text, where), vector)
-    return len(texts)
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    for name, vector in zip(names, vectors, strict=True):
+        write_entry(target / name, vector)
+    return len(names)
 
 
-def store_on_cluster(
+class MissingCounts:
+    """What the client plans from (:func:`count_missing`): for each distinct missing text, in the
+    single machine's order, its (partition, position among the partition's distinct texts) and
+    word-piece count; and how many entries were damaged."""
+
+    def __init__(self, owner: list[tuple[int, int]], lengths: list[int], damaged: int) -> None:
+        self.owner = owner
+        self.lengths = lengths
+        self.damaged = damaged
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+def count_missing(
+    client: Any, model_path: str | None, folder: str, parts: Sequence[Any]
+) -> MissingCounts:
+    """The word-piece counts of the partitions' (futures of
+    :class:`~raglab.distributed.chunking.ChunkedPartition`) chunk texts the vector cache
+    ``folder`` lacks (:func:`missing_pieces`), joined in partition order, first seen first: the
+    order the single machine encodes its missing texts in (a text in two partitions is encoded
+    once, where it is first seen). Only entry names, positions and counts come here, never a
+    text."""
+    found = client.gather(
+        [client.submit(missing_pieces, model_path, folder, p, pure=False) for p in parts]
+    )
+    seen: set[str] = set()
+    owner: list[tuple[int, int]] = []
+    lengths: list[int] = []
+    for p, (names, positions, counts, _) in enumerate(found):
+        for name, j, count in zip(names, positions, counts, strict=True):
+            if name not in seen:
+                seen.add(name)
+                owner.append((p, j))
+                lengths.append(count)
+    return MissingCounts(owner, lengths, sum(n for *_, n in found))
+
+
+def store_missing(
     client: Any,
-    model: NeuralModel,
     model_path: str | None,
-    texts: Sequence[str],
     folder: str,
+    parts: Sequence[Any],
+    counts: MissingCounts | None = None,
     *,
     batch_size: int = 32,
     batches_a_task: int | None = None,
 ) -> int:
-    """:func:`encode_on_cluster`'s batches, the vectors written into the vector cache ``folder``
-    by the workers themselves (:func:`store_batches`; the folder must be visible at the same
-    path on every worker): none comes back to this process. Returns how many were written."""
-    ids, groups = _plan_groups(model, texts, batch_size, batches_a_task)
-    futures = [
-        client.submit(
-            store_batches,
-            model_path,
-            folder,
-            [[ids[i] for i in batch.tolist()] for batch in group],
-            [texts[i] for batch in group for i in batch.tolist()],
-            pure=False,
+    """Encode on the workers the partitions' chunk texts the vector cache ``folder`` lacks
+    (``counts``, None: :func:`count_missing`), in the single machine's batches planned from
+    their word-piece counts (:func:`plan_groups`), the vectors written into the cache folder by
+    the workers (it must be visible at the same path on every worker): no text and no vector
+    passes through this process. Returns how many texts were encoded."""
+    if counts is None:
+        counts = count_missing(client, model_path, folder, parts)
+    futures = []
+    for group in plan_groups(counts.lengths, batch_size, batches_a_task):
+        taken: dict[int, list[int]] = {}
+        where: list[tuple[int, int]] = []
+        for u in np.concatenate(group).tolist():
+            p, j = counts.owner[u]
+            rows = taken.setdefault(p, [])
+            where.append((p, len(rows)))
+            rows.append(j)
+        order = {p: i for i, p in enumerate(taken)}
+        picks = [
+            client.submit(pick_pieces, model_path, folder, parts[p], rows, pure=False)
+            for p, rows in taken.items()
+        ]
+        futures.append(
+            client.submit(
+                store_pieces,
+                model_path,
+                folder,
+                [len(batch) for batch in group],
+                picks,
+                [(order[p], k) for p, k in where],
+                pure=False,
+            )
         )
-        for group in groups
-    ]
     return int(sum(client.gather(futures)))
-
-
-def prime_neural_cache(client: Any, lab: Lab, chunking: ChunkingKey | None = None) -> int:
-    """Encode on the workers the chunks under ``chunking`` whose vectors the on-disk cache lacks,
-    and write them there; returns how many texts the cluster encoded (0 when all were cached)."""
-    from raglab.embedding.neural.cache import encode_cached
-
-    model = lab.indexes.neural_model
-    texts = [c.text for c in lab.indexes.chunk_set(chunking).chunks]
-    encoded = [0]
-
-    def on_cluster(missing: list[str]) -> Float32Array:
-        encoded[0] = len(missing)
-        return encode_on_cluster(client, model, lab.model, missing)
-
-    encode_cached(model, texts, encoder=on_cluster)
-    return encoded[0]

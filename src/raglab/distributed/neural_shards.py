@@ -2,16 +2,19 @@
 
 What runs where, for one chunking:
 
-1. **Workers, one task per partition** (:func:`raglab.distributed.chunking.submit_files`): chunk
-   the partition's pages, as for BM25 (the pages the command already read there, when given).
-2. **Workers** (:func:`missing_texts`): each shard reads its chunks' entries in the lab's vector
-   cache folder (:mod:`raglab.embedding.neural.cache`, the folder this process would use, which
-   must be visible at the same path on every worker, as the corpus is) and returns the texts
-   whose entry is missing or damaged. The client joins them in collection order, first seen
-   first, which is the order the single machine encodes its missing texts in.
-3. **Workers** (:func:`raglab.distributed.neural.store_on_cluster`): those texts encoded in the
-   single machine's batches and written into the cache folder by the workers; no vector comes
-   back.
+1. **Workers, one task per partition**: the partition's pages chunked
+   (:func:`raglab.distributed.chunking.submit_files`), or, from a command line, the very
+   partitions its BM25 shards were cut from for the same chunking (``parts``), so no page is
+   chunked twice.
+2. **Workers** (:func:`raglab.distributed.neural.missing_pieces`): each shard reads its chunks'
+   entries in the lab's vector cache folder (:mod:`raglab.embedding.neural.cache`, the folder
+   this process would use, which must be visible at the same path on every worker, as the corpus
+   is) and tokenises the texts whose entry is missing or damaged there; only their entry names,
+   positions and word-piece counts come to the client
+   (:func:`raglab.distributed.neural.count_missing`).
+3. **Workers** (:func:`raglab.distributed.neural.store_missing`): those texts encoded in the
+   single machine's batches, which the client plans from the counts alone, and written into the
+   cache folder by the workers; no text and no vector passes through the client.
 4. **Workers** (:func:`load_neural_shard`): each shard reads its chunks' vectors from the cache and
    keeps them, unit rows, as a :class:`~raglab.embedding.neural.index.NeuralIndex` of its own:
    the single machine's rows bit for bit (a row is made from its own entry alone).
@@ -26,13 +29,16 @@ What runs where, for one chunking:
    candidates' vectors only, fetched from the shards holding them (:func:`neural_shard_rows`).
 
 The client holds the questions' vectors, the merged rankings and the candidates' rows:
-O(questions x depth), never the (chunks, 384) matrix. A worker lost with a shard is Dask's to
+O(questions x depth), and, while a cold cache is filled, a name and a count a missing chunk;
+never a chunk's text or the (chunks, 384) matrix. A worker lost with a shard is Dask's to
 handle: the shard's task reads its partition again and its vectors from the cache.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +48,7 @@ from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.corpus.questions import Question
 from raglab.distributed.chunking import ChunkedPartition, submit_files
 from raglab.distributed.cluster import share
+from raglab.distributed.neural import count_missing, store_missing
 from raglab.distributed.shard import merge_top_k
 from raglab.run_settings import ChunkingKey
 
@@ -54,10 +61,14 @@ __all__ = [
     "NeuralShard",
     "ShardedNeural",
     "load_neural_shard",
-    "missing_texts",
     "neural_shard_rows",
     "search_neural_shard",
 ]
+
+
+@contextlib.contextmanager
+def _no_stage(what: str) -> Iterator[None]:
+    yield
 
 
 class NeuralShard:
@@ -78,25 +89,6 @@ def _texts(part: ChunkedPartition) -> list[str]:
 
 def _size(part: ChunkedPartition) -> int:
     return len(part.chunks)
-
-
-def missing_texts(
-    model_path: str | None, folder: str, part: ChunkedPartition
-) -> tuple[list[str], int]:
-    """Task: the partition's distinct chunk texts, first seen first, whose entry in the vector
-    cache ``folder`` is missing or damaged, and how many were damaged."""
-    from raglab.embedding.neural.cache import entry_path, read_entry
-    from raglab.pipeline import dense
-
-    model = dense.load(model_path)
-    missing: list[str] = []
-    damaged = 0
-    for text in dict.fromkeys(_texts(part)):
-        vector = read_entry(entry_path(model, text, Path(folder)), model.dim)
-        if vector is None or vector is False:
-            missing.append(text)
-            damaged += vector is False
-    return missing, damaged
 
 
 def load_neural_shard(
@@ -167,41 +159,45 @@ class ShardedNeural:
         chunking: ChunkingKey,
         *,
         model_path: str | None,
-        encode: Any,
+        stage: Callable[[str], AbstractContextManager[Any]] = _no_stage,
         encoding: str | None = None,
         partitions: int | None = None,
         read: Sequence[Any] | None = None,
+        parts: Sequence[Any] | None = None,
     ) -> ShardedNeural:
-        """Read and chunk ``lab``'s page files on the workers, have ``encode(texts, folder)``
-        encode the texts the vector cache lacks into it (the workers write them,
-        :func:`raglab.distributed.neural.store_on_cluster`), and load each partition's vectors
-        into a shard on its worker. ``model_path``: the model's folder as the workers see it
-        (None: the installed package). ``read``: the pages already read on the workers
+        """Chunk ``lab``'s page files on the workers, encode there the texts the vector cache
+        lacks into it (:func:`raglab.distributed.neural.store_missing`, its batches planned here
+        from word-piece counts), and load each partition's vectors into a shard on its worker.
+        ``model_path``: the model's folder as the workers see it (None: the installed package).
+        ``stage(what)`` wraps the encoding (a context manager; the command line's prints a line).
+        ``read``: the pages already read on the workers
         (:func:`raglab.distributed.chunking.read_partitions`), chunked where they are without
-        reading a file again. Raises ValueError when the workers' chunks are not the lab's."""
+        reading a file again. ``parts``: the partitions already chunked under ``chunking``
+        (:func:`raglab.distributed.chunking.submit_files`' futures, the BM25 shards' own), used
+        as they are. Raises ValueError when the workers' chunks are not the lab's."""
         from raglab.embedding.neural.cache import cache_folder, warn_damaged
 
         key = chunking.resolved()
         folder = str(cache_folder(lab.indexes.neural_model).absolute())
-        # Absolute: the workers do not share this process's working folder.
-        files = [Path(page.source).absolute() for page in lab.corpus]
-        parts = submit_files(
-            client, files, key, partitions=partitions, encoding=encoding, read=read
-        )
+        if parts is None:
+            # Absolute: the workers do not share this process's working folder.
+            files = [Path(page.source).absolute() for page in lab.corpus]
+            parts = submit_files(
+                client, files, key, partitions=partitions, encoding=encoding, read=read
+            )
         sizes = client.gather([client.submit(_size, p, pure=False) for p in parts])
         if sum(sizes) != len(lab.indexes.chunk_set(key)):
             raise ValueError(
                 "the Dask workers read other pages than this machine did: the corpus folder must "
                 "be at the same path, with the same files, on every worker"
             )
-        found = client.gather(
-            [client.submit(missing_texts, model_path, folder, p, pure=False) for p in parts]
-        )
-        missing = list(dict.fromkeys(t for texts, _ in found for t in texts))
-        damaged = sum(n for _, n in found)
-        if missing:
-            encode(missing, folder)
-        warn_damaged(damaged, folder)
+        counts = count_missing(client, model_path, folder, parts)
+        if len(counts):
+            with stage(
+                f"encode {len(counts)} chunks the vector cache lacks (neural) on the workers"
+            ):
+                store_missing(client, model_path, folder, parts, counts)
+        warn_damaged(counts.damaged, folder)
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
         shards = [
             client.submit(load_neural_shard, model_path, folder, p, int(offset), pure=False)

@@ -94,6 +94,7 @@ def index_lab(
     stage: Stage = no_stage,
     encoding: str | None = None,
     read: Sequence[Any] | None = None,
+    parts: Sequence[Any] | None = None,
 ) -> DistributedBM25:
     """The lab's chunks under ``chunking`` indexed on the workers, which read the page files
     themselves. Raises ValueError when the workers' pages or chunks differ from the lab's (a
@@ -101,14 +102,17 @@ def index_lab(
     stages: reading and chunking, then counting and the statistics' reduction. ``encoding``:
     the one the lab's corpus was read in (``load_corpus``'s), None for each page's own.
     ``read``: the lab's page files already read on the workers
-    (:func:`raglab.distributed.chunking.read_partitions`), chunked where they are."""
+    (:func:`raglab.distributed.chunking.read_partitions`), chunked where they are. ``parts``:
+    the partitions already chunked under ``chunking`` (:func:`raglab.distributed.chunking.submit_files`'
+    futures, shared with the neural shards), used as they are."""
     key = (chunking or ChunkingKey()).resolved()
     # Absolute: the workers do not share this process's working folder.
     files = [Path(page.source).absolute() for page in lab.corpus]
     with stage(f"read and chunk {len(files)} page files on the workers"):
-        parts = submit_files(
-            client, files, key, partitions=partitions, encoding=encoding, read=read
-        )
+        if parts is None:
+            parts = submit_files(
+                client, files, key, partitions=partitions, encoding=encoding, read=read
+            )
         seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])
     page_ids = tuple(i for ids, _ in seen for i in ids)
     n_chunks = sum(n for _, n in seen)

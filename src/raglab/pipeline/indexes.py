@@ -237,10 +237,10 @@ class Indexes:
         #: is then computed without cutting the windows again (:meth:`lsa_model`).
         self._lsa_shape: tuple[int, int] | None = None
         #: What encodes the chunk texts the vector cache lacks when a chunking's neural index
-        #: is first asked for here: None for the model here; a Dask cluster's workers while one
-        #: is open (:func:`raglab.distributed.neural.encode_on_cluster`, the same vectors; the
-        #: cluster's rankings need no index here, :attr:`neural_search`). Only what asks for
-        #: the vectors encodes, so a command without a neural step encodes none.
+        #: is first asked for here: None for the model here, or any function giving the same
+        #: pooled vectors. A Dask cluster sets none: its rankings and chosen rows come from its
+        #: shards (:attr:`neural_search`, :attr:`vector_rows`), no index is built here. Only
+        #: what asks for the vectors encodes, so a command without a neural step encodes none.
         self.encoder: Callable[[list[str]], Float32Array] | None = None
         #: Where a chunking's N and df come from when its chunks' tokens are not at hand (see
         #: :meth:`ChunkSet.tfidf_rows`): None here; a Dask cluster's reduced BM25 statistics

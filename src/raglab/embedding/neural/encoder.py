@@ -55,11 +55,13 @@ __all__ = [
     "LayerWeights",
     "Progress",
     "blas_thread_count",
+    "check_batch_size",
     "check_texts",
     "encode",
     "forward",
     "gelu",
     "layer_norm",
+    "length_batches",
     "load_kernels",
     "plan_batches",
     "pool",
@@ -506,13 +508,27 @@ def plan_batches(
     ``batch_size``, so a batch holds texts of similar lengths. A batch's vectors depend on the
     batch (BLAS rounds the products by the batch's shape), so whoever runs these batches, here
     or on a cluster's workers, gets the same vectors."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    check_batch_size(batch_size)
     check_texts(texts)
     ids = model.token_ids(texts)
-    lengths = np.fromiter((len(row) for row in ids), np.int64, len(ids))
-    order = np.argsort(-lengths, kind="stable")
-    return ids, [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    return ids, length_batches([len(row) for row in ids], batch_size)
+
+
+def check_batch_size(batch_size: int) -> None:
+    """Raise ValueError unless ``batch_size`` is an integer >= 1."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[IntArray]:
+    """The batches :func:`plan_batches` cuts from the texts' word-piece counts ``lengths``:
+    positions, sorted by count (longest first, ties in input order), cut every ``batch_size``.
+    The counts alone decide the plan, so a cluster's client plans it from counts its workers
+    send, without the texts (:mod:`raglab.distributed.neural`)."""
+    check_batch_size(batch_size)
+    counts = np.fromiter(lengths, np.int64, len(lengths))
+    order = np.argsort(-counts, kind="stable")
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def _packed(rows: Sequence[Sequence[int]]) -> tuple[IntArray, list[int]]:
