@@ -375,15 +375,16 @@ def cluster_lab(
         cut: dict[ChunkingKey, list[Any]] = {}
 
         def chunked(chunking: ChunkingKey) -> list[Any]:
-            # With the neural model at hand, each chunking's partitions are cut once on the
-            # workers and held there for the command: its BM25 shards and its neural shards
-            # count and encode the same chunks. Without it, nothing else needs them after the
-            # counting, so they are not held.
+            # When the command asks for a neural retriever, each chunking's partitions are
+            # cut once on the workers and held there for the command: its BM25 shards and its
+            # neural shards count and encode the same chunks. Otherwise nothing is likely to
+            # need them after the counting, so the workers' memory is not spent holding them
+            # (a neural stage met later cuts them again: the same chunks, some work twice).
             key = chunking.resolved()
             if key in cut:
                 return cut[key]
             parts = submit_files(client, files, key, read=read())
-            if shards is not None:
+            if neural:
                 cut[key] = parts
             return parts
 
