@@ -6,6 +6,7 @@
 // from float32 weights; erf against Abramowitz and Stegun's table 7.1.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { maxDifference, neural, reference, weights } from "./neural.mjs";
 import { PATHS, encodeIds, encoderPath, erf, tokenStates } from "../../../../../../src/raglab/web/static/engine/embedding/neural/encoder.js";
 
@@ -13,6 +14,21 @@ test("this engine encodes on the WebAssembly SIMD path, the JavaScript one its f
   assert.deepEqual(PATHS, ["wasm-simd", "js"]);
   assert.equal(encoderPath(), "wasm-simd", "Node 20's V8 validates the kernel's SIMD module");
   assert.throws(() => encodeIds(weights("float32"), [101, 102], { path: "gpu" }), /not one of wasm-simd, js/);
+});
+
+test("where WebAssembly SIMD does not validate, the encoder takes the JavaScript path", () => {
+  // A Node whose WebAssembly.validate refuses every module, as an engine without SIMD refuses
+  // the kernel's: the path it picks, and a text encoded on it equal to the JS path's here.
+  const encoder = new URL("../../../../../../src/raglab/web/static/engine/embedding/neural/encoder.js", import.meta.url);
+  const ids = reference().input_ids[0];
+  const script = `import("${encoder.href}").then(async (m) => {
+    const { weights } = await import("${new URL("./neural.mjs", import.meta.url).href}");
+    process.stdout.write(JSON.stringify([m.encoderPath(), Array.from(m.encodeIds(weights("float32"), ${JSON.stringify(ids)}))]));
+  });`;
+  const args = ["--import", "data:text/javascript,WebAssembly.validate = () => false;", "--input-type=module", "-e", script];
+  const [path, vector] = JSON.parse(execFileSync(process.execPath, args, { encoding: "utf8" }));
+  assert.equal(path, "js");
+  assert.deepEqual(vector, Array.from(encodeIds(weights("float32"), ids, { path: "js" })));
 });
 
 test("erf, against the printed table", () => {
