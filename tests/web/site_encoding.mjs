@@ -2,7 +2,8 @@
 // engine/worker.js in Node (self, postMessage and fetch of the site's files stood in for), asks
 // two runs at chunking A at once, a BM25 search as soon as A's first chunk is encoding, then a
 // run at chunking B, and prints as JSON the order of what the Worker posted, its count of texts
-// encoded after A and after B, and the texts each chunking lacks on a fresh copy of the data.
+// encoded after A and after B, the encoder's path it posted, and the texts each chunking lacks
+// on a fresh copy of the data.
 //
 //   node tests/web/site_encoding.mjs SITE_DIR KEY_A KEY_B [together]
 //
@@ -67,6 +68,8 @@ if (mode === "together") {
   out.afterB = worker.encodedTexts();
 }
 out.order = order;
+// The encoder's path, as the Worker posts it once the weights are loaded ({encoder: {path}}).
+out.paths = posted.filter((m) => m.encoder !== undefined).map((m) => m.encoder.path);
 out.replies = Object.fromEntries(posted.filter((m) => m.status !== undefined).map((m) => [m.id, m.status]));
 out.during = posted.find((m) => m.id === 3 && m.status !== undefined)?.body ?? null;
 

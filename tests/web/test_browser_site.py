@@ -208,6 +208,10 @@ def test_the_tab_shows_the_servers_neural_numbers_and_encodes_a_typed_question(
     expect(first).to_have_attribute("data-chunk", expected["chunk"])
     shown = float(first.locator("td.score").inner_text())
     assert abs(shown - expected["score"]) <= 5e-3, (shown, expected["score"])
+    # Chromium validates the encoder's WebAssembly SIMD kernel (its bytes written by a module of
+    # the site, fetched from it like any script), so the Worker encoded on that path.
+    kernel = "./static/engine/embedding/neural/kernel.js"
+    assert page.evaluate(f"import('{kernel}').then((m) => m.simdSupported())") is True
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
     page.context.close()

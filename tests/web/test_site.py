@@ -504,6 +504,8 @@ def test_encoding_a_chunking_answers_other_requests_meanwhile_and_each_text_once
 ) -> None:
     out = node_json("site_encoding.mjs", str(site), json.dumps(ENCODE_A), json.dumps(ENCODE_B))
     assert out["replies"] == {"1": 200, "2": 200, "3": 200, "4": 200}, out["order"]
+    # Node's V8 runs WebAssembly SIMD: the Worker says its encoder took that path, once.
+    assert out["paths"] == ["wasm-simd"]
     new_a = set(out["missingA"])
     new_b = set(out["missingB"]) - new_a
     assert new_a and new_b and set(out["missingB"]) & new_a, (

@@ -23,7 +23,7 @@ import {
   attachSentences,
   hasSentences,
 } from "./exhibits/neural.js";
-import { encode } from "./embedding/neural/encoder.js";
+import { encode, encoderPath } from "./embedding/neural/encoder.js";
 import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
 
@@ -70,7 +70,9 @@ async function download(name, total, progress) {
   return out.buffer;
 }
 
-/** The JavaScript encoder, its weights fetched once (with progress) on first use. */
+/** The JavaScript encoder, its weights fetched once (with progress) on first use; once loaded,
+ * the Worker posts {encoder: {path}}: "wasm-simd" (the products on WebAssembly SIMD) or "js"
+ * (where this browser lacks it; the page ignores the message, tests read it). */
 function loadEncoder(data, progress) {
   if (encoder === null) {
     const w = data.neural.weights;
@@ -79,7 +81,9 @@ function loadEncoder(data, progress) {
         fetched(w.tokenizer).then((r) => r.json()),
         download(w.file, w.bytes, (done, total) => progress(done, total, data.neural.progress.weights)),
       ]);
-      return { tokenizer: wordPieceTokenizer(tokenizer, w.max_seq_length), weights: loadWeights(buffer) };
+      const loaded = { tokenizer: wordPieceTokenizer(tokenizer, w.max_seq_length), weights: loadWeights(buffer) };
+      postMessage({ encoder: { path: encoderPath() } });
+      return loaded;
     })();
     encoder.catch(() => {
       encoder = null; // a failed download is tried again on the next request
@@ -90,8 +94,8 @@ function loadEncoder(data, progress) {
 
 /** The vectors of the chunks `need` (a NeedsChunkVectors) lacks, encoded one text at a time
  * with progress (the Python encoder's batches change a vector by BLAS's rounding only, ~1e-7,
- * and this encoder sums in float64 text by text, so no batching is copied), then kept. Between
- * two texts (seconds each) it yields to the message queue, so every other request is answered
+ * and this encoder's own sums differ from it by about as much, so no batching is copied), then
+ * kept. Between two texts (a fraction of a second each) it yields to the message queue, so every other request is answered
  * meanwhile rather than after the whole chunking. A text another chunking's encoding is
  * already encoding (`pending`) is awaited from it, not encoded twice. */
 async function encodeChunks(data, need, progress) {
@@ -138,8 +142,9 @@ async function encodeChunks(data, need, progress) {
   }
 }
 
-// One encoding per chunking at a time: a request for a chunking already being encoded awaits
-// that encoding (its progress posted to each request waiting) instead of encoding it again.
+// One encoding per cut at a time (NeedsChunkVectors.id: settings cutting the same chunks share
+// it): a request for a cut already being encoded awaits that encoding (its progress posted to
+// each request waiting) instead of encoding it again.
 const encodings = new Map();
 // Each chunk text under way, by text: {vector (a promise), resolve, reject}.
 const pending = new Map();

@@ -13,8 +13,9 @@
 // other than the lab's own throws NeedsChunkVectors: the Worker encodes the chunks whose text
 // has no vector yet (a chunk whose text is a shipped one, or one the tab encoded for an earlier
 // chunking, reuses its vector, as the server's per-text vector cache does), addChunkVectors
-// keeps the set's vectors (an LRU of site.json's `neural.chunk_sets` sets) and each text it
-// encoded (an LRU of `neural.text_cache` texts), and it asks again.
+// keeps the set's vectors by its cut (the chunks' pages and spans, so settings cutting the same
+// chunks share them; an LRU of site.json's `neural.chunk_sets` cuts) and each text it encoded
+// (an LRU of `neural.text_cache` texts), and it asks again.
 
 import { LruCache } from "../base/lru.js";
 import { topK } from "../base/topk.js";
@@ -56,8 +57,10 @@ export class NeedsChunkVectors extends Error {
   constructor(cs, missing, reused) {
     super(`the neural vectors of ${missing.length} chunks of the ${cs.key.method} chunker at size ${cs.key.size} are not encoded yet`);
     this.key = cs.key;
-    /** The chunking's key as a string: one encoding at a time per chunking (engine/worker.js). */
-    this.id = keyOf(cs.key);
+    /** The cut (each chunk's page, start and end: lab.js's ChunkSet.cut), by which the vectors
+     * are kept: one encoding at a time per cut (engine/worker.js), shared by every setting
+     * that cuts the same chunks. */
+    this.id = cs.cut;
     this.texts = cs.chunks.map((c) => c.text);
     this.missing = missing;
     // The vectors of the texts an earlier chunking encoded, held here so that the text cache
@@ -117,8 +120,6 @@ export function textVector(data, text) {
   return v;
 }
 
-const keyOf = (key) => `${key.method} ${key.size} ${key.overlap ?? null}`;
-
 /** Each shipped chunk text's vector (the lab's own chunk set `own`'s), found on first use. */
 function shippedChunkTexts(s, own) {
   if (s.chunkTexts === null) {
@@ -131,17 +132,16 @@ function shippedChunkTexts(s, own) {
 }
 
 /** The chunk vectors of chunk set `cs` of `lab` ((n, dim), row-major): the shipped ones for the
- * lab's own chunking, else the set's kept once encoded (NeedsChunkVectors thrown until then). */
+ * lab's own cut, else those kept for its cut once encoded (NeedsChunkVectors thrown until
+ * then). Kept by the cut, not the setting: two settings that cut the same chunks (the heading
+ * chunker at any size above the longest section) share one encoding and one set of vectors. */
 export function chunkVectors(lab, cs) {
   const s = state(lab.data);
-  const want = s.section.chunking;
-  const { key } = cs;
-  if (key.method === want.method && key.size === want.size && (key.overlap ?? null) === (want.overlap ?? null)) {
-    return s.chunks;
-  }
-  const kept = s.chunkSets.get(keyOf(key));
+  const own = lab.chunkSet();
+  if (cs.cut === own.cut) return s.chunks;
+  const kept = s.chunkSets.get(cs.cut);
   if (kept !== undefined) return kept;
-  const known = shippedChunkTexts(s, lab.chunkSet());
+  const known = shippedChunkTexts(s, own);
   const missing = [];
   const reused = new Map();
   for (const t of new Set(cs.chunks.map((c) => c.text))) {
@@ -153,7 +153,7 @@ export function chunkVectors(lab, cs) {
   const need = new NeedsChunkVectors(cs, missing, reused);
   if (missing.length) throw need;
   addChunkVectors(lab.data, need, new Map());
-  return s.chunkSets.get(keyOf(key));
+  return s.chunkSets.get(cs.cut);
 }
 
 /** Keep the vectors of the chunk set that `need` (a NeedsChunkVectors) names: `encoded` a Map
@@ -169,7 +169,7 @@ export function addChunkVectors(data, need, encoded) {
     if (v === undefined) throw new Error(`no neural vector for chunk ${j} of the ${need.key.method} chunker`);
     vectors.set(v, j * dim);
   });
-  s.chunkSets.set(keyOf(need.key), vectors);
+  s.chunkSets.set(need.id, vectors);
 }
 
 /** q . v in float64 over `dim` entries of two Float32Arrays (v from `at`), clipped to [-1, 1]. */

@@ -8,10 +8,15 @@
 //              x = LayerNorm(a + GELU(a W_1 + b_1) W_2 + b_2)
 //   GELU(z) = z/2 (1 + erf(z / sqrt 2)), exact; LayerNorm with the model's eps (1e-12)
 //   pooled = mean of the t states (or the [CLS] state), then divided by max(||pooled||, 1e-12).
-// Every tensor is a Float32Array, as numpy's float32 pass keeps them; sums run in float64 and
-// are rounded to float32 when stored (BLAS sums in float32 in another order), so the two passes
-// agree to float rounding, about 1e-7 on a unit vector. GELU rounds as numpy does: erf of the
-// float32 z/sqrt 2 in float64, rounded to float32, then 1 + and the product in float32.
+// Every tensor is a Float32Array, as numpy's float32 pass keeps them. Two paths (PATHS) run the
+// matrix products: "wasm-simd", where the engine validates WebAssembly SIMD, on kernel.js's
+// kernel, each sum in float32 as BLAS's (in another order), its operands in the kernel's memory;
+// "js", the fallback, in JavaScript with float64 sums rounded to float32 when stored. Either
+// agrees with numpy's pass to float rounding: within 3.5e-7 and 2.1e-7 of the reference's unit
+// vectors (tests). GELU rounds as numpy does: erf of the float32 z/sqrt 2 in float64, rounded to
+// float32, then 1 + and the product in float32; LayerNorm and the softmax sum in float64.
+
+import { productKernel, simdSupported } from "./kernel.js";
 
 const fround = Math.fround;
 const INV_SQRT2 = fround(Math.SQRT1_2);
@@ -175,6 +180,27 @@ function buffers(t, h, inner) {
   return scratch;
 }
 
+/** Each row of the (t, t) scores, in place: times the float32 `scale`, rounded, then its
+ * softmax in float64 (`exps` a Float64Array of t), rounded to float32 when stored. */
+function softmaxRows(scores, t, scale, exps) {
+  for (let i = 0; i < t; i++) {
+    const row = i * t;
+    let max = -Infinity;
+    for (let j = 0; j < t; j++) {
+      const score = fround(scores[row + j] * scale);
+      scores[row + j] = score;
+      if (score > max) max = score;
+    }
+    let total = 0;
+    for (let j = 0; j < t; j++) {
+      const e = Math.exp(scores[row + j] - max);
+      exps[j] = e;
+      total += e;
+    }
+    for (let j = 0; j < t; j++) scores[row + j] = exps[j] / total;
+  }
+}
+
 /** softmax(Q K^T / sqrt d) V of every head, heads side by side: qkv (t, 3h) -> out (t, h). Each
  * head's Q, K (t, d) and V^T (d, t) are first copied to contiguous blocks, so both products
  * are dot products of contiguous rows (product). As numpy's float32 pass: the scores Q K^T
@@ -197,22 +223,7 @@ function attention(qkv, t, h, heads, s, out) {
       }
     }
     product(q, t, d, k, t, zeros, scores, t, 0);
-    for (let i = 0; i < t; i++) {
-      const row = i * t;
-      let max = -Infinity;
-      for (let j = 0; j < t; j++) {
-        const score = fround(scores[row + j] * scale);
-        scores[row + j] = score;
-        if (score > max) max = score;
-      }
-      let total = 0;
-      for (let j = 0; j < t; j++) {
-        const e = Math.exp(scores[row + j] - max);
-        exps[j] = e;
-        total += e;
-      }
-      for (let j = 0; j < t; j++) scores[row + j] = exps[j] / total;
-    }
+    softmaxRows(scores, t, scale, exps);
     product(scores, t, t, vt, d, zeros, out, h, head * d);
   }
   return out;
@@ -223,27 +234,30 @@ function addInto(x, y, n) {
   for (let i = 0; i < n; i++) x[i] += y[i];
 }
 
-/** The forward pass of `ids` into the scratch arrays: the last hidden states (t, h), a view of
- * the scratch's `x`, valid until the next pass. */
-function forward(weights, ids) {
-  const { config } = weights;
-  const h = config.hidden_size;
+/** x_0 of `ids` into `x` (t, h): LayerNorm(E_word[id] + E_pos + E_type[0]), each sum rounded. */
+function embed(weights, ids, x) {
+  const h = weights.config.hidden_size;
   const t = ids.length;
-  if (t < 1) throw new Error("a text needs at least one word piece");
-  if (t * h > weights.position.length) {
-    throw new Error(`${t} word pieces exceed the model's ${weights.position.length / h} positions`);
-  }
-  const inner = weights.layers[0].ffn_in_bias.length;
-  const s = buffers(t, h, inner);
-  const x = s.x.subarray(0, t * h);
   for (let i = 0; i < t; i++) {
     const w = ids[i] * h;
     for (let j = 0; j < h; j++) {
       x[i * h + j] = fround(fround(weights.word[w + j] + weights.position[i * h + j]) + weights.token_type[j]);
     }
   }
+  layerNorm(x, t, weights.emb_gamma, weights.emb_beta, weights.config.layer_norm_eps);
+}
+
+/** The forward pass of `ids` into the scratch arrays, every product in JavaScript (float64
+ * sums): the last hidden states (t, h), a view of the scratch's `x`, valid until the next pass. */
+function forwardJs(weights, ids) {
+  const { config } = weights;
+  const h = config.hidden_size;
+  const t = ids.length;
+  const inner = weights.layers[0].ffn_in_bias.length;
+  const s = buffers(t, h, inner);
+  const x = s.x.subarray(0, t * h);
+  embed(weights, ids, x);
   const eps = config.layer_norm_eps;
-  layerNorm(x, t, weights.emb_gamma, weights.emb_beta, eps);
   const qkv = s.qkv;
   const mixed = s.mixed;
   const attended = s.qkv; // free once the heads are mixed: (t, h) of its (t, 3h)
@@ -263,18 +277,144 @@ function forward(weights, ids) {
   return x;
 }
 
+/** The layers' matrices and biases, the pass's working arrays, all in the kernel's memory
+ * (kernel.js), by weights: made on a weights' first pass on this path. */
+const SIMD_STATE = new WeakMap();
+
+/** The kernel's memory laid out for `weights`: the matrices back in the file's (in, out)
+ * layout (weights.js turned them (out, in) for the JavaScript products), each output's
+ * weights a column, so the kernel reads 4 outputs' weights as one vector; then room for a text
+ * of the model's every position. Offsets in bytes, each a multiple of 16. */
+function simdState(weights) {
+  let st = SIMD_STATE.get(weights);
+  if (st !== undefined) return st;
+  const h = weights.config.hidden_size;
+  const d = h / weights.config.num_attention_heads;
+  const inner = weights.layers[0].ffn_in_bias.length;
+  const rows = weights.position.length / h;
+  let end = 0;
+  const alloc = (floats) => {
+    const at = end;
+    end += Math.ceil(floats / 4) * 16;
+    return at;
+  };
+  const shapes = { qkv: [h, 3 * h], attn_out: [h, h], ffn_in: [h, inner], ffn_out: [inner, h] };
+  const layers = weights.layers.map((layer) => {
+    const out = {};
+    for (const [name, [n, m]] of Object.entries(shapes)) {
+      out[name] = alloc(n * m);
+      out[`${name}_bias`] = alloc(m);
+    }
+    return out;
+  });
+  const at = {
+    x: alloc(rows * h), qkv: alloc(rows * 3 * h), mixed: alloc(rows * h), wide: alloc(rows * inner),
+    scores: alloc(rows * rows), kt: alloc(d * rows), zeros: alloc(Math.max(rows, h)),
+  };
+  const { memory, gemm } = productKernel(end);
+  const heap = new Float32Array(memory.buffer);
+  weights.layers.forEach((layer, l) => {
+    for (const [name, [n, m]] of Object.entries(shapes)) {
+      const wt = layer[name]; // (m, n)
+      const base = layers[l][name] >> 2;
+      for (let j = 0; j < m; j++) {
+        const row = j * n;
+        for (let k = 0; k < n; k++) heap[base + k * m + j] = wt[row + k];
+      }
+      heap.set(layer[`${name}_bias`], layers[l][`${name}_bias`] >> 2);
+    }
+  });
+  st = { gemm, heap, layers, at, exps: new Float64Array(rows) };
+  SIMD_STATE.set(weights, st);
+  return st;
+}
+
+/** heap[to + c t + i] = heap[from + i stride + c] for i < t, c < d: one head's K (t, d), a
+ * block of rows `stride` apart, copied as K^T (d, t). */
+function transposeInto(heap, from, stride, t, d, to) {
+  for (let i = 0; i < t; i++) {
+    const row = from + i * stride;
+    for (let c = 0; c < d; c++) heap[to + c * t + i] = heap[row + c];
+  }
+}
+
+/** The forward pass of `ids` with every product on the WebAssembly SIMD kernel (float32 sums,
+ * kernel.js), the rest as forwardJs: the last hidden states (t, h), a view of the kernel's
+ * memory, valid until the next pass. Attention reads each head's Q and V in place in qkv
+ * (strides of 3h) and K^T from a copy (d, t), as the kernel's b is (n, m) rows. */
+function forwardSimd(weights, ids) {
+  const { config } = weights;
+  const h = config.hidden_size;
+  const heads = config.num_attention_heads;
+  const d = h / heads;
+  const inner = weights.layers[0].ffn_in_bias.length;
+  const st = simdState(weights);
+  const { gemm, heap, at } = st;
+  const t = ids.length;
+  const view = (offset, floats) => heap.subarray(offset >> 2, (offset >> 2) + floats);
+  const x = view(at.x, t * h);
+  embed(weights, ids, x);
+  const eps = config.layer_norm_eps;
+  const n = t * h;
+  const attended = view(at.qkv, n); // free once the heads are mixed, as in forwardJs
+  const wide = view(at.wide, t * inner);
+  const scores = view(at.scores, t * t);
+  const scale = fround(1 / Math.sqrt(d));
+  const row3 = 3 * h * 4;
+  weights.layers.forEach((layer, l) => {
+    const w = st.layers[l];
+    gemm(at.x, h * 4, w.qkv, row3, w.qkv_bias, at.qkv, row3, t, h, 3 * h);
+    for (let head = 0; head < heads; head++) {
+      const q = at.qkv + head * d * 4;
+      transposeInto(heap, (at.qkv >> 2) + h + head * d, 3 * h, t, d, at.kt >> 2);
+      gemm(q, row3, at.kt, t * 4, at.zeros, at.scores, t * 4, t, d, t);
+      softmaxRows(scores, t, scale, st.exps);
+      gemm(at.scores, t * 4, q + 2 * h * 4, row3, at.zeros, at.mixed + head * d * 4, h * 4, t, t, d);
+    }
+    gemm(at.mixed, h * 4, w.attn_out, h * 4, w.attn_out_bias, at.qkv, h * 4, t, h, h);
+    addInto(x, attended, n);
+    layerNorm(x, t, layer.ln1_gamma, layer.ln1_beta, eps);
+    gemm(at.x, h * 4, w.ffn_in, inner * 4, w.ffn_in_bias, at.wide, inner * 4, t, h, inner);
+    gelu(wide);
+    gemm(at.wide, inner * 4, w.ffn_out, h * 4, w.ffn_out_bias, at.qkv, h * 4, t, inner, h);
+    addInto(x, attended, n);
+    layerNorm(x, t, layer.ln2_gamma, layer.ln2_beta, eps);
+  });
+  return x;
+}
+
+/** The encoder's two paths: "wasm-simd" (the products on kernel.js's WebAssembly SIMD kernel,
+ * float32 sums) and "js" (plain JavaScript, float64 sums), the fallback. */
+export const PATHS = Object.freeze(["wasm-simd", "js"]);
+
+/** The path this engine runs: "wasm-simd" where WebAssembly SIMD validates, else "js". */
+export const encoderPath = () => (simdSupported() ? "wasm-simd" : "js");
+
+function forward(weights, ids, path) {
+  const h = weights.config.hidden_size;
+  const t = ids.length;
+  if (t < 1) throw new Error("a text needs at least one word piece");
+  if (t * h > weights.position.length) {
+    throw new Error(`${t} word pieces exceed the model's ${weights.position.length / h} positions`);
+  }
+  if (path === "wasm-simd") return forwardSimd(weights, ids);
+  if (path === "js") return forwardJs(weights, ids);
+  throw new Error(`the encoder's path ${path} is not one of ${PATHS.join(", ")}`);
+}
+
 /** The last hidden states (t, h) of one text's word-piece `ids` (at most the model's positions),
- * a new Float32Array, row-major. */
-export function tokenStates(weights, ids) {
-  return forward(weights, ids).slice();
+ * a new Float32Array, row-major; `path` one of PATHS (this engine's by default). */
+export function tokenStates(weights, ids, { path = encoderPath() } = {}) {
+  return forward(weights, ids, path).slice();
 }
 
 /** One text's sentence vector (h,) Float32Array from its word-piece `ids`: pooled as the model
- * says ("mean" over the tokens, or "cls"), divided by its L2 norm unless `normalize` is false. */
-export function encodeIds(weights, ids, { normalize = true } = {}) {
+ * says ("mean" over the tokens, or "cls"), divided by its L2 norm unless `normalize` is false;
+ * `path` one of PATHS (this engine's by default). */
+export function encodeIds(weights, ids, { normalize = true, path = encoderPath() } = {}) {
   const h = weights.config.hidden_size;
   const t = ids.length;
-  const states = forward(weights, ids);
+  const states = forward(weights, ids, path);
   const pooled = new Float32Array(h);
   if (weights.config.pooling === "cls") {
     pooled.set(states.subarray(0, h));
@@ -293,7 +433,8 @@ export function encodeIds(weights, ids, { normalize = true } = {}) {
   return pooled;
 }
 
-/** One text's unit sentence vector: `tokenizer` from wordpiece.js, `weights` from weights.js. */
-export function encode(tokenizer, weights, text) {
-  return encodeIds(weights, tokenizer.ids(text));
+/** One text's unit sentence vector: `tokenizer` from wordpiece.js, `weights` from weights.js,
+ * `path` one of PATHS (this engine's by default). */
+export function encode(tokenizer, weights, text, { path = encoderPath() } = {}) {
+  return encodeIds(weights, tokenizer.ids(text), { path });
 }
