@@ -12,11 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import dask
 import pytest
 
 from raglab.cli.main import main
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import count_chunks, submit_files
+from raglab.distributed.cluster import connect
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import default
@@ -53,6 +55,38 @@ def test_killing_a_worker_mid_index_gives_the_same_answers(client: Any, handbook
         want = local.search(tokens, k=10)
         assert docs[row].tolist() == want.indices.tolist()
         assert scores[row].tobytes() == want.scores.tobytes()
+
+
+def _total(values: list[int]) -> int:
+    """Task: the sum of ``values``."""
+    return sum(values)
+
+
+def test_workers_of_a_local_cluster_restarting_slowly_all_come_back() -> None:
+    """Oracle: the workers' count and a task's hand-worked result (1 + 2 + 3 = 6). Dask's
+    LocalCluster closes the nanny of a lost worker for good when, ``lost-worker-timeout``
+    after the loss (15 s by default), no worker of its name has registered again: a restart
+    slower than that (a new process importing numpy, scipy, numba and RAG lab on a loaded
+    machine) cost the cluster that nanny, and two such losses every worker, and the command
+    stopped on --no-workers-timeout. Here the timer is 0.2 s, shorter than any restart, and
+    both workers of :func:`connect`'s cluster are killed 1 s apart: both nannies restart
+    theirs, and the work goes on."""
+    with (
+        dask.config.set({"distributed.deploy.lost-worker-timeout": "200ms"}),
+        connect(workers=2) as c,
+    ):
+        lost = set(c.scheduler_info()["workers"])
+        for pid in sorted(c.run(os.getpid).values()):
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(1)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            now = set(c.scheduler_info()["workers"])
+            if len(now) == 2 and not now & lost:
+                break
+            time.sleep(0.2)
+        assert len(now) == 2 and not now & lost, now
+        assert c.submit(_total, [1, 2, 3], pure=False).result(timeout=60) == 6
 
 
 #: The first task of each phase of ``raglab report`` on a cluster, by its function's name:
