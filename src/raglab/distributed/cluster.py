@@ -459,10 +459,11 @@ def connect(
     ``workers=N``: a LocalCluster of N single-threaded worker processes on this machine (one
     thread each, so N is the parallelism and numpy's own threads do not oversubscribe it),
     each under a nanny that restarts it if it dies, however long that takes
-    (:data:`LOST_WORKER_TIMEOUT`). ``scheduler="tcp://host:8786"`` or ``scheduler_file`` (the JSON file ``dask scheduler
-    --scheduler-file`` writes): an existing cluster (any Dask deployment); its workers must
-    see the corpus files at the same paths as this machine. Exactly one of the three. ``echo``
-    receives one line naming the dashboard (:func:`dashboard_line`).
+    (:data:`LOST_WORKER_TIMEOUT`). ``scheduler="tcp://host:8786"`` or ``scheduler_file``
+    (the JSON file ``dask scheduler --scheduler-file`` writes): an existing cluster (any Dask
+    deployment); its workers must see the corpus files at the same paths as this machine.
+    Exactly one of the three. ``echo`` receives one line naming the dashboard
+    (:func:`dashboard_line`).
 
     ``shards_per_worker``: the pieces each stage's work is cut into, per worker (:func:`shards`;
     None: :data:`raglab.settings.CLUSTER_SHARDS_PER_WORKER`, and likewise for the timeouts).
@@ -513,12 +514,12 @@ def connect(
         stack.enter_context(_quiet_dask_logs())
         stack.enter_context(dask.config.set({SHARDS_KEY: int(shards_per_worker)}))
         if workers is not None:
-            # Dask's LocalCluster closes a lost worker's nanny for good when no worker of its
-            # name has registered again LOST_WORKER_TIMEOUT after the loss (Dask's own 15 s); a
-            # nanny restarts its worker itself, and a restart slower than that (a new process
-            # importing numpy, scipy, numba and RAG lab on a loaded machine) lost the cluster
-            # that nanny, two such losses every worker. A nanny whose restart fails closes on
-            # its own, and the no-workers clock (_WorkerWatch) then stops the command.
+            # Dask's LocalCluster closes a lost worker's nanny for good when, LOST_WORKER_KEY
+            # after the loss (15 s by default), no worker of its name has registered again:
+            # a restart slower than that (a new process importing numpy, scipy, numba and
+            # RAG lab on a loaded machine) lost the cluster that nanny, and two such losses
+            # every worker. A nanny whose restart fails closes on its own, and the no-workers
+            # clock (_WorkerWatch) then stops the command.
             stack.enter_context(dask.config.set({LOST_WORKER_KEY: LOST_WORKER_TIMEOUT}))
             try:
                 cluster = stack.enter_context(
