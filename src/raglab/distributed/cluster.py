@@ -24,6 +24,8 @@ from raglab.settings import (
 
 __all__ = [
     "INSTALL_HINT",
+    "LOST_WORKER_KEY",
+    "LOST_WORKER_TIMEOUT",
     "SHARDS_KEY",
     "ClusterFailed",
     "DaskMissing",
@@ -95,6 +97,15 @@ def require_dask() -> None:
 #: The Dask configuration key holding the pieces of work per worker while a client is open
 #: (:func:`shards`); set by :func:`connect`.
 SHARDS_KEY = "raglab.shards-per-worker"
+
+
+#: Dask's configuration key for how long after a worker's loss its LocalCluster closes the
+#: worker's nanny if no worker of that name has come back (:func:`connect` sets it).
+LOST_WORKER_KEY = "distributed.deploy.lost-worker-timeout"
+
+#: :data:`LOST_WORKER_KEY` while a LocalCluster of :func:`connect` runs: in effect never (Dask
+#: reads a duration, not infinity), since its nannies restart their workers however slowly.
+LOST_WORKER_TIMEOUT = "3650d"
 
 
 def shards(client: Any) -> int:
@@ -446,11 +457,13 @@ def connect(
     """A ``distributed.Client`` for the duration of the ``with`` block, closed after it.
 
     ``workers=N``: a LocalCluster of N single-threaded worker processes on this machine (one
-    thread each, so N is the parallelism and numpy's own threads do not oversubscribe it).
-    ``scheduler="tcp://host:8786"`` or ``scheduler_file`` (the JSON file ``dask scheduler
-    --scheduler-file`` writes): an existing cluster (any Dask deployment); its workers must
-    see the corpus files at the same paths as this machine. Exactly one of the three. ``echo``
-    receives one line naming the dashboard (:func:`dashboard_line`).
+    thread each, so N is the parallelism and numpy's own threads do not oversubscribe it),
+    each under a nanny that restarts it if it dies, however long that takes
+    (:data:`LOST_WORKER_TIMEOUT`). ``scheduler="tcp://host:8786"`` or ``scheduler_file``
+    (the JSON file ``dask scheduler --scheduler-file`` writes): an existing cluster (any Dask
+    deployment); its workers must see the corpus files at the same paths as this machine.
+    Exactly one of the three. ``echo`` receives one line naming the dashboard
+    (:func:`dashboard_line`).
 
     ``shards_per_worker``: the pieces each stage's work is cut into, per worker (:func:`shards`;
     None: :data:`raglab.settings.CLUSTER_SHARDS_PER_WORKER`, and likewise for the timeouts).
@@ -501,6 +514,13 @@ def connect(
         stack.enter_context(_quiet_dask_logs())
         stack.enter_context(dask.config.set({SHARDS_KEY: int(shards_per_worker)}))
         if workers is not None:
+            # Dask's LocalCluster closes a lost worker's nanny for good when, LOST_WORKER_KEY
+            # after the loss (15 s by default), no worker of its name has registered again:
+            # a restart slower than that (a new process importing numpy, scipy, numba and
+            # RAG lab on a loaded machine) lost the cluster that nanny, and two such losses
+            # every worker. A nanny whose restart fails closes on its own, and the no-workers
+            # clock (_WorkerWatch) then stops the command.
+            stack.enter_context(dask.config.set({LOST_WORKER_KEY: LOST_WORKER_TIMEOUT}))
             try:
                 cluster = stack.enter_context(
                     local_cluster(
