@@ -57,6 +57,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,11 @@ import numpy.typing as npt
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray
+from raglab.base.threads import blas_threads
 from raglab.distributed.chunking import PagesRead, read_partitions
 from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
+from raglab.embedding.neural.encoder import blas_thread_count
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
@@ -282,6 +285,50 @@ def _times(block: tuple[SparseMatrix, FloatArray], X: FloatArray) -> FloatArray:
     return out
 
 
+def _piece(Y: FloatArray, rows: tuple[int, int], columns: tuple[int, int]) -> FloatArray:
+    """Task: the contiguous copy of ``Y[rows, columns]`` a block's chain step takes."""
+    out: FloatArray = np.ascontiguousarray(Y[rows[0] : rows[1], columns[0] : columns[1]])
+    return out
+
+
+def _stacked(parts: Sequence[FloatArray], axis: int) -> FloatArray:
+    out: FloatArray = np.concatenate(parts, axis=axis)
+    return out
+
+
+def _lu_of_rows(threads: int, *parts: FloatArray) -> FloatArray:
+    """Task: :func:`raglab.embedding.svd._lu_basis` of the blocks' rows stacked, (m, l), BLAS on
+    the client's ``threads`` (LAPACK's rounding may depend on them)."""
+    with blas_threads(threads):
+        return _lu_basis(_stacked(parts, 0))
+
+
+def _lu_of_columns(threads: int, *parts: FloatArray) -> FloatArray:
+    """Task: :func:`raglab.embedding.svd._lu_basis` of the column slices side by side, (n, l)."""
+    with blas_threads(threads):
+        return _lu_basis(_stacked(parts, 1))
+
+
+def _orthonormal_rows(threads: int, *parts: FloatArray) -> FloatArray:
+    """Task: Q, :func:`raglab.embedding.svd._orthonormal` of the blocks' rows stacked, (m, l)."""
+    with blas_threads(threads):
+        return _orthonormal(_stacked(parts, 0))
+
+
+def _small_problem(
+    threads: int, rank: int, Q: FloatArray, *parts: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Task: :func:`raglab.embedding.svd.small_problem` of Q and B = (A^T Q)^T, whose column
+    slices are ``parts``: U (m, rank), s (rank,) and Vt (rank, n)."""
+    with blas_threads(threads):
+        return small_problem(Q, _stacked(parts, 1).T, rank)
+
+
+def _seeded(n: int, width: int, seed: int) -> FloatArray:
+    """Task: Omega (n, l), :func:`raglab.embedding.sketch.seeded_matrix`."""
+    return seeded_matrix(n, width, seed)
+
+
 def chain_transpose_times(
     block: tuple[SparseMatrix, FloatArray], Y: FloatArray, running: FloatArray | None
 ) -> FloatArray:
@@ -341,38 +388,26 @@ class BlockedTermMatrix:
             for a, b in self.ranges
         ]
 
-    def times(self, X: FloatArray) -> FloatArray:
-        """A X for X (n, l): the blocks' products stacked, (m, l)."""
-        sent = share(self._client, X)
-        parts = self._client.gather(
-            [self._client.submit(_times, b, sent, pure=False) for b in self._blocks]
-        )
-        out: FloatArray = np.concatenate(parts, axis=0)
-        return out
+    def times(self, X: Any) -> list[Any]:
+        """A X for X (n, l), a future: each block's product A_b X, (m_b, l), left on the
+        workers as a future, in block order (stacked, they are A X bit for bit)."""
+        return [self._client.submit(_times, b, X, pure=False) for b in self._blocks]
 
-    def transpose_times(self, Y: FloatArray) -> FloatArray:
-        """A^T Y for Y (m, l), (n, l): every window's sum in the single product's order, block
-        after block (:func:`chain_transpose_times`), pipelined over slices of the columns."""
-        width = Y.shape[1]
-        cuts = term_ranges(width, len(self._blocks))
+    def transpose_times(self, Y: Any, width: int) -> list[Any]:
+        """A^T Y for Y (m, ``width``), a future: every window's sum in the single product's
+        order, block after block (:func:`chain_transpose_times`), pipelined over slices of the
+        columns; the slices' futures, (n, l_j) each, left on the workers."""
         ends = []
-        for c, d in cuts:
+        for c, d in term_ranges(width, len(self._blocks)):
             running = None
             for (a, b), blk in zip(self.ranges, self._blocks, strict=True):
-                # The piece of Y travels inside its task (client, scheduler, worker), not
-                # scattered to one worker: the scheduler keeps it with the task, so a worker
-                # lost with the piece or with a running sum downstream of it is recomputed.
+                # Each piece of Y is a task of its own: lost with its worker, it is cut again.
+                piece = self._client.submit(_piece, Y, (a, b), (c, d), pure=False)
                 running = self._client.submit(
-                    chain_transpose_times,
-                    blk,
-                    np.ascontiguousarray(Y[a:b, c:d]),
-                    running,
-                    pure=False,
+                    chain_transpose_times, blk, piece, running, pure=False
                 )
             ends.append(running)
-        parts = self._client.gather(ends)
-        out: FloatArray = np.concatenate(parts, axis=1)
-        return out
+        return ends
 
     def idf(self) -> FloatArray:
         parts = self._client.gather(
@@ -421,10 +456,16 @@ def fit_lsa_on_cluster(
             f"rank {rank} exceeds min(terms, windows) = min{A.shape}; fit fewer dimensions"
         )
     width = min(rank + oversample, m, n)
-    Y = A.times(seeded_matrix(n, width, seed))
+    submit = partial(client.submit, pure=False)
+    # The dense steps run on a worker with this process's BLAS threads, so that LAPACK
+    # rounds as the single machine here would.
+    threads = blas_thread_count()
+    # Every sketch stays on the workers as a future: only U, s and Vt come back.
+    Y = A.times(submit(_seeded, n, width, seed))
     for _ in range(power_iterations):
-        Y = A.times(_lu_basis(A.transpose_times(_lu_basis(Y))))
-    Q = _orthonormal(Y)
-    B = A.transpose_times(Q).T  # (l, n) = Q^T A
-    U, s, Vt = small_problem(Q, B, rank)
+        Z = A.transpose_times(submit(_lu_of_rows, threads, *Y), width)
+        Y = A.times(submit(_lu_of_columns, threads, *Z))
+    Q = submit(_orthonormal_rows, threads, *Y)
+    del Y
+    U, s, Vt = client.gather(submit(_small_problem, threads, rank, Q, *A.transpose_times(Q, width)))
     return LSAModel(A.vocabulary, A.idf(), U, s, Vt, A.frobenius_sq())
