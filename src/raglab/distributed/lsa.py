@@ -20,7 +20,7 @@ vocabulary), each built and held by a worker:
    Python strings held about 60); block b weights its own terms, ``tfidf_matrix`` over the windows restricted to them. A term's idf is
    ln(n / df), and its df counts the windows in its row, so a block needs no other block's
    statistics: its rows are the single-machine A's rows, bit for bit.
-2. **Client**: Omega (n, l) from ``seed`` (:func:`raglab.embedding.sketch.seeded_matrix`), as there.
+2. **A worker**: Omega (n, l) from ``seed`` (:func:`raglab.embedding.sketch.seeded_matrix`), as there.
 3. **Products per block**: Y = A X is the blocks' A_b X stacked (each row's sum is the single
    product's, bit for bit). Z = A^T Y adds, for each window, its terms' a_tk y_t in ascending
    term order; the single product (scipy's ``csr_matvecs``) adds them one by one into the
@@ -29,9 +29,15 @@ vocabulary), each built and held by a worker:
    product's order, and Z is its value bit for bit. The chain is sequential over the blocks;
    the l columns are cut into as many slices as there are blocks, each slice its own chain, so
    that while block b works on slice j, block b - 1 already works on slice j + 1 (a pipeline).
-4. **Client, the small dense problems**: the LU normaliser between power passes
-   (:func:`raglab.embedding.svd._lu_basis` on the thin m x l and n x l sketches), the Householder QR at
-   the end (:func:`raglab.embedding.svd._orthonormal`), the l x l eigenproblem of B B^T, the signs.
+4. **A worker, the small dense problems**: the LU normaliser between power passes
+   (:func:`raglab.embedding.svd._lu_basis` on the thin m x l and n x l sketches, the blocks'
+   rows or the column slices joined in one task), the Householder QR at the end
+   (:func:`raglab.embedding.svd._orthonormal`), the l x l eigenproblem of B B^T, the signs
+   (:func:`raglab.embedding.svd.small_problem`): each a task of the whole sketch, since LU with
+   partial pivoting, the QR and B B^T are not sums of per-block pieces bit for bit. LAPACK's
+   rounding may depend on BLAS's threads, so each such task runs with this process's count
+   (:func:`raglab.base.threads.blas_threads`; with threadpoolctl installed, as the
+   single machine would run it here).
 5. ||A||_F^2: each block's squares added exactly (:func:`raglab.base.exact.scaled_sum_of_squares`),
    integers summed on the client, rounded once, as :func:`raglab.embedding.lsa.fit_lsa` does.
 
@@ -41,14 +47,16 @@ command line's ``--workers`` fits LSA here.
 
 What moves: each page's word count to the client and the windows' ranges back, each
 partition's sorted terms to the client and the vocabulary back; the windows' token columns
-once to each worker; per product A X, the (n, l) sketch to every
-worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it (inside the task, by way of the scheduler) and
-the (n, l) running sums from block to block, once. The client holds A's vocabulary and the thin
-sketches, never A.
+once to each worker; then only between workers: per product A X, the (n, l) sketch to every
+block and each block's (m_b, l) rows to the task that joins them; per product A^T Y, each
+block's piece of Y and the (n, l) running sums from block to block. The client holds futures
+of the sketches, never their data: it receives U (m, k), s and Vt (k, n), the idf and
+||A||_F^2, the model's own arrays, and holds A's vocabulary, never A.
 
 What a worker lost in the middle of the fit takes with it, Dask computes again: the blocks from
-the windows (and those from the page files), the products from the blocks, X and the pieces of Y, all of which the scheduler
-keeps with their tasks (:func:`raglab.distributed.cluster.share`), never scattered.
+the windows (and those from the page files), the products from the blocks, the sketches and the
+pieces of Y from the tasks that made them, all of which the scheduler keeps with their tasks
+(:func:`raglab.distributed.cluster.share`), never scattered.
 """
 
 from __future__ import annotations
