@@ -20,7 +20,7 @@ vocabulary), each built and held by a worker:
    Python strings held about 60); block b weights its own terms, ``tfidf_matrix`` over the windows restricted to them. A term's idf is
    ln(n / df), and its df counts the windows in its row, so a block needs no other block's
    statistics: its rows are the single-machine A's rows, bit for bit.
-2. **Client**: Omega (n, l) from ``seed`` (:func:`raglab.embedding.sketch.seeded_matrix`), as there.
+2. **A worker**: Omega (n, l) from ``seed`` (:func:`raglab.embedding.sketch.seeded_matrix`), as there.
 3. **Products per block**: Y = A X is the blocks' A_b X stacked (each row's sum is the single
    product's, bit for bit). Z = A^T Y adds, for each window, its terms' a_tk y_t in ascending
    term order; the single product (scipy's ``csr_matvecs``) adds them one by one into the
@@ -29,9 +29,15 @@ vocabulary), each built and held by a worker:
    product's order, and Z is its value bit for bit. The chain is sequential over the blocks;
    the l columns are cut into as many slices as there are blocks, each slice its own chain, so
    that while block b works on slice j, block b - 1 already works on slice j + 1 (a pipeline).
-4. **Client, the small dense problems**: the LU normaliser between power passes
-   (:func:`raglab.embedding.svd._lu_basis` on the thin m x l and n x l sketches), the Householder QR at
-   the end (:func:`raglab.embedding.svd._orthonormal`), the l x l eigenproblem of B B^T, the signs.
+4. **A worker, the small dense problems**: the LU normaliser between power passes
+   (:func:`raglab.embedding.svd._lu_basis` on the thin m x l and n x l sketches, the blocks'
+   rows or the column slices joined in one task), the Householder QR at the end
+   (:func:`raglab.embedding.svd._orthonormal`), the l x l eigenproblem of B B^T, the signs
+   (:func:`raglab.embedding.svd.small_problem`): each a task of the whole sketch, since LU with
+   partial pivoting, the QR and B B^T are not sums of per-block pieces bit for bit. LAPACK's
+   rounding may depend on BLAS's threads, so each such task runs with this process's count
+   (:func:`raglab.base.threads.blas_threads`; with threadpoolctl installed, as the
+   single machine would run it here).
 5. ||A||_F^2: each block's squares added exactly (:func:`raglab.base.exact.scaled_sum_of_squares`),
    integers summed on the client, rounded once, as :func:`raglab.embedding.lsa.fit_lsa` does.
 
@@ -41,14 +47,16 @@ command line's ``--workers`` fits LSA here.
 
 What moves: each page's word count to the client and the windows' ranges back, each
 partition's sorted terms to the client and the vocabulary back; the windows' token columns
-once to each worker; per product A X, the (n, l) sketch to every
-worker and each block's (m_b, l) rows back; per product A^T Y, each block's rows of Y to it (inside the task, by way of the scheduler) and
-the (n, l) running sums from block to block, once. The client holds A's vocabulary and the thin
-sketches, never A.
+once to each worker; then only between workers: per product A X, the (n, l) sketch to every
+block and each block's (m_b, l) rows to the task that joins them; per product A^T Y, each
+block's piece of Y and the (n, l) running sums from block to block. The client holds futures
+of the sketches, never their data: it receives U (m, k), s and Vt (k, n), the idf and
+||A||_F^2, the model's own arrays, and holds A's vocabulary, never A.
 
 What a worker lost in the middle of the fit takes with it, Dask computes again: the blocks from
-the windows (and those from the page files), the products from the blocks, X and the pieces of Y, all of which the scheduler
-keeps with their tasks (:func:`raglab.distributed.cluster.share`), never scattered.
+the windows (and those from the page files), the products from the blocks, the sketches and the
+pieces of Y from the tasks that made them, all of which the scheduler keeps with their tasks
+(:func:`raglab.distributed.cluster.share`), never scattered.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +74,11 @@ import numpy.typing as npt
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray
+from raglab.base.threads import blas_threads
 from raglab.distributed.chunking import PagesRead, read_partitions
 from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
+from raglab.embedding.neural.encoder import blas_thread_count
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
@@ -282,6 +293,50 @@ def _times(block: tuple[SparseMatrix, FloatArray], X: FloatArray) -> FloatArray:
     return out
 
 
+def _piece(Y: FloatArray, rows: tuple[int, int], columns: tuple[int, int]) -> FloatArray:
+    """Task: the contiguous copy of ``Y[rows, columns]`` a block's chain step takes."""
+    out: FloatArray = np.ascontiguousarray(Y[rows[0] : rows[1], columns[0] : columns[1]])
+    return out
+
+
+def _stacked(parts: Sequence[FloatArray], axis: int) -> FloatArray:
+    out: FloatArray = np.concatenate(parts, axis=axis)
+    return out
+
+
+def _lu_of_rows(threads: int, *parts: FloatArray) -> FloatArray:
+    """Task: :func:`raglab.embedding.svd._lu_basis` of the blocks' rows stacked, (m, l), BLAS on
+    the client's ``threads`` (LAPACK's rounding may depend on them)."""
+    with blas_threads(threads):
+        return _lu_basis(_stacked(parts, 0))
+
+
+def _lu_of_columns(threads: int, *parts: FloatArray) -> FloatArray:
+    """Task: :func:`raglab.embedding.svd._lu_basis` of the column slices side by side, (n, l)."""
+    with blas_threads(threads):
+        return _lu_basis(_stacked(parts, 1))
+
+
+def _orthonormal_rows(threads: int, *parts: FloatArray) -> FloatArray:
+    """Task: Q, :func:`raglab.embedding.svd._orthonormal` of the blocks' rows stacked, (m, l)."""
+    with blas_threads(threads):
+        return _orthonormal(_stacked(parts, 0))
+
+
+def _small_problem(
+    threads: int, rank: int, Q: FloatArray, *parts: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Task: :func:`raglab.embedding.svd.small_problem` of Q and B = (A^T Q)^T, whose column
+    slices are ``parts``: U (m, rank), s (rank,) and Vt (rank, n)."""
+    with blas_threads(threads):
+        return small_problem(Q, _stacked(parts, 1).T, rank)
+
+
+def _seeded(n: int, width: int, seed: int) -> FloatArray:
+    """Task: Omega (n, l), :func:`raglab.embedding.sketch.seeded_matrix`."""
+    return seeded_matrix(n, width, seed)
+
+
 def chain_transpose_times(
     block: tuple[SparseMatrix, FloatArray], Y: FloatArray, running: FloatArray | None
 ) -> FloatArray:
@@ -341,38 +396,26 @@ class BlockedTermMatrix:
             for a, b in self.ranges
         ]
 
-    def times(self, X: FloatArray) -> FloatArray:
-        """A X for X (n, l): the blocks' products stacked, (m, l)."""
-        sent = share(self._client, X)
-        parts = self._client.gather(
-            [self._client.submit(_times, b, sent, pure=False) for b in self._blocks]
-        )
-        out: FloatArray = np.concatenate(parts, axis=0)
-        return out
+    def times(self, X: Any) -> list[Any]:
+        """A X for X (n, l), a future: each block's product A_b X, (m_b, l), left on the
+        workers as a future, in block order (stacked, they are A X bit for bit)."""
+        return [self._client.submit(_times, b, X, pure=False) for b in self._blocks]
 
-    def transpose_times(self, Y: FloatArray) -> FloatArray:
-        """A^T Y for Y (m, l), (n, l): every window's sum in the single product's order, block
-        after block (:func:`chain_transpose_times`), pipelined over slices of the columns."""
-        width = Y.shape[1]
-        cuts = term_ranges(width, len(self._blocks))
+    def transpose_times(self, Y: Any, width: int) -> list[Any]:
+        """A^T Y for Y (m, ``width``), a future: every window's sum in the single product's
+        order, block after block (:func:`chain_transpose_times`), pipelined over slices of the
+        columns; the slices' futures, (n, l_j) each, left on the workers."""
         ends = []
-        for c, d in cuts:
+        for c, d in term_ranges(width, len(self._blocks)):
             running = None
             for (a, b), blk in zip(self.ranges, self._blocks, strict=True):
-                # The piece of Y travels inside its task (client, scheduler, worker), not
-                # scattered to one worker: the scheduler keeps it with the task, so a worker
-                # lost with the piece or with a running sum downstream of it is recomputed.
+                # Each piece of Y is a task of its own: lost with its worker, it is cut again.
+                piece = self._client.submit(_piece, Y, (a, b), (c, d), pure=False)
                 running = self._client.submit(
-                    chain_transpose_times,
-                    blk,
-                    np.ascontiguousarray(Y[a:b, c:d]),
-                    running,
-                    pure=False,
+                    chain_transpose_times, blk, piece, running, pure=False
                 )
             ends.append(running)
-        parts = self._client.gather(ends)
-        out: FloatArray = np.concatenate(parts, axis=1)
-        return out
+        return ends
 
     def idf(self) -> FloatArray:
         parts = self._client.gather(
@@ -421,10 +464,16 @@ def fit_lsa_on_cluster(
             f"rank {rank} exceeds min(terms, windows) = min{A.shape}; fit fewer dimensions"
         )
     width = min(rank + oversample, m, n)
-    Y = A.times(seeded_matrix(n, width, seed))
+    submit = partial(client.submit, pure=False)
+    # The dense steps run on a worker with this process's BLAS threads, so that LAPACK
+    # rounds as the single machine here would.
+    threads = blas_thread_count()
+    # Every sketch stays on the workers as a future: only U, s and Vt come back.
+    Y = A.times(submit(_seeded, n, width, seed))
     for _ in range(power_iterations):
-        Y = A.times(_lu_basis(A.transpose_times(_lu_basis(Y))))
-    Q = _orthonormal(Y)
-    B = A.transpose_times(Q).T  # (l, n) = Q^T A
-    U, s, Vt = small_problem(Q, B, rank)
+        Z = A.transpose_times(submit(_lu_of_rows, threads, *Y), width)
+        Y = A.times(submit(_lu_of_columns, threads, *Z))
+    Q = submit(_orthonormal_rows, threads, *Y)
+    del Y
+    U, s, Vt = client.gather(submit(_small_problem, threads, rank, Q, *A.transpose_times(Q, width)))
     return LSAModel(A.vocabulary, A.idf(), U, s, Vt, A.frobenius_sq())

@@ -31,11 +31,12 @@ builds no table of every chunk there.
 What stays on the client, O(chunks): the lab itself (pages, questions, and its chunk list for
 ids, relevance, packing and the reader's inputs, held as offsets and word counts,
 :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
-while a stage reads it), the LSA vocabulary and the fit's thin sketches; for an LSA or fusion
-first stage the fold-in of every chunk to the LSA space (docs/distributed.md, "What the client
-holds"). Fusion and the threshold run there too. A neural first stage is searched per shard on
-the workers and merged (:mod:`raglab.distributed.neural_shards`): the client holds its
-questions' vectors, rankings and candidates' rows, not the chunks' vectors.
+while a stage reads it), the LSA vocabulary and model (U, s, Vt; the fit's sketches stay on
+the workers); for an LSA or fusion first stage the fold-in of every chunk to the LSA space
+(docs/distributed.md, "What the client holds"). Fusion and the threshold run there too. A
+neural first stage is searched per shard on the workers and merged
+(:mod:`raglab.distributed.neural_shards`): the client holds its questions' vectors, rankings
+and candidates' rows, not the chunks' vectors.
 """
 
 from __future__ import annotations
