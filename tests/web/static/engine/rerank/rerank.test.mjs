@@ -21,6 +21,7 @@ import {
   rerankExhibit,
   trainReranker,
 } from "../../../../../src/raglab/web/static/engine/pipeline/reranking.js";
+import { identifiers, identifiersAmong, tokenize } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
 import { allClose, close, fixture, same } from "../fixtures.mjs";
 
 const options = (f) => ({
@@ -99,6 +100,24 @@ function inputs(q, chunks, what) {
     ageYears: q.age_years,
   };
 }
+
+test("a chunk's identifiers read off its tokens equal those found in its text", () => {
+  // Oracle: identifiers(text), which tokenises the text itself (checked against Python's in
+  // tokens.test.mjs), on every page and title of both collections, tokens stemmed or not.
+  let found = 0;
+  for (const name of ["handbook", "cranfield"]) {
+    for (const page of fixture(`collection-${name}`).pages) {
+      for (const text of [page.text, page.title]) {
+        const want = [...identifiers(text)];
+        found += want.length;
+        for (const stem of [false, true]) {
+          same([...identifiersAmong(tokenize(text, { stem, analyzer: "raglab" }))], want, `${page.id}, stemming ${stem}`);
+        }
+      }
+    }
+  }
+  assert.ok(found > 100, `only ${found} identifiers: the oracle would check little`);
+});
 
 test("page ages: the newest dated chunk's page is 0, undated ones the median", () => {
   const { ages, undated } = fixture("rerank");

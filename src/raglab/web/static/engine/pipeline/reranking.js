@@ -14,7 +14,7 @@ import { evaluate } from "../metrics/measures.js";
 import { candidateFeatures } from "../rerank/features.js";
 import { fitLogistic, predictProba } from "../rerank/logistic.js";
 import { mmr } from "../rerank/mmr.js";
-import { identifiers, tokenize } from "../text/tokens.js";
+import { identifiers, identifiersAmong, tokenize } from "../text/tokens.js";
 
 /** The three orders the exhibit compares. */
 export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
@@ -34,12 +34,14 @@ export function chunkFeatureInputs(chunks, { stem, analyzer, tokens = null }) {
       terms = new Set(tokenize(title, { stem, analyzer }));
       titles.set(title, terms);
     }
-    // A chunk's identifiers are found when first read: only the candidates' ever are.
+    // A chunk's identifiers are found when first read: only the candidates' ever are. The
+    // "raglab" analyzer's tokens hold them in order, so the text is not tokenised again.
     let found = null;
+    const own = tokens === null ? tokenize(c.text, { stem, analyzer }) : tokens[i];
     return {
-      tokens: tokens === null ? tokenize(c.text, { stem, analyzer }) : tokens[i],
+      tokens: own,
       get identifiers() {
-        found ??= identifiers(c.text);
+        found ??= analyzer === "raglab" ? identifiersAmong(own) : identifiers(c.text);
         return found;
       },
       titleTerms: terms,
