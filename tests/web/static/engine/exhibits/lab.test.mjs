@@ -1,4 +1,5 @@
-// The lab's chunk sets tokenise their texts once across requests (exhibits/lab.js's TOKENISED).
+// The lab's chunk sets tokenise their texts once across requests (exhibits/lab.js's TOKENISED),
+// and their LSA fold-in is read off their BM25 postings.
 //
 // Oracle: counting. A run at a chunking tokenises that chunk set for retrieval (BM25, LSA's
 // fold-in and the reranker's features share the tokens) and, the handbook's lab being
@@ -13,6 +14,8 @@ import { answer } from "../../../../../src/raglab/web/static/engine/routes.js";
 import { Lab, TOKENISED } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
 import { fittedReranker } from "../../../../../src/raglab/web/static/engine/exhibits/rerank.js";
 import { chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
+import { chunkFoldIn, lsaModel } from "../../../../../src/raglab/web/static/engine/exhibits/lsa.js";
+import { project } from "../../../../../src/raglab/web/static/engine/embedding/lsa.js";
 import { fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
@@ -68,4 +71,22 @@ test("settings that cut the same chunks share one chunk set, its tokens and its 
   const options = { windowsSet: data.engine.lsa_windows, constants: data.engine.rerank };
   const fitted = (size) => fittedReranker(lab, { retriever: "rrf", chunking: { method: "heading", size } }, options);
   assert.equal(fitted(pair[1]), fitted(pair[0]), "one reranker for both");
+});
+
+test("a chunk set's LSA fold-in read off its BM25 postings equals the fold-in of its tokens, bit for bit", () => {
+  // Oracle: embedding/lsa.js's project() of each chunk's tokens (checked against Python's
+  // fold-in in lsa.test.mjs), on the default cut and three others.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const { model } = lsaModel(lab, { windowsSet: data.engine.lsa_windows });
+  for (const key of [{}, { method: "sentence", size: 60 }, { method: "fixed", overlap: 20 }, { method: "heading", size: 100 }]) {
+    const cs = lab.chunkSet(key);
+    const want = project(model, cs.tokens);
+    const got = chunkFoldIn(model, cs);
+    assert.equal(got.length, want.length, JSON.stringify(key));
+    const differ = want.findIndex((v, i) => !Object.is(v, got[i]));
+    assert.equal(differ, -1, `${JSON.stringify(key)}: entry ${differ}`);
+    assert.ok(want.some((v) => v !== 0), "a fold-in that is not all zeros");
+    assert.equal(chunkFoldIn(model, cs), got, "kept on the chunk set");
+  }
 });

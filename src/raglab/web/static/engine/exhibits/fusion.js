@@ -8,11 +8,11 @@
 
 import { rrf } from "../fusion/rrf.js";
 import { scoreFusion } from "../fusion/score.js";
-import { project, search } from "../embedding/lsa.js";
+import { search } from "../embedding/lsa.js";
 import { evaluate, firstRelevantRank } from "../metrics/measures.js";
 import { bm25Ranking } from "./bm25.js";
 import { chunkRow, defaultOf, fixedOf } from "./lab.js";
-import { lsaModel } from "./lsa.js";
+import { chunkFoldIn, lsaModel } from "./lsa.js";
 import { neuralSearch, shipsNeural } from "./neural.js";
 
 const cut = (cs, depth) => (depth === 0 ? cs.length : Math.min(depth, cs.length));
@@ -45,8 +45,7 @@ export function ranking(lab, text, settings, { windowsSet }) {
     out = bm25Ranking(lab, cs, tokens, { k1: s.k1, b: s.b, depth: s.depth });
   } else if (s.retriever === "lsa") {
     const { model } = lsaModel(lab, { windowsSet });
-    if (!cs._lsa) cs._lsa = project(model, cs.tokens);
-    out = search(model, tokens, cs._lsa, { k: cut(cs, s.depth) });
+    out = search(model, tokens, chunkFoldIn(model, cs), { k: cut(cs, s.depth) });
   } else if (s.retriever === "neural") {
     out = neuralSearch(lab, cs, text, { k: cut(cs, s.depth) });
   } else {

@@ -23,7 +23,7 @@ import {
 import { identifiers } from "../text/tokens.js";
 import { chooseWeight, ranking, stageOf, tuningNote } from "./fusion.js";
 import { chunkRow, fixedOf } from "./lab.js";
-import { lsaModel } from "./lsa.js";
+import { chunkFoldIn, lsaModel } from "./lsa.js";
 import { neuralCosines } from "./neural.js";
 
 /** The chunk set's reranker inputs: each chunk's identifiers and title terms, its page's age
@@ -48,7 +48,7 @@ function chunkInputs(lab, cs) {
  * per chunk set: every first stage over a chunk set, every cut, asks for them again. */
 function lsaCosines(lab, cs, text, tokens, candidates, windowsSet) {
   const { model } = lsaModel(lab, { windowsSet });
-  if (!cs._lsa) cs._lsa = project(model, cs.tokens);
+  chunkFoldIn(model, cs);
   const { rank } = model;
   if (!cs._lsaSquares) {
     const squares = new Float64Array(cs.length);

@@ -159,7 +159,12 @@ export function fitLogistic(X, y, { l2, learningRate, iterations, tolerance, ini
   if (init.length !== d) throw new Error(`init must hold ${d} weights`);
   const standardiser = fitStandardiser(X);
   const Z = new Float64Array(m * d);
-  standardise(standardiser, X).forEach((row, i) => Z.set(row, i * d));
+  // standardise(standardiser, X), written straight into the flat rows.
+  const { mean, std } = standardiser;
+  X.forEach((row, i) => {
+    if (row.length !== d) throw new Error(`rows must have ${d} columns`);
+    for (let j = 0; j < d; j++) Z[i * d + j] = (row[j] - mean[j]) / std[j];
+  });
   const labels = Float64Array.from(y);
   const z = new Float64Array(m);
   const e = new Float64Array(m);
