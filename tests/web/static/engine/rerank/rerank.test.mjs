@@ -13,6 +13,7 @@ import { BM25Statistics, compareCodePoints } from "../../../../../src/raglab/web
 import {
   chunkFeatureInputs,
   chunkTfidf,
+  cosineColumns,
   cosineMatrix,
   mmrOrdered,
   postingsTfidf,
@@ -136,7 +137,14 @@ for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collectio
       if (q.similarity !== null) {
         similarity.forEach((row, r) => allClose(row, q.similarity[r], `question ${i}: TF-IDF cosines, row ${r}`, 1e-12));
       }
-      return { ...q, relevant: new Map(q.relevance), similarity, features: questionFeatures(inputs(q, chunks, `question ${i}`)) };
+      // The same cosines a column at a time, as the exhibits' MMR reads them: bit for bit.
+      const columns = cosineColumns(q.reranked[0].map((chunk) => chunks.tfidf[chunk]));
+      for (let j = 0; j < similarity.length; j++) {
+        const column = columns.column(j);
+        const differ = similarity.findIndex((row, r) => !Object.is(row[j], column[r]));
+        assert.equal(differ, -1, `question ${i}: cosine column ${j}, row ${differ}`);
+      }
+      return { ...q, relevant: new Map(q.relevance), similarity, columns, features: questionFeatures(inputs(q, chunks, `question ${i}`)) };
     });
     assert.equal(c.questions.some((q) => q.similarity !== null), name.endsWith("(case 0)"));
     questions.forEach((q, i) => {
@@ -180,6 +188,8 @@ for (const [c, name] of fixture("rerank").cases.map((c, i) => [c, `${c.collectio
       [0.0, c.chosen_lambda, 1.0].forEach((lam, l) => {
         const order = mmrOrdered(reranked, q.similarity, { lam, depth: f.mmr_depth });
         same(order.indices, q.mmr[l], `question ${i}: MMR order at λ ${lam}`);
+        const byColumn = mmrOrdered({ ...reranked }, cosineColumns(q.reranked[0].map((chunk) => chunks.tfidf[chunk])), { lam, depth: f.mmr_depth });
+        same(byColumn.indices, q.mmr[l], `question ${i}: MMR order at λ ${lam}, cosines by column`);
       });
     });
     const exhibit = rerankExhibit(

@@ -12,6 +12,7 @@ import { project } from "../embedding/lsa.js";
 import { pageAgeYears } from "../rerank/features.js";
 import {
   chunkFeatureInputs,
+  cosineColumns,
   cosineMatrix,
   mmrOrdered,
   postingsTfidf,
@@ -165,13 +166,13 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
   const tfidf = chunkInputs(lab, cs).tfidf;
   const reranked = questions.map((q) => {
     const r = rerankCandidates(model, q.candidates, q.features);
-    // The cosines between its candidates, computed when MMR first reorders them.
+    // The cosines between its candidates, each column computed when MMR first picks its chunk.
     let similarity = null;
     return {
       ...q,
       reranked: r,
       get similarity() {
-        similarity ??= cosineMatrix(r.indices.map((i) => tfidf[i]));
+        similarity ??= cosineColumns(r.indices.map((i) => tfidf[i]));
         return similarity;
       },
     };
