@@ -50,15 +50,19 @@ export function ranking(lab, text, settings, { windowsSet }) {
     out = neuralSearch(lab, cs, text, { k: cut(cs, s.depth) });
   } else {
     // A fusion draws on BM25 and an embedding: the neural one for neural-rrf and neural-score.
+    // It reads each one's first fusionDepth results (of the first `depth`) and no more, and a
+    // ranking's first k are the same whatever k it is cut at: so each is asked for no more
+    // than those, a short top-k selection where `depth` (100) would sort every chunk.
     const dense = s.retriever.startsWith("neural-") ? "neural" : "lsa";
-    const bm25 = ranking(lab, text, { ...s, retriever: "bm25", weight: null }, { windowsSet });
-    const lsa = ranking(lab, text, { ...s, retriever: dense, weight: null }, { windowsSet });
     const fusionDepth = cut(cs, s.fusionDepth);
+    const n = cut(cs, s.depth);
+    const read = { ...s, weight: null, depth: Math.min(fusionDepth, n) };
+    const bm25 = ranking(lab, text, { ...read, retriever: "bm25" }, { windowsSet });
+    const lsa = ranking(lab, text, { ...read, retriever: dense }, { windowsSet });
     const fused =
       s.retriever === "rrf" || s.retriever === "neural-rrf"
         ? rrf([bm25.indices, lsa.indices], { k: fixedOf(lab.meta, "rrf_k"), depth: fusionDepth })
         : scoreFusion(bm25, lsa, { weight: s.weight, depth: fusionDepth });
-    const n = cut(cs, s.depth);
     out = { indices: fused.indices.slice(0, n), scores: fused.scores.slice(0, n) };
   }
   cs._rankings.set(key, out);
