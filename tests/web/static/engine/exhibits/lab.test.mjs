@@ -1,5 +1,5 @@
 // The lab's chunk sets tokenise their texts once across requests (exhibits/lab.js's TOKENISED),
-// and their LSA fold-in is read off their BM25 postings.
+// their LSA fold-in is read off their BM25 postings, and a fusion reads its rankers to its depth.
 //
 // Oracle: counting. A run at a chunking tokenises that chunk set for retrieval (BM25, LSA's
 // fold-in and the reranker's features share the tokens) and, the handbook's lab being
@@ -11,11 +11,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { answer } from "../../../../../src/raglab/web/static/engine/routes.js";
-import { Lab, TOKENISED } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
+import { Lab, TOKENISED, defaultOf, fixedOf } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
 import { fittedReranker } from "../../../../../src/raglab/web/static/engine/exhibits/rerank.js";
 import { chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
 import { chunkFoldIn, lsaModel } from "../../../../../src/raglab/web/static/engine/exhibits/lsa.js";
 import { project } from "../../../../../src/raglab/web/static/engine/embedding/lsa.js";
+import { ranking } from "../../../../../src/raglab/web/static/engine/exhibits/fusion.js";
+import { rrf } from "../../../../../src/raglab/web/static/engine/fusion/rrf.js";
+import { scoreFusion } from "../../../../../src/raglab/web/static/engine/fusion/score.js";
 import { fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
@@ -89,4 +92,31 @@ test("a chunk set's LSA fold-in read off its BM25 postings equals the fold-in of
     assert.ok(want.some((v) => v !== 0), "a fold-in that is not all zeros");
     assert.equal(chunkFoldIn(model, cs), got, "kept on the chunk set");
   }
+});
+
+test("a fusion reads its two rankers to the fusion depth only, and fuses the same lists as at full depth", () => {
+  // Oracle: the fusions of the rankers' lists at the first stage's full depth (100), which
+  // they read the first fusion-depth (20) of.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const windowsSet = data.engine.lsa_windows;
+  const { meta } = lab;
+  const fusionDepth = defaultOf(meta, "fusion_depth");
+  assert.ok(fusionDepth < defaultOf(meta, "depth"));
+  for (const q of lab.split("test").slice(0, 12)) {
+    for (const settings of [{ retriever: "rrf" }, { retriever: "score", weight: 0.3 }]) {
+      const got = ranking(lab, q.question, settings, { windowsSet });
+      const bm25 = ranking(lab, q.question, { retriever: "bm25", weight: null }, { windowsSet });
+      const lsa = ranking(lab, q.question, { retriever: "lsa", weight: null }, { windowsSet });
+      const want =
+        settings.retriever === "rrf"
+          ? rrf([bm25.indices, lsa.indices], { k: fixedOf(meta, "rrf_k"), depth: fusionDepth })
+          : scoreFusion(bm25, lsa, { weight: 0.3, depth: fusionDepth });
+      assert.deepEqual([...got.indices], [...want.indices], `${q.id}, ${settings.retriever}`);
+      assert.deepEqual([...got.scores], [...want.scores], `${q.id}, ${settings.retriever}`);
+    }
+  }
+  const cs = lab.chunkSet();
+  const depths = new Set([...cs._rankings.keys()].map((key) => key.split("/")[4]));
+  assert.ok(depths.has(String(fusionDepth)), "the rankers were asked for the fusion depth");
 });
