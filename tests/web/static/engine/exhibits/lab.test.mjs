@@ -120,3 +120,25 @@ test("a fusion reads its two rankers to the fusion depth only, and fuses the sam
   const depths = new Set([...cs._rankings.keys()].map((key) => key.split("/")[4]));
   assert.ok(depths.has(String(fusionDepth)), "the rankers were asked for the fusion depth");
 });
+
+test("rerankers over one chunk set share each question's BM25 scores and LSA fold-in", () => {
+  // Oracle: counting. Two first stages (RRF, score fusion at 0.3) over the default cut train two
+  // rerankers on the same questions: each question's BM25 scores at the library's k1 and b, and
+  // its fold-in, are worked out once, by the first.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const options = { windowsSet: data.engine.lsa_windows, constants: data.engine.rerank };
+  const a = fittedReranker(lab, { retriever: "rrf" }, options);
+  const cs = lab.chunkSet();
+  const [bm25] = cs._bm25At.values();
+  const scores = new Map(bm25.scores);
+  const folded = new Map(lab._lsaQuestions);
+  const texts = new Set(a.questions.map((q) => lab.questions.find((x) => x.id === q.id).question));
+  assert.equal(scores.size, texts.size, "one BM25 score list a question");
+  assert.equal(folded.size, texts.size, "one fold-in a question");
+  const b = fittedReranker(lab, { retriever: "score", weight: 0.3 }, options);
+  assert.notEqual(b, a, "a second reranker");
+  assert.equal(cs._bm25At.size, 1);
+  for (const [text, list] of bm25.scores) assert.equal(list, scores.get(text), "the same scores, not worked out again");
+  for (const [text, q] of lab._lsaQuestions) assert.equal(q, folded.get(text), "the same fold-in, not worked out again");
+});
