@@ -289,7 +289,7 @@ def test_fit_reaches_a_stationary_point(
     loss, gw, gb = logistic_objective(Z, y, fitted.weights, fitted.bias, l2=RERANK_L2)
     assert np.sqrt(gw @ gw + gb * gb) < 1e-8
     assert fitted.loss == pytest.approx(loss, rel=1e-12)
-    assert 0 < fitted.iterations < RERANK_ITERATIONS
+    assert 0 < fitted.iterations < 3000
 
 
 def _plain_descent_steps(Z: FloatArray, y: FloatArray, w: FloatArray, b: float) -> int:
