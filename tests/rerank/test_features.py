@@ -292,14 +292,28 @@ def test_fit_reaches_a_stationary_point(
     assert 0 < fitted.iterations < 3000
 
 
+def _plain_descent_steps(Z: FloatArray, y: FloatArray, w: FloatArray, b: float) -> int:
+    """The steps plain gradient descent, w ← w − η ∂L/∂w, b ← b − η ∂L/∂b, takes from (w, b) to
+    a gradient norm below 1e-8 (the reranker's fit before momentum)."""
+    steps = 0
+    while True:
+        _, gw, gb = logistic_objective(Z, y, w, b, l2=RERANK_L2)
+        if np.sqrt(gw @ gw + gb * gb) < 1e-8:
+            return steps
+        w = w - RERANK_LEARNING_RATE * gw
+        b = b - RERANK_LEARNING_RATE * gb
+        steps += 1
+
+
 def test_fit_takes_exactly_the_documented_steps(
     training_rows: tuple[FloatArray, FloatArray],
 ) -> None:
-    """oracle: the update rule of the docstring written out with logistic_objective, step by
-    step from the seeded start: the same weights, bias and loss bit for bit (the fit loop skips
-    the loss between steps, which must change nothing)."""
+    """oracle: the accelerated update rule of the docstring written out with logistic_objective,
+    step by step from the seeded start: the same weights, bias and loss bit for bit (the fit
+    loop skips the loss between steps, which must change nothing). 60 steps: past the first
+    restart of the momentum on these rows."""
     X, y = training_rows
-    steps = 300
+    steps = 60
     model = fit_logistic(
         X,
         y,
@@ -314,15 +328,41 @@ def test_fit_takes_exactly_the_documented_steps(
     Z = model.standardiser.transform(X)
     w = np.random.default_rng(SEED).normal(0.0, RERANK_INIT_SCALE, size=(X.shape[1],))
     b = float(np.log(y.sum() / (len(y) - y.sum())))
+    x_w, x_b, j, restarts = w, b, 0, 0
     for _ in range(steps):
         _, gw, gb = logistic_objective(Z, y, w, b, l2=RERANK_L2)
-        w = w - RERANK_LEARNING_RATE * gw
-        b = b - RERANK_LEARNING_RATE * gb
+        n_w = w - RERANK_LEARNING_RATE * gw
+        n_b = b - RERANK_LEARNING_RATE * gb
+        if float(gw @ (n_w - x_w)) + gb * (n_b - x_b) > 0.0:
+            j, restarts = 0, restarts + 1
+        j += 1
+        w = n_w + (j - 1) / (j + 2) * (n_w - x_w)
+        b = n_b + (j - 1) / (j + 2) * (n_b - x_b)
+        x_w, x_b = n_w, n_b
+    assert restarts >= 1
     loss, gw, gb = logistic_objective(Z, y, w, b, l2=RERANK_L2)
     assert model.weights.tobytes() == w.tobytes()
     assert model.bias == b
     assert model.loss == loss
     assert model.gradient_norm == float(np.sqrt(gw @ gw + gb * gb))
+
+
+def test_fit_needs_a_fraction_of_plain_descents_steps(
+    training_rows: tuple[FloatArray, FloatArray], fitted: LogisticModel
+) -> None:
+    """The accelerated fit reaches the same optimum, to the same gradient norm below 1e-8, in at
+    most a third of the steps plain gradient descent at the same η takes from the same start
+    (on these rows 91 against 387; on the handbook's default run 269 against 2,867).
+
+    oracle: plain descent written out with logistic_objective, run here to the same tolerance;
+    the optimum is scikit-learn's (:func:`test_fit_matches_scikit_learn`)."""
+    X, y = training_rows
+    Z = fitted.standardiser.transform(X)
+    w = np.random.default_rng(SEED).normal(0.0, RERANK_INIT_SCALE, size=(X.shape[1],))
+    b = float(np.log(y.sum() / (len(y) - y.sum())))
+    plain = _plain_descent_steps(Z, y, w, b)
+    assert fitted.converged
+    assert 0 < 3 * fitted.iterations <= plain
 
 
 def test_same_seed_gives_identical_weights(training_rows: tuple[FloatArray, FloatArray]) -> None:

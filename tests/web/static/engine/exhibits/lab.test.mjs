@@ -1,4 +1,5 @@
-// The lab's chunk sets tokenise their texts once across requests (exhibits/lab.js's TOKENISED).
+// The lab's chunk sets tokenise their texts once across requests (exhibits/lab.js's TOKENISED),
+// their LSA fold-in is read off their BM25 postings, and a fusion reads its rankers to its depth.
 //
 // Oracle: counting. A run at a chunking tokenises that chunk set for retrieval (BM25, LSA's
 // fold-in and the reranker's features share the tokens) and, the handbook's lab being
@@ -10,9 +11,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { answer } from "../../../../../src/raglab/web/static/engine/routes.js";
-import { Lab, TOKENISED } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
+import { Lab, TOKENISED, defaultOf, fixedOf } from "../../../../../src/raglab/web/static/engine/exhibits/lab.js";
 import { fittedReranker } from "../../../../../src/raglab/web/static/engine/exhibits/rerank.js";
 import { chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
+import { chunkFoldIn, lsaModel } from "../../../../../src/raglab/web/static/engine/exhibits/lsa.js";
+import { project } from "../../../../../src/raglab/web/static/engine/embedding/lsa.js";
+import { ranking } from "../../../../../src/raglab/web/static/engine/exhibits/fusion.js";
+import { rrf } from "../../../../../src/raglab/web/static/engine/fusion/rrf.js";
+import { scoreFusion } from "../../../../../src/raglab/web/static/engine/fusion/score.js";
 import { fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
@@ -68,4 +74,71 @@ test("settings that cut the same chunks share one chunk set, its tokens and its 
   const options = { windowsSet: data.engine.lsa_windows, constants: data.engine.rerank };
   const fitted = (size) => fittedReranker(lab, { retriever: "rrf", chunking: { method: "heading", size } }, options);
   assert.equal(fitted(pair[1]), fitted(pair[0]), "one reranker for both");
+});
+
+test("a chunk set's LSA fold-in read off its BM25 postings equals the fold-in of its tokens, bit for bit", () => {
+  // Oracle: embedding/lsa.js's project() of each chunk's tokens (checked against Python's
+  // fold-in in lsa.test.mjs), on the default cut and three others.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const { model } = lsaModel(lab, { windowsSet: data.engine.lsa_windows });
+  for (const key of [{}, { method: "sentence", size: 60 }, { method: "fixed", overlap: 20 }, { method: "heading", size: 100 }]) {
+    const cs = lab.chunkSet(key);
+    const want = project(model, cs.tokens);
+    const got = chunkFoldIn(model, cs);
+    assert.equal(got.length, want.length, JSON.stringify(key));
+    const differ = want.findIndex((v, i) => !Object.is(v, got[i]));
+    assert.equal(differ, -1, `${JSON.stringify(key)}: entry ${differ}`);
+    assert.ok(want.some((v) => v !== 0), "a fold-in that is not all zeros");
+    assert.equal(chunkFoldIn(model, cs), got, "kept on the chunk set");
+  }
+});
+
+test("a fusion reads its two rankers to the fusion depth only, and fuses the same lists as at full depth", () => {
+  // Oracle: the fusions of the rankers' lists at the first stage's full depth (100), which
+  // they read the first fusion-depth (20) of.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const windowsSet = data.engine.lsa_windows;
+  const { meta } = lab;
+  const fusionDepth = defaultOf(meta, "fusion_depth");
+  assert.ok(fusionDepth < defaultOf(meta, "depth"));
+  for (const q of lab.split("test").slice(0, 12)) {
+    for (const settings of [{ retriever: "rrf" }, { retriever: "score", weight: 0.3 }]) {
+      const got = ranking(lab, q.question, settings, { windowsSet });
+      const bm25 = ranking(lab, q.question, { retriever: "bm25", weight: null }, { windowsSet });
+      const lsa = ranking(lab, q.question, { retriever: "lsa", weight: null }, { windowsSet });
+      const want =
+        settings.retriever === "rrf"
+          ? rrf([bm25.indices, lsa.indices], { k: fixedOf(meta, "rrf_k"), depth: fusionDepth })
+          : scoreFusion(bm25, lsa, { weight: 0.3, depth: fusionDepth });
+      assert.deepEqual([...got.indices], [...want.indices], `${q.id}, ${settings.retriever}`);
+      assert.deepEqual([...got.scores], [...want.scores], `${q.id}, ${settings.retriever}`);
+    }
+  }
+  const cs = lab.chunkSet();
+  const depths = new Set([...cs._rankings.keys()].map((key) => key.split("/")[4]));
+  assert.ok(depths.has(String(fusionDepth)), "the rankers were asked for the fusion depth");
+});
+
+test("rerankers over one chunk set share each question's BM25 scores and LSA fold-in", () => {
+  // Oracle: counting. Two first stages (RRF, score fusion at 0.3) over the default cut train two
+  // rerankers on the same questions: each question's BM25 scores at the library's k1 and b, and
+  // its fold-in, are worked out once, by the first.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const options = { windowsSet: data.engine.lsa_windows, constants: data.engine.rerank };
+  const a = fittedReranker(lab, { retriever: "rrf" }, options);
+  const cs = lab.chunkSet();
+  const [bm25] = cs._bm25At.values();
+  const scores = new Map(bm25.scores);
+  const folded = new Map(lab._lsaQuestions);
+  const texts = new Set(a.questions.map((q) => lab.questions.find((x) => x.id === q.id).question));
+  assert.equal(scores.size, texts.size, "one BM25 score list a question");
+  assert.equal(folded.size, texts.size, "one fold-in a question");
+  const b = fittedReranker(lab, { retriever: "score", weight: 0.3 }, options);
+  assert.notEqual(b, a, "a second reranker");
+  assert.equal(cs._bm25At.size, 1);
+  for (const [text, list] of bm25.scores) assert.equal(list, scores.get(text), "the same scores, not worked out again");
+  for (const [text, q] of lab._lsaQuestions) assert.equal(q, folded.get(text), "the same fold-in, not worked out again");
 });

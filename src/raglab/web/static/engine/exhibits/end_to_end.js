@@ -9,7 +9,7 @@
 // or a chunk set it holds none for, answers 501.
 
 import { mcnemarExact } from "../metrics/stats.js";
-import { mmrOrdered, rerankCandidates, cosineMatrix } from "../pipeline/reranking.js";
+import { mmrOrdered, rerankCandidates, cosineColumns } from "../pipeline/reranking.js";
 import { outcomesVector, runSummary, thresholdSweep } from "../pipeline/end_to_end.js";
 import { prepareReading, quotableSentences } from "../pipeline/reading.js";
 import { documentFrequencies } from "../reading/reader.js";
@@ -60,7 +60,7 @@ function readSplit(lab, read, split, fitted, windowsSet) {
       const qi = known ?? questionInputs(lab, cs, q, read.stage, windowsSet);
       let r = known ? known.reranked : rerankCandidates(fitted.model, qi.candidates, qi.features);
       if (read.lam !== null) {
-        const sim = known ? known.similarity : cosineMatrix(Array.from(r.indices, (i) => fitted.tfidf[i]));
+        const sim = known ? known.similarity : cosineColumns(Array.from(r.indices, (i) => fitted.tfidf[i]));
         r = mmrOrdered(r, sim, { lam: read.lam, depth: fixedOf(meta, "mmr_depth") });
       }
       list = r.indices;

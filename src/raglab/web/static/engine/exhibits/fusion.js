@@ -8,11 +8,11 @@
 
 import { rrf } from "../fusion/rrf.js";
 import { scoreFusion } from "../fusion/score.js";
-import { project, search } from "../embedding/lsa.js";
+import { search } from "../embedding/lsa.js";
 import { evaluate, firstRelevantRank } from "../metrics/measures.js";
 import { bm25Ranking } from "./bm25.js";
 import { chunkRow, defaultOf, fixedOf } from "./lab.js";
-import { lsaModel } from "./lsa.js";
+import { chunkFoldIn, lsaModel } from "./lsa.js";
 import { neuralSearch, shipsNeural } from "./neural.js";
 
 const cut = (cs, depth) => (depth === 0 ? cs.length : Math.min(depth, cs.length));
@@ -45,21 +45,24 @@ export function ranking(lab, text, settings, { windowsSet }) {
     out = bm25Ranking(lab, cs, tokens, { k1: s.k1, b: s.b, depth: s.depth });
   } else if (s.retriever === "lsa") {
     const { model } = lsaModel(lab, { windowsSet });
-    if (!cs._lsa) cs._lsa = project(model, cs.tokens);
-    out = search(model, tokens, cs._lsa, { k: cut(cs, s.depth) });
+    out = search(model, tokens, chunkFoldIn(model, cs), { k: cut(cs, s.depth) });
   } else if (s.retriever === "neural") {
     out = neuralSearch(lab, cs, text, { k: cut(cs, s.depth) });
   } else {
     // A fusion draws on BM25 and an embedding: the neural one for neural-rrf and neural-score.
+    // It reads each one's first fusionDepth results (of the first `depth`) and no more, and a
+    // ranking's first k are the same whatever k it is cut at: so each is asked for no more
+    // than those, a short top-k selection where `depth` (100) would sort every chunk.
     const dense = s.retriever.startsWith("neural-") ? "neural" : "lsa";
-    const bm25 = ranking(lab, text, { ...s, retriever: "bm25", weight: null }, { windowsSet });
-    const lsa = ranking(lab, text, { ...s, retriever: dense, weight: null }, { windowsSet });
     const fusionDepth = cut(cs, s.fusionDepth);
+    const n = cut(cs, s.depth);
+    const read = { ...s, weight: null, depth: Math.min(fusionDepth, n) };
+    const bm25 = ranking(lab, text, { ...read, retriever: "bm25" }, { windowsSet });
+    const lsa = ranking(lab, text, { ...read, retriever: dense }, { windowsSet });
     const fused =
       s.retriever === "rrf" || s.retriever === "neural-rrf"
         ? rrf([bm25.indices, lsa.indices], { k: fixedOf(lab.meta, "rrf_k"), depth: fusionDepth })
         : scoreFusion(bm25, lsa, { weight: s.weight, depth: fusionDepth });
-    const n = cut(cs, s.depth);
     out = { indices: fused.indices.slice(0, n), scores: fused.scores.slice(0, n) };
   }
   cs._rankings.set(key, out);

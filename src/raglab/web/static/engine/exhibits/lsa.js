@@ -12,7 +12,6 @@ import {
   fitLsa,
   lsaWindows,
   powerIterationsFor,
-  project,
   search,
   unitRows,
   windowCount,
@@ -100,11 +99,36 @@ export function lsaSpectrum(lab, { windowsSet, windowRule, sampleWords, progress
   };
 }
 
+/** The chunk set's LSA fold-in, project(model, cs.tokens) (rows × rank), kept on the chunk set
+ * and read off its BM25 postings rather than counting every chunk's tokens again: both hold
+ * the same counts, and with both vocabularies sorted by code point each row's terms are added
+ * in the same ascending column order, tf × idf times U's row, so the sums are the same to the
+ * last bit. */
+export function chunkFoldIn(model, cs) {
+  if (!cs._lsa) {
+    const { rank, U, vocabulary, idf } = model;
+    const { terms, indptr, docs, tf } = cs.bm25.stats;
+    const out = new Float64Array(cs.length * rank);
+    terms.forEach((term, j) => {
+      const col = vocabulary.get(term);
+      if (col === undefined) return;
+      const u = col * rank;
+      for (let p = indptr[j]; p < indptr[j + 1]; p++) {
+        const v = tf[p] * idf[col];
+        const at = docs[p] * rank;
+        for (let c = 0; c < rank; c++) out[at + c] += v * U[u + c];
+      }
+    });
+    cs._lsa = out;
+  }
+  return cs._lsa;
+}
+
 /** /api/lsa/search: the first `top` chunks by cosine to the folded-in query. */
 export function lsaSearch(lab, query, { top, windowsSet, snippetChars, progress }) {
   const { model } = lsaModel(lab, { windowsSet, progress });
   const cs = lab.chunkSet();
-  if (!cs._lsa) cs._lsa = project(model, cs.tokens);
+  chunkFoldIn(model, cs);
   const tokens = lab.queryTokens(query);
   const depth = defaultOf(lab.meta, "depth");
   const k = depth === 0 ? cs.length : Math.min(depth, cs.length);
@@ -303,7 +327,7 @@ export function identifierTwins(lab, a, b, { windowsSet, tieDecimals, progress }
     if (pair === null) return { a: null, b: null, cosine: null, sides: [] };
   }
   const cs = lab.chunkSet();
-  if (!cs._lsa) cs._lsa = project(fit.model, cs.tokens);
+  chunkFoldIn(fit.model, cs);
   const depth = defaultOf(lab.meta, "depth");
   const k = depth === 0 ? cs.length : Math.min(depth, cs.length);
   const sides = pair.map((term) => {

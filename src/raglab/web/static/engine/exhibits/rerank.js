@@ -12,6 +12,7 @@ import { project } from "../embedding/lsa.js";
 import { pageAgeYears } from "../rerank/features.js";
 import {
   chunkFeatureInputs,
+  cosineColumns,
   cosineMatrix,
   mmrOrdered,
   postingsTfidf,
@@ -23,7 +24,7 @@ import {
 import { identifiers } from "../text/tokens.js";
 import { chooseWeight, ranking, stageOf, tuningNote } from "./fusion.js";
 import { chunkRow, fixedOf } from "./lab.js";
-import { lsaModel } from "./lsa.js";
+import { chunkFoldIn, lsaModel } from "./lsa.js";
 import { neuralCosines } from "./neural.js";
 
 /** The chunk set's reranker inputs: each chunk's identifiers and title terms, its page's age
@@ -43,24 +44,39 @@ function chunkInputs(lab, cs) {
 }
 
 /** The LSA cosine of a question with each candidate: dot / (|d| |q|), 0 where either is zero
- * (pipeline/reranking.py's _cosines for a first stage without neural vectors). */
-function lsaCosines(lab, cs, tokens, candidates, windowsSet) {
+ * (pipeline/reranking.py's _cosines for a first stage without neural vectors). The question's
+ * fold-in and its norm are kept per text (no chunk set changes them), each chunk's squared norm
+ * per chunk set: every first stage over a chunk set, every cut, asks for them again. */
+function lsaCosines(lab, cs, text, tokens, candidates, windowsSet) {
   const { model } = lsaModel(lab, { windowsSet });
-  if (!cs._lsa) cs._lsa = project(model, cs.tokens);
+  chunkFoldIn(model, cs);
   const { rank } = model;
-  const q = project(model, [tokens]);
-  let qq = 0.0;
-  for (let c = 0; c < rank; c++) qq += q[c] * q[c];
-  const qNorm = Math.sqrt(qq);
-  return candidates.map((i) => {
-    let dd = 0.0;
-    let dot = 0.0;
-    for (let c = 0; c < rank; c++) {
-      const v = cs._lsa[i * rank + c];
-      dd += v * v;
-      dot += v * q[c];
+  if (!cs._lsaSquares) {
+    const squares = new Float64Array(cs.length);
+    for (let i = 0; i < cs.length; i++) {
+      let dd = 0.0;
+      for (let c = 0; c < rank; c++) {
+        const v = cs._lsa[i * rank + c];
+        dd += v * v;
+      }
+      squares[i] = dd;
     }
-    const norms = Math.sqrt(dd) * qNorm;
+    cs._lsaSquares = squares;
+  }
+  lab._lsaQuestions ??= new Map();
+  let question = lab._lsaQuestions.get(text);
+  if (question === undefined) {
+    const q = project(model, [tokens]);
+    let qq = 0.0;
+    for (let c = 0; c < rank; c++) qq += q[c] * q[c];
+    question = { q, norm: Math.sqrt(qq) };
+    lab._lsaQuestions.set(text, question);
+  }
+  const { q, norm: qNorm } = question;
+  return candidates.map((i) => {
+    let dot = 0.0;
+    for (let c = 0; c < rank; c++) dot += cs._lsa[i * rank + c] * q[c];
+    const norms = Math.sqrt(cs._lsaSquares[i]) * qNorm;
     return norms > 0 ? dot / norms : 0.0;
   });
 }
@@ -94,17 +110,26 @@ function computeInputs(lab, cs, q, stage, windowsSet) {
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
   const tokens = lab.queryTokens(q.question);
   const chunks = chunkInputs(lab, cs);
-  // One index at the stage's k1 and b for every question of the chunk set.
+  // One index at the stage's k1 and b for every question of the chunk set, and each
+  // question's scores under it kept: every first stage over the chunk set (each fusion
+  // weight, say) reads the same ones.
   cs._bm25At ??= new Map();
   const at = `${stage.k1}/${stage.b}`;
-  if (!cs._bm25At.has(at)) cs._bm25At.set(at, cs.bm25.withParams({ k1: stage.k1, b: stage.b }));
-  const all = cs._bm25At.get(at).scores(tokens);
+  if (!cs._bm25At.has(at)) cs._bm25At.set(at, { index: cs.bm25.withParams({ k1: stage.k1, b: stage.b }), scores: new Map() });
+  const bm25 = cs._bm25At.get(at);
+  let all = bm25.scores.get(q.question);
+  if (all === undefined) {
+    all = bm25.index.scores(tokens);
+    bm25.scores.set(q.question, all);
+  }
+  lab._questionIdentifiers ??= new Map();
+  if (!lab._questionIdentifiers.has(q.question)) lab._questionIdentifiers.set(q.question, identifiers(q.question));
   const features = questionFeatures({
     bm25: candidates.map((i) => all[i]),
     cosine: fixedOf(meta, "neural_retrievers").includes(stage.retriever)
       ? neuralCosines(lab, cs, q.question, candidates)
-      : lsaCosines(lab, cs, tokens, candidates, windowsSet),
-    questionIdentifiers: identifiers(q.question),
+      : lsaCosines(lab, cs, q.question, tokens, candidates, windowsSet),
+    questionIdentifiers: lab._questionIdentifiers.get(q.question),
     chunkIdentifiers: candidates.map((i) => chunks.inputs[i].identifiers),
     questionTerms: tokens,
     titleTerms: candidates.map((i) => chunks.inputs[i].titleTerms),
@@ -141,13 +166,13 @@ export function fittedReranker(lab, settings, { windowsSet, constants, progress 
   const tfidf = chunkInputs(lab, cs).tfidf;
   const reranked = questions.map((q) => {
     const r = rerankCandidates(model, q.candidates, q.features);
-    // The cosines between its candidates, computed when MMR first reorders them.
+    // The cosines between its candidates, each column computed when MMR first picks its chunk.
     let similarity = null;
     return {
       ...q,
       reranked: r,
       get similarity() {
-        similarity ??= cosineMatrix(r.indices.map((i) => tfidf[i]));
+        similarity ??= cosineColumns(r.indices.map((i) => tfidf[i]));
         return similarity;
       },
     };

@@ -14,7 +14,7 @@ import { evaluate } from "../metrics/measures.js";
 import { candidateFeatures } from "../rerank/features.js";
 import { fitLogistic, predictProba } from "../rerank/logistic.js";
 import { mmr } from "../rerank/mmr.js";
-import { identifiers, tokenize } from "../text/tokens.js";
+import { identifiers, identifiersAmong, tokenize } from "../text/tokens.js";
 
 /** The three orders the exhibit compares. */
 export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
@@ -34,12 +34,14 @@ export function chunkFeatureInputs(chunks, { stem, analyzer, tokens = null }) {
       terms = new Set(tokenize(title, { stem, analyzer }));
       titles.set(title, terms);
     }
-    // A chunk's identifiers are found when first read: only the candidates' ever are.
+    // A chunk's identifiers are found when first read: only the candidates' ever are. The
+    // "raglab" analyzer's tokens hold them in order, so the text is not tokenised again.
     let found = null;
+    const own = tokens === null ? tokenize(c.text, { stem, analyzer }) : tokens[i];
     return {
-      tokens: tokens === null ? tokenize(c.text, { stem, analyzer }) : tokens[i],
+      tokens: own,
       get identifiers() {
-        found ??= identifiers(c.text);
+        found ??= analyzer === "raglab" ? identifiersAmong(own) : identifiers(c.text);
         return found;
       },
       titleTerms: terms,
@@ -171,6 +173,43 @@ export function cosineMatrix(rows) {
   return out;
 }
 
+/** cosineMatrix(rows) a column at a time, each worked out when first asked for: {n, column(j)},
+ * column(j)[i] equal to cosineMatrix(rows)[i][j] to the last bit (row j spread over a dense
+ * array, row i's columns looked up in it: the same common columns in the same ascending order,
+ * as cosineMatrix sums them). MMR reads only the columns of the few chunks it picks. */
+export function cosineColumns(rows) {
+  const units = rows.map(unitOf);
+  const n = units.length;
+  const ascending = units.every((u) => u.ascending);
+  const columns = new Array(n).fill(null);
+  let dense = null;
+  const column = (j) => {
+    if (columns[j] !== null) return columns[j];
+    const out = new Float64Array(n);
+    const b = units[j];
+    if (!ascending) {
+      for (let i = 0; i < n; i++) out[i] = Math.min(1.0, Math.max(-1.0, unitDot(units[i], b)));
+    } else {
+      if (dense === null) {
+        let width = 0;
+        for (const u of units) if (u.cols.length) width = Math.max(width, u.cols[u.cols.length - 1] + 1);
+        dense = new Float64Array(width);
+      }
+      for (let k = 0; k < b.cols.length; k++) dense[b.cols[k]] = b.vals[k];
+      for (let i = 0; i < n; i++) {
+        const { cols, vals } = units[i];
+        let dot = 0.0;
+        for (let k = 0; k < cols.length; k++) dot += vals[k] * dense[cols[k]];
+        out[i] = Math.min(1.0, Math.max(-1.0, dot));
+      }
+      for (let k = 0; k < b.cols.length; k++) dense[b.cols[k]] = 0.0;
+    }
+    columns[j] = out;
+    return out;
+  };
+  return { n, column };
+}
+
 /** A question's feature rows: `question` holds the inputs of candidateFeatures but `rank`. */
 export function questionFeatures(question) {
   return candidateFeatures({ ...question, rank: question.bm25.map((_, i) => i + 1) });
@@ -213,7 +252,7 @@ export function rerankCandidates(model, candidates, features) {
 const RELEVANCE = new WeakMap();
 
 /** A reranked list ({indices, scores}) after MMR at `lam`; `similarity` the TF-IDF cosines
- * between its chunks, in its order. */
+ * between its chunks, in its order (rows, or cosineColumns' columns). */
 export function mmrOrdered(reranked, similarity, { lam, depth }) {
   if (reranked.indices.length === 0) return reranked;
   let r = RELEVANCE.get(reranked);

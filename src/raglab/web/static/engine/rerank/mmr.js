@@ -6,13 +6,15 @@
 
 import { topK } from "../base/topk.js";
 
-/** The MMR order of all n candidates (indices into `relevance`); `similarity` is n rows of n.
- * `order`, when given, is topK(relevance), worked out once by a caller that reorders one list
- * at many λ. */
+/** The MMR order of all n candidates (indices into `relevance`); `similarity` is n rows of n,
+ * or, symmetric, {n, column(j)} giving its column j (pipeline/reranking.js's cosineColumns:
+ * only the picked candidates' columns are read). `order`, when given, is topK(relevance),
+ * worked out once by a caller that reorders one list at many λ. */
 export function mmr(relevance, similarity, { lam, k, order = null }) {
   const n = relevance.length;
   if (!relevance.every(Number.isFinite)) throw new Error("relevance must be finite");
-  if (similarity.length !== n || similarity.some((row) => row.length !== n)) {
+  const byColumn = typeof similarity.column === "function";
+  if (byColumn ? similarity.n !== n : similarity.length !== n || similarity.some((row) => row.length !== n)) {
     throw new Error(`similarity must have shape (${n}, ${n})`);
   }
   if (!(lam >= 0 && lam <= 1)) throw new Error(`lam must lie in [0, 1], got ${lam}`);
@@ -37,7 +39,12 @@ export function mmr(relevance, similarity, { lam, k, order = null }) {
     }
     picked.push(next);
     available[next] = false;
-    for (let d = 0; d < n; d++) maxSim[d] = Math.max(maxSim[d], similarity[d][next]);
+    if (byColumn) {
+      const column = similarity.column(next);
+      for (let d = 0; d < n; d++) maxSim[d] = Math.max(maxSim[d], column[d]);
+    } else {
+      for (let d = 0; d < n; d++) maxSim[d] = Math.max(maxSim[d], similarity[d][next]);
+    }
   }
   return [...picked, ...(order ?? topK(relevance)).filter((i) => available[i])];
 }

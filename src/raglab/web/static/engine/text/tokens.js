@@ -135,6 +135,18 @@ export function identifiers(text) {
   return out;
 }
 
+/** identifiers(text) read off the text's tokens by tokenize() with the "raglab" analyzer,
+ * stemmed or not, without tokenising the text again: the same Set in the same order. A token
+ * holding a decimal digit is never a word (a word is letters only), so it is never stemmed, and
+ * no stop word holds one: the tokens that hold one are the raw ones, in order. */
+export function identifiersAmong(tokens) {
+  const out = new Set();
+  for (const t of tokens) {
+    if (HAS_DIGIT.test(t) && (HAS_LETTER.test(t) || DIGIT_GROUPS_JOINED.test(t))) out.add(t);
+  }
+  return out;
+}
+
 // --- words -----------------------------------------------------------------------------------
 
 const WORD = new RegExp(`[^${WS}]+`, "gu");
