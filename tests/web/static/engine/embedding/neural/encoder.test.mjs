@@ -66,7 +66,8 @@ test("fastErf, GELU's erf, within 2e-14 of erf, and GELU's float32 values equal 
   assert.ok(Number.isNaN(fastErf(NaN)));
   // GELU of a spread of activations, as numpy's float32 pass with the float64 erf rounds it.
   const z = Float32Array.from({ length: 4001 }, (_, i) => (i - 2000) / 250);
-  const expected = z.map((v) => Math.fround(Math.fround(Math.fround(erf(Math.fround(v * Math.fround(Math.SQRT1_2)))) + 1) * Math.fround(v * 0.5)));
+  const f32 = Math.fround;
+  const expected = z.map((v) => f32(f32(f32(erf(f32(v * f32(Math.SQRT1_2)))) + 1) * f32(v * 0.5)));
   assert.deepEqual(gelu(z.slice()), expected);
 });
 
