@@ -13,8 +13,10 @@
 // kernel, each sum in float32 as BLAS's (in another order), its operands in the kernel's memory;
 // "js", the fallback, in JavaScript with float64 sums rounded to float32 when stored. Either
 // agrees with numpy's pass to float rounding: within 3.5e-7 and 2.1e-7 of the reference's unit
-// vectors (tests). GELU rounds as numpy does: erf of the float32 z/sqrt 2 in float64, rounded to
-// float32, then 1 + and the product in float32; LayerNorm and the softmax sum in float64.
+// vectors (tests). GELU rounds as numpy does: erf of the float32 z/sqrt 2 in float64 (from a
+// table and its Taylor series, fastErf, within 1.2e-14 of erf), rounded to float32, then 1 + and
+// the product in float32; LayerNorm and the softmax sum in float64. On the SIMD path the layers'
+// matrices live in the kernel's memory only (simdState), not also as JavaScript arrays.
 
 import { productKernel, simdSupported } from "./kernel.js";
 
@@ -48,12 +50,44 @@ export function erf(x) {
   return x < 0 ? -out : out;
 }
 
+/** erf's table: erf(x0) and its Taylor coefficients at x0 = i / ERF_STEPS, 0 <= x0 <= ERF_LIMIT. */
+const ERF_STEPS = 64;
+const ERF_LIMIT = 6;
+const ERF_TABLE = (() => {
+  const table = new Float64Array(6 * (ERF_LIMIT * ERF_STEPS + 1));
+  for (let i = 0; i <= ERF_LIMIT * ERF_STEPS; i++) {
+    const x = i / ERF_STEPS;
+    const x2 = x * x;
+    // erf' = 2/sqrt(pi) g, g = e^(-x^2), whose derivatives are -2x g, (4x^2 - 2) g,
+    // (12x - 8x^3) g and (16x^4 - 48x^2 + 12) g: the Taylor terms d^k / k! over erf'(x0) d.
+    const terms = [-x, (2 * x2 - 1) / 3, (x * (3 - 2 * x2)) / 6, (4 * x2 * x2 - 12 * x2 + 3) / 30];
+    table.set([erf(x), TWO_OVER_SQRT_PI * Math.exp(-x2), ...terms], 6 * i);
+  }
+  return table;
+})();
+
+/** erf(x) from a table: erf and its Taylor series to d^5 at the nearest x0 = i/64 (|d| <= 1/128),
+ * no exp, no loop; within 1e-13 of erf (the next term, below 3e-14, and the table's float64
+ * rounding; tests), so its float32 rounding is erf's but where erf lies within 1e-13 of a
+ * rounding boundary. +-1 from |x| = 6 (erfc(6) = 2e-17). */
+export function fastErf(x) {
+  const ax = Math.abs(x);
+  if (!(ax < ERF_LIMIT)) return Number.isNaN(x) ? NaN : x > 0 ? 1 : -1;
+  const i = (ax * ERF_STEPS + 0.5) | 0;
+  const d = ax - i / ERF_STEPS;
+  const at = 6 * i;
+  const t = ERF_TABLE;
+  const out = t[at] + t[at + 1] * d * (1 + d * (t[at + 2] + d * (t[at + 3] + d * (t[at + 4] + d * t[at + 5]))));
+  return x < 0 ? -out : out;
+}
+
 /** GELU of the first `n` entries (all by default) of a Float32Array, in place, rounded as
- * numpy's float32 pass rounds it. */
+ * numpy's float32 pass rounds it: erf (fastErf) of the float32 z/sqrt 2 in float64, rounded to
+ * float32, then 1 + and the product in float32. */
 export function gelu(x, n = x.length) {
   for (let i = 0; i < n; i++) {
     const v = x[i];
-    const e = fround(erf(fround(v * INV_SQRT2)));
+    const e = fround(fastErf(fround(v * INV_SQRT2)));
     x[i] = fround(fround(e + 1) * fround(v * 0.5));
   }
   return x;
@@ -263,7 +297,7 @@ function forwardJs(weights, ids) {
   const attended = s.qkv; // free once the heads are mixed: (t, h) of its (t, 3h)
   const wide = s.wide;
   const n = t * h;
-  for (const layer of weights.layers) {
+  for (const layer of jsLayers(weights)) {
     linear(x, t, layer.qkv, layer.qkv_bias, qkv);
     attention(qkv, t, h, config.num_attention_heads, s, mixed);
     linear(mixed, t, layer.attn_out, layer.attn_out_bias, attended);
@@ -277,6 +311,39 @@ function forwardJs(weights, ids) {
   return x;
 }
 
+/** Each layer's matrices' (in, out) shapes, by name. */
+function matrixShapes(weights) {
+  const h = weights.config.hidden_size;
+  const inner = weights.layers[0].ffn_in_bias.length;
+  return { qkv: [h, 3 * h], attn_out: [h, h], ffn_in: [h, inner], ffn_out: [inner, h] };
+}
+
+/** The (out, in) matrices of each layer the JavaScript path reads, by weights, made only when
+ * the SIMD path has moved the loader's into the kernel's memory (both paths on one weights). */
+const JS_LAYERS = new WeakMap();
+
+/** The layers as the JavaScript path reads them, each matrix (out, in) (weights.js): the
+ * loader's own, or, once simdState has moved those, (out, in) copies of the kernel's. */
+function jsLayers(weights) {
+  if (!SIMD_STATE.has(weights)) return weights.layers;
+  let layers = JS_LAYERS.get(weights);
+  if (layers === undefined) {
+    const shapes = matrixShapes(weights);
+    layers = weights.layers.map((layer) => {
+      const out = { ...layer };
+      for (const [name, [n, m]] of Object.entries(shapes)) {
+        const a = layer[name]; // (n, m)
+        const t = new Float32Array(n * m);
+        for (let k = 0; k < n; k++) for (let j = 0; j < m; j++) t[j * n + k] = a[k * m + j];
+        out[name] = t;
+      }
+      return out;
+    });
+    JS_LAYERS.set(weights, layers);
+  }
+  return layers;
+}
+
 /** The layers' matrices and biases, the pass's working arrays, all in the kernel's memory
  * (kernel.js), by weights: made on a weights' first pass on this path. */
 const SIMD_STATE = new WeakMap();
@@ -284,7 +351,9 @@ const SIMD_STATE = new WeakMap();
 /** The kernel's memory laid out for `weights`: the matrices back in the file's (in, out)
  * layout (weights.js turned them (out, in) for the JavaScript products), each output's
  * weights a column, so the kernel reads 4 outputs' weights as one vector; then room for a text
- * of the model's every position. Offsets in bytes, each a multiple of 16. */
+ * of the model's every position. Offsets in bytes, each a multiple of 16. The layers' matrices
+ * then move: `weights.layers[l].qkv` etc. become (in, out) views of that memory, so the
+ * loader's (out, in) arrays (42 MB for MiniLM) are no longer held beside it. */
 function simdState(weights) {
   let st = SIMD_STATE.get(weights);
   if (st !== undefined) return st;
@@ -298,7 +367,7 @@ function simdState(weights) {
     end += Math.ceil(floats / 4) * 16;
     return at;
   };
-  const shapes = { qkv: [h, 3 * h], attn_out: [h, h], ffn_in: [h, inner], ffn_out: [inner, h] };
+  const shapes = matrixShapes(weights);
   const layers = weights.layers.map((layer) => {
     const out = {};
     for (const [name, [n, m]] of Object.entries(shapes)) {
@@ -315,13 +384,20 @@ function simdState(weights) {
   const heap = new Float32Array(memory.buffer);
   weights.layers.forEach((layer, l) => {
     for (const [name, [n, m]] of Object.entries(shapes)) {
-      const wt = layer[name]; // (m, n)
+      const wt = layer[name]; // (m, n), the loader's
       const base = layers[l][name] >> 2;
       for (let j = 0; j < m; j++) {
         const row = j * n;
         for (let k = 0; k < n; k++) heap[base + k * m + j] = wt[row + k];
       }
       heap.set(layer[`${name}_bias`], layers[l][`${name}_bias`] >> 2);
+    }
+  });
+  // The loader's (out, in) copies are let go: each layer's matrix becomes a view of its (in, out)
+  // block of the kernel's memory (which never grows, so the views stay valid), 42 MB held once.
+  weights.layers.forEach((layer, l) => {
+    for (const [name, [n, m]] of Object.entries(shapes)) {
+      layer[name] = heap.subarray(layers[l][name] >> 2, (layers[l][name] >> 2) + n * m);
     }
   });
   st = { gemm, heap, layers, at, exps: new Float64Array(rows) };

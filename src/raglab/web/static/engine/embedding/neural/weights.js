@@ -7,6 +7,8 @@
 // writes them), float16 ones are widened to Float32Array (exactly: every float16 is a float32).
 // The layers' four matrices, stored (in, out), are transposed once here to (out, in), so that
 // each output of the encoder's products is a dot product of two contiguous rows (encoder.js).
+// The encoder's WebAssembly SIMD path then moves them into its kernel's memory, where they are
+// (in, out) again, and replaces them with views of it (encoder.js, simdState).
 
 export const FORMAT = "raglab-bert-weights-1";
 
