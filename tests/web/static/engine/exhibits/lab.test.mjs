@@ -42,6 +42,22 @@ test("a second run at the same chunking tokenises no chunk again", () => {
   assert.equal(TOKENISED.reader, after.reader, "training the reranker tokenises no reader terms");
 });
 
+test("a second cut tokenises no page again and no chunk's text", () => {
+  // Oracle: counting. The first cut tokenises each page once (its retrieval tokens); every
+  // other cut, of any chunker, slices those pages' tokens: no page and no chunk text again.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const before = { ...TOKENISED };
+  lab.chunkSet({ method: "fixed", size: 120, overlap: 0 }).tokens;
+  assert.equal(TOKENISED.pages - before.pages, lab.pages.length, "each page once");
+  for (const key of [{ method: "fixed", size: 60, overlap: 15 }, { method: "sentence" }, { method: "heading", size: 80 }]) {
+    lab.chunkSet(key).tokens;
+  }
+  assert.equal(TOKENISED.retrieval - before.retrieval, 4, "four cuts' tokens");
+  assert.equal(TOKENISED.pages - before.pages, lab.pages.length, "no page tokenised again");
+  assert.equal(TOKENISED.chunkTexts - before.chunkTexts, 0, "no chunk's text tokenised");
+});
+
 test("settings that cut the same chunks share one chunk set, its tokens and its reranker", () => {
   const data = structuredClone(fixture("site-handbook"));
   const lab = new Lab(data, { stem: data.meta.stem });

@@ -8,7 +8,7 @@
 import { BM25Index } from "../bm25/index.js";
 import { ChunkIndex, relevance } from "../chunking/chunk.js";
 import { chunkPages } from "../chunking/chunkers.js";
-import { tokenize } from "../text/tokens.js";
+import { chunkTokens, tokenize, tokenStream } from "../text/tokens.js";
 
 /** One ranked chunk as every exhibit lists it (pipeline/retrieval.py's rows): 1-based ``rank``,
  * the chunk's id, ``index`` in its chunk set, page, title, heading path joined by " > ", status
@@ -64,6 +64,32 @@ export class Lab {
     this.chunkSets = new Map();
     this.cuts = new Map();
     this.queryTokenCache = new Map();
+    this.pageById = new Map(this.pages.map((p) => [p.id, p]));
+    this.pageStreams = new Map();
+  }
+
+  /** A chunk's tokens under `stem` and `analyzer`, equal to tokenize(c.text, …): for RAG lab's
+   * analyzer read off its page's tokens (tokens.js's chunkTokens says why that is exact), which
+   * every cut of the page shares; else, or where that does not hold, its text tokenised. */
+  chunkTokens(c, { stem, analyzer }) {
+    if (analyzer === "raglab") {
+      const key = `${stem}`;
+      let streams = this.pageStreams.get(key);
+      if (streams === undefined) {
+        streams = new Map();
+        this.pageStreams.set(key, streams);
+      }
+      let stream = streams.get(c.pageId);
+      if (stream === undefined) {
+        stream = tokenStream(this.pageById.get(c.pageId).text, { stem });
+        streams.set(c.pageId, stream);
+        TOKENISED.pages += 1;
+      }
+      const own = stream === null ? null : chunkTokens(stream, this.pageById.get(c.pageId).text, c.start, c.end);
+      if (own !== null) return own;
+    }
+    TOKENISED.chunkTexts += 1;
+    return tokenize(c.text, { stem, analyzer });
   }
 
   tokens(text) {
@@ -105,10 +131,12 @@ export class Lab {
   }
 }
 
-/** How many times a chunk set's texts were tokenised, by analysis: "retrieval" (the lab's
+/** How many times a chunk set's tokens were found, by analysis: "retrieval" (the lab's
  * tokens, which BM25, LSA's fold-in and the reranker's features share) and "reader" (the
- * reader's stemmed terms when they differ). Each chunk set does each at most once. */
-export const TOKENISED = { retrieval: 0, reader: 0 };
+ * reader's stemmed terms when they differ); each chunk set does each at most once. And what
+ * was tokenised for them: "pages" (a page's whole text, once per lab and analysis, which every
+ * cut slices) and "chunkTexts" (a chunk's own text, where no slice is exact). */
+export const TOKENISED = { retrieval: 0, reader: 0, pages: 0, chunkTexts: 0 };
 
 export class ChunkSet {
   /** `id`: the cut's number in its lab (chunkSet's). */
@@ -144,7 +172,8 @@ export class ChunkSet {
 
   get tokens() {
     if (this._tokens === null) {
-      this._tokens = this.chunks.map((c) => this.lab.tokens(c.text));
+      const { stem, analyzer } = this.lab;
+      this._tokens = this.chunks.map((c) => this.lab.chunkTokens(c, { stem, analyzer }));
       TOKENISED.retrieval += 1;
     }
     return this._tokens;
@@ -156,7 +185,7 @@ export class ChunkSet {
     if (this.lab.stem && this.lab.analyzer === analyzer) return this.tokens;
     let t = this._readerTokens.get(analyzer);
     if (t === undefined) {
-      t = this.chunks.map((c) => tokenize(c.text, { stem: true, analyzer }));
+      t = this.chunks.map((c) => this.lab.chunkTokens(c, { stem: true, analyzer }));
       this._readerTokens.set(analyzer, t);
       TOKENISED.reader += 1;
     }
