@@ -19,6 +19,7 @@ import { project } from "../../../../../src/raglab/web/static/engine/embedding/l
 import { ranking } from "../../../../../src/raglab/web/static/engine/exhibits/fusion.js";
 import { rrf } from "../../../../../src/raglab/web/static/engine/fusion/rrf.js";
 import { scoreFusion } from "../../../../../src/raglab/web/static/engine/fusion/score.js";
+import { CALLS } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
 import { fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
@@ -56,6 +57,13 @@ test("a second cut tokenises no page again and no chunk's text", () => {
   assert.equal(TOKENISED.retrieval - before.retrieval, 4, "four cuts' tokens");
   assert.equal(TOKENISED.pages - before.pages, lab.pages.length, "no page tokenised again");
   assert.equal(TOKENISED.chunkTexts - before.chunkTexts, 0, "no chunk's text tokenised");
+  // The LSA windows and the other stemming's lab (the stemming exhibit's) slice the same pages:
+  // the tokenizer is asked for no text at all.
+  const calls = CALLS.tokenize;
+  lsaModel(lab, { windowsSet: data.engine.lsa_windows });
+  new Lab(data, { stem: !data.meta.stem }).chunkSet({ method: "sentence" }).tokens;
+  assert.equal(CALLS.tokenize - calls, 0, "no window's or chunk's text tokenised");
+  assert.equal(TOKENISED.pages - before.pages, lab.pages.length, "no page tokenised again");
 });
 
 test("settings that cut the same chunks share one chunk set, its tokens and its reranker", () => {

@@ -8,6 +8,7 @@ import {
   countWords,
   identifiers,
   sentenceSpans,
+  stemmedStream,
   tokenStream,
   tokenize,
 } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
@@ -36,8 +37,8 @@ for (const name of ["edge", "lucene-samples", "handbook", "cranfield"]) {
   });
 }
 
-// A chunk's tokens read off its page's token stream are its text's own: oracle, the tokenizer
-// itself on each chunk's text, on every chunk of both collections' pages, every chunker at its
+// A chunk's tokens read off its page's token stream (the stemmed stream made from the unstemmed
+// one, as the lab makes it) are its text's own: oracle, the tokenizer itself on each chunk's text, on every chunk of both collections' pages, every chunker at its
 // own size and at the size slider's ends (20 and 400 words, the fixed windows with and without
 // overlap), stemmed and not. Each slice must apply (no chunk falls back to its text).
 const CUTS = [
@@ -54,7 +55,9 @@ for (const name of COLLECTIONS) {
   test(`a chunk's tokens sliced from its page's equal its text's, on every chunk: ${name}`, () => {
     const pages = fixture(`collection-${name}`).pages;
     for (const stem of [false, true]) {
-      const streams = new Map(pages.map((p) => [p.id, tokenStream(p.text, { stem })]));
+      // The stemmed streams as the lab makes them: the unstemmed ones' words stemmed.
+      const streamOf = (p) => (stem ? stemmedStream(tokenStream(p.text, { stem: false })) : tokenStream(p.text, { stem }));
+      const streams = new Map(pages.map((p) => [p.id, streamOf(p)]));
       const texts = new Map(pages.map((p) => [p.id, p.text]));
       let checked = 0;
       for (const cut of CUTS) {
@@ -83,4 +86,21 @@ test("a span that opens or closes inside a word is not sliced, and a lengthening
   assert.deepEqual(chunkTokens(stream, text, 3, 7), ["def"], "a span may open on whitespace");
   // U+0130 lower-cases to two code units ("i" and a combining dot): offsets would shift.
   assert.equal(tokenStream("\u0130stanbul abc", { stem: false }), null);
+});
+
+test("a token stream's words stemmed are the stemmed tokens, with the same offsets", () => {
+  // Oracle: the tokenizer itself, stemming, on every text of text.json (the edge cases, Lucene's
+  // samples, every page and question of both collections).
+  let checked = 0;
+  for (const [name, items] of Object.entries(text().collections)) {
+    items.forEach((item, i) => {
+      const plain = tokenStream(item.text, { stem: false });
+      if (plain === null) return;
+      const derived = stemmedStream(plain);
+      same(derived, tokenStream(item.text, { stem: true }), `${name} text ${i}`);
+      same(derived.tokens, tokenize(item.text, { stem: true, analyzer: "raglab" }), `${name} text ${i}`);
+      checked += 1;
+    });
+  }
+  assert.ok(checked > 1000, `${checked} texts`);
 });

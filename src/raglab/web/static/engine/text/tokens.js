@@ -107,10 +107,14 @@ export function stemWord(word) {
   return s;
 }
 
+/** How many texts tokenize() was asked for (for tests: what reuse saves). */
+export const CALLS = { tokenize: 0 };
+
 /** Lower-cased retrieval tokens of `text`, in order; `stem` stems the word tokens only.
  * `analyzer` "raglab" follows this module's rules, "lucene" is Lucene's English analyzer
  * (./lucene.js: its own tokens, stop words and Porter stemmer; `stem` is ignored). */
 export function tokenize(text, { stem, analyzer }) {
+  CALLS.tokenize += 1;
   if (analyzer !== "raglab") {
     if (analyzer !== "lucene") throw new Error(`analyzer must be one of raglab, lucene; not ${analyzer}`);
     return analyze(text);
@@ -128,6 +132,14 @@ export function tokenStream(text, { stem }) {
   const starts = [];
   const { tokens, isWord } = rawTokens(text, STOP_WORDS, starts);
   return { tokens: stem ? tokens.map((t, i) => (isWord[i] ? stemWord(t) : t)) : tokens, starts };
+}
+
+/** tokenStream(text, {stem: true}) from `stream` = tokenStream(text, {stem: false}): its word
+ * tokens stemmed. A token is a word (stemmed by tokenize) exactly when it holds no decimal
+ * digit: rawTokens marks as words the letters-only runs, the dotted letters and the pieces of a
+ * digit-free run, and as not the runs that hold a digit, which keep it. */
+export function stemmedStream(stream) {
+  return { tokens: stream.tokens.map((t) => (HAS_DIGIT.test(t) ? t : stemWord(t))), starts: stream.starts };
 }
 
 /** tokenize(text.slice(start, end), {stem, analyzer: "raglab"}) read off `stream` =
