@@ -3,7 +3,7 @@
 // chunker's default and the corners of the size and overlap sliders, on both collections.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
+import { SPANS_FOUND, chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
 import { ChunkIndex, relevance } from "../../../../../src/raglab/web/static/engine/chunking/chunk.js";
 import {
   cutProbability,
@@ -44,3 +44,23 @@ for (const name of COLLECTIONS) {
     });
   });
 }
+
+test("a second cut finds no page's words or sentences again", () => {
+  // Oracle: counting. The first fixed cut finds each page's words once, the first sentence cut
+  // each page's sentences once; other sizes and overlaps, and the heading chunker's blocks that
+  // fit, find nothing again. The chunks are the same as a fresh copy's (the first test checks
+  // those against Python's).
+  const pages = structuredClone(fixture("collection-handbook").pages);
+  const before = { ...SPANS_FOUND };
+  const found = () => ({ words: SPANS_FOUND.words - before.words, sentences: SPANS_FOUND.sentences - before.sentences });
+  chunkPages(pages, { method: "fixed", size: 120, overlap: 0 });
+  assert.deepEqual(found(), { words: pages.length, sentences: 0 });
+  chunkPages(pages, { method: "fixed", size: 60, overlap: 15 });
+  chunkPages(pages, { method: "sentence", size: 120 });
+  assert.deepEqual(found(), { words: pages.length, sentences: pages.length });
+  const again = chunkPages(pages, { method: "sentence", size: 80 });
+  chunkPages(pages, { method: "heading", size: 1000000 });
+  assert.deepEqual(found(), { words: pages.length, sentences: pages.length }, "nothing found again");
+  const fresh = chunkPages(structuredClone(pages), { method: "sentence", size: 80 });
+  same(again, fresh, "the sentence chunks at 80 words");
+});

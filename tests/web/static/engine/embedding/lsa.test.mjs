@@ -10,12 +10,13 @@ import { tokenize } from "../../../../../src/raglab/web/static/engine/text/token
 import { allClose, close, fixture, same } from "../fixtures.mjs";
 
 const tokens = (text) => tokenize(text, { stem: false, analyzer: "raglab" });
+const windowTokens = (page, start, end) => tokens(page.text.slice(start, end));
 
 for (const expected of fixture("embedding").lsa) {
   test(`LSA: ${expected.collection}`, () => {
     const { pages, questions } = fixture(`collection-${expected.collection}`);
     const st = expected.settings;
-    const windows = L.lsaWindows(pages, tokens, { minimum: st.minimum, size: st.size });
+    const windows = L.lsaWindows(pages, windowTokens, { minimum: st.minimum, size: st.size });
     same(windows, expected.windows, "windows");
     assert.equal(L.powerIterationsFor(windows.length, st), st.power_iterations);
     const model = L.fitLsa(windows, {

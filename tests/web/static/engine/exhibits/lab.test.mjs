@@ -19,6 +19,7 @@ import { project } from "../../../../../src/raglab/web/static/engine/embedding/l
 import { ranking } from "../../../../../src/raglab/web/static/engine/exhibits/fusion.js";
 import { rrf } from "../../../../../src/raglab/web/static/engine/fusion/rrf.js";
 import { scoreFusion } from "../../../../../src/raglab/web/static/engine/fusion/score.js";
+import { CALLS } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
 import { fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
@@ -40,6 +41,29 @@ test("a second run at the same chunking tokenises no chunk again", () => {
   assert.equal(second.settings.size, first.settings.size);
   post(data, "/api/rerank/train", null);
   assert.equal(TOKENISED.reader, after.reader, "training the reranker tokenises no reader terms");
+});
+
+test("a second cut tokenises no page again and no chunk's text", () => {
+  // Oracle: counting. The first cut tokenises each page once (its retrieval tokens); every
+  // other cut, of any chunker, slices those pages' tokens: no page and no chunk text again.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const before = { ...TOKENISED };
+  lab.chunkSet({ method: "fixed", size: 120, overlap: 0 }).tokens;
+  assert.equal(TOKENISED.pages - before.pages, lab.pages.length, "each page once");
+  for (const key of [{ method: "fixed", size: 60, overlap: 15 }, { method: "sentence" }, { method: "heading", size: 80 }]) {
+    lab.chunkSet(key).tokens;
+  }
+  assert.equal(TOKENISED.retrieval - before.retrieval, 4, "four cuts' tokens");
+  assert.equal(TOKENISED.pages - before.pages, lab.pages.length, "no page tokenised again");
+  assert.equal(TOKENISED.chunkTexts - before.chunkTexts, 0, "no chunk's text tokenised");
+  // The LSA windows and the other stemming's lab (the stemming exhibit's) slice the same pages:
+  // the tokenizer is asked for no text at all.
+  const calls = CALLS.tokenize;
+  lsaModel(lab, { windowsSet: data.engine.lsa_windows });
+  new Lab(data, { stem: !data.meta.stem }).chunkSet({ method: "sentence" }).tokens;
+  assert.equal(CALLS.tokenize - calls, 0, "no window's or chunk's text tokenised");
+  assert.equal(TOKENISED.pages - before.pages, lab.pages.length, "no page tokenised again");
 });
 
 test("settings that cut the same chunks share one chunk set, its tokens and its reranker", () => {

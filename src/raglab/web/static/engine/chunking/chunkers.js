@@ -5,7 +5,7 @@
 // cross pages. A page is {id, title, text, sections: [{heading, level, path, start, end}]} as
 // the corpus reader found them; offsets are UTF-16 code units.
 
-import { countWords, isSpace, sentenceSpans, wordSpans, wordStarts } from "../text/tokens.js";
+import { isSpace, sentenceSpans, wordSpans } from "../text/tokens.js";
 import { checkInt, checkWindow, expectedChunkCount } from "./closed_forms.js";
 
 export const METHODS = ["fixed", "sentence", "heading"];
@@ -34,11 +34,54 @@ function bisectRight(a, x) {
   return lo;
 }
 
+// What every cut of a page reuses, found once per page (a cut is a chunker at a size): its
+// whitespace words, its sentences with their paragraph labels, and each section block's.
+const FACTS = new WeakMap();
+
+/** How many texts' spans were found: "words" (a text's whitespace words) and "sentences" (its
+ * sentence units), a page's or a long section block's; each text's at most once. */
+export const SPANS_FOUND = { words: 0, sentences: 0 };
+
+/** The facts of `page` (textFacts's, and its section blocks once the heading chunker asks),
+ * kept while the page lives. */
+function pageFacts(page) {
+  let f = FACTS.get(page);
+  if (f === undefined || f.text !== page.text) {
+    f = textFacts(page.text);
+    FACTS.set(page, f);
+  }
+  return f;
+}
+
+/** A text's word spans and their starts; its sentence units come on first use (unitsOf). */
+function textFacts(text) {
+  const words = wordSpans(text);
+  SPANS_FOUND.words += 1;
+  return { text, words, starts: words.map((w) => w[0]), units: null, sectionBlocks: null };
+}
+
+/** The sentence units of a text's facts, found once. */
+function unitsOf(f) {
+  if (f.units === null) {
+    f.units = sentenceUnits(f.text, sentenceSpans(f.text), blankLines(f.text));
+    SPANS_FOUND.sentences += 1;
+  }
+  return f.units;
+}
+
+/** The number of whitespace words of text.slice(start, end) (Python's len(text.split())), read
+ * off the text's word starts: those in the span, and one more when the span opens inside a word. */
+function wordsWithin(text, starts, start, end) {
+  const opensInWord = start < end && start > 0 && !isSpace(text[start - 1]) && !isSpace(text[start]);
+  return bisectLeft(starts, end) - bisectLeft(starts, start) + (opensInWord ? 1 : 0);
+}
+
 /** Chunks for every page, in page order, from `spansOf(page)`'s sorted spans. */
 function makeChunks(pages, spansOf) {
   const chunks = [];
   for (const page of pages) {
     const starts = page.sections.map((s) => s.start);
+    const wordStarts = pageFacts(page).starts;
     spansOf(page).forEach(([start, end], position) => {
       const k = bisectRight(starts, start) - 1;
       const text = page.text.slice(start, end);
@@ -51,7 +94,7 @@ function makeChunks(pages, spansOf) {
         start,
         end,
         position,
-        nWords: countWords(text),
+        nWords: wordsWithin(page.text, wordStarts, start, end),
         text,
       });
     });
@@ -78,7 +121,7 @@ export function fixedWindowSpans(words, { size, overlap }) {
 /** Fixed windows of `size` words, consecutive windows sharing `overlap` words. */
 export function chunkFixed(pages, { size, overlap }) {
   const [s, o] = checkWindow(size, overlap);
-  return makeChunks(pages, (page) => fixedWindowSpans(wordSpans(page.text), { size: s, overlap: o }));
+  return makeChunks(pages, (page) => fixedWindowSpans(pageFacts(page).words, { size: s, overlap: o }));
 }
 
 // --- sentence packing ------------------------------------------------------------------------
@@ -140,16 +183,18 @@ function pack(units, starts, size) {
   return spans;
 }
 
-function sentenceChunks(text, size, fromStart = false) {
-  const units = sentenceUnits(text, sentenceSpans(text), blankLines(text));
-  if (fromStart && units.length > 0) units[0] = [0, units[0][1], units[0][2]];
-  return pack(units, wordStarts(text), size);
+/** Sentence packing of a text's facts (textFacts) at `size` words; `fromStart`: the first
+ * sentence opens at the text's start. */
+function sentenceChunks(facts, size, fromStart = false) {
+  let units = unitsOf(facts);
+  if (fromStart && units.length > 0) units = [[0, units[0][1], units[0][2]], ...units.slice(1)];
+  return pack(units, facts.starts, size);
 }
 
 /** Whole sentences packed greedily up to `size` words, paragraph-aware. */
 export function chunkSentences(pages, { size }) {
   const s = checkInt("size", size, 1);
-  return makeChunks(pages, (page) => sentenceChunks(page.text, s));
+  return makeChunks(pages, (page) => sentenceChunks(pageFacts(page), s));
 }
 
 // --- sections --------------------------------------------------------------------------------
@@ -162,7 +207,9 @@ function trimmed(text, start, end) {
   return [a, b];
 }
 
-function headingSpans(page, maxWords) {
+/** The section blocks of a page ([start, end] pairs): sections trimmed, heading-only ones merged
+ * forward. */
+function sectionBlocks(page) {
   const text = page.text;
   const blocks = [];
   let pending = null;
@@ -180,12 +227,21 @@ function headingSpans(page, maxWords) {
     pending = null;
   }
   if (pending !== null) blocks.push(trimmed(text, pending, text.length));
+  return blocks;
+}
+
+function headingSpans(page, maxWords) {
+  const f = pageFacts(page);
+  f.sectionBlocks ??= sectionBlocks(page).map(([start, end]) => [start, end, null]);
   const spans = [];
-  for (const [start, end] of blocks) {
-    const block = text.slice(start, end);
-    if (countWords(block) <= maxWords) spans.push([start, end]);
+  for (const block of f.sectionBlocks) {
+    const [start, end] = block;
+    // A block's own facts (its text's words and sentences) are found on the first cut that
+    // splits it; its word count is the page's words within it.
+    if (wordsWithin(page.text, f.starts, start, end) <= maxWords) spans.push([start, end]);
     else {
-      for (const [a, b] of sentenceChunks(block, maxWords, true)) spans.push([start + a, start + b]);
+      block[2] ??= textFacts(page.text.slice(start, end));
+      for (const [a, b] of sentenceChunks(block[2], maxWords, true)) spans.push([start + a, start + b]);
     }
   }
   return spans;

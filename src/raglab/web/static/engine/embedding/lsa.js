@@ -37,8 +37,9 @@ export function powerIterationsFor(nWindows, { base, minimum }) {
   return base * (1 + (doublings === 0 ? 0 : doublings.toString(2).length)); // Python's bit_length
 }
 
-/** The LSA training windows of `pages`, tokenised by `tokens(text)`: words numbered across pages,
- * each window's words tokenised page piece by page piece. */
+/** The LSA training windows of `pages`, tokenised by `tokens(page, start, end)` (the tokens of
+ * page.text.slice(start, end)): words numbered across pages, each window's words tokenised
+ * page piece by page piece. */
 export function lsaWindows(pages, tokens, { count = null, minimum, size }) {
   const offsets = pages.map((p) => wordSpans(p.text));
   const first = [0];
@@ -53,7 +54,7 @@ export function lsaWindows(pages, tokens, { count = null, minimum, size }) {
       if (stop <= lo || start >= hi) return;
       const a = Math.max(start, lo) - lo;
       const b = Math.min(stop, hi) - lo;
-      for (const t of tokens(page.text.slice(offsets[p][a][0], offsets[p][b - 1][1]))) out.push(t);
+      for (const t of tokens(page, offsets[p][a][0], offsets[p][b - 1][1])) out.push(t);
     });
     return out;
   });

@@ -8,7 +8,7 @@
 import { BM25Index } from "../bm25/index.js";
 import { ChunkIndex, relevance } from "../chunking/chunk.js";
 import { chunkPages } from "../chunking/chunkers.js";
-import { tokenize } from "../text/tokens.js";
+import { chunkTokens, stemmedStream, tokenize, tokenStream } from "../text/tokens.js";
 
 /** One ranked chunk as every exhibit lists it (pipeline/retrieval.py's rows): 1-based ``rank``,
  * the chunk's id, ``index`` in its chunk set, page, title, heading path joined by " > ", status
@@ -52,6 +52,10 @@ export function resolveChunking(meta, { method = null, size = null, overlap = nu
   return { method: m, size: size ?? sizes[m], overlap: null };
 }
 
+// Each page's token streams by stemming, per pages array: a data's two labs (stemmed or not)
+// share one collection and so one page tokenisation.
+const PAGE_STREAMS = new WeakMap();
+
 export class Lab {
   /** `stem`: whether retrieval tokens are stemmed (the served lab's, or its sibling's). */
   constructor(data, { stem }) {
@@ -64,6 +68,49 @@ export class Lab {
     this.chunkSets = new Map();
     this.cuts = new Map();
     this.queryTokenCache = new Map();
+    this.pageById = new Map(this.pages.map((p) => [p.id, p]));
+  }
+
+  /** A chunk's tokens under `stem` and `analyzer`, equal to tokenize(c.text, …). */
+  chunkTokens(c, { stem, analyzer }) {
+    return this.spanTokens(c.pageId, c.start, c.end, { stem, analyzer });
+  }
+
+  /** The tokens of page `pageId`'s text from `start` to `end` under `stem` and `analyzer`, equal
+   * to tokenize(text.slice(start, end), …): for RAG lab's analyzer read off the page's tokens
+   * (tokens.js's chunkTokens says why that is exact), which every cut of the page and the LSA
+   * windows share; else, or where that does not hold, the slice tokenised. */
+  spanTokens(pageId, start, end, { stem, analyzer }) {
+    const text = this.pageById.get(pageId).text;
+    if (analyzer === "raglab") {
+      const stream = this.pageStream(pageId, stem);
+      const own = stream === null ? null : chunkTokens(stream, text, start, end);
+      if (own !== null) return own;
+    }
+    TOKENISED.chunkTexts += 1;
+    return tokenize(text.slice(start, end), { stem, analyzer });
+  }
+
+  /** A page's token stream (tokens.js's tokenStream), kept for every lab of the same pages
+   * (the stemmed lab's too): the stemmed stream is the unstemmed one's words stemmed. */
+  pageStream(pageId, stem) {
+    let streams = PAGE_STREAMS.get(this.pages);
+    if (streams === undefined) {
+      streams = { false: new Map(), true: new Map() };
+      PAGE_STREAMS.set(this.pages, streams);
+    }
+    let stream = streams[stem].get(pageId);
+    if (stream === undefined) {
+      if (stem) {
+        const plain = this.pageStream(pageId, false);
+        stream = plain === null ? null : stemmedStream(plain);
+      } else {
+        stream = tokenStream(this.pageById.get(pageId).text, { stem: false });
+        TOKENISED.pages += 1;
+      }
+      streams[stem].set(pageId, stream);
+    }
+    return stream;
   }
 
   tokens(text) {
@@ -105,10 +152,13 @@ export class Lab {
   }
 }
 
-/** How many times a chunk set's texts were tokenised, by analysis: "retrieval" (the lab's
+/** How many times a chunk set's tokens were found, by analysis: "retrieval" (the lab's
  * tokens, which BM25, LSA's fold-in and the reranker's features share) and "reader" (the
- * reader's stemmed terms when they differ). Each chunk set does each at most once. */
-export const TOKENISED = { retrieval: 0, reader: 0 };
+ * reader's stemmed terms when they differ); each chunk set does each at most once. And what
+ * was tokenised for them: "pages" (a page's whole text, once per collection, which every cut,
+ * the LSA windows and the stemmed lab slice) and "chunkTexts" (a chunk's own text, where no
+ * slice is exact). */
+export const TOKENISED = { retrieval: 0, reader: 0, pages: 0, chunkTexts: 0 };
 
 export class ChunkSet {
   /** `id`: the cut's number in its lab (chunkSet's). */
@@ -144,7 +194,8 @@ export class ChunkSet {
 
   get tokens() {
     if (this._tokens === null) {
-      this._tokens = this.chunks.map((c) => this.lab.tokens(c.text));
+      const { stem, analyzer } = this.lab;
+      this._tokens = this.chunks.map((c) => this.lab.chunkTokens(c, { stem, analyzer }));
       TOKENISED.retrieval += 1;
     }
     return this._tokens;
@@ -156,7 +207,7 @@ export class ChunkSet {
     if (this.lab.stem && this.lab.analyzer === analyzer) return this.tokens;
     let t = this._readerTokens.get(analyzer);
     if (t === undefined) {
-      t = this.chunks.map((c) => tokenize(c.text, { stem: true, analyzer }));
+      t = this.chunks.map((c) => this.lab.chunkTokens(c, { stem: true, analyzer }));
       this._readerTokens.set(analyzer, t);
       TOKENISED.reader += 1;
     }

@@ -27,7 +27,9 @@ export function lsaModel(lab, { windowsSet, progress = () => {} }) {
   const minimum = fixedOf(meta, "lsa_windows");
   const size = fixedOf(meta, "lsa_window_words");
   progress(0, 1, "the LSA fit");
-  const windows = lsaWindows(lab.pages, (text) => lab.tokens(text), { count: windowsSet, minimum, size });
+  const { stem, analyzer } = lab;
+  const tokens = (page, start, end) => lab.spanTokens(page.id, start, end, { stem, analyzer });
+  const windows = lsaWindows(lab.pages, tokens, { count: windowsSet, minimum, size });
   const power = powerIterationsFor(windows.length, { base: fixedOf(meta, "lsa_power_iterations"), minimum });
   const model = fitLsa(windows, {
     rank: fixedOf(meta, "lsa_rank"),

@@ -52,17 +52,21 @@ const NOT_BASES = new Map([["wo", "will"], ["ca", "can"], ["sha", "shall"]]);
 const SPLIT_WORDS = new Map([["cannot", ["can", "not"]]]);
 
 /** The tokens of `text` before stemming, leaving out those in `drop`, with `isWord` beside them
- * (false for identifiers and numbers: runs that hold a digit). */
-function rawTokens(text, drop) {
+ * (false for identifiers and numbers: runs that hold a digit); `starts`, when given, receives
+ * each token's run's offset in the lower-cased text. */
+function rawTokens(text, drop, starts = null) {
   const tokens = [];
   const isWord = [];
+  let at = 0;
   const add = (token, word) => {
     if (!drop.has(token)) {
       tokens.push(token);
       isWord.push(word);
+      if (starts !== null) starts.push(at);
     }
   };
   for (const m of text.toLowerCase().matchAll(RUN)) {
+    at = m.index;
     let run = m[1];
     const suffix = m[2];
     if (suffix === undefined && ALPHA.test(run) && !SPLIT_WORDS.has(run)) {
@@ -103,10 +107,14 @@ export function stemWord(word) {
   return s;
 }
 
+/** How many texts tokenize() was asked for (for tests: what reuse saves). */
+export const CALLS = { tokenize: 0 };
+
 /** Lower-cased retrieval tokens of `text`, in order; `stem` stems the word tokens only.
  * `analyzer` "raglab" follows this module's rules, "lucene" is Lucene's English analyzer
  * (./lucene.js: its own tokens, stop words and Porter stemmer; `stem` is ignored). */
 export function tokenize(text, { stem, analyzer }) {
+  CALLS.tokenize += 1;
   if (analyzer !== "raglab") {
     if (analyzer !== "lucene") throw new Error(`analyzer must be one of raglab, lucene; not ${analyzer}`);
     return analyze(text);
@@ -114,6 +122,50 @@ export function tokenize(text, { stem, analyzer }) {
   const { tokens, isWord } = rawTokens(text, STOP_WORDS);
   if (!stem) return tokens;
   return tokens.map((t, i) => (isWord[i] ? stemWord(t) : t));
+}
+
+/** tokenize(text, {stem, analyzer: "raglab"}) with each token's offset in `text` ({tokens,
+ * starts}, starts ascending), or null when lower-casing changes the text's length (a dotted
+ * capital I), which would shift the offsets: a page's tokens once, for slicing by chunkTokens. */
+export function tokenStream(text, { stem }) {
+  if (text.toLowerCase().length !== text.length) return null;
+  const starts = [];
+  const { tokens, isWord } = rawTokens(text, STOP_WORDS, starts);
+  return { tokens: stem ? tokens.map((t, i) => (isWord[i] ? stemWord(t) : t)) : tokens, starts };
+}
+
+/** tokenStream(text, {stem: true}) from `stream` = tokenStream(text, {stem: false}): its word
+ * tokens stemmed. A token is a word (stemmed by tokenize) exactly when it holds no decimal
+ * digit: rawTokens marks as words the letters-only runs, the dotted letters and the pieces of a
+ * digit-free run, and as not the runs that hold a digit, which keep it. */
+export function stemmedStream(stream) {
+  return { tokens: stream.tokens.map((t) => (HAS_DIGIT.test(t) ? t : stemWord(t))), starts: stream.starts };
+}
+
+/** tokenize(text.slice(start, end), {stem, analyzer: "raglab"}) read off `stream` =
+ * tokenStream(text, {stem}), or null when the span does not begin and end at whitespace or an
+ * end of `text`. Then it is exactly equal: a run holds no whitespace (letters, numbers and
+ * ",.-'’" only) and the run pattern looks neither behind nor (its one lookahead, "not a digit")
+ * past whitespace, so the runs of the slice are the runs of the text that start in it; lower
+ * case keeps the length (tokenStream's check) and its one context rule, the final sigma, does
+ * not see across whitespace; stop words and stems are per token. */
+export function chunkTokens(stream, text, start, end) {
+  if (start > 0 && start < text.length && !isSpace(text[start - 1]) && !isSpace(text[start])) return null;
+  if (end > 0 && end < text.length && !isSpace(text[end - 1]) && !isSpace(text[end])) return null;
+  const { tokens, starts } = stream;
+  return tokens.slice(bisectLeft(starts, start), bisectLeft(starts, end));
+}
+
+/** The number of entries of ascending `a` below `x` (Python's bisect_left). */
+function bisectLeft(a, x) {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 const DIGIT_GROUPS_JOINED = new RegExp(
