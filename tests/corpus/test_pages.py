@@ -414,12 +414,13 @@ def test_a_utf8_page_with_a_stray_byte_is_read_with_it_replaced(tmp_path: Path) 
 def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Path) -> None:
     """Oracle: the same folder read with its texts; the word counts by hand ("#", "A", "One", "two."). Read with ``held=HeldPage.of``, every page
     has the same fields, word count and warnings while no page object holds its text: each text
-    comes from the PageTexts when read, the last ``size`` kept, the older ones fetched again."""
+    comes from the PageTexts when read, kept up to the budget of characters (the one just fetched
+    always), the older ones fetched again."""
     (tmp_path / "a.md").write_text("---\nid: a\nupdated: 2024-01-02\n---\n# A\n\nOne two.\n")
     (tmp_path / "b.md").write_text("# B\n\nThree four five.\n")
     (tmp_path / "c.txt").write_text("   \n")
     full = load_corpus(tmp_path)
-    texts = PageTexts(1)
+    texts = PageTexts(len(full.page("b").text))  # room for b's text or a's, not both
     held = load_corpus(tmp_path, held=partial(HeldPage.of, texts=texts))
     assert [p.id for p in held] == ["a", "b", "c"]
     assert held.warnings == full.warnings
@@ -439,4 +440,8 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Pa
     assert held.page("b").text == full.page("b").text
     assert held.page("a").text == full.page("a").text  # dropped for b's, fetched again
     assert asked == [["a"], ["b"], ["a"]] and texts.fetched == 3
+    assert texts.kept_chars == len(full.page("a").text) <= texts.budget
+    texts.budget = 1  # under one page: the page just fetched is kept all the same
+    assert held.page("b").text == full.page("b").text
+    assert list(texts._kept) == ["b"] and texts.kept_chars == len(full.page("b").text)
     assert pickle.loads(pickle.dumps(held.page("b"))) == full.page("b")

@@ -125,8 +125,8 @@ def test_a_clustered_bm25_run_holds_no_page_text_on_the_client(
     """Oracle: ``raglab run --retriever bm25 --rerank --mmr --json`` on one machine. With the
     cluster the same bytes, while the client's lab holds no page's text once the run is done
     (each page object carries none: the workers hold them) and the texts its reranker, MMR and
-    reader read were fetched one page at a time, fewer fetches than the candidates' pages of
-    every question (80 questions x 20 candidates), each kept a while in a bounded cache."""
+    reader read were fetched from the workers, each page at most once: the handbook's texts fit
+    the client's budget of characters (CLIENT_PAGE_TEXT_BUDGET), kept within it."""
     argv = ["run", "--retriever", "bm25", "--rerank", "--mmr", "--json"]
     single_json, _ = _cli(capsys, argv)
     labs: list[Lab] = []
@@ -145,8 +145,8 @@ def test_a_clustered_bm25_run_holds_no_page_text_on_the_client(
     texts = {getattr(page, "_texts", None) for page in lab.corpus}
     assert len(texts) == 1
     (held,) = texts
-    assert 0 < held.fetched < 80 * 20
-    assert len(held._kept) <= held.size < len(lab.corpus)
+    assert 0 < held.fetched == len(held._kept) <= len(lab.corpus)
+    assert held.kept_chars == sum(map(len, held._kept.values())) <= held.budget
 
 
 @pytest.mark.parametrize("fmt", ["json", "md"])

@@ -39,7 +39,7 @@ from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab, no_questions
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import (
-    CACHE_SIZE,
+    CLIENT_PAGE_TEXT_BUDGET,
     CLUSTER_CONNECT_TIMEOUT,
     CLUSTER_NO_WORKERS_TIMEOUT,
     CLUSTER_SHARDS_PER_WORKER,
@@ -355,8 +355,8 @@ def cluster_lab(
     wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
     # The inputs read and checked before any cluster work: the corpus, the questions file.
     # Each page's text is dropped once it is checked: the workers hold the texts, and the
-    # stages fetch the few each question batch reads (the last CACHE_SIZE pages kept here).
-    texts = PageTexts(CACHE_SIZE)
+    # stages fetch the few each question batch reads (kept here up to a budget of characters).
+    texts = PageTexts(CLIENT_PAGE_TEXT_BUDGET)
     corpus = load_data_corpus(args, held=partial(HeldPage.of, texts=texts))
     print_corpus_warnings(corpus)
     needles = _question_needles(args)

@@ -101,16 +101,19 @@ class Page:
 class PageTexts:
     """Where :class:`HeldPage` texts come from: ``fetch(ids)`` giving the texts of pages ``ids``
     in order (None until they can be fetched: a Dask cluster's workers once it is open), with
-    the last ``size`` pages fetched kept. ``fetched`` counts the page texts fetched."""
+    the texts last used kept up to ``budget`` characters in all (the one just fetched always:
+    a bound on this process's memory whatever the corpus's size, while a corpus under it is
+    fetched once a page). ``fetched`` counts the page texts fetched."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
         self.fetch: Callable[[list[str]], list[str]] | None = None
         self.fetched = 0
+        self.kept_chars = 0
         self._kept: dict[str, str] = {}
 
     def text(self, page_id: str) -> str:
-        """The text of page ``page_id``, fetched unless among the last ``size`` fetched."""
+        """The text of page ``page_id``, fetched unless kept from an earlier read."""
         if page_id in self._kept:
             # Least recently used first out: the dict keeps the order of use.
             self._kept[page_id] = self._kept.pop(page_id)
@@ -122,8 +125,9 @@ class PageTexts:
         (text,) = self.fetch([page_id])
         self.fetched += 1
         self._kept[page_id] = text
-        while len(self._kept) > self.size:
-            del self._kept[next(iter(self._kept))]
+        self.kept_chars += len(text)
+        while self.kept_chars > self.budget and len(self._kept) > 1:
+            self.kept_chars -= len(self._kept.pop(next(iter(self._kept))))
         return text
 
 
