@@ -194,6 +194,11 @@ SCORE_FUSIONS: Final = ("score", "neural-score")
 #: Bounded caches of the lab: chunkings and reranker models kept at once.
 CACHE_SIZE: Final = 32
 
+#: Characters of page text a cluster's client keeps from what it fetched from the workers (the
+#: last used first out): about 32 MB of text at most, so a corpus of any size costs the client no
+#: more, and a corpus under it is fetched once a page.
+CLIENT_PAGE_TEXT_BUDGET: Final = 32_000_000
+
 #: The largest collection ``raglab site`` writes for the tab (the in-tab engine holds every chunk
 #: and its tokens in the tab's memory): chunks under the heading chunker, and UTF-8 bytes of text.
 SITE_MAX_CHUNKS: Final = 5000

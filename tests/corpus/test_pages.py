@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from datetime import date
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
-from raglab.corpus.pages import find_sections, load_corpus, parse_page
+from raglab.corpus.pages import (
+    HeldPage,
+    Page,
+    PageTexts,
+    find_sections,
+    load_corpus,
+    parse_page,
+)
 from raglab.errors import InputError, Problem
 from raglab.text.tokens import whitespace_blocks
 
@@ -399,3 +409,39 @@ def test_a_utf8_page_with_a_stray_byte_is_read_with_it_replaced(tmp_path: Path) 
         f"{tmp_path / 'page.md'}:3: is not UTF-8 (byte 0xe9 at offset {offset}): read as UTF-8 "
         "with 1 undecodable sequence replaced by U+FFFD (--encoding forces one)"
     ]
+
+
+def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Path) -> None:
+    """Oracle: the same folder read with its texts; the word counts by hand ("#", "A", "One", "two."). Read with ``held=HeldPage.of``, every page
+    has the same fields, word count and warnings while no page object holds its text: each text
+    comes from the PageTexts when read, kept up to the budget of characters (the one just fetched
+    always), the older ones fetched again."""
+    (tmp_path / "a.md").write_text("---\nid: a\nupdated: 2024-01-02\n---\n# A\n\nOne two.\n")
+    (tmp_path / "b.md").write_text("# B\n\nThree four five.\n")
+    (tmp_path / "c.txt").write_text("   \n")
+    full = load_corpus(tmp_path)
+    texts = PageTexts(len(full.page("b").text))  # room for b's text or a's, not both
+    held = load_corpus(tmp_path, held=partial(HeldPage.of, texts=texts))
+    assert [p.id for p in held] == ["a", "b", "c"]
+    assert held.warnings == full.warnings
+    assert [p.n_words for p in held] == [p.n_words for p in full] == [4, 5, 0]
+    for mine, theirs in zip(held, full, strict=True):
+        for f in dataclasses.fields(Page):
+            if f.name != "text":
+                assert getattr(mine, f.name) == getattr(theirs, f.name)
+        with pytest.raises(AttributeError):
+            Page.__dict__["text"].__get__(mine, Page)
+    with pytest.raises(RuntimeError, match="held elsewhere"):
+        _ = held.page("a").text
+    asked: list[list[str]] = []
+    texts.fetch = lambda ids: asked.append(list(ids)) or [full.page(i).text for i in ids]
+    assert held.page("a").text == full.page("a").text
+    assert held.page("a").text == full.page("a").text  # kept
+    assert held.page("b").text == full.page("b").text
+    assert held.page("a").text == full.page("a").text  # dropped for b's, fetched again
+    assert asked == [["a"], ["b"], ["a"]] and texts.fetched == 3
+    assert texts.kept_chars == len(full.page("a").text) <= texts.budget
+    texts.budget = 1  # under one page: the page just fetched is kept all the same
+    assert held.page("b").text == full.page("b").text
+    assert list(texts._kept) == ["b"] and texts.kept_chars == len(full.page("b").text)
+    assert pickle.loads(pickle.dumps(held.page("b"))) == full.page("b")

@@ -19,7 +19,14 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from raglab.cli.main import main
 from raglab.corpus.pages import bundled_handbook_dir, load_corpus
-from raglab.distributed.chunking import chunk_beir, chunk_folder
+from raglab.distributed.chunking import (
+    chunk_beir,
+    chunk_folder,
+    chunk_table,
+    read_partitions,
+    submit_files,
+    text_fetcher,
+)
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
 from raglab.pipeline.lab import Lab
@@ -152,3 +159,24 @@ def test_a_run_reads_each_page_file_once_on_the_workers(
         client.unregister_worker_plugin("opened-files")
     assert capsys.readouterr().out == single
     assert Counter(p for paths in opened.values() for p in paths) == Counter(files)
+
+
+@pytest.mark.parametrize("key", [ChunkingKey("heading"), ChunkingKey("fixed", 50, 10)])
+def test_the_chunk_table_and_page_texts_come_from_the_workers(
+    client: Any, handbook: Lab, key: ChunkingKey
+) -> None:
+    """Oracle: the lab's own table and pages. The table made from the offsets of the workers'
+    chunks of the files they read equals the lab's, and a page's text fetched from the
+    partition holding it is the lab's, whichever partition that is."""
+    files = [Path(page.source).absolute() for page in handbook.corpus]
+    read = read_partitions(client, files)
+    table = chunk_table(client, handbook.corpus.pages, submit_files(client, files, key, read=read))
+    theirs = handbook.indexes.chunk_set(key).chunks
+    assert table.first.tolist() == theirs.first.tolist()
+    assert table.starts.tolist() == theirs.starts.tolist()
+    assert table.ends.tolist() == theirs.ends.tolist()
+    assert table.n_words.tolist() == theirs.n_words.tolist()
+    fetch = text_fetcher(client, files, lambda: read)
+    pages = [handbook.corpus.pages[i] for i in (len(files) - 1, 0, len(files) // 2)]
+    got = fetch([p.source for p in pages], [p.id for p in pages])
+    assert got == [p.text for p in pages]

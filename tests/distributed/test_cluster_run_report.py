@@ -22,7 +22,9 @@ import raglab.pipeline.indexes as indexes_module
 import raglab.pipeline.reading as reading_module
 import raglab.pipeline.retrieval as retrieval_module
 from raglab.cli.main import main
+from raglab.corpus.pages import Page
 from raglab.distributed.cluster import dashboard_line
+from raglab.pipeline.lab import Lab
 
 
 def _cli(capsys: pytest.CaptureFixture[str], argv: list[str], status: int = 0) -> tuple[str, str]:
@@ -105,6 +107,46 @@ def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     assert cluster_json == single_json
     with pytest.raises(AssertionError, match=r"the client (located|built|fitted|read|measured) "):
         _cli(capsys, ["run", "--json"])
+
+
+def _held_text(page: Page) -> str | None:
+    """The text a page object itself holds (its ``text`` slot), None when it holds none."""
+    slot = Page.__dict__["text"]
+    try:
+        text: str = slot.__get__(page, Page)
+    except AttributeError:
+        return None
+    return text
+
+
+def test_a_clustered_bm25_run_holds_no_page_text_on_the_client(
+    capsys: pytest.CaptureFixture[str], client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: ``raglab run --retriever bm25 --rerank --mmr --json`` on one machine. With the
+    cluster the same bytes, while the client's lab holds no page's text once the run is done
+    (each page object carries none: the workers hold them) and the texts its reranker, MMR and
+    reader read were fetched from the workers, each page at most once: the handbook's texts fit
+    the client's budget of characters (CLIENT_PAGE_TEXT_BUDGET), kept within it."""
+    argv = ["run", "--retriever", "bm25", "--rerank", "--mmr", "--json"]
+    single_json, _ = _cli(capsys, argv)
+    labs: list[Lab] = []
+
+    class Recorded(Lab):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            labs.append(self)
+
+    monkeypatch.setattr(cluster_module, "Lab", Recorded)
+    cluster_json, _ = _cli(capsys, [*argv, *_address(client)])
+    assert cluster_json == single_json
+    (lab,) = labs
+    assert len(lab.corpus) == 58
+    assert [page.id for page in lab.corpus if _held_text(page) is not None] == []
+    texts = {getattr(page, "_texts", None) for page in lab.corpus}
+    assert len(texts) == 1
+    (held,) = texts
+    assert 0 < held.fetched == len(held._kept) <= len(lab.corpus)
+    assert held.kept_chars == sum(map(len, held._kept.values())) <= held.budget
 
 
 @pytest.mark.parametrize("fmt", ["json", "md"])

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import raglab.cli.report as report_module
+import raglab.distributed.chunking as chunking_module
 from raglab.cli.main import main
 from raglab.distributed.chunking import submit_files
 from raglab.distributed.neural_shards import ShardedNeural, load_neural_shard
@@ -146,11 +147,22 @@ def test_a_neural_report_chunks_each_partition_once_and_gathers_no_vector(
     monkeypatch.setattr(report_module, "build_report", report_spy)
     clustered = tmp_path / "cluster.json"
     address = ["--scheduler", str(client.scheduler.address)]
+    tables: list[Any] = []
+    chunk_table = chunking_module.chunk_table
+
+    def table_spy(client: Any, pages: Any, parts: Any) -> Any:
+        tables.append(parts)
+        return chunk_table(client, pages, parts)
+
+    monkeypatch.setattr(chunking_module, "chunk_table", table_spy)
     with get_task_stream(client) as stream:
         assert main([*argv, "--out", str(clustered), *address]) == 0
     capsys.readouterr()
     chunking = {t["key"] for t in stream.data if key_split(t["key"]) == "chunk_partition"}
-    assert len(chunking) == 4
+    # Each chunking the lab asks for is cut on the workers (its chunk table's offsets), once
+    # for its table, its BM25 shards and its neural shards.
+    assert len(tables) >= 1
+    assert len(chunking) == 4 * len(tables)
     assert built == [] and encoders == [None]
     assert any((tmp_path / "cluster").rglob("*.npy"))
     assert b'"neural-rrf"' in single.read_bytes()

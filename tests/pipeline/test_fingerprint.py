@@ -67,3 +67,30 @@ def test_each_name_is_taken_from_the_module_that_defines_it(
     for name in names:
         assert hasattr(module, name), name
         assert name not in exported, name
+
+
+def test_the_corpus_digest_reads_one_page_file_at_a_time(
+    lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the digest as computed with the reads left alone. Each page file's bytes are
+    read just before they are hashed, never all before the first (a lab on a cluster holds
+    no text, and its digest must not hold the corpus either)."""
+    expected = data_digests(lab)
+    events: list[str] = []
+    read_bytes = Path.read_bytes
+    frame = fp_module._frame
+
+    def reading(path: Path) -> bytes:
+        events.append("read")
+        return read_bytes(path)
+
+    def hashing(h: object, name: str, data: bytes) -> None:
+        events.append("hash")
+        frame(h, name, data)
+
+    monkeypatch.setattr(Path, "read_bytes", reading)
+    monkeypatch.setattr(fp_module, "_frame", hashing)
+    assert data_digests(lab) == expected
+    pages = len(lab.corpus)
+    # Each page file read, then hashed; the questions file read last.
+    assert events == ["read", "hash"] * pages + ["read"]

@@ -55,6 +55,30 @@ class ChunkTable(Sequence[Chunk]):
         self.n_words: IntArray = np.asarray(n_words, dtype=np.int64)
         self._page_row = {page.id: p for p, page in enumerate(self.pages)}
 
+    @classmethod
+    def of_offsets(
+        cls,
+        pages: Sequence[Page],
+        counts: IntArray,
+        starts: IntArray,
+        ends: IntArray,
+        n_words: IntArray,
+    ) -> ChunkTable:
+        """The table of ``pages`` chunked elsewhere: ``counts[p]`` chunks of page p, the rows'
+        ``starts``, ``ends`` and ``n_words`` in page order (what the constructor finds)."""
+        if len(counts) != len(pages) or int(np.sum(counts)) != len(starts):
+            raise ValueError(
+                f"{len(counts)} pages' counts of {len(starts)} chunks for {len(pages)} pages"
+            )
+        table = object.__new__(cls)
+        table.pages = tuple(pages)
+        table.first = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        table.starts = np.asarray(starts, dtype=np.int64)
+        table.ends = np.asarray(ends, dtype=np.int64)
+        table.n_words = np.asarray(n_words, dtype=np.int64)
+        table._page_row = {page.id: p for p, page in enumerate(table.pages)}
+        return table
+
     def __len__(self) -> int:
         return len(self.starts)
 

@@ -31,7 +31,7 @@ from raglab.cli._common import (
     print_corpus_warnings,
 )
 from raglab.cli.options import given_settings
-from raglab.corpus.pages import Corpus
+from raglab.corpus.pages import Corpus, HeldPage, PageTexts
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
@@ -39,6 +39,7 @@ from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab, no_questions
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import (
+    CLIENT_PAGE_TEXT_BUDGET,
     CLUSTER_CONNECT_TIMEOUT,
     CLUSTER_NO_WORKERS_TIMEOUT,
     CLUSTER_SHARDS_PER_WORKER,
@@ -167,10 +168,12 @@ def _located_lab(
     needles: list[Any] | None,
     files: list[Path],
     read: Callable[[], list[Any]],
+    table: Callable[[ChunkingKey], Any],
 ) -> Lab:
     """``load_lab`` with the answer passages located on the workers, in the page ``files``
     they read once for the command (``read()``), and without the local BM25 index and LSA
-    fit: the cluster computes those."""
+    fit: the cluster computes those. ``table``: each chunking's offsets, which the workers
+    find (:attr:`~raglab.pipeline.indexes.Indexes.chunk_table`)."""
     from raglab.distributed.locating import locate_on_cluster
 
     if needles is None:  # a corpus read alone, as load_data reads it
@@ -189,6 +192,7 @@ def _located_lab(
             )
         questions = load_questions(args.questions, corpus=corpus, finder=finder)
     lab = Lab(corpus, questions, **given_settings(args, DATA_SETTINGS))
+    lab.indexes.chunk_table = table
     for step in progress([lab.indexes.chunk_set], description="Chunking", quiet=quiet):
         step()
     return lab
@@ -323,7 +327,12 @@ def cluster_lab(
         yield load_lab(args)
         return
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
-    from raglab.distributed.chunking import read_partitions, submit_files
+    from raglab.distributed.chunking import (
+        chunk_table,
+        read_partitions,
+        submit_files,
+        text_fetcher,
+    )
     from raglab.distributed.cluster import connect, require_dask
     from raglab.distributed.evaluation import evaluate_on_cluster
     from raglab.distributed.pipeline import (
@@ -345,7 +354,10 @@ def cluster_lab(
     stage = _stages(echo)
     wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
     # The inputs read and checked before any cluster work: the corpus, the questions file.
-    corpus = load_data_corpus(args)
+    # Each page's text is dropped once it is checked: the workers hold the texts, and the
+    # stages fetch the few each question batch reads (kept here up to a budget of characters).
+    texts = PageTexts(CLIENT_PAGE_TEXT_BUDGET)
+    corpus = load_data_corpus(args, held=partial(HeldPage.of, texts=texts))
     print_corpus_warnings(corpus)
     needles = _question_needles(args)
     neural = any(dense.is_neural(one.retriever) for one in wanted) or (
@@ -372,23 +384,26 @@ def cluster_lab(
                 )
             return held[0]
 
+        fetch = text_fetcher(client, files, read)
+        texts.fetch = lambda ids: fetch([corpus.page(i).source for i in ids], ids)
         cut: dict[ChunkingKey, list[Any]] = {}
 
         def chunked(chunking: ChunkingKey) -> list[Any]:
             # When the command asks for a neural retriever, each chunking's partitions are
             # cut once on the workers and held there for the command: its BM25 shards and its
             # neural shards count and encode the same chunks. Otherwise nothing is likely to
-            # need them after the counting, so the workers' memory is not spent holding them
-            # (a neural stage met later cuts them again: the same chunks, some work twice).
+            # need them after the counting (and the chunk table's offsets), so the workers'
+            # memory is not spent holding them once the chunking is indexed (a neural stage
+            # met later cuts them again: the same chunks, some work twice).
             key = chunking.resolved()
-            if key in cut:
-                return cut[key]
-            parts = submit_files(client, files, key, read=read())
-            if neural:
-                cut[key] = parts
-            return parts
+            if key not in cut:
+                cut[key] = submit_files(client, files, key, read=read())
+            return cut[key]
 
-        lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read)
+        def table(chunking: ChunkingKey) -> Any:
+            return chunk_table(client, corpus.pages, chunked(chunking))
+
+        lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read, table)
         if check is not None:
             # What the command refuses, refused before the cluster fits or ranks.
             check(lab)
@@ -413,6 +428,8 @@ def cluster_lab(
             key = chunking.resolved()
             if key not in indexes:
                 indexes[key] = index_lab(client, lab, key, stage=stage, parts=chunked(key))
+                if not neural:
+                    cut.pop(key, None)
             return indexes[key]
 
         # The MMR's TF-IDF rows of a question's candidates weighed from the shards' N and df,
@@ -454,6 +471,8 @@ def cluster_lab(
         try:
             yield lab
         finally:
+            texts.fetch = None
+            lab.indexes.chunk_table = None
             lab.evaluator = None
             lab.indexes.term_statistics = None
             lab.indexes.neural_search = None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.corpus.pages import Corpus, load_corpus
+from raglab.corpus.pages import Corpus, Page, load_corpus
 from raglab.corpus.questions import QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
@@ -130,8 +130,11 @@ def load_data(args: argparse.Namespace) -> Data:
     return Data(corpus, load_questions(args.questions, corpus=corpus))
 
 
-def load_data_corpus(args: argparse.Namespace) -> Corpus:
-    """:func:`load_data`'s corpus (its options checked first), or InputError."""
+def load_data_corpus(
+    args: argparse.Namespace, *, held: Callable[[Page], Page] | None = None
+) -> Corpus:
+    """:func:`load_data`'s corpus (its options checked first), or InputError. ``held``: what
+    is kept of each page read and checked (:func:`raglab.corpus.pages.load_corpus`)."""
     if args.questions and not args.corpus:
         # Questions without their corpus would be checked against the bundled handbook.
         raise InputError(
@@ -148,6 +151,7 @@ def load_data_corpus(args: argparse.Namespace) -> Corpus:
         encoding=getattr(args, "encoding", None),
         # validate --strict refuses front-matter keys RAG lab does not use, as it once always did.
         strict=bool(getattr(args, "strict", False)),
+        held=held,
     )
 
 

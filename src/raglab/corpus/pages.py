@@ -98,6 +98,71 @@ class Page:
         return count_words(self.text)
 
 
+class PageTexts:
+    """Where :class:`HeldPage` texts come from: ``fetch(ids)`` giving the texts of pages ``ids``
+    in order (None until they can be fetched: a Dask cluster's workers once it is open), with
+    the texts last used kept up to ``budget`` characters in all (the one just fetched always:
+    a bound on this process's memory whatever the corpus's size, while a corpus under it is
+    fetched once a page). ``fetched`` counts the page texts fetched."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.fetch: Callable[[list[str]], list[str]] | None = None
+        self.fetched = 0
+        self.kept_chars = 0
+        self._kept: dict[str, str] = {}
+
+    def text(self, page_id: str) -> str:
+        """The text of page ``page_id``, fetched unless kept from an earlier read."""
+        if page_id in self._kept:
+            # Least recently used first out: the dict keeps the order of use.
+            self._kept[page_id] = self._kept.pop(page_id)
+            return self._kept[page_id]
+        if self.fetch is None:
+            raise RuntimeError(
+                f"the text of page {page_id!r} is held elsewhere, and nothing fetches it"
+            )
+        (text,) = self.fetch([page_id])
+        self.fetched += 1
+        self._kept[page_id] = text
+        self.kept_chars += len(text)
+        while self.kept_chars > self.budget and len(self._kept) > 1:
+            self.kept_chars -= len(self._kept.pop(next(iter(self._kept))))
+        return text
+
+
+class HeldPage(Page):
+    """A :class:`Page` whose text is held elsewhere and fetched when read (:class:`PageTexts`):
+    the same fields, each text read on demand; its word count kept from when it was read.
+    Pickled as the plain :class:`Page` it stands for."""
+
+    __slots__ = ("_n_words", "_texts")
+    _n_words: int
+    _texts: PageTexts
+
+    @classmethod
+    def of(cls, page: Page, texts: PageTexts) -> HeldPage:
+        """``page`` without its text, which ``texts`` gives when it is read."""
+        held = object.__new__(cls)
+        for f in dataclasses.fields(Page):
+            if f.name != "text":
+                object.__setattr__(held, f.name, getattr(page, f.name))
+        object.__setattr__(held, "_n_words", page.n_words)
+        object.__setattr__(held, "_texts", texts)
+        return held
+
+    @property
+    def text(self) -> str:
+        return self._texts.text(self.id)
+
+    @property
+    def n_words(self) -> int:
+        return self._n_words
+
+    def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
+        return Page, tuple(getattr(self, f.name) for f in dataclasses.fields(Page))
+
+
 @dataclass(frozen=True)
 class Corpus:
     """An ordered collection of pages with unique ids, with the warnings found while reading
@@ -496,6 +561,7 @@ def load_corpus(
     progress: Callable[[list[Path]], Iterable[Path]] | None = None,
     encoding: str | None = None,
     strict: bool = False,
+    held: Callable[[Page], Page] | None = None,
 ) -> Corpus:
     """Load every ``*.md`` and ``*.txt`` page under ``path`` (recursively, in sorted order).
 
@@ -514,6 +580,10 @@ def load_corpus(
     lab does not use are kept as :attr:`Page.meta` (``strict=True`` refuses them): each is one of
     :attr:`Corpus.warnings`, as is every page without a word. ``ValueError`` for an ``encoding``
     Python does not know.
+
+    ``held``: what is kept of each page once it is read and checked (None: the page itself);
+    :meth:`HeldPage.of` keeps its metadata only, so that no more than one page's text is held
+    at once while the folder is read.
     """
     if encoding is not None:
         try:
@@ -534,6 +604,8 @@ def load_corpus(
     warnings: list[Problem] = []
     pages: list[Page] = []
     seen: dict[str, str] = {}
+    # Whether each page has a word, found while its text is at hand (``held`` may drop it).
+    worded: dict[str, bool] = {}
     documents = DocumentReader()  # .html/.pdf/.docx: Markdown-like text, or a warning and skip
     for file in files if progress is None else progress(files):
         page, file_problems, file_warnings = read_page_file(
@@ -555,7 +627,8 @@ def load_corpus(
             )
             continue
         seen[page.id] = str(file)
-        pages.append(page)
+        worded[page.id] = _WORD.search(page.text) is not None
+        pages.append(page if held is None else held(page))
     for page in pages:
         if page.supersedes is not None and page.supersedes not in seen:
             problems.append(
@@ -574,7 +647,7 @@ def load_corpus(
         # Every file was skipped: why each was is the error (a document's reason was warned).
         problems.extend(warnings)
         problems.append(Problem(str(root), "no page could be read (each file is named above)"))
-    elif not problems and not any(_WORD.search(page.text) for page in pages):
+    elif not problems and not any(worded.values()):
         problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:
         raise InputError(problems)
@@ -587,7 +660,7 @@ def load_corpus(
             page.id,
         )
         for page in pages
-        if not _WORD.search(page.text)
+        if not worded[page.id]
     )
     with_meta = [page for page in pages if page.meta]
     if with_meta:

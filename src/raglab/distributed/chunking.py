@@ -32,13 +32,17 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
+from raglab.chunking.table import ChunkTable
 from raglab.corpus.pages import CORPUS_SUFFIXES, Page, parse_page, read_page_file
 from raglab.distributed.cluster import shards
 from raglab.distributed.shard import ShardCounts
@@ -54,16 +58,20 @@ __all__ = [
     "chunk_beir",
     "chunk_folder",
     "chunk_jsonl_lines",
+    "chunk_offsets",
     "chunk_partition",
+    "chunk_table",
     "count_chunks",
     "file_partitions",
     "folder_files",
     "gather_chunks",
+    "page_texts",
     "read_files",
     "read_partition",
     "read_partitions",
     "submit_beir",
     "submit_files",
+    "text_fetcher",
 ]
 
 #: Bytes of corpus.jsonl per partition (Dask's read_text blocksize).
@@ -176,6 +184,66 @@ def chunk_partition(read: PagesRead, key: ChunkingKey) -> ChunkedPartition:
         tuple((p.id, p.source, p.supersedes) for p in read.pages),
         read.problems,
     )
+
+
+def chunk_offsets(part: ChunkedPartition) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Task: a partition's chunks as :class:`~raglab.chunking.table.ChunkTable` rows: each
+    page's number of chunks (n_pages,), and the chunks' starts, ends and word counts (n_chunks,)."""
+    row = {page_id: p for p, (page_id, _, _) in enumerate(part.pages)}
+    counts = np.zeros(len(part.pages), dtype=np.int64)
+    for c in part.chunks:
+        counts[row[c.page_id]] += 1
+    return (
+        counts,
+        np.asarray([c.start for c in part.chunks], dtype=np.int64),
+        np.asarray([c.end for c in part.chunks], dtype=np.int64),
+        np.asarray([c.n_words for c in part.chunks], dtype=np.int64),
+    )
+
+
+def chunk_table(client: Any, pages: Sequence[Page], parts: Sequence[Any]) -> ChunkTable:
+    """The :class:`~raglab.chunking.table.ChunkTable` of ``pages`` (the corpus's, in order)
+    from the workers' chunked partitions of their files (``parts``, futures of
+    :class:`ChunkedPartition`, in file order): offsets only come here, no text."""
+    rows = client.gather([client.submit(chunk_offsets, part, pure=False) for part in parts])
+    if not rows:
+        return ChunkTable.of_offsets(pages, *(np.zeros(0, dtype=np.int64),) * 4)
+    counts, starts, ends, n_words = (np.concatenate(column) for column in zip(*rows, strict=True))
+    return ChunkTable.of_offsets(pages, counts, starts, ends, n_words)
+
+
+def page_texts(read: PagesRead, ids: Sequence[str]) -> list[str]:
+    """Task: the texts of pages ``ids`` of a partition its worker holds, in order."""
+    by_id = {page.id: page for page in read.pages}
+    return [by_id[page_id].text for page_id in ids]
+
+
+def text_fetcher(
+    client: Any, files: Sequence[Path], read: Callable[[], Sequence[Any]]
+) -> Callable[[Sequence[str], Sequence[str]], list[str]]:
+    """``fetch(sources, ids)``: the texts of pages ``ids`` read from files ``sources`` (as in
+    ``files``), from the partitions the workers hold (``read()``: :func:`read_partitions` of
+    ``files`` at its default partitions), one task per partition asked."""
+    group_of = {
+        file: g for g, group in enumerate(file_partitions(files, shards(client))) for file in group
+    }
+
+    def fetch(sources: Sequence[str], ids: Sequence[str]) -> list[str]:
+        wanted: dict[int, list[int]] = {}
+        for i, source in enumerate(sources):
+            wanted.setdefault(group_of[str(Path(source).absolute())], []).append(i)
+        parts = read()
+        asked = {
+            g: client.submit(page_texts, parts[g], [ids[i] for i in rows], pure=False)
+            for g, rows in wanted.items()
+        }
+        texts: list[str] = [""] * len(ids)
+        for g, got in zip(asked, client.gather(list(asked.values())), strict=True):
+            for i, text in zip(wanted[g], got, strict=True):
+                texts[i] = text
+        return texts
+
+    return fetch
 
 
 def chunk_jsonl_lines(lines: Sequence[str], source: str, key: ChunkingKey) -> ChunkedPartition:

@@ -28,7 +28,8 @@ rows on the client (:meth:`~raglab.pipeline.indexes.ChunkSet.lsa_rows`,
 reduced table, :meth:`~raglab.distributed.bm25.DistributedBM25.term_columns`), so a BM25 run
 builds no table of every chunk there.
 
-What stays on the client, O(chunks): the lab itself (pages, questions, and its chunk list for
+What stays on the client, O(chunks): the lab itself (the pages' metadata, each page's text
+fetched from the workers when a stage reads it, questions, and its chunk list for
 ids, relevance, packing and the reader's inputs, held as offsets and word counts,
 :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
 while a stage reads it), the LSA vocabulary and model (U, s, Vt; the fit's sketches stay on

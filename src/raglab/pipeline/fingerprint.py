@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,11 @@ def _frame(h: Any, name: str, data: bytes) -> None:
     h.update(data)
 
 
-def _page_files(lab: Lab) -> list[tuple[str, bytes]]:
+def _page_files(lab: Lab) -> list[tuple[str, Callable[[], bytes]]]:
+    # Each file's bytes read only when hashed, one file at a time: the corpus is never held
+    # whole (a lab on a cluster holds no page's text, and its digest reads none).
     root = Path(lab.corpus.root)
-    found = []
+    found: list[tuple[str, Callable[[], bytes]]] = []
     for page in lab.corpus:
         source = Path(page.source)
         if source.is_file():
@@ -44,7 +47,7 @@ def _page_files(lab: Lab) -> list[tuple[str, bytes]]:
                 name = source.resolve().relative_to(root.resolve()).as_posix()
             except ValueError:
                 name = source.as_posix()
-            found.append((name, source.read_bytes()))
+            found.append((name, source.read_bytes))
         else:
             fields = {
                 "id": page.id,
@@ -54,15 +57,15 @@ def _page_files(lab: Lab) -> list[tuple[str, bytes]]:
                 "status": page.status,
                 "supersedes": page.supersedes,
             }
-            found.append((f"<page {page.id}>", _canonical(fields)))
-    return sorted(found)
+            found.append((f"<page {page.id}>", partial(_canonical, fields)))
+    return sorted(found, key=lambda item: item[0])
 
 
 def data_digests(lab: Lab) -> dict[str, str]:
     """sha256 of the corpus pages (``corpus``) and of the questions file (``questions``)."""
     corpus = hashlib.sha256()
-    for name, data in _page_files(lab):
-        _frame(corpus, name, data)
+    for name, read in _page_files(lab):
+        _frame(corpus, name, read())
     source = Path(lab.questions.source)
     if source.is_file():
         questions = hashlib.sha256(source.read_bytes()).hexdigest()

@@ -61,8 +61,11 @@ class ChunkSet:
         self.indexes = indexes
         # Offsets and word counts only: a chunk is made from its page when it is read, so the
         # chunks' texts are never held beside the pages' (ChunkTable).
-        self.chunks = ChunkTable(
-            indexes.corpus.pages, method=key.method, size=key.size, overlap=key.overlap
+        made = indexes.chunk_table
+        self.chunks = (
+            ChunkTable(indexes.corpus.pages, method=key.method, size=key.size, overlap=key.overlap)
+            if made is None
+            else made(key)
         )
         self.n_words = self.chunks.n_words
         self._relevance: dict[str, dict[int, float]] = {}
@@ -253,6 +256,10 @@ class Indexes:
         #: Where chosen chunks' unit vectors come from (:meth:`ChunkSet.neural_rows`): None
         #: here; a Dask cluster's shards while one is open.
         self.vector_rows: Callable[[ChunkingKey, IntArray], Float32Array] | None = None
+        #: Where a chunking's table of offsets comes from: None to chunk the pages here; a Dask
+        #: cluster's workers, which chunk the pages they hold, while one is open (the same
+        #: table, so this process reads no page's text to chunk it).
+        self.chunk_table: Callable[[ChunkingKey], ChunkTable] | None = None
 
     def tokens(self, text: str) -> list[str]:
         """Retrieval tokens of ``text`` under the lab's analyzer and stemming."""

@@ -167,6 +167,7 @@ class Lab:
                 model=self.model,
             )
             sibling.runs = self.runs
+            sibling.indexes.chunk_table = self.indexes.chunk_table
             sibling._siblings[self.stem] = self
             self._siblings[stem] = sibling
         return sibling
