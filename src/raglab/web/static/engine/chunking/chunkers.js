@@ -6,33 +6,10 @@
 // the corpus reader found them; offsets are UTF-16 code units.
 
 import { isSpace, sentenceSpans, wordSpans } from "../text/tokens.js";
+import { bisectLeft, bisectRight } from "../base/bisect.js";
 import { checkInt, checkWindow, expectedChunkCount } from "./closed_forms.js";
 
 export const METHODS = ["fixed", "sentence", "heading"];
-
-/** The number of entries of ascending `a` below `x` (Python's bisect_left). */
-function bisectLeft(a, x) {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The number of entries of ascending `a` at most `x` (Python's bisect_right). */
-function bisectRight(a, x) {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (x < a[mid]) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
 
 // What every cut of a page reuses, found once per page (a cut is a chunker at a size): its
 // whitespace words, its sentences with their paragraph labels, and each section block's.

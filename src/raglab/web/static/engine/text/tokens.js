@@ -8,6 +8,7 @@
 
 import { analyze } from "./lucene.js";
 import { stem as snowballStem } from "./snowball.js";
+import { bisectLeft } from "../base/bisect.js";
 
 // Python's classes for str patterns, written out: whitespace is str.isspace() (which, unlike
 // JavaScript's \s, holds \x1c-\x1f and \x85 and not U+FEFF); a digit (\d) is Unicode's Nd; an
@@ -154,18 +155,6 @@ export function chunkTokens(stream, text, start, end) {
   if (end > 0 && end < text.length && !isSpace(text[end - 1]) && !isSpace(text[end])) return null;
   const { tokens, starts } = stream;
   return tokens.slice(bisectLeft(starts, start), bisectLeft(starts, end));
-}
-
-/** The number of entries of ascending `a` below `x` (Python's bisect_left). */
-function bisectLeft(a, x) {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (a[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 const DIGIT_GROUPS_JOINED = new RegExp(
