@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 from common import CRANFIELD_DIR, _glasgow_records
 
+from raglab.base.threads import blas_thread_count
 from raglab.embedding.neural import encoder as enc
 from raglab.embedding.neural.compiled import Kernels
 from raglab.embedding.neural.model import NeuralModel, load_model
@@ -127,7 +128,7 @@ def timed_states(
 def profile(model: NeuralModel, texts: list[str], batch_size: int, k: Kernels) -> str:
     clock = Clock()
     ids, batches = enc.plan_batches(model, texts, batch_size)
-    threads = enc.blas_thread_count()
+    threads = blas_thread_count()
     clock.tick("word pieces + batches")
     out = np.zeros((len(texts), model.dim), dtype=np.float32)
     padded_cells = real_cells = 0

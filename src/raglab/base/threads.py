@@ -22,6 +22,7 @@ through threadpoolctl where it is installed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 import os
@@ -29,8 +30,11 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 __all__ = [
+    "blas_controller",
+    "blas_thread_count",
     "blas_threads",
     "check_threads",
     "choose_threads",
@@ -199,3 +203,25 @@ def blas_threads(threads: int) -> Iterator[None]:
         return
     with threadpool_limits(limits=threads, user_api="blas"):
         yield
+
+
+@functools.cache
+def blas_controller() -> Any:
+    """threadpoolctl's handle on numpy's BLAS, found once (None without threadpoolctl)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController().select(user_api="blas")
+
+
+def blas_thread_count() -> int:
+    """The threads BLAS runs now (threadpoolctl; 1 without it, or with no BLAS found): the
+    count a step that must round as BLAS does here follows (the neural pass's own steps, the
+    cluster's LSA tasks), so that whoever caps BLAS (``threads`` setting, :func:`blas_threads`,
+    a Dask worker's ``OMP_NUM_THREADS``) caps both."""
+    controller = blas_controller()
+    if controller is None:
+        return 1
+    counts = [int(info["num_threads"]) for info in controller.info()]
+    return max(counts, default=1)

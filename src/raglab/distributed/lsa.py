@@ -74,11 +74,10 @@ import numpy.typing as npt
 
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray
-from raglab.base.threads import blas_threads
+from raglab.base.threads import blas_thread_count, blas_threads
 from raglab.distributed.chunking import PagesRead, read_partitions
 from raglab.distributed.cluster import shards, share
 from raglab.embedding.lsa import LSAModel, power_iterations_for
-from raglab.embedding.neural.encoder import blas_thread_count
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix

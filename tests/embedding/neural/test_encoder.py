@@ -13,12 +13,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from raglab.base.threads import blas_threads
+from raglab.base.threads import blas_thread_count, blas_threads
 from raglab.embedding.neural import encoder as encoder_module
 from raglab.embedding.neural.encoder import (
     SCORES_BLOCK,
     _attention,
-    blas_thread_count,
     forward,
     gelu,
     layer_norm,

@@ -20,7 +20,7 @@ text's vector depends on its batch only through BLAS's rounding of the products 
 The element-wise steps (GELU, softmax, LayerNorm) are numba's compiled kernels when numba is
 installed (:mod:`raglab.embedding.neural.compiled`), else numpy's, computing the same values.
 BLAS runs the large products on its threads; the rest runs on as many threads of the pass's
-own (:func:`blas_thread_count`): attention shared text by text (BLAS at one thread inside it),
+own (:func:`raglab.base.threads.blas_thread_count`): attention shared text by text (BLAS at one thread inside it),
 GELU and LayerNorm by blocks of rows, which changes no value, so a batch's vectors depend on
 BLAS's thread count only as its products do.
 """
@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from raglab.base.ranking import IntArray
-from raglab.base.threads import even_parts, run_parts
+from raglab.base.threads import blas_controller, blas_thread_count, even_parts, run_parts
 from raglab.embedding.neural import compiled as _compiled
 from raglab.embedding.neural.compiled import ERF_A, ERF_P, Kernels
 
@@ -54,7 +54,6 @@ __all__ = [
     "Float32Array",
     "LayerWeights",
     "Progress",
-    "blas_thread_count",
     "check_batch_size",
     "check_texts",
     "encode",
@@ -258,27 +257,6 @@ def load_kernels(compiled: bool | None = None) -> Kernels:
     return _compiled.kernels() if compiled else NUMPY_KERNELS
 
 
-@functools.cache
-def _blas_controller() -> Any:
-    """threadpoolctl's handle on numpy's BLAS, found once (None without threadpoolctl)."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return None
-    return ThreadpoolController().select(user_api="blas")
-
-
-def blas_thread_count() -> int:
-    """The threads BLAS runs now (threadpoolctl; 1 without it, or with no BLAS found): the
-    count the pass's own steps follow, so that whoever caps BLAS (``threads`` setting,
-    :func:`raglab.base.threads.blas_threads`, a Dask worker's ``OMP_NUM_THREADS``) caps both."""
-    controller = _blas_controller()
-    if controller is None:
-        return 1
-    counts = [int(info["num_threads"]) for info in controller.info()]
-    return max(counts, default=1)
-
-
 _one_thread_lock = threading.Lock()
 _one_thread_users = 0
 _one_thread_limiter: Any = None
@@ -291,7 +269,7 @@ def _one_blas_thread() -> Iterator[None]:
     one cap, set by the first to enter and lifted by the last to leave, so BLAS's count is
     restored whatever order they leave in."""
     global _one_thread_users, _one_thread_limiter
-    controller = _blas_controller()
+    controller = blas_controller()
     if controller is None:
         yield
         return
