@@ -20,6 +20,8 @@ import { ranking } from "../../../../../src/raglab/web/static/engine/exhibits/fu
 import { rrf } from "../../../../../src/raglab/web/static/engine/fusion/rrf.js";
 import { scoreFusion } from "../../../../../src/raglab/web/static/engine/fusion/score.js";
 import { CALLS } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
+import { SCORED } from "../../../../../src/raglab/web/static/engine/bm25/index.js";
+import { BM25Statistics } from "../../../../../src/raglab/web/static/engine/bm25/statistics.js";
 import { fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
@@ -155,7 +157,7 @@ test("rerankers over one chunk set share each question's BM25 scores and LSA fol
   const a = fittedReranker(lab, { retriever: "rrf" }, options);
   const cs = lab.chunkSet();
   const [bm25] = cs._bm25At.values();
-  const scores = new Map(bm25.scores);
+  const scores = new Map(bm25.kept);
   const folded = new Map(lab._lsaQuestions);
   const texts = new Set(a.questions.map((q) => lab.questions.find((x) => x.id === q.id).question));
   assert.equal(scores.size, texts.size, "one BM25 score list a question");
@@ -163,6 +165,41 @@ test("rerankers over one chunk set share each question's BM25 scores and LSA fol
   const b = fittedReranker(lab, { retriever: "score", weight: 0.3 }, options);
   assert.notEqual(b, a, "a second reranker");
   assert.equal(cs._bm25At.size, 1);
-  for (const [text, list] of bm25.scores) assert.equal(list, scores.get(text), "the same scores, not worked out again");
+  for (const [tokens, list] of bm25.kept) assert.equal(list, scores.get(tokens), "the same scores, not worked out again");
   for (const [text, q] of lab._lsaQuestions) assert.equal(q, folded.get(text), "the same fold-in, not worked out again");
+});
+
+test("a cut's BM25 statistics counted off the pages' term indices equal its token lists' own", () => {
+  // Oracle: BM25Statistics of the chunks' token lists (strings hashed and sorted), field by
+  // field, on every chunker of both stemmings; the pages are interned once a stemming.
+  const data = structuredClone(fixture("site-handbook"));
+  const before = TOKENISED.interned;
+  for (const stem of [false, true]) {
+    const lab = new Lab(data, { stem });
+    for (const key of [{ method: "fixed", size: 37, overlap: 5 }, { method: "sentence" }, { method: "heading", size: 60 }, { method: "heading" }]) {
+      const cs = lab.chunkSet(key);
+      assert.ok(cs.termIds !== null, "every chunk a slice of its page");
+      const got = cs.bm25.stats;
+      const want = new BM25Statistics(cs.tokens);
+      for (const field of ["terms", "indptr", "docs", "tf", "docLen", "ratio", "idf"]) {
+        assert.deepEqual(Array.from(got[field]), Array.from(want[field]), `${JSON.stringify(key)}, stem ${stem}: ${field}`);
+      }
+      assert.deepEqual([...got.vocabulary], [...want.vocabulary]);
+      assert.equal(got.avgdl, want.avgdl);
+    }
+  }
+  assert.equal(TOKENISED.interned - before, 2, "the pages interned once a stemming");
+});
+
+test("a new cut's first stage and reranker sum each question's BM25 scores once", () => {
+  // Oracle: counting. Training the reranker over RRF on a new cut ranks each answerable
+  // question with BM25 and reads its BM25 feature at the same k1 and b: one scoring a question.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const options = { windowsSet: data.engine.lsa_windows, constants: data.engine.rerank };
+  lsaModel(lab, { windowsSet: data.engine.lsa_windows });
+  const before = SCORED.queries;
+  const fitted = fittedReranker(lab, { retriever: "rrf", chunking: { method: "heading", size: 60 } }, options);
+  const texts = new Set(fitted.questions.map((q) => lab.questions.find((x) => x.id === q.id).question));
+  assert.equal(SCORED.queries - before, texts.size, "one BM25 scoring a question");
 });

@@ -9,6 +9,10 @@ import { topK } from "../base/topk.js";
 import { checkK, checkParams, impact, lengthFactor, lengthTerm, luceneIdf } from "./formula.js";
 import { BM25Statistics } from "./statistics.js";
 
+/** How many queries were scored against every document (termScores), for tests: a chunk set
+ * sums a question's scores at one (k1, b) once (exhibits/lab.js's ChunkSet.bm25At). */
+export const SCORED = { queries: 0 };
+
 export class BM25Index {
   /** `docs`: token lists; `stats`: statistics to share instead (with_params's clone). */
   constructor(docs, { k1, b, stats = null }) {
@@ -36,6 +40,7 @@ export class BM25Index {
   /** scores() from the query's terms and weights (statistics.js's queryTerms), which do not
    * depend on k1 or b: the grid works them out once a query, not once a cell. */
   termScores({ terms, weights }) {
+    SCORED.queries += 1;
     const { stats, k1, lengthTerms } = this;
     const { indptr, docs, tf } = stats;
     const out = new Float64Array(stats.nDocs);
@@ -58,8 +63,13 @@ export class BM25Index {
 
   /** search() from the query's terms and weights (termScores). */
   termSearch(queryTerms, { k }) {
+    return this.scoresSearch(this.termScores(queryTerms), { k });
+  }
+
+  /** search() from every document's scores (scores()'s array), which a caller that also
+   * reads the scores themselves keeps rather than summing them twice. */
+  scoresSearch(scores, { k }) {
     checkK(k);
-    const scores = this.termScores(queryTerms);
     // Every score is >= 0 and the documents matching no term score 0: the positive ones in
     // (-score, index) order, then the others by index, is topK's order without a full sort.
     const positive = [];

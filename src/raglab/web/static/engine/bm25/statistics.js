@@ -53,14 +53,81 @@ export class BM25Statistics {
       }
       this.indptr[col + 1] = at;
     });
+    this.finish(docLen);
+  }
+
+  /** The statistics of the token lists `lists` stand for, equal to new BM25Statistics(those
+   * lists): `terms` a vocabulary sorted by code point, each list its document's tokens as
+   * indices into it (Int32Arrays). A term's column is its rank among the terms the documents
+   * hold, so the order by index is the order by code point; the postings are counted with
+   * typed arrays, no string hashed or sorted. */
+  static fromIds({ terms, lists }) {
+    if (lists.length === 0) throw new Error("BM25Index needs at least one document");
+    const stats = Object.create(BM25Statistics.prototype);
+    stats.countIds(terms, lists);
+    return stats;
+  }
+
+  countIds(all, lists) {
+    const df = new Int32Array(all.length);
+    const last = new Int32Array(all.length).fill(-1);
+    const docLen = new Float64Array(lists.length);
+    let nnz = 0;
+    for (let d = 0; d < lists.length; d++) {
+      const list = lists[d];
+      docLen[d] = list.length;
+      for (let i = 0; i < list.length; i++) {
+        const t = list[i];
+        if (last[t] !== d) {
+          last[t] = d;
+          df[t] += 1;
+          nnz += 1;
+        }
+      }
+    }
+    const colOf = new Int32Array(all.length).fill(-1);
+    this.terms = [];
+    for (let t = 0; t < all.length; t++) {
+      if (df[t] > 0) {
+        colOf[t] = this.terms.length;
+        this.terms.push(all[t]);
+      }
+    }
+    this.vocabulary = new Map(this.terms.map((t, i) => [t, i]));
+    this.indptr = new Int32Array(this.terms.length + 1);
+    for (let t = 0; t < all.length; t++) if (colOf[t] >= 0) this.indptr[colOf[t] + 1] = df[t];
+    for (let c = 0; c < this.terms.length; c++) this.indptr[c + 1] += this.indptr[c];
+    this.docs = new Int32Array(nnz);
+    this.tf = new Float64Array(nnz);
+    const next = this.indptr.slice(0, this.terms.length);
+    const count = new Int32Array(all.length);
+    for (let d = 0; d < lists.length; d++) {
+      const list = lists[d];
+      for (let i = 0; i < list.length; i++) count[list[i]] += 1;
+      // Documents in ascending order: each term's postings come out ascending.
+      for (let i = 0; i < list.length; i++) {
+        const t = list[i];
+        if (count[t] === 0) continue;
+        const at = next[colOf[t]]++;
+        this.docs[at] = d;
+        this.tf[at] = count[t];
+        count[t] = 0;
+      }
+    }
+    this.finish(docLen);
+  }
+
+  /** Lengths, |d| / avgdl and the IDFs, once the postings are in. */
+  finish(docLen) {
+    const nDocs = docLen.length;
     this.docLen = docLen;
     let total = 0;
     for (const n of docLen) total += n; // integers: exact, as numpy's sum of them is
-    this.avgdl = total / docs.length;
+    this.avgdl = total / nDocs;
     this.ratio = this.avgdl > 0 ? docLen.map((n) => n / this.avgdl) : docLen.map(() => 1.0);
     this.idf = new Float64Array(this.terms.length);
     for (let col = 0; col < this.terms.length; col++) {
-      this.idf[col] = luceneIdf(this.indptr[col + 1] - this.indptr[col], docs.length);
+      this.idf[col] = luceneIdf(this.indptr[col + 1] - this.indptr[col], nDocs);
     }
   }
 

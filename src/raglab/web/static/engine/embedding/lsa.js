@@ -112,12 +112,20 @@ export function unitRows(X, k) {
 
 // The unit rows of each fold-in matrix searched, normalised on its first search, not on each.
 const UNIT_ROWS = new WeakMap();
+// Each model's unit query fold-ins by token array: a question is searched on every cut.
+const UNIT_QUERIES = new WeakMap();
 
 /** The `k` rows of `docs` (fold-ins, rows × rank) closest to the query by cosine, ties to the
  * lower index: {indices, scores}. */
 export function search(model, queryTokens, docs, { k }) {
   const { rank } = model;
-  const q = unitRows(project(model, [queryTokens]), rank);
+  let queries = UNIT_QUERIES.get(model);
+  if (queries === undefined) UNIT_QUERIES.set(model, (queries = new WeakMap()));
+  let q = queries.get(queryTokens);
+  if (q === undefined) {
+    q = unitRows(project(model, [queryTokens]), rank);
+    queries.set(queryTokens, q);
+  }
   let unit = UNIT_ROWS.get(docs);
   if (unit === undefined) {
     unit = unitRows(docs, rank);

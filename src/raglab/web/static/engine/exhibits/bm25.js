@@ -30,9 +30,9 @@ export function snippet(text, chars) {
 
 /** BM25's ranking of the chunks sharing a term with the query: the first `depth` (0: all). */
 export function bm25Ranking(lab, cs, tokens, { k1, b, depth }) {
-  const index = cs.bm25.withParams({ k1, b });
+  const at = cs.bm25At(k1, b);
   const k = depth === 0 ? cs.length : Math.min(depth, cs.length);
-  const { indices, scores } = index.search(tokens, { k });
+  const { indices, scores } = at.index.scoresSearch(at.scores(tokens), { k });
   const keep = scores.map((s) => s > 0);
   return { indices: indices.filter((_, i) => keep[i]), scores: scores.filter((_, i) => keep[i]) };
 }
@@ -40,7 +40,7 @@ export function bm25Ranking(lab, cs, tokens, { k1, b, depth }) {
 /** /api/bm25/search: the first `top` chunks with each query term's share of every score. */
 export function bm25Search(lab, query, { k1, b, top, snippetChars }) {
   const cs = lab.chunkSet();
-  const index = cs.bm25.withParams({ k1, b });
+  const { index } = cs.bm25At(k1, b);
   const tokens = lab.queryTokens(query);
   const ranking = bm25Ranking(lab, cs, tokens, { k1, b, depth: defaultOf(lab.meta, "depth") });
   const results = ranking.indices.slice(0, top).map((i, n) => {

@@ -6,9 +6,10 @@
 // src/raglab/web/site.py writes it: {meta, questions, pages, collection: {pages, questions}}.
 
 import { BM25Index } from "../bm25/index.js";
+import { BM25Statistics, compareCodePoints } from "../bm25/statistics.js";
 import { ChunkIndex, relevance } from "../chunking/chunk.js";
 import { chunkPages } from "../chunking/chunkers.js";
-import { chunkTokens, stemmedStream, tokenize, tokenStream } from "../text/tokens.js";
+import { chunkRange, chunkTokens, stemmedStream, tokenize, tokenStream } from "../text/tokens.js";
 
 /** One ranked chunk as every exhibit lists it (pipeline/retrieval.py's rows): 1-based ``rank``,
  * the chunk's id, ``index`` in its chunk set, page, title, heading path joined by " > ", status
@@ -113,6 +114,31 @@ export class Lab {
     return stream;
   }
 
+  /** Every page's token stream under `stem` as indices into one vocabulary, the streams' terms
+   * sorted by code point: {terms, ids: Map pageId -> Int32Array}, made once for every lab of
+   * the same pages; null where some page has no stream. A cut's BM25 postings count these. */
+  pageIds(stem) {
+    const streams = PAGE_STREAMS.get(this.pages);
+    let made = streams?.ids?.[stem];
+    if (made === undefined) {
+      const all = this.pages.map((p) => this.pageStream(p.id, stem));
+      made = null;
+      if (all.every((stream) => stream !== null)) {
+        const seen = new Set();
+        for (const { tokens } of all) for (const t of tokens) seen.add(t);
+        const terms = [...seen].sort(compareCodePoints);
+        const column = new Map(terms.map((t, i) => [t, i]));
+        const ids = new Map(this.pages.map((p, i) => [p.id, Int32Array.from(all[i].tokens, (t) => column.get(t))]));
+        made = { terms, ids };
+        TOKENISED.interned += 1;
+      }
+      const kept = PAGE_STREAMS.get(this.pages);
+      kept.ids ??= {};
+      kept.ids[stem] = made;
+    }
+    return made;
+  }
+
   tokens(text) {
     return tokenize(text, { stem: this.stem, analyzer: this.analyzer });
   }
@@ -157,8 +183,9 @@ export class Lab {
  * reader's stemmed terms when they differ); each chunk set does each at most once. And what
  * was tokenised for them: "pages" (a page's whole text, once per collection, which every cut,
  * the LSA windows and the stemmed lab slice) and "chunkTexts" (a chunk's own text, where no
- * slice is exact). */
-export const TOKENISED = { retrieval: 0, reader: 0, pages: 0, chunkTexts: 0 };
+ * slice is exact); "interned", the pages' streams turned to term indices (pageIds), once per
+ * collection and stemming. */
+export const TOKENISED = { retrieval: 0, reader: 0, pages: 0, chunkTexts: 0, interned: 0 };
 
 export class ChunkSet {
   /** `id`: the cut's number in its lab (chunkSet's). */
@@ -176,6 +203,8 @@ export class ChunkSet {
     this._tokens = null;
     this._readerTokens = new Map();
     this._bm25 = null;
+    this._termIds = undefined;
+    this._bm25At = new Map();
   }
 
   get length() {
@@ -214,11 +243,66 @@ export class ChunkSet {
     return t;
   }
 
+  /** Each chunk's retrieval tokens as indices into the lab's page vocabulary (pageIds: views
+   * of its page's indices, nothing copied), {terms, lists}; null where some chunk's tokens are
+   * not a slice of its page's (Lab.spanTokens). */
+  get termIds() {
+    if (this._termIds === undefined) {
+      this._termIds = null;
+      const { lab } = this;
+      const pages = lab.analyzer === "raglab" ? lab.pageIds(lab.stem) : null;
+      if (pages !== null) {
+        const lists = [];
+        for (const c of this.chunks) {
+          const range = chunkRange(lab.pageStream(c.pageId, lab.stem), lab.pageById.get(c.pageId).text, c.start, c.end);
+          if (range === null) return this._termIds;
+          lists.push(pages.ids.get(c.pageId).subarray(range[0], range[1]));
+        }
+        this._termIds = { terms: pages.terms, lists };
+      }
+    }
+    return this._termIds;
+  }
+
+  /** BM25 at the library's k1 and b, its statistics counted off termIds where it has them. */
   get bm25() {
     if (this._bm25 === null) {
       const { meta } = this.lab;
-      this._bm25 = new BM25Index(this.tokens, { k1: defaultOf(meta, "k1"), b: defaultOf(meta, "b") });
+      const ids = this.termIds;
+      const stats = ids === null ? null : BM25Statistics.fromIds(ids);
+      this._bm25 = new BM25Index(stats === null ? this.tokens : null, { k1: defaultOf(meta, "k1"), b: defaultOf(meta, "b"), stats });
     }
     return this._bm25;
   }
+
+  /** BM25 at (k1, b) over this chunk set, its statistics shared, and `scores(tokens)`: a
+   * query's score of every chunk, summed once for a query's token array (lab.queryTokens
+   * keeps one array a text) and `kept` by it, so a first stage's ranking and the reranker's
+   * BM25 feature read the same sums. The last BM25_AT_KEPT (k1, b) are kept: a slider asks
+   * for many. */
+  bm25At(k1, b) {
+    const key = `${k1}/${b}`;
+    let at = this._bm25At.get(key);
+    if (at === undefined) {
+      const index = this.bm25.withParams({ k1, b });
+      const kept = new Map();
+      at = {
+        index,
+        kept,
+        scores(tokens) {
+          let s = kept.get(tokens);
+          if (s === undefined) {
+            s = index.scores(tokens);
+            kept.set(tokens, s);
+          }
+          return s;
+        },
+      };
+      if (this._bm25At.size >= BM25_AT_KEPT) this._bm25At.delete(this._bm25At.keys().next().value);
+      this._bm25At.set(key, at);
+    }
+    return at;
+  }
 }
+
+const BM25_AT_KEPT = 8;

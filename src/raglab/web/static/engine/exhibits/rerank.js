@@ -110,18 +110,9 @@ function computeInputs(lab, cs, q, stage, windowsSet) {
   const candidates = Array.from(ranking(lab, q.question, stage, { windowsSet }).indices.slice(0, depth));
   const tokens = lab.queryTokens(q.question);
   const chunks = chunkInputs(lab, cs);
-  // One index at the stage's k1 and b for every question of the chunk set, and each
-  // question's scores under it kept: every first stage over the chunk set (each fusion
-  // weight, say) reads the same ones.
-  cs._bm25At ??= new Map();
-  const at = `${stage.k1}/${stage.b}`;
-  if (!cs._bm25At.has(at)) cs._bm25At.set(at, { index: cs.bm25.withParams({ k1: stage.k1, b: stage.b }), scores: new Map() });
-  const bm25 = cs._bm25At.get(at);
-  let all = bm25.scores.get(q.question);
-  if (all === undefined) {
-    all = bm25.index.scores(tokens);
-    bm25.scores.set(q.question, all);
-  }
+  // The question's BM25 scores at the stage's k1 and b, summed once on the chunk set (its
+  // first stage's ranking read the same ones): every first stage over it reads them.
+  const all = cs.bm25At(stage.k1, stage.b).scores(tokens);
   lab._questionIdentifiers ??= new Map();
   if (!lab._questionIdentifiers.has(q.question)) lab._questionIdentifiers.set(q.question, identifiers(q.question));
   const features = questionFeatures({

@@ -151,10 +151,16 @@ export function stemmedStream(stream) {
  * case keeps the length (tokenStream's check) and its one context rule, the final sigma, does
  * not see across whitespace; stop words and stems are per token. */
 export function chunkTokens(stream, text, start, end) {
+  const range = chunkRange(stream, text, start, end);
+  return range === null ? null : stream.tokens.slice(range[0], range[1]);
+}
+
+/** The positions [from, to) in `stream` of chunkTokens(stream, text, start, end)'s tokens, or
+ * null where it is null. */
+export function chunkRange(stream, text, start, end) {
   if (start > 0 && start < text.length && !isSpace(text[start - 1]) && !isSpace(text[start])) return null;
   if (end > 0 && end < text.length && !isSpace(text[end - 1]) && !isSpace(text[end])) return null;
-  const { tokens, starts } = stream;
-  return tokens.slice(bisectLeft(starts, start), bisectLeft(starts, end));
+  return [bisectLeft(stream.starts, start), bisectLeft(stream.starts, end)];
 }
 
 const DIGIT_GROUPS_JOINED = new RegExp(
