@@ -90,3 +90,25 @@ for (const i of [0, 1, 2, 3]) {
     same(hits, run.grid.hits, `${name(run)}: grid hits`);
   });
 }
+
+test("a search's top k from the scores: best first, ties to the lower index, unmatched chunks last by index", () => {
+  // Oracle: hand-worked, then a full sort by (-score, index) with the zero scores after the
+  // positive ones, on seeded scores full of ties, at k on both sides of the insertion's limit.
+  const index = new BM25Index([["a"], ["b"]], { k1: 1.2, b: 0.75 });
+  assert.deepEqual(index.scoresSearch(Float64Array.from([0, 2, 1, 2, 0, 3]), { k: 4 }).indices, [5, 1, 3, 2]);
+  assert.deepEqual(index.scoresSearch(Float64Array.from([0, 2, 1, 2, 0, 3]), { k: 9 }).indices, [5, 1, 3, 2, 0, 4]);
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  for (const n of [1, 10, 70, 300]) {
+    const scores = Float64Array.from({ length: n }, () => (next() < 0.3 ? 0 : Math.floor(next() * 8) / 4));
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => {
+      const [x, y] = [scores[a] > 0 ? scores[a] : -1, scores[b] > 0 ? scores[b] : -1];
+      return x !== y ? y - x : a - b;
+    });
+    for (const k of [1, 5, 64, 65, n]) {
+      const got = index.scoresSearch(scores, { k });
+      assert.deepEqual(got.indices, order.slice(0, Math.min(k, n)), `n ${n}, k ${k}`);
+      assert.deepEqual(got.scores, got.indices.map((i) => scores[i]));
+    }
+  }
+});

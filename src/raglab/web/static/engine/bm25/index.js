@@ -13,6 +13,9 @@ import { BM25Statistics } from "./statistics.js";
  * sums a question's scores at one (k1, b) once (exhibits/lab.js's ChunkSet.bm25At). */
 export const SCORED = { queries: 0 };
 
+// Up to this k a search keeps the best k seen (base/topk.js's INSERTION_MAX_K).
+const TOP_BY_INSERTION = 64;
+
 export class BM25Index {
   /** `docs`: token lists; `stats`: statistics to share instead (with_params's clone). */
   constructor(docs, { k1, b, stats = null }) {
@@ -70,12 +73,32 @@ export class BM25Index {
    * reads the scores themselves keeps rather than summing them twice. */
   scoresSearch(scores, { k }) {
     checkK(k);
+    const n = scores.length;
+    const m = Math.min(k, n);
     // Every score is >= 0 and the documents matching no term score 0: the positive ones in
     // (-score, index) order, then the others by index, is topK's order without a full sort.
-    const positive = [];
-    for (let d = 0; d < scores.length; d++) if (scores[d] > 0) positive.push(d);
-    const indices = topK(Float64Array.from(positive, (d) => scores[d]), k).map((i) => positive[i]);
-    for (let d = 0; indices.length < Math.min(k, scores.length); d++) {
+    let indices;
+    if (m <= TOP_BY_INSERTION) {
+      // topK's own insertion (base/topk.js) over the positive scores, in one pass and with no
+      // array of them: a later document never goes before an equal earlier one.
+      indices = [];
+      for (let d = 0; d < n; d++) {
+        const s = scores[d];
+        if (!(s > 0)) continue;
+        if (indices.length === m && !(s > scores[indices[m - 1]])) continue;
+        let at = indices.length === m ? m - 1 : indices.length;
+        while (at > 0 && s > scores[indices[at - 1]]) {
+          indices[at] = indices[at - 1];
+          at--;
+        }
+        indices[at] = d;
+      }
+    } else {
+      const positive = [];
+      for (let d = 0; d < n; d++) if (scores[d] > 0) positive.push(d);
+      indices = topK(Float64Array.from(positive, (d) => scores[d]), k).map((i) => positive[i]);
+    }
+    for (let d = 0; indices.length < m; d++) {
       if (!(scores[d] > 0)) indices.push(d);
     }
     return { indices, scores: indices.map((i) => scores[i]) };
