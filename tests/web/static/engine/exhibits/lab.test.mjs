@@ -20,6 +20,7 @@ import { ranking } from "../../../../../src/raglab/web/static/engine/exhibits/fu
 import { rrf } from "../../../../../src/raglab/web/static/engine/fusion/rrf.js";
 import { scoreFusion } from "../../../../../src/raglab/web/static/engine/fusion/score.js";
 import { CALLS } from "../../../../../src/raglab/web/static/engine/text/tokens.js";
+import { COSINES } from "../../../../../src/raglab/web/static/engine/pipeline/reranking.js";
 import { SCORED } from "../../../../../src/raglab/web/static/engine/bm25/index.js";
 import { BM25Statistics } from "../../../../../src/raglab/web/static/engine/bm25/statistics.js";
 import { fixture } from "../fixtures.mjs";
@@ -202,4 +203,19 @@ test("a new cut's first stage and reranker sum each question's BM25 scores once"
   const fitted = fittedReranker(lab, { retriever: "rrf", chunking: { method: "heading", size: 60 } }, options);
   const texts = new Set(fitted.questions.map((q) => lab.questions.find((x) => x.id === q.id).question));
   assert.equal(SCORED.queries - before, texts.size, "one BM25 scoring a question");
+});
+
+test("the outdated-copy demo reorders each question at every λ with the cosines its sweep used", () => {
+  // Oracle: counting. Once the reranker's λ sweep is measured, the demo (every candidate
+  // question reordered by MMR at each λ of the grid) works out no cosine matrix, and a column
+  // only where MMR picks a candidate the sweep never picked; its answer is the same asked twice.
+  const data = structuredClone(fixture("site-handbook"));
+  const get = (url) => answer(data, url, () => {}, {});
+  post(data, "/api/rerank/train", null);
+  get("/api/rerank/sweep");
+  const before = { ...COSINES };
+  const demo = get("/api/rerank/version");
+  assert.ok(demo.candidates.length > 0, "the handbook has outdated-copy questions");
+  assert.equal(COSINES.matrices - before.matrices, 0, "no cosine matrix");
+  assert.equal(COSINES.columns - before.columns, 0, "every column the sweep's");
 });

@@ -13,7 +13,6 @@ import { pageAgeYears } from "../rerank/features.js";
 import {
   chunkFeatureInputs,
   cosineColumns,
-  cosineMatrix,
   mmrOrdered,
   postingsTfidf,
   questionFeatures,
@@ -232,16 +231,28 @@ export function rerankRows(lab, fitted, lam) {
   });
 }
 
-/** A question's reranked list (rerank in pipeline/reranking.py), and after MMR at `lam`. */
+/** A question's reranked list (rerank in pipeline/reranking.py) and the TF-IDF cosines between
+ * its candidates: an answerable question's as the reranker was fitted (fitted.byId), its
+ * cosines shared with λ's sweep; another's worked out here. */
 function rerankedOf(lab, fitted, q, windowsSet) {
+  const known = fitted.byId.get(q.id);
+  if (known !== undefined) return known;
   const qi = questionInputs(lab, fitted.cs, q, fitted.stage, windowsSet);
-  return rerankCandidates(fitted.model, qi.candidates, qi.features);
+  const reranked = rerankCandidates(fitted.model, qi.candidates, qi.features);
+  let similarity = null;
+  return {
+    reranked,
+    get similarity() {
+      similarity ??= cosineColumns(reranked.indices.map((i) => fitted.tfidf[i]));
+      return similarity;
+    },
+  };
 }
 
-function withMmr(lab, fitted, reranked, lam) {
+/** A reranked list (rerankedOf's) after MMR at `lam`. */
+function withMmr(lab, fitted, { reranked, similarity }, lam) {
   if (reranked.indices.length === 0) return reranked;
-  const sim = cosineMatrix(reranked.indices.map((i) => fitted.tfidf[i]));
-  return mmrOrdered(reranked, sim, { lam, depth: fixedOf(lab.meta, "mmr_depth") });
+  return mmrOrdered(reranked, similarity, { lam, depth: fixedOf(lab.meta, "mmr_depth") });
 }
 
 /** Ids of superseded chunks in the first 3 of a list. */
@@ -254,9 +265,9 @@ function supersededInTop(fitted, list) {
 
 /** The largest λ of the grid at which no superseded chunk is left in the top 3 (null: none). */
 function leavesAt(lab, fitted, q, windowsSet) {
-  const reranked = rerankedOf(lab, fitted, q, windowsSet);
+  const lists = rerankedOf(lab, fitted, q, windowsSet);
   for (const lam of [...fixedOf(lab.meta, "mmr_lambdas")].sort((a, b) => b - a)) {
-    if (supersededInTop(fitted, withMmr(lab, fitted, reranked, lam)).length === 0) return lam;
+    if (supersededInTop(fitted, withMmr(lab, fitted, lists, lam)).length === 0) return lam;
   }
   return null;
 }
@@ -268,7 +279,7 @@ function versionCandidates(lab, fitted, windowsSet) {
   const found = [];
   lab.questions.forEach((q, order) => {
     if (!q.answerable || q.spans.length === 0) return;
-    if (supersededInTop(fitted, rerankedOf(lab, fitted, q, windowsSet)).length === 0) return;
+    if (supersededInTop(fitted, rerankedOf(lab, fitted, q, windowsSet).reranked).length === 0) return;
     const leaves = leavesAt(lab, fitted, q, windowsSet);
     found.push({
       key: [q.kind !== "version" ? 1 : 0, -(leaves ?? -1.0), q.split !== "test" ? 1 : 0, order],
@@ -304,8 +315,9 @@ export function versionDemo(lab, fitted, lam, q, { windowsSet, answer }) {
     if (!candidates.length) return { candidates: [], question: null };
     q = lab.questions.find((x) => x.id === candidates[0].id);
   }
-  const reranked = rerankedOf(lab, fitted, q, windowsSet);
-  const diversified = withMmr(lab, fitted, reranked, lam);
+  const lists = rerankedOf(lab, fitted, q, windowsSet);
+  const { reranked } = lists;
+  const diversified = withMmr(lab, fitted, lists, lam);
   return {
     candidates,
     question: { id: q.id, split: q.split, question: q.question, answer: answer(q.id) },

@@ -127,6 +127,10 @@ function unitDot(a, b) {
   return dot;
 }
 
+/** How many cosine matrices (cosineMatrix) and columns (cosineColumns' column) were worked out,
+ * for tests: a list's cosines are shared by every λ that reorders it. */
+export const COSINES = { matrices: 0, columns: 0 };
+
 // A row's unit form, kept while the row lives: the chunk sets' TF-IDF rows are asked for again
 // and again (every question's candidates, every MMR), and each is scaled the same way each time.
 const UNITS = new WeakMap();
@@ -143,6 +147,7 @@ function unitOf(row) {
 /** Cosines between sparse rows ([[column, weight], ...] ascending), an n × n array clipped to
  * [-1, 1]; a zero row has cosine 0 with every row, itself included. */
 export function cosineMatrix(rows) {
+  COSINES.matrices += 1;
   const units = rows.map(unitOf);
   const n = units.length;
   const out = Array.from({ length: n }, () => new Array(n));
@@ -185,6 +190,7 @@ export function cosineColumns(rows) {
   let dense = null;
   const column = (j) => {
     if (columns[j] !== null) return columns[j];
+    COSINES.columns += 1;
     const out = new Float64Array(n);
     const b = units[j];
     if (!ascending) {
