@@ -69,10 +69,13 @@ export function lsaSpectrum(lab, { windowsSet, windowRule, sampleWords, progress
     for (let c = 0; c < rank; c++) n += (U[i * rank + c] * s[c]) ** 2;
     norms[i] = Math.sqrt(n);
   }
-  const samples = topK(norms)
-    .map((i) => terms[i])
-    .filter((t) => identifiers(t).size === 0)
-    .slice(0, sampleWords);
+  // The first sampleWords terms by norm that are not identifiers: each term checked only until
+  // they are found, not every term of the vocabulary.
+  const samples = [];
+  for (const i of topK(norms)) {
+    if (samples.length >= sampleWords) break;
+    if (identifiers(terms[i]).size === 0) samples.push(terms[i]);
+  }
   const words = lab.pages.reduce((n, p) => n + countWords(p.text), 0);
   const byRule = windowCount(words, { minimum, size });
   let why;
