@@ -219,3 +219,18 @@ test("the outdated-copy demo reorders each question at every λ with the cosines
   assert.equal(COSINES.matrices - before.matrices, 0, "no cosine matrix");
   assert.equal(COSINES.columns - before.columns, 0, "every column the sweep's");
 });
+
+test("a new cut's reranker tokenises no section title again", () => {
+  // Oracle: counting. The heading chunker at 60 words splits sections the default cut keeps
+  // whole; every chunk still carries its section's title and heading path, whose terms the
+  // default cut's reranker already tokenised: training over the new cut asks the tokenizer
+  // for no text at all (its tokens sliced from the pages, the questions' kept by the lab).
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const options = { windowsSet: data.engine.lsa_windows, constants: data.engine.rerank };
+  fittedReranker(lab, { retriever: "rrf" }, options);
+  const calls = CALLS.tokenize;
+  const fitted = fittedReranker(lab, { retriever: "rrf", chunking: { method: "heading", size: 60 } }, options);
+  assert.ok(fitted.cs.length > lab.chunkSet().length, "a cut of more chunks");
+  assert.equal(CALLS.tokenize - calls, 0, "no text tokenised");
+});

@@ -30,7 +30,9 @@ import { neuralCosines } from "./neural.js";
  * in years, its TF-IDF row (built once per chunk set). */
 function chunkInputs(lab, cs) {
   if (!cs._rerank) {
-    const inputs = chunkFeatureInputs(cs.chunks, { stem: lab.stem, analyzer: lab.analyzer, tokens: cs.tokens });
+    // Each title's terms kept on the lab: every cut's chunks of a section share its title.
+    lab._titleTerms ??= new Map();
+    const inputs = chunkFeatureInputs(cs.chunks, { stem: lab.stem, analyzer: lab.analyzer, tokens: cs.tokens, titles: lab._titleTerms });
     const updated = new Map(lab.pages.map((p) => [p.id, p.updated ?? null]));
     cs._rerank = {
       inputs,

@@ -22,11 +22,12 @@ export const ORDERS = ["fusion", "reranked", "reranked + MMR"];
 /** What the features read of each chunk ({text, title, headingPath}): its retrieval tokens,
  * identifiers, and title terms (the tokens of its page title and heading path), as the chunk
  * set of src/raglab/pipeline/indexes.py holds them. `tokens`, when given, are the chunks'
- * retrieval tokens already made with this `stem` and `analyzer` (the chunk set's). */
-export function chunkFeatureInputs(chunks, { stem, analyzer, tokens = null }) {
+ * retrieval tokens already made with this `stem` and `analyzer` (the chunk set's). `titles`,
+ * when given, keeps each title's terms by its text for later calls with the same `stem` and
+ * `analyzer` (every cut of a lab: its sections' titles are the same). */
+export function chunkFeatureInputs(chunks, { stem, analyzer, tokens = null, titles = new Map() }) {
   // Chunks of one section share a title and heading path: each is tokenised once, its Set
   // shared (never changed).
-  const titles = new Map();
   return chunks.map((c, i) => {
     const title = [c.title, ...c.headingPath].join(" ");
     let terms = titles.get(title);
