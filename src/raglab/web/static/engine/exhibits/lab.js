@@ -205,6 +205,7 @@ export class ChunkSet {
     this._bm25 = null;
     this._termIds = undefined;
     this._bm25At = new Map();
+    this._bm25Last = null;
   }
 
   get length() {
@@ -281,6 +282,9 @@ export class ChunkSet {
    * BM25 feature read the same sums. The last BM25_AT_KEPT (k1, b) are kept: a slider asks
    * for many. */
   bm25At(k1, b) {
+    // The last one asked for is asked again question after question: found without a key.
+    const last = this._bm25Last;
+    if (last !== null && last.k1 === k1 && last.b === b) return last.at;
     const key = `${k1}/${b}`;
     let at = this._bm25At.get(key);
     if (at === undefined) {
@@ -301,6 +305,7 @@ export class ChunkSet {
       if (this._bm25At.size >= BM25_AT_KEPT) this._bm25At.delete(this._bm25At.keys().next().value);
       this._bm25At.set(key, at);
     }
+    this._bm25Last = { k1, b, at };
     return at;
   }
 }
