@@ -26,6 +26,7 @@ import {
 import { encode, encoderPath } from "./embedding/neural/encoder.js";
 import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
+import { prepareCuts } from "./chunking/chunkers.js";
 
 const SITE = new URL("../../", import.meta.url);
 
@@ -191,7 +192,7 @@ async function compute(data, url, progress, request) {
 }
 
 // The long steps behind the exhibits' buttons, at the site's own settings ("Train the
-// reranker", "Run the pipeline"), then the grid with the other stemming and the reranker over
+// reranker", "Run the pipeline", with what any new cut of the pages reuses), then the grid with the other stemming and the reranker over
 // each other first stage with its λ sweep, which exhibit V asks for with it when its first
 // stage changes ("Map the grid" itself is left to its click, which shows the sweep's
 // progress): each is computed once the Worker has been idle for
@@ -203,9 +204,13 @@ async function compute(data, url, progress, request) {
 function warmUps(data) {
   const retrievers = data.meta.settings.find((s) => s.name === "retriever");
   const others = retrievers.choices.filter((r) => r !== retrievers.default);
+  const sizeSlider = data.meta.settings.find((s) => s.name === "size").slider;
   return [
     ["POST", "/api/rerank/train", null],
-    ["POST", "/api/run", null],
+    // In the same step: every page's sentence units and those of each section longer than the
+    // size slider's least, which a new cut (exhibit VI's chunker or size) would otherwise find
+    // while the visitor waits.
+    ["POST", "/api/run", null, () => prepareCuts(data.collection.pages, { minSize: sizeSlider[0] })],
     ["GET", `/api/bm25/grid?stem=${!data.meta.stem}`, null],
     ...others.map((r) => [
       "POST",
@@ -236,8 +241,13 @@ function warmUpLater() {
     const steps = warmUps(data);
     if (warmed >= steps.length) return;
     const [method, url, body, ...also] = steps[warmed++];
-    for (const [m, u, b] of [[method, url, body], ...also]) {
+    for (const part of [[method, url, body], ...also]) {
       try {
+        if (typeof part === "function") {
+          part();
+          continue;
+        }
+        const [m, u, b] = part;
         answers.set(keyOf(m, u, b), answer(data, u, () => {}, { method: m, body: b }));
       } catch {
         // Nothing to keep: the visitor's own request computes it and says what went wrong.

@@ -3,7 +3,7 @@
 // chunker's default and the corners of the size and overlap sliders, on both collections.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SPANS_FOUND, chunkPages } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
+import { SPANS_FOUND, chunkPages, prepareCuts } from "../../../../../src/raglab/web/static/engine/chunking/chunkers.js";
 import { ChunkIndex, relevance } from "../../../../../src/raglab/web/static/engine/chunking/chunk.js";
 import {
   cutProbability,
@@ -64,3 +64,26 @@ test("a second cut finds no page's words or sentences again", () => {
   const fresh = chunkPages(structuredClone(pages), { method: "sentence", size: 80 });
   same(again, fresh, "the sentence chunks at 80 words");
 });
+
+for (const name of COLLECTIONS) {
+  test(`cuts after prepareCuts find no sentences and equal a fresh copy's: ${name}`, () => {
+    // Oracle: the same cut of a fresh copy of the pages (its own words and sentences found on
+    // the way), chunk by chunk, and counting: once the pages are prepared for cuts of 20 words
+    // or more, no sentence or heading cut of at least 20 words finds any text's sentences.
+    const pages = structuredClone(fixture(`collection-${name}`).pages);
+    const before = SPANS_FOUND.sentences;
+    prepareCuts(pages, { minSize: 20 });
+    const prepared = SPANS_FOUND.sentences - before;
+    assert.ok(prepared > pages.length, `${name}: the pages' sentences and some long sections'`);
+    for (const method of ["sentence", "heading"]) {
+      for (const size of [20, 21, 37, 60, 120, 300, 1000]) {
+        const found = SPANS_FOUND.sentences;
+        const got = chunkPages(pages, { method, size });
+        assert.equal(SPANS_FOUND.sentences, found, `${name}, ${method} at ${size}: no sentences found again`);
+        same(got, chunkPages(structuredClone(pages), { method, size }), `${name}, ${method} at ${size}`);
+      }
+    }
+    // Below the prepared size a cut still finds what it lacks, and the same chunks.
+    same(chunkPages(pages, { method: "heading", size: 8 }), chunkPages(structuredClone(pages), { method: "heading", size: 8 }), `${name}, heading at 8`);
+  });
+}

@@ -207,21 +207,42 @@ function sectionBlocks(page) {
   return blocks;
 }
 
-function headingSpans(page, maxWords) {
+/** A page's facts with its section blocks, each [start, end, facts or null, words]: the words
+ * are the page's within the block, the facts (textFacts of the block's text) found on the first
+ * cut that splits it. */
+function blockFacts(page) {
   const f = pageFacts(page);
-  f.sectionBlocks ??= sectionBlocks(page).map(([start, end]) => [start, end, null]);
+  f.sectionBlocks ??= sectionBlocks(page).map(([start, end]) => [start, end, null, wordsWithin(page.text, f.starts, start, end)]);
+  return f;
+}
+
+function headingSpans(page, maxWords) {
   const spans = [];
-  for (const block of f.sectionBlocks) {
-    const [start, end] = block;
-    // A block's own facts (its text's words and sentences) are found on the first cut that
-    // splits it; its word count is the page's words within it.
-    if (wordsWithin(page.text, f.starts, start, end) <= maxWords) spans.push([start, end]);
+  for (const block of blockFacts(page).sectionBlocks) {
+    const [start, end, , words] = block;
+    if (words <= maxWords) spans.push([start, end]);
     else {
       block[2] ??= textFacts(page.text.slice(start, end));
       for (const [a, b] of sentenceChunks(block[2], maxWords, true)) spans.push([start + a, start + b]);
     }
   }
   return spans;
+}
+
+/** Finds now, for every page, what a cut at `minSize` words or more would find on first use
+ * and every later cut reuses: the page's sentence units (the sentence chunker's) and those of
+ * each section block over `minSize` words (the heading chunker's, which splits such a block at
+ * some size). The same facts a cut finds itself, from the same texts: cuts are unchanged, only
+ * the time they take (the Worker does this in its idle warm-up, not on a visitor's new cut). */
+export function prepareCuts(pages, { minSize }) {
+  const m = checkInt("min_size", minSize, 1);
+  for (const page of pages) {
+    const f = blockFacts(page);
+    unitsOf(f);
+    for (const block of f.sectionBlocks) {
+      if (block[3] > m) unitsOf((block[2] ??= textFacts(page.text.slice(block[0], block[1]))));
+    }
+  }
 }
 
 /** One chunk per section, heading line included; heading-only sections merge forward; a
