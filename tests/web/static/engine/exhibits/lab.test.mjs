@@ -23,7 +23,7 @@ import { CALLS } from "../../../../../src/raglab/web/static/engine/text/tokens.j
 import { COSINES } from "../../../../../src/raglab/web/static/engine/pipeline/reranking.js";
 import { SCORED } from "../../../../../src/raglab/web/static/engine/bm25/index.js";
 import { BM25Statistics } from "../../../../../src/raglab/web/static/engine/bm25/statistics.js";
-import { fixture } from "../fixtures.mjs";
+import { COLLECTIONS, fixture } from "../fixtures.mjs";
 
 const post = (data, url, body) => answer(data, url, () => {}, { method: "POST", body });
 
@@ -170,27 +170,31 @@ test("rerankers over one chunk set share each question's BM25 scores and LSA fol
   for (const [text, q] of lab._lsaQuestions) assert.equal(q, folded.get(text), "the same fold-in, not worked out again");
 });
 
-test("a cut's BM25 statistics counted off the pages' term indices equal its token lists' own", () => {
-  // Oracle: BM25Statistics of the chunks' token lists (strings hashed and sorted), field by
-  // field, on every chunker of both stemmings; the pages are interned once a stemming.
-  const data = structuredClone(fixture("site-handbook"));
-  const before = TOKENISED.interned;
-  for (const stem of [false, true]) {
-    const lab = new Lab(data, { stem });
-    for (const key of [{ method: "fixed", size: 37, overlap: 5 }, { method: "sentence" }, { method: "heading", size: 60 }, { method: "heading" }]) {
-      const cs = lab.chunkSet(key);
-      assert.ok(cs.termIds !== null, "every chunk a slice of its page");
-      const got = cs.bm25.stats;
-      const want = new BM25Statistics(cs.tokens);
-      for (const field of ["terms", "indptr", "docs", "tf", "docLen", "ratio", "idf"]) {
-        assert.deepEqual(Array.from(got[field]), Array.from(want[field]), `${JSON.stringify(key)}, stem ${stem}: ${field}`);
+for (const name of COLLECTIONS) {
+  test(`a cut's BM25 statistics counted off the pages' term indices equal its token lists' own: ${name}`, () => {
+    // Oracle: BM25Statistics of the chunks' token lists (strings hashed and sorted), field by
+    // field, on every chunker of both stemmings; the pages are interned once a stemming. The
+    // handbook's site data, or the Cranfield parity collection under the same settings.
+    const site = fixture("site-handbook");
+    const data = structuredClone(name === "handbook" ? site : { meta: site.meta, collection: fixture(`collection-${name}`) });
+    const before = TOKENISED.interned;
+    for (const stem of [false, true]) {
+      const lab = new Lab(data, { stem });
+      for (const key of [{ method: "fixed", size: 37, overlap: 5 }, { method: "sentence" }, { method: "heading", size: 60 }, { method: "heading" }]) {
+        const cs = lab.chunkSet(key);
+        assert.ok(cs.termIds !== null, "every chunk a slice of its page");
+        const got = cs.bm25.stats;
+        const want = new BM25Statistics(cs.tokens);
+        for (const field of ["terms", "indptr", "docs", "tf", "docLen", "ratio", "idf"]) {
+          assert.deepEqual(Array.from(got[field]), Array.from(want[field]), `${JSON.stringify(key)}, stem ${stem}: ${field}`);
+        }
+        assert.deepEqual([...got.vocabulary], [...want.vocabulary]);
+        assert.equal(got.avgdl, want.avgdl);
       }
-      assert.deepEqual([...got.vocabulary], [...want.vocabulary]);
-      assert.equal(got.avgdl, want.avgdl);
     }
-  }
-  assert.equal(TOKENISED.interned - before, 2, "the pages interned once a stemming");
-});
+    assert.equal(TOKENISED.interned - before, 2, "the pages interned once a stemming");
+  });
+}
 
 test("a new cut's first stage and reranker sum each question's BM25 scores once", () => {
   // Oracle: counting. Training the reranker over RRF on a new cut ranks each answerable
