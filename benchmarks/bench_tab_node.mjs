@@ -11,7 +11,8 @@
 //
 // answers: every route answer to 249 fixed requests (the cold page's, V's at three λ for
 // thirteen questions and four first stages, VI's chunker, size, retriever, overlap, weight and
-// reader settings, a comparison), one file: two engines' files equal byte for byte when their
+// reader settings, a comparison), one file, the pages prepared for new cuts (prepareCuts) after
+// the default run where the engine has it: two engines' files equal byte for byte when their
 // answers are. cold: the page's first 17 requests in its order, each process fresh (engine
 // imported, data parsed), the two engines' processes alternated N times a side; the median CPU
 // ms a request and of their sum. fresh: a fresh process each, alternated N times a side: the
@@ -48,6 +49,8 @@ const req = (o) => ({
   chunker: "heading", size: null, overlap: null, retriever: "rrf", weight: null, rerank: true, mmr: true,
   mmr_lambda: null, budget: 400, threshold: null, reader_scoring: "coverage", ...o,
 });
+
+const sizeSlider = (data) => data.meta.settings.find((s) => s.name === "size").slider;
 
 /** The cold page's requests in its order (the exhibits' first renders and first clicks). */
 function coldRequests(data) {
@@ -93,6 +96,9 @@ async function answers(root, outFile) {
   for (const u of cold) ask("GET", `/api/${u}`);
   ask("POST", "/api/rerank/train", null);
   ask("POST", "/api/run", null);
+  // As the Worker's warm-up does, where the engine has it: the later cuts reuse what it found.
+  const { prepareCuts } = await engine(root, "chunking/chunkers.js");
+  if (prepareCuts) prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] });
   ask("GET", `/api/bm25/grid?stem=${!data.meta.stem}`);
   for (const r of retrievers) ask("POST", `/api/rerank/train?retriever=${r}`, null);
   for (const u of ["rerank/sweep", "rerank/table", "rerank/version", "bm25/test", "lsa/search?q=token%20expiry", "lsa/neighbours?word=password", "lsa/twins", "fusion/grid?method=rrf"]) ask("GET", `/api/${u}`);
@@ -147,7 +153,7 @@ async function freshOnce(root) {
   for (const [method, url] of coldRequests(data)) ask(method, url);
   const retrievers = data.meta.settings.find((s) => s.name === "retriever");
   ask("POST", "/api/run");
-  if (prepareCuts) prepareCuts(data.collection.pages, { minSize: data.meta.settings.find((s) => s.name === "size").slider[0] });
+  if (prepareCuts) prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] });
   ask("GET", `/api/bm25/grid?stem=${!data.meta.stem}`);
   for (const r of retrievers.choices.filter((c) => c !== retrievers.default)) {
     try {
