@@ -192,11 +192,12 @@ async function compute(data, url, progress, request) {
 }
 
 // The long steps behind the exhibits' buttons, at the site's own settings ("Train the
-// reranker", "Run the pipeline", with what any new cut of the pages reuses), then the grid with the other stemming and the reranker over
-// each other first stage with its λ sweep, which exhibit V asks for with it when its first
-// stage changes ("Map the grid" itself is left to its click, which shows the sweep's
-// progress): each is computed once the Worker has been idle for
-// WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches, so the click finds it done.
+// reranker", "Run the pipeline", with what any new cut of the pages reuses), then the grid
+// with the other stemming and the reranker over each other first stage with its λ sweep,
+// which exhibit V asks for with it when its first stage changes ("Map the grid" itself is left
+// to its click, which shows the sweep's progress): each is computed once the Worker has been
+// idle for WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches (a step's function,
+// in the chunkers' own), so the click finds it done.
 // It starts once the page says it is ready, so the page's own first requests never wait on it;
 // a request arriving meanwhile waits for at most the one step under way. Each step's answer is
 // kept in the answer cache under the key its own request has, and the Worker posts
@@ -204,13 +205,13 @@ async function compute(data, url, progress, request) {
 function warmUps(data) {
   const retrievers = data.meta.settings.find((s) => s.name === "retriever");
   const others = retrievers.choices.filter((r) => r !== retrievers.default);
-  const sizeSlider = data.meta.settings.find((s) => s.name === "size").slider;
+  const least = data.meta.settings.find((s) => s.name === "size")?.slider?.[0] ?? 1;
   return [
     ["POST", "/api/rerank/train", null],
     // In the same step: every page's sentence units and those of each section longer than the
     // size slider's least, which a new cut (exhibit VI's chunker or size) would otherwise find
     // while the visitor waits.
-    ["POST", "/api/run", null, () => prepareCuts(data.collection.pages, { minSize: sizeSlider[0] })],
+    ["POST", "/api/run", null, () => prepareCuts(data.collection.pages, { minSize: least })],
     ["GET", `/api/bm25/grid?stem=${!data.meta.stem}`, null],
     ...others.map((r) => [
       "POST",
