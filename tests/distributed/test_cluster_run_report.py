@@ -58,8 +58,9 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
 ) -> None:
     """Oracle: ``raglab run --json`` and ``raglab run`` (its table) on one machine. Under
     ``--json`` stderr stays empty; without it the dashboard line comes first, then one line per
-    stage: reading and chunking, counting and the reduction, ranking every question, and the
-    reranker's candidates scored by BM25 (the neural vectors, cached by the single machine's
+    stage: the LSA fit and every question ranked by LSA on the shards, reading and chunking,
+    counting and the reduction, ranking every question, and the reranker's candidates scored
+    by BM25 (the neural vectors, cached by the single machine's
     run, are not encoded again)."""
     single_json, _ = _cli(capsys, ["run", "--json"])
     assert '"outcomes"' in single_json
@@ -73,14 +74,15 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     assert lines[0].startswith("Dask dashboard: ")
     stages = [line for line in lines if line.startswith("cluster: ")]
     # No encoding stage: the single machine's run cached every vector this run reads.
-    assert len(stages) == 7, err
+    assert len(stages) == 8, err
     assert "answer passages in 58 page files on the workers" in stages[0]
     assert "fit LSA on" in stages[1] and "in row blocks" in stages[1]
-    assert "read and chunk 58 page files" in stages[2]
-    assert "reduce N, avgdl, n_t" in stages[3]
-    assert "rank 80 questions by BM25" in stages[4] and stages[4].endswith(" s)")
-    assert "score the reranker's candidates of 80 questions by BM25" in stages[5]
-    assert "read and diagnose the end-to-end run's questions on the workers" in stages[6]
+    assert "rank 80 questions by LSA cosine (depth 100) on the shards" in stages[2]
+    assert "read and chunk 58 page files" in stages[3]
+    assert "reduce N, avgdl, n_t" in stages[4]
+    assert "rank 80 questions by BM25" in stages[5] and stages[5].endswith(" s)")
+    assert "score the reranker's candidates of 80 questions by BM25" in stages[6]
+    assert "read and diagnose the end-to-end run's questions on the workers" in stages[7]
     _, quiet_err = _cli(capsys, ["run", "--quiet", *_address(client)])
     assert "cluster: " not in quiet_err and "Dask dashboard" not in quiet_err
 

@@ -160,7 +160,8 @@ def test_the_workers_cut_the_windows_and_fit_the_single_machines_model(
         stem=fresh.indexes.stem,
         partitions=partitions,
     )
-    assert columns.n == len(windows) and columns.vocabulary == vocabulary
+    assert columns.n == len(windows) and columns.n_terms == len(vocabulary)
+    assert client.gather(columns.terms) == vocabulary.terms
     ids, offsets = client.gather([columns.ids, columns.offsets])
     assert ids.dtype == np.int32 and ids.tobytes() == want_ids.tobytes()
     assert offsets.tobytes() == want_offsets.tobytes()
@@ -271,7 +272,7 @@ def test_the_sketches_stay_on_the_workers(client: Any) -> None:
     rank, oversample = 10, 64  # the sketches wide (l = 74, as at the defaults), the model thin
     want = fit_lsa(windows, rank=rank, seed=SEED, oversample=oversample)
     columns = WindowColumns.of(client, windows)
-    m, n, width = len(columns.vocabulary), columns.n, rank + oversample
+    m, n, width = columns.n_terms, columns.n, rank + oversample
     tracemalloc.start()
     try:
         got = fit_lsa_on_cluster(client, columns, rank=rank, seed=SEED, oversample=oversample)

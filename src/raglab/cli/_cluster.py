@@ -338,10 +338,12 @@ def cluster_lab(
     from raglab.distributed.pipeline import (
         bm25_keys,
         index_lab,
+        lsa_keys,
         prime_bm25,
         prime_candidate_bm25,
         prime_grid,
         prime_lsa,
+        prime_lsa_rankings,
     )
     from raglab.settings import LSA_RANK
 
@@ -417,9 +419,16 @@ def cluster_lab(
             shards = _ClusterNeural(client, lab, stage, checked=neural, parts=chunked)
             lab.indexes.neural_search = shards.search
             lab.indexes.vector_rows = shards.rows
-        # The workers cut and tokenise the training windows from the page files: this
-        # process never holds them.
-        prime_lsa(client, lab, LSA_RANK, stage=stage, read=read())
+        # The workers cut and tokenise the training windows from the page files and keep the
+        # model's rows: this process never holds them, and the shards rank by LSA.
+        lsa = prime_lsa(client, lab, LSA_RANK, stage=stage, read=read())
+        for one in dict.fromkeys(wanted):
+            if lsa_keys(one):
+                with stage(
+                    f"rank {len(lab.questions)} questions by LSA cosine (depth {one.depth}) "
+                    "on the shards"
+                ):
+                    prime_lsa_rankings(client, lab, lsa, chunked(one.chunking), one)
         indexes: dict[ChunkingKey, Any] = {}
 
         def index_of(chunking: ChunkingKey) -> Any:

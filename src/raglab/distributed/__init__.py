@@ -12,6 +12,7 @@
 - :mod:`.importing`: ``raglab import beir`` with ``corpus.jsonl`` read and checked on the
   workers, by ranges of lines.
 - :mod:`.lsa`: LSA with the TF-IDF term x window matrix in row blocks on the workers.
+- :mod:`.lsa_held`: the fitted LSA model left on the workers, and LSA rankings per shard.
 
 Every result equals the single-machine one bit for bit; docs/distributed.md says what runs
 where. Importing this package imports no Dask module: the functions take a

@@ -11,7 +11,7 @@ vocabulary), each built and held by a worker:
    from them (O(pages)) and computes the windows' word ranges, as the single machine does
    (:func:`raglab.embedding.lsa.window_ranges`); each worker tokenises the pieces of the windows
    lying in its pages (:func:`raglab.pipeline.indexes.window_pieces`, the lab's tokeniser) and
-   sends back its sorted terms, which the client merges into the sorted vocabulary; the
+   sends its sorted terms to a task that merges them into the sorted vocabulary; the
    workers number their pieces' tokens in it, and one task joins each window's pieces in
    partition order. The client never holds a window's tokens (token lists given on the
    client are sent as their columns instead, :class:`WindowColumns`).
@@ -45,13 +45,15 @@ Every step is the single machine's, in the same order, so the model (U, s, Vt, i
 ||A||_F^2) equals :func:`raglab.embedding.lsa.fit_lsa`'s bit for bit (``tests/distributed``), and the
 command line's ``--workers`` fits LSA here.
 
-What moves: each page's word count to the client and the windows' ranges back, each
-partition's sorted terms to the client and the vocabulary back; the windows' token columns
-once to each worker; then only between workers: per product A X, the (n, l) sketch to every
-block and each block's (m_b, l) rows to the task that joins them; per product A^T Y, each
-block's piece of Y and the (n, l) running sums from block to block. The client holds futures
-of the sketches, never their data: it receives U (m, k), s and Vt (k, n), the idf and
-||A||_F^2, the model's own arrays, and holds A's vocabulary, never A.
+What moves: each page's word count to the client and the windows' ranges back; each
+partition's sorted terms to a worker, which merges them into the vocabulary (the client
+receives its length); the windows' token columns once to each worker; then only between
+workers: per product A X, the (n, l) sketch to every block and each block's (m_b, l) rows to
+the task that joins them; per product A^T Y, each block's piece of Y and the (n, l) running
+sums from block to block. :func:`fit_held_lsa` leaves the model there too, U's rows and the idf
+by A's term blocks, Vt's columns in slices (:class:`raglab.distributed.lsa_held.HeldLSA`): the
+client receives s, ||A||_F^2 and each block's first term, and never holds the vocabulary, a
+sketch, U, Vt or A. :func:`fit_lsa_on_cluster` gathers the model whole.
 
 What a worker lost in the middle of the fit takes with it, Dask computes again: the blocks from
 the windows (and those from the page files), the products from the blocks, the sketches and the
@@ -77,6 +79,7 @@ from raglab.base.ranking import FloatArray, IntArray
 from raglab.base.threads import blas_thread_count, blas_threads
 from raglab.distributed.chunking import PagesRead, read_partitions
 from raglab.distributed.cluster import shards, share
+from raglab.distributed.lsa_held import HeldLSA
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
@@ -93,6 +96,7 @@ __all__ = [
     "chain_transpose_times",
     "cut_window_pieces",
     "cut_windows",
+    "fit_held_lsa",
     "fit_lsa_on_cluster",
     "term_block",
     "term_ranges",
@@ -149,12 +153,13 @@ def window_ids(
 @dataclass(frozen=True, slots=True)
 class WindowColumns:
     """The LSA windows as :func:`window_ids` gives them, held on the cluster: futures of
-    ``ids`` (int32) and ``offsets`` ((n + 1,) int64), the sorted ``vocabulary`` of every token,
-    and ``n`` windows."""
+    ``ids`` (int32), ``offsets`` ((n + 1,) int64) and ``terms``, the sorted vocabulary of every
+    token (a tuple of strings, on the workers); ``n_terms`` terms and ``n`` windows."""
 
     ids: Any
     offsets: Any
-    vocabulary: Vocabulary
+    terms: Any
+    n_terms: int
     n: int
 
     @classmethod
@@ -163,7 +168,13 @@ class WindowColumns:
         check_token_lists(windows, what="windows")
         vocabulary = Vocabulary.from_docs(windows)
         ids, offsets = window_ids(windows, vocabulary)
-        return cls(share(client, ids), share(client, offsets), vocabulary, len(windows))
+        return cls(
+            share(client, ids),
+            share(client, offsets),
+            share(client, vocabulary.terms),
+            len(vocabulary),
+            len(windows),
+        )
 
 
 #: A partition's window pieces on its worker: (window index, its tokens), in the order
@@ -197,6 +208,15 @@ def cut_window_pieces(
 def _piece_terms(pieces: Pieces) -> list[str]:
     """Task: the partition's distinct window tokens, sorted."""
     return sorted({t for _, tokens in pieces for t in tokens})
+
+
+def _merged_terms(*term_sets: list[str]) -> tuple[str, ...]:
+    """Task: the partitions' sorted terms merged into the sorted vocabulary."""
+    return tuple(k for k, _ in itertools.groupby(heapq.merge(*term_sets)))
+
+
+def _count(terms: Sequence[str]) -> int:
+    return len(terms)
 
 
 def window_piece_ids(pieces: Pieces, terms: Sequence[str]) -> tuple[IntArray, Int32Array, IntArray]:
@@ -253,8 +273,8 @@ def cut_windows(
     ``partitions`` and ``encoding`` are then theirs), which sends
     back its page ids and word counts (O(pages)); ``plan(n_words)`` gives the windows' word
     ranges (``Indexes.lsa_ranges``); each worker tokenises the pieces of the windows lying in
-    its pages and sends back its sorted terms; the client merges them into the vocabulary, and
-    the workers number the tokens and join each window's pieces in partition order. The client
+    its pages and sends its sorted terms to a task that merges them into the vocabulary (the
+    client receives its length only), and the workers number the tokens and join each window's pieces in partition order. The client
     never holds a window's tokens. Raises ValueError when the workers read other pages than
     ``page_ids``."""
     pages = (
@@ -276,14 +296,14 @@ def cut_windows(
         client.submit(cut_window_pieces, p, c, int(f), ranges, analyzer, stem, pure=False)
         for p, (_, c), f in zip(pages, words, firsts[:-1].tolist(), strict=True)
     ]
-    term_sets = client.gather([client.submit(_piece_terms, p, pure=False) for p in pieces])
-    vocabulary = Vocabulary(tuple(k for k, _ in itertools.groupby(heapq.merge(*term_sets))))
-    del term_sets
-    terms = share(client, vocabulary.terms)
+    term_sets = [client.submit(_piece_terms, p, pure=False) for p in pieces]
+    # Merged on a worker: the vocabulary (a string a term) never comes to the client.
+    terms = client.submit(_merged_terms, *term_sets, pure=False)
     parts = [client.submit(window_piece_ids, p, terms, pure=False) for p in pieces]
     ids = client.submit(_joined_ids, *parts, pure=False)
     offsets = client.submit(_joined_offsets, n, *parts, pure=False)
-    return WindowColumns(ids, offsets, vocabulary, n)
+    n_terms = int(client.submit(_count, terms, pure=False).result())
+    return WindowColumns(ids, offsets, terms, n_terms, n)
 
 
 def _times(block: tuple[SparseMatrix, FloatArray], X: FloatArray) -> FloatArray:
@@ -371,8 +391,9 @@ def chain_transpose_times(
     return out
 
 
-def _idf(block: tuple[SparseMatrix, FloatArray]) -> FloatArray:
-    return block[1]
+def _term_slice(terms: Sequence[str], a: int, b: int) -> tuple[str, ...]:
+    """Task: terms ``a`` .. ``b - 1`` of the sorted vocabulary."""
+    return tuple(terms[a:b])
 
 
 def _scaled_frobenius_sq(block: tuple[SparseMatrix, FloatArray]) -> int:
@@ -384,16 +405,19 @@ class BlockedTermMatrix:
 
     def __init__(self, client: Any, windows: WindowColumns, *, blocks: int) -> None:
         self._client = client
-        self.vocabulary = windows.vocabulary
-        self.shape = (len(self.vocabulary), windows.n)
+        self.shape = (windows.n_terms, windows.n)
         self.ranges = term_ranges(self.shape[0], blocks)
         # Held as long as the blocks: a block lost with its worker is built again from them.
         self._windows = windows
-        terms = self.vocabulary.terms
-        self._blocks = [
-            client.submit(term_block, windows.ids, windows.offsets, a, terms[a:b], pure=False)
-            for a, b in self.ranges
+        #: Each block's terms, a task cutting the vocabulary on the workers.
+        self.terms = [
+            client.submit(_term_slice, windows.terms, a, b, pure=False) for a, b in self.ranges
         ]
+        self.blocks = [
+            client.submit(term_block, windows.ids, windows.offsets, a, terms, pure=False)
+            for (a, _), terms in zip(self.ranges, self.terms, strict=True)
+        ]
+        self._blocks = self.blocks
 
     def times(self, X: Any) -> list[Any]:
         """A X for X (n, l), a future: each block's product A_b X, (m_b, l), left on the
@@ -416,13 +440,6 @@ class BlockedTermMatrix:
             ends.append(running)
         return ends
 
-    def idf(self) -> FloatArray:
-        parts = self._client.gather(
-            [self._client.submit(_idf, b, pure=False) for b in self._blocks]
-        )
-        out: FloatArray = np.concatenate(parts)
-        return out
-
     def frobenius_sq(self) -> float:
         """||A||_F^2, the blocks' squares added exactly: :func:`raglab.embedding.lsa.fit_lsa`'s value."""
         parts = self._client.gather(
@@ -431,7 +448,7 @@ class BlockedTermMatrix:
         return rounded(sum(parts))
 
 
-def fit_lsa_on_cluster(
+def fit_held_lsa(
     client: Any,
     windows: Sequence[Sequence[str]] | WindowColumns,
     *,
@@ -440,10 +457,13 @@ def fit_lsa_on_cluster(
     power_iterations: int | None = None,
     seed: int,
     blocks: int | None = None,
-) -> LSAModel:
-    """:func:`raglab.embedding.lsa.fit_lsa` with A in ``blocks`` row blocks on the workers (default: two
-    per worker): the same model, bit for bit (see the module docstring). ``windows``: token lists
-    on the client, or :class:`WindowColumns` already on the workers (:func:`cut_windows`)."""
+) -> HeldLSA:
+    """:func:`raglab.embedding.lsa.fit_lsa` with A in ``blocks`` row blocks on the workers (default:
+    two per worker), the model left there: U's rows and the idf by A's term blocks, Vt's columns
+    in as many slices (:class:`raglab.distributed.lsa_held.HeldLSA`); the client receives s,
+    ||A||_F^2 and each block's first term. The same model, bit for bit (see the module
+    docstring). ``windows``: token lists on the client, or :class:`WindowColumns` already on
+    the workers (:func:`cut_windows`)."""
     n_windows = windows.n if isinstance(windows, WindowColumns) else len(windows)
     if n_windows == 0:
         raise ValueError("fit_lsa needs at least one window")
@@ -467,12 +487,43 @@ def fit_lsa_on_cluster(
     # The dense steps run on a worker with this process's BLAS threads, so that LAPACK
     # rounds as the single machine here would.
     threads = blas_thread_count()
-    # Every sketch stays on the workers as a future: only U, s and Vt come back.
+    # Every sketch stays on the workers as a future, and so does the model: only s comes back.
     Y = A.times(submit(_seeded, n, width, seed))
     for _ in range(power_iterations):
         Z = A.transpose_times(submit(_lu_of_rows, threads, *Y), width)
         Y = A.times(submit(_lu_of_columns, threads, *Z))
     Q = submit(_orthonormal_rows, threads, *Y)
     del Y
-    U, s, Vt = client.gather(submit(_small_problem, threads, rank, Q, *A.transpose_times(Q, width)))
-    return LSAModel(A.vocabulary, A.idf(), U, s, Vt, A.frobenius_sq())
+    usv = submit(_small_problem, threads, rank, Q, *A.transpose_times(Q, width))
+    return HeldLSA.of(
+        client,
+        usv,
+        A.blocks,
+        A.terms,
+        A.ranges,
+        term_ranges(n, len(A.blocks)),
+        frobenius_sq=A.frobenius_sq(),
+    )
+
+
+def fit_lsa_on_cluster(
+    client: Any,
+    windows: Sequence[Sequence[str]] | WindowColumns,
+    *,
+    rank: int,
+    oversample: int,
+    power_iterations: int | None = None,
+    seed: int,
+    blocks: int | None = None,
+) -> LSAModel:
+    """:func:`fit_held_lsa`'s model gathered whole onto the client: :func:`raglab.embedding.lsa.fit_lsa`'s,
+    bit for bit."""
+    return fit_held_lsa(
+        client,
+        windows,
+        rank=rank,
+        oversample=oversample,
+        power_iterations=power_iterations,
+        seed=seed,
+        blocks=blocks,
+    ).whole()

@@ -19,11 +19,16 @@ measures at the best cell and the defaults.
 
 :func:`prime_lsa` fits the lab's LSA model with the term x window matrix in row blocks on the
 workers, which cut and tokenise the training windows from the page files themselves
-(:func:`raglab.distributed.lsa.cut_windows`, :func:`raglab.distributed.lsa.fit_lsa_on_cluster`:
-the single machine's model bit for bit) and stores it where :meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it.
+(:func:`raglab.distributed.lsa.cut_windows`, :func:`raglab.distributed.lsa.fit_held_lsa`:
+the single machine's model bit for bit), leaves it there
+(:class:`raglab.distributed.lsa_held.HeldLSA`) and stores it where
+:meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it. :func:`prime_lsa_rankings`
+ranks every labelled question by LSA on the shards and stores the rankings as
+:func:`prime_bm25` does, so an LSA or fusion first stage folds no chunk in on the client.
 
 The reranker's other features and MMR's TF-IDF cosines read only each question's candidates'
-rows on the client (:meth:`~raglab.pipeline.indexes.ChunkSet.lsa_rows`,
+rows on the client (:meth:`~raglab.pipeline.indexes.ChunkSet.lsa_rows`, folded in with only
+their terms' rows of U fetched from the workers,
 :meth:`~raglab.pipeline.indexes.ChunkSet.tfidf_rows`, with N and n_t looked up in the shards'
 reduced table, :meth:`~raglab.distributed.bm25.DistributedBM25.term_columns`), so a BM25 run
 builds no table of every chunk there.
@@ -32,9 +37,9 @@ What stays on the client, O(chunks): the lab itself (the pages' metadata, each p
 fetched from the workers when a stage reads it, questions, and its chunk list for
 ids, relevance, packing and the reader's inputs, held as offsets and word counts,
 :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
-while a stage reads it), the LSA vocabulary and model (U, s, Vt; the fit's sketches stay on
-the workers); for an LSA or fusion first stage the fold-in of every chunk to the LSA space
-(docs/distributed.md, "What the client holds"). Fusion and the threshold run there too. A
+while a stage reads it). Of the LSA model the client holds s and each term block's first term
+(docs/distributed.md, "What the client holds"); exhibit III's spectrum and neighbours, which
+read every term, gather it whole. Fusion and the threshold run there too. A
 neural first stage is searched per shard on the workers and merged
 (:mod:`raglab.distributed.neural_shards`): the client holds its questions' vectors, rankings
 and candidates' rows, not the chunks' vectors.
@@ -52,8 +57,9 @@ import numpy as np
 from raglab.base.ranking import Ranking
 from raglab.distributed.bm25 import DistributedBM25
 from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
-from raglab.distributed.lsa import WindowColumns, cut_windows, fit_lsa_on_cluster
-from raglab.embedding.lsa import LSAModel
+from raglab.distributed.lsa import WindowColumns, cut_windows, fit_held_lsa
+from raglab.distributed.lsa_held import HeldLSA, rank_on_shards
+from raglab.embedding.lsa import LSASpace
 from raglab.pipeline.grid import Grid, bm25_grid
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reranking import CANDIDATE_BM25, candidate_bm25_key, candidates
@@ -65,11 +71,13 @@ __all__ = [
     "Stage",
     "bm25_keys",
     "index_lab",
+    "lsa_keys",
     "no_stage",
     "prime_bm25",
     "prime_candidate_bm25",
     "prime_grid",
     "prime_lsa",
+    "prime_lsa_rankings",
 ]
 
 #: A stage of the work: ``with stage("what runs"):`` around it (the command line times and
@@ -204,7 +212,7 @@ def prime_lsa(
     partitions: int | None = None,
     stage: Stage = no_stage,
     read: Sequence[Any] | None = None,
-) -> LSAModel:
+) -> LSASpace:
     """The lab's LSA model at ``rank`` (:meth:`~raglab.pipeline.indexes.Indexes.lsa_model`), fitted on
     the workers with A in row blocks (two per worker) unless the lab has it already, and kept
     in the lab, so every later use (the LSA rankings, the fusions, the reranker's cosine, the
@@ -240,12 +248,52 @@ def prime_lsa(
             )
         return cut[0]
 
-    def fit(k: int) -> LSAModel:
+    def fit(k: int) -> LSASpace:
         columns = windows()
         with stage(f"fit LSA on {columns.n} windows, the term x window matrix in row blocks"):
-            return fit_lsa_on_cluster(client, columns, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE)
+            return fit_held_lsa(client, columns, rank=k, seed=SEED, oversample=LSA_OVERSAMPLE)
 
-    return indexes.lsa_model(rank, fit=fit, shape=lambda: (windows().n, len(windows().vocabulary)))
+    return indexes.lsa_model(rank, fit=fit, shape=lambda: (windows().n, windows().n_terms))
+
+
+def lsa_keys(settings: RetrievalSettings) -> list[RetrievalSettings]:
+    """The LSA settings under which :func:`raglab.pipeline.retrieval.rank` caches the LSA lists
+    that ranking under ``settings`` reads: the LSA fusions' component and, for LSA itself,
+    ``settings`` as given. The other retrievers read none."""
+    component = RetrievalSettings("lsa", chunking=settings.chunking, depth=settings.depth)
+    if settings.retriever == "lsa":
+        return [component] if component == settings else [settings, component]
+    return [component] if settings.retriever in ("rrf", "score") else []
+
+
+def prime_lsa_rankings(
+    client: Any, lab: Lab, model: LSASpace, parts: Sequence[Any], settings: RetrievalSettings
+) -> int:
+    """Rank every labelled question of ``lab`` by LSA cosine on the shards of the chunking's
+    partitions ``parts`` (:func:`raglab.distributed.lsa_held.rank_on_shards`: each shard folds
+    its chunks in on its worker with the model's rows held there) and store the rankings for
+    ``settings``; returns how many were stored. Each ranking is
+    :func:`raglab.pipeline.retrieval.lsa_ranking`'s, bit for bit; the client never folds a
+    chunk in."""
+    keys = lsa_keys(settings)
+    if not keys or not isinstance(model, HeldLSA):
+        return 0
+    n_chunks = len(lab.indexes.chunk_set(settings.chunking))
+    depth = n_chunks if settings.depth == 0 else min(settings.depth, n_chunks)
+    questions = list(lab.questions)
+    rankings = rank_on_shards(
+        client,
+        model,
+        parts,
+        [lab.indexes.query_tokens(q) for q in questions],
+        k=depth,
+        analyzer=lab.analyzer,
+        stem=lab.stem,
+    )
+    for q, ranking in zip(questions, rankings, strict=True):
+        for key in keys:
+            lab.caches.of(RANKINGS).setdefault((key, q.id), ranking)
+    return len(questions)
 
 
 def _grid_cells(index: DistributedBM25) -> Any:

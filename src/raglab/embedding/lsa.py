@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 import scipy.sparse as sp  # type: ignore[import-untyped]
@@ -50,10 +50,12 @@ from raglab.settings import LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS
 
 __all__ = [
     "LSAModel",
+    "LSASpace",
     "capped_windows",
     "even_windows",
     "fit_lsa",
     "power_iterations_for",
+    "row_dots",
     "term_window_matrix",
     "unit_rows",
     "window_count",
@@ -64,6 +66,8 @@ __all__ = [
 T = TypeVar("T")
 # Word-neighbour cosines equal to this many decimals are ties (see LSAModel.neighbours).
 _TIE_DECIMALS = 12
+# Rows multiplied at once by row_dots: its (rows, k) product stays near 3 MB at k = 48.
+_DOT_BLOCK_ROWS = 8192
 # Tokens weighted at once by LSAModel.project: its transient sparse matrices stay near 30 MB
 # (about 28 bytes a token) whatever the size of the corpus.
 _PROJECT_BLOCK_TOKENS = 1 << 20
@@ -168,6 +172,22 @@ def unit_rows(X: FloatArray) -> FloatArray:
     """
     norms = np.linalg.norm(X, axis=1)
     out: FloatArray = X / np.where(norms > 0, norms, 1.0)[:, None]
+    return out
+
+
+def row_dots(X: FloatArray, v: FloatArray) -> FloatArray:
+    """``X @ v`` for X (n, k) and v (k,), each row's k products added by numpy's pairwise sum,
+    shape (n,): a row's dot product is the same bits whatever rows lie around it.
+
+    BLAS's matrix-vector product (``X @ v``) rounds a row differently with its place in the
+    matrix (rows are taken four at a time, the rest one by one) and with BLAS's thread count,
+    so a shard of the rows (:mod:`raglab.distributed.lsa_held`), or the same rows on a machine
+    with more cores, would score otherwise. A block of ``_DOT_BLOCK_ROWS`` rows at a time, so
+    the products held stay small whatever n."""
+    out: FloatArray = np.empty(X.shape[0], dtype=np.float64)
+    for start in range(0, X.shape[0], _DOT_BLOCK_ROWS):
+        stop = start + _DOT_BLOCK_ROWS
+        np.sum(X[start:stop] * v, axis=1, out=out[start:stop])
     return out
 
 
@@ -294,7 +314,8 @@ class LSAModel:
             raise ValueError(f"doc_projections must have shape (m, {self.rank}), got {docs.shape}")
         query = unit_rows(self.project([query_tokens]))[0]
         unit = docs if normalised else unit_rows(docs)
-        scores = np.clip(unit @ query, -1.0, 1.0)
+        # Row by row (row_dots): a shard of the rows scores them with the same bits.
+        scores = np.clip(row_dots(unit, query), -1.0, 1.0)
         return _ranking(scores, min(int(k), docs.shape[0]))
 
     def neighbours(self, word: str, *, k: int = 10) -> list[tuple[str, float]]:
@@ -320,6 +341,42 @@ class LSAModel:
         # cosines makes such ties fall to vocabulary order, as documented.
         order = top_k(np.round(scores, _TIE_DECIMALS), min(int(k), scores.shape[0] - 1))
         return [(self.vocabulary.terms[int(i)], float(scores[i])) for i in order]
+
+
+class LSASpace(Protocol):
+    """What a lab reads of a fitted LSA space: :class:`LSAModel`, held whole, or a model whose
+    term rows and window columns stay where they were fitted
+    (:class:`raglab.distributed.lsa_held.HeldLSA`), which fetches only the rows a fold-in needs.
+    Every member means what :class:`LSAModel`'s does, with the same values bit for bit."""
+
+    @property
+    def vocabulary(self) -> Vocabulary: ...
+    @property
+    def idf(self) -> FloatArray: ...
+    @property
+    def U(self) -> FloatArray: ...
+    @property
+    def s(self) -> FloatArray: ...
+    @property
+    def Vt(self) -> FloatArray: ...
+    @property
+    def frobenius_sq(self) -> float: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def singular_values(self) -> FloatArray: ...
+    @property
+    def variance_share(self) -> FloatArray: ...
+    def project(self, token_lists: Sequence[Sequence[str]]) -> FloatArray: ...
+    def search(
+        self,
+        query_tokens: Sequence[str],
+        doc_projections: FloatArray,
+        *,
+        k: int,
+        normalised: bool = False,
+    ) -> Ranking: ...
+    def neighbours(self, word: str, *, k: int = 10) -> list[tuple[str, float]]: ...
 
 
 def term_window_matrix(

@@ -24,7 +24,7 @@ from raglab.chunking.chunk import Chunk
 from raglab.chunking.table import ChunkTable
 from raglab.corpus.pages import Corpus
 from raglab.corpus.questions import Question, QuestionSet
-from raglab.embedding.lsa import LSAModel, fit_lsa, unit_rows, window_count, window_ranges
+from raglab.embedding.lsa import LSASpace, fit_lsa, unit_rows, window_count, window_ranges
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, idf_weights, tfidf_matrix
 from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
@@ -235,7 +235,7 @@ class Indexes:
         self._chunk_sets: BoundedCache[ChunkingKey, ChunkSet] = BoundedCache(CACHE_SIZE)
         self._question_tokens: dict[str, list[str]] = {}
         self._query_vectors: dict[str, Float32Array] = {}
-        self._lsa_models: BoundedCache[int, LSAModel] = BoundedCache(CACHE_SIZE)
+        self._lsa_models: BoundedCache[int, LSASpace] = BoundedCache(CACHE_SIZE)
         #: (windows, distinct terms) of the LSA windows, once known: a cached model's rank key
         #: is then computed without cutting the windows again (:meth:`lsa_model`).
         self._lsa_shape: tuple[int, int] | None = None
@@ -312,7 +312,7 @@ class Indexes:
         return window_ranges(n_words, count=count, cap=self.max_windows)
 
     @cached_property
-    def lsa(self) -> LSAModel:
+    def lsa(self) -> LSASpace:
         """LSA fitted on the windows with the default rank and seed."""
         return self.lsa_model(LSA_RANK)
 
@@ -320,9 +320,9 @@ class Indexes:
         self,
         rank: int,
         *,
-        fit: Callable[[int], LSAModel] | None = None,
+        fit: Callable[[int], LSASpace] | None = None,
         shape: tuple[int, int] | Callable[[], tuple[int, int]] | None = None,
-    ) -> LSAModel:
+    ) -> LSASpace:
         """LSA at ``rank``, capped by the windows and the vocabulary a small corpus has.
 
         ``fit(k)`` fits it at rank k when it is not cached yet: None for :func:`fit_lsa` on
