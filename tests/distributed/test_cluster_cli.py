@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+import raglab.cli._cluster as cluster_module
 import raglab.pipeline.retrieval as retrieval_module
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
@@ -82,19 +83,35 @@ def test_handbook_trec_export_is_byte_identical(
 
 
 def test_cranfield_bm25_export_is_byte_identical(
-    capsys: pytest.CaptureFixture[str], cranfield_dir: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str],
+    cranfield_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Oracle: ``trec export --retriever bm25`` on one machine, Cranfield (225 queries, top
     100). ``fuse`` on Cranfield is left to the handbook's test: on one machine it takes minutes
-    (every ranker, the fusion weight over eleven values), too long for each CI run."""
+    (every ranker, the fusion weight over eleven values), too long for each CI run. The run
+    names chunks by id, which needs no page's text: the client fetches none (it fetched 1,399
+    pages, one round trip each)."""
     data = _cranfield_options(cranfield_dir)
     runs = []
+    labs: list[Lab] = []
+
+    class Recorded(Lab):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            labs.append(self)
+
+    monkeypatch.setattr(cluster_module, "Lab", Recorded)
     for extra in ([], ["--workers", "2"]):
         run = tmp_path / f"cran{len(extra)}.run"
         _stdout(capsys, ["trec", "export", "--retriever", "bm25", "--run", str(run), *data, *extra])
         runs.append(run.read_bytes())
     assert runs[0].count(b"\n") == 225 * 100
     assert runs[1] == runs[0]
+    (lab,) = labs
+    (held,) = {getattr(page, "_texts", None) for page in lab.corpus}
+    assert held is not None and held.round_trips == 0 and held.fetched == 0
 
 
 def test_workers_and_scheduler_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:

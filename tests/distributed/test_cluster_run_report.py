@@ -21,9 +21,10 @@ import raglab.corpus.questions as questions_module
 import raglab.pipeline.indexes as indexes_module
 import raglab.pipeline.reading as reading_module
 import raglab.pipeline.retrieval as retrieval_module
+from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.corpus.pages import Page
-from raglab.distributed.cluster import dashboard_line
+from raglab.distributed.cluster import dashboard_line, shards
 from raglab.pipeline.lab import Lab
 
 
@@ -139,7 +140,8 @@ def test_a_clustered_bm25_run_holds_no_page_text_on_the_client(
             labs.append(self)
 
     monkeypatch.setattr(cluster_module, "Lab", Recorded)
-    cluster_json, _ = _cli(capsys, [*argv, *_address(client)])
+    with get_task_stream(client) as stream:
+        cluster_json, _ = _cli(capsys, [*argv, *_address(client)])
     assert cluster_json == single_json
     (lab,) = labs
     assert len(lab.corpus) == 58
@@ -149,6 +151,28 @@ def test_a_clustered_bm25_run_holds_no_page_text_on_the_client(
     (held,) = texts
     assert 0 < held.fetched == len(held._kept) <= len(lab.corpus)
     assert held.kept_chars == sum(map(len, held._kept.values())) <= held.budget
+    # One batch: every question's candidates' pages, fetched in one round trip of at most one
+    # task per partition (it was one round trip, and one task, a page).
+    assert held.round_trips == 1
+    assert 0 < _tasks(stream, "page_texts") <= shards(client)
+
+
+def _tasks(stream: Any, name: str) -> int:
+    """How many tasks of function ``name`` the cluster ran while ``stream`` recorded."""
+    return sum(1 for task in stream.data if str(task["key"]).startswith(f"{name}-"))
+
+
+def _recorded_labs(monkeypatch: pytest.MonkeyPatch) -> list[Lab]:
+    """The labs ``cluster_lab`` builds from now on, recorded as they are made."""
+    labs: list[Lab] = []
+
+    class Recorded(Lab):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            labs.append(self)
+
+    monkeypatch.setattr(cluster_module, "Lab", Recorded)
+    return labs
 
 
 @pytest.mark.parametrize("fmt", ["json", "md"])
@@ -206,16 +230,24 @@ def test_cranfield_report_json_is_byte_identical(
 ) -> None:
     """Oracle: ``raglab report --format json`` on one machine, Cranfield (1,400 abstracts, 225
     queries, stemmed, one chunk per abstract). Its questions are labelled by pages, so the
-    report holds every ranker's measures and no end-to-end run."""
+    report holds every ranker's measures and no end-to-end run. The pages' texts the client
+    reads (the 1,400 pages fit its budget of characters) come in at most one round trip of at
+    most one task per partition, each page once (they came one round trip a page)."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     data = _cranfield_options(cranfield_dir)
     files = []
+    labs = _recorded_labs(monkeypatch)
     for extra in ([], _address(client)):
         out = tmp_path / f"cran{len(extra)}.json"
-        _cli(capsys, ["report", "--out", str(out), "--quiet", *data, *extra])
+        with get_task_stream(client) as stream:
+            _cli(capsys, ["report", "--out", str(out), "--quiet", *data, *extra])
         files.append(out.read_bytes())
     assert b'"rankers"' in files[0]
     assert files[1] == files[0]
+    (lab,) = labs
+    held = next(iter({getattr(page, "_texts", None) for page in lab.corpus}))
+    assert held.round_trips <= 1 and held.fetched == len(held._kept) <= 1400
+    assert _tasks(stream, "page_texts") <= shards(client) * held.round_trips
 
 
 def test_cranfield_run_refusal_is_byte_identical(

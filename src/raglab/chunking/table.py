@@ -19,7 +19,7 @@ import numpy as np
 from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages, make_chunk, page_sections
-from raglab.corpus.pages import Page, Section
+from raglab.corpus.pages import Page, Section, reading
 
 __all__ = ["ChunkTable"]
 
@@ -111,11 +111,13 @@ class ChunkTable(Sequence[Chunk]):
         return self._make(self._page_of(j), j)
 
     def __iter__(self) -> Iterator[Chunk]:
-        # Page by page: each page's sections found once, not once a chunk.
-        for p, page in enumerate(self.pages):
-            sections = page_sections(page)
-            for i in range(int(self.first[p]), int(self.first[p + 1])):
-                yield self._make(p, i, sections)
+        # Page by page: each page's sections found once, not once a chunk; pages whose texts
+        # are held elsewhere fetched in batches, not one round trip a page.
+        with reading(self.pages):
+            for p, page in enumerate(self.pages):
+                sections = page_sections(page)
+                for i in range(int(self.first[p]), int(self.first[p + 1])):
+                    yield self._make(p, i, sections)
 
     def rows_of(self, page_id: str) -> range:
         """The rows of page ``page_id``'s chunks (empty for a page this chunking lacks)."""
@@ -125,6 +127,12 @@ class ChunkTable(Sequence[Chunk]):
     def page_id(self, i: int) -> str:
         """The id of chunk ``i``'s page, without making the chunk."""
         return self.pages[self._page_of(i)].id
+
+    def chunk_id(self, i: int) -> str:
+        """The id of chunk ``i`` (``f"{page_id}#{position}"``, as :func:`make_chunk` gives it),
+        without making the chunk or reading its page's text."""
+        p = self._page_of(i)
+        return f"{self.pages[p].id}#{i - int(self.first[p])}"
 
     def containing(self, page_id: str, start: int, end: int) -> list[int]:
         """Positions (ascending) of the chunks of ``page_id`` whose span contains [start, end)

@@ -281,6 +281,19 @@ class _ClusterNeural:
             self.index(first_stage.chunking).fetch(np.concatenate(chunks))
 
 
+def _candidate_pages(lab: Lab, first_stage: RetrievalSettings) -> list[str]:
+    """The pages of every labelled question's reranking candidates under ``first_stage``, in
+    question and rank order."""
+    from raglab.pipeline.reranking import candidates
+
+    table = lab.indexes.chunk_set(first_stage.chunking).chunks
+    return [
+        table.page_id(i)
+        for q in lab.questions
+        for i in candidates(lab, q, first_stage).indices.tolist()
+    ]
+
+
 def _stages(echo: Callable[[str], object] | None) -> Callable[[str], Any]:
     """A stage factory that prints ``cluster: WHAT (x.xx s)`` on stderr as each stage ends."""
 
@@ -430,6 +443,7 @@ def cluster_lab(
                 ):
                     prime_lsa_rankings(client, lab, lsa, chunked(one.chunking), one)
         indexes: dict[ChunkingKey, Any] = {}
+        planned = contextlib.ExitStack()
 
         def index_of(chunking: ChunkingKey) -> Any:
             # One index per chunker, however the command names it (the default heading chunker
@@ -466,6 +480,9 @@ def cluster_lab(
             )
             with stage(what):
                 prime_candidate_bm25(lab, index, rerank)
+            # The reranker's features, MMR and the packing read these candidates' pages: each
+            # page a stage lacks comes with the candidates' pages after it, in one round trip.
+            planned.enter_context(texts.ahead(_candidate_pages(lab, rerank)))
         if run is not None:
             from raglab.distributed.end_to_end import prime_readings
 
@@ -478,7 +495,8 @@ def cluster_lab(
             ):
                 prime_grid(lab, index, grid)
         try:
-            yield lab
+            with planned:
+                yield lab
         finally:
             texts.fetch = None
             lab.indexes.chunk_table = None

@@ -18,6 +18,7 @@ or forced with ``encoding=``; a file no encoding fits is skipped), and a page wi
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
 import re
 import tomllib
@@ -100,20 +101,71 @@ class Page:
 
 class PageTexts:
     """Where :class:`HeldPage` texts come from: ``fetch(ids)`` giving the texts of pages ``ids``
-    in order (None until they can be fetched: a Dask cluster's workers once it is open), with
-    the texts last used kept up to ``budget`` characters in all (the one just fetched always:
-    a bound on this process's memory whatever the corpus's size, while a corpus under it is
-    fetched once a page). ``fetched`` counts the page texts fetched."""
+    in order, one round trip a call (None until they can be fetched: a Dask cluster's workers
+    once it is open), with the texts last used kept up to ``budget`` characters in all (the one
+    just fetched always: a bound on this process's memory whatever the corpus's size, while a
+    corpus under it is fetched once a page).
+
+    A stage that will read many pages says which, in the order it reads them (:func:`reading`,
+    :meth:`ahead`): a page it lacks is then fetched with the pages after it in that order which
+    are not kept, as many as fit the budget beside it, in one call (so a batch of pages costs
+    one round trip per budget's worth of text, not one a page). ``fetched`` counts the page
+    texts fetched, ``round_trips`` the calls of ``fetch``."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.fetch: Callable[[list[str]], list[str]] | None = None
         self.fetched = 0
+        self.round_trips = 0
         self.kept_chars = 0
         self._kept: dict[str, str] = {}
+        # Each held page's length in characters, known when it was read: what a batch weighs.
+        self._sizes: dict[str, int] = {}
+        # The pages the stages now running will read, in order (page id -> place), oldest first.
+        self._plans: list[tuple[list[str], dict[str, int]]] = []
+
+    def hold(self, page_id: str, n_chars: int) -> None:
+        """Note that page ``page_id``, of ``n_chars`` characters, is held elsewhere."""
+        self._sizes[page_id] = n_chars
+
+    @contextlib.contextmanager
+    def ahead(self, ids: Iterable[str]) -> Iterator[None]:
+        """While the block runs, a page of ``ids`` that is not kept is fetched with the pages
+        after it in ``ids`` that are not kept either, up to the budget (see the class); blocks
+        may nest."""
+        order = list(dict.fromkeys(ids))
+        plan = (order, {page_id: k for k, page_id in enumerate(order)})
+        self._plans.append(plan)
+        try:
+            yield
+        finally:
+            # Not always the newest: a generator's block ends when the generator does.
+            self._plans = [other for other in self._plans if other is not plan]
+
+    def _batch(self, page_id: str) -> list[str]:
+        """``page_id`` and, after it, the pages each plan naming it reads after it that are not
+        kept, the plans taken oldest first (the widest: a batch of questions before one
+        question's), while the batch's texts fit the budget."""
+        batch = {page_id: None}
+        total = self._sizes.get(page_id, 0)
+        for order, place in self._plans:
+            k = place.get(page_id)
+            if k is None:
+                continue
+            for j in range(k + 1, len(order)):  # not a slice: a plan may name every page
+                other = order[j]
+                size = self._sizes.get(other)
+                if size is None or other in self._kept or other in batch:
+                    continue
+                if total + size > self.budget:
+                    return list(batch)
+                batch[other] = None
+                total += size
+        return list(batch)
 
     def text(self, page_id: str) -> str:
-        """The text of page ``page_id``, fetched unless kept from an earlier read."""
+        """The text of page ``page_id``, fetched unless kept from an earlier read (with the
+        planned pages after it: :meth:`ahead`)."""
         if page_id in self._kept:
             # Least recently used first out: the dict keeps the order of use.
             self._kept[page_id] = self._kept.pop(page_id)
@@ -122,13 +174,17 @@ class PageTexts:
             raise RuntimeError(
                 f"the text of page {page_id!r} is held elsewhere, and nothing fetches it"
             )
-        (text,) = self.fetch([page_id])
-        self.fetched += 1
-        self._kept[page_id] = text
-        self.kept_chars += len(text)
+        batch = self._batch(page_id)
+        got = self.fetch(batch)
+        self.round_trips += 1
+        self.fetched += len(batch)
+        for other, text in zip(batch, got, strict=True):
+            self._kept[other] = text
+            self.kept_chars += len(text)
+        # The batch weighs at most the budget (or is one page): what goes is older.
         while self.kept_chars > self.budget and len(self._kept) > 1:
             self.kept_chars -= len(self._kept.pop(next(iter(self._kept))))
-        return text
+        return self._kept[page_id]
 
 
 class HeldPage(Page):
@@ -149,6 +205,7 @@ class HeldPage(Page):
                 object.__setattr__(held, f.name, getattr(page, f.name))
         object.__setattr__(held, "_n_words", page.n_words)
         object.__setattr__(held, "_texts", texts)
+        texts.hold(page.id, len(page.text))
         return held
 
     @property
@@ -161,6 +218,21 @@ class HeldPage(Page):
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         return Page, tuple(getattr(self, f.name) for f in dataclasses.fields(Page))
+
+
+@contextlib.contextmanager
+def reading(pages: Iterable[Page]) -> Iterator[None]:
+    """While the block runs, ``pages`` are those it will read, in this order: the held ones
+    (:class:`HeldPage`) are fetched in batches, one round trip per budget's worth of the texts
+    not kept (:meth:`PageTexts.ahead`); a page that holds its text costs nothing."""
+    plans: dict[PageTexts, list[str]] = {}
+    for page in pages:
+        if isinstance(page, HeldPage):
+            plans.setdefault(page._texts, []).append(page.id)
+    with contextlib.ExitStack() as stack:
+        for texts, ids in plans.items():
+            stack.enter_context(texts.ahead(ids))
+        yield
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,8 @@ def chunk_run(
     cs = lab.indexes.chunk_set(chunking)
     return {
         qid: [
-            (cs.chunks[i].id, s) for i, s in zip(r.indices.tolist(), r.scores.tolist(), strict=True)
+            (cs.chunks.chunk_id(i), s)
+            for i, s in zip(r.indices.tolist(), r.scores.tolist(), strict=True)
         ]
         for qid, r in rankings.items()
     }
@@ -94,7 +95,7 @@ def page_run(
         seen: set[str] = set()
         entries = []
         for i, s in zip(r.indices.tolist(), r.scores.tolist(), strict=True):
-            page = cs.chunks[i].page_id
+            page = cs.chunks.page_id(i)
             if page not in seen:
                 seen.add(page)
                 entries.append((page, s))
@@ -118,7 +119,7 @@ def qrels(
         elif level == "page":
             out[q.id] = {s.page_id: 1 for s in q.spans}
         else:
-            out[q.id] = {cs.chunks[i].id: int(g) for i, g in cs.relevance(q).items()}
+            out[q.id] = {cs.chunks.chunk_id(i): int(g) for i, g in cs.relevance(q).items()}
     return out
 
 

@@ -1,0 +1,134 @@
+"""Held pages' texts fetched in batches: a stage that says which pages it will read
+(:func:`raglab.corpus.pages.reading`) gets them in one call of the fetcher per budget's worth of
+text, not one a page, and reads the same texts.
+
+Oracle: the same folder read with its texts (``load_corpus``), and the calls of the fetcher
+worked by hand from the pages' lengths (every page 100 characters).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from raglab.chunking.table import ChunkTable
+from raglab.corpus.pages import Corpus, HeldPage, PageTexts, load_corpus, reading
+from raglab.run_settings import ChunkingKey
+
+
+def _folder(tmp_path: Path) -> Path:
+    """Pages a to e of 100 characters each (no front matter: the file is the text), two
+    sections a page."""
+    for name in "abcde":
+        body = f"# {name.upper()}\n\nOne two three.\n\n## More\n\n"
+        (tmp_path / f"{name}.md").write_text(body + "x" * (99 - len(body)) + "\n")
+    return tmp_path
+
+
+def _held(folder: Path, budget: int) -> tuple[Corpus, Corpus, PageTexts, list[list[str]]]:
+    full = load_corpus(folder)
+    assert [len(p.text) for p in full] == [100] * 5
+    texts = PageTexts(budget)
+    held = load_corpus(folder, held=partial(HeldPage.of, texts=texts))
+    asked: list[list[str]] = []
+
+    def fetch(ids: list[str]) -> list[str]:
+        asked.append(list(ids))
+        return [full.page(i).text for i in ids]
+
+    texts.fetch = fetch
+    return full, held, texts, asked
+
+
+def _tables(full: Corpus, held: Corpus) -> tuple[ChunkTable, ChunkTable]:
+    """The heading chunker's table of the full pages, and the same offsets over the held ones
+    (as the cluster gives them: no text read to find them)."""
+    key = ChunkingKey().resolved()
+    mine = ChunkTable(full.pages, method=key.method, size=key.size, overlap=key.overlap)
+    counts = mine.first[1:] - mine.first[:-1]
+    theirs = ChunkTable.of_offsets(held.pages, counts, mine.starts, mine.ends, mine.n_words)
+    return mine, theirs
+
+
+def test_reading_a_chunk_table_fetches_its_pages_in_one_call(tmp_path: Path) -> None:
+    """Every chunk of the held table equals the full table's, field for field, and the five
+    pages came in one call (the old code made five, one a page); nothing was fetched twice."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=10_000)
+    mine, theirs = _tables(full, held)
+    assert len(mine) == 10
+    assert list(theirs) == list(mine)
+    assert asked == [["a", "b", "c", "d", "e"]]
+    assert texts.round_trips == 1 and texts.fetched == 5 and texts.kept_chars == 500
+
+
+def test_a_batch_larger_than_the_budget_is_split(tmp_path: Path) -> None:
+    """Budget 250 characters: two pages of 100 fit, three do not, so the five pages come in
+    calls of two, two and one, and the client never keeps more than 250 characters."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=250)
+    mine, theirs = _tables(full, held)
+    for mine_chunk, their_chunk in zip(mine, theirs, strict=True):
+        assert their_chunk == mine_chunk
+        assert texts.kept_chars <= 250
+    assert asked == [["a", "b"], ["c", "d"], ["e"]]
+    assert texts.round_trips == 3 and texts.fetched == 5
+
+
+def test_a_page_over_the_budget_comes_alone_and_kept_pages_are_not_fetched(
+    tmp_path: Path,
+) -> None:
+    """Budget 150: a planned page lacking comes alone when the next would pass the budget; a
+    page kept already is skipped in the batch; without a plan a page comes alone. Budget 50,
+    under one page: each page comes alone, and is kept all the same."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=150)
+    assert held.page("c").text == full.page("c").text  # no plan: c alone
+    with reading([held.page(i) for i in "abcde"]):
+        assert [held.page(i).text for i in "abcde"] == [full.page(i).text for i in "abcde"]
+    assert asked == [["c"], ["a"], ["b"], ["c"], ["d"], ["e"]]
+    asked.clear()
+    texts.budget = 250
+    with reading([held.page(i) for i in "abcde"]):
+        # Budget 250: b's batch takes c, d would pass it; a's skips b and c, kept, and takes d.
+        assert held.page("b").text == full.page("b").text
+        assert held.page("a").text == full.page("a").text
+    assert asked == [["b", "c"], ["a", "d"]]
+    assert list(texts._kept) == ["a", "d"]
+    asked.clear()
+    texts.budget = 50
+    with reading([held.page(i) for i in "abcde"]):
+        assert [held.page(i).text for i in "cde"] == [full.page(i).text for i in "cde"]
+    assert asked == [["c"], ["d"], ["e"]]
+    assert list(texts._kept) == ["e"] and texts.kept_chars == 100
+
+
+def test_nested_plans_batch_by_the_outer_one(tmp_path: Path) -> None:
+    """A stage over a batch of questions (outer: pages e, d, c, b) around one question's
+    (inner: d alone): reading d fetches d, c and b, the outer batch's pages after it; once the
+    blocks end a page comes alone again."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=10_000)
+    with reading([held.page(i) for i in "edcb"]), reading([held.page("d")]):
+        assert held.page("d").text == full.page("d").text
+        assert held.page("b").text == full.page("b").text
+    assert held.page("a").text == full.page("a").text
+    assert asked == [["d", "c", "b"], ["a"]]
+    assert texts._plans == []
+
+
+def test_chunk_ids_read_no_text(tmp_path: Path) -> None:
+    """``ChunkTable.chunk_id`` gives each chunk's id as the made chunk carries it, without
+    fetching any page (a TREC run names chunks by id only)."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=10_000)
+    mine, theirs = _tables(full, held)
+    assert [theirs.chunk_id(i) for i in range(len(theirs))] == [c.id for c in mine]
+    assert [c.id for c in mine][:2] == ["a#0", "a#1"]
+    assert asked == [] and texts.round_trips == 0
+
+
+def test_plain_pages_cost_nothing_to_plan(tmp_path: Path) -> None:
+    """Pages that hold their texts: ``reading`` plans nothing and reads nothing."""
+    full = load_corpus(_folder(tmp_path))
+    with reading(full.pages):
+        assert full.page("a").text.startswith("# A")
+    with pytest.raises(KeyError):
+        full.page("z")
