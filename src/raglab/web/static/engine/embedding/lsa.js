@@ -8,7 +8,7 @@
 import { topK } from "../base/topk.js";
 import { compareCodePoints } from "../bm25/statistics.js";
 import { wordSpans } from "../text/tokens.js";
-import { SparseMatrix, randomizedSvd } from "./svd.js";
+import { SparseMatrix, randomizedSvd, transpose } from "./svd.js";
 
 /** Round half to even (numpy's rint). */
 function rint(x) {
@@ -73,6 +73,33 @@ export function tfidfRows(lists, vocabulary, idf) {
   });
 }
 
+/** tfidfRows of token lists whose terms are all in the vocabulary, flat ({start, index, value}:
+ * list i's columns ascending at start[i]..start[i+1]): the same products, no arrays of pairs. */
+function tfidfLines(lists, vocabulary, idf) {
+  const start = new Int32Array(lists.length + 1);
+  let capacity = 0;
+  for (const tokens of lists) capacity += tokens.length;
+  const index = new Int32Array(capacity);
+  const value = new Float64Array(capacity);
+  const counts = new Int32Array(idf.length); // each list's term counts, cleared after it
+  let p = 0;
+  lists.forEach((tokens, i) => {
+    const first = p;
+    for (const t of tokens) {
+      const col = vocabulary.get(t);
+      if (counts[col]++ === 0) index[p++] = col;
+    }
+    index.subarray(first, p).sort();
+    for (let q = first; q < p; q++) {
+      const col = index[q];
+      value[q] = counts[col] * idf[col];
+      counts[col] = 0;
+    }
+    start[i + 1] = p;
+  });
+  return { start, index: index.slice(0, p), value: value.slice(0, p) };
+}
+
 /** A fitted LSA space: {terms, vocabulary, idf, U (nTerms × k), s, Vt (k × nWindows), rank}. */
 export function fitLsa(windows, { rank, oversample, powerIterations, seed }) {
   const terms = [...new Set(windows.flat())].sort(compareCodePoints);
@@ -80,10 +107,8 @@ export function fitLsa(windows, { rank, oversample, powerIterations, seed }) {
   const df = new Float64Array(terms.length);
   for (const w of windows) for (const t of new Set(w)) df[vocabulary.get(t)] += 1;
   const idf = Float64Array.from(df, (d) => (d > 0 ? Math.log(windows.length / d) : 0.0));
-  const rows = tfidfRows(windows, vocabulary, idf); // window × term
-  const byTerm = Array.from({ length: terms.length }, () => []);
-  rows.forEach((row, wi) => row.forEach(([col, v]) => byTerm[col].push([wi, v])));
-  const A = new SparseMatrix(terms.length, windows.length, byTerm);
+  const byWindow = tfidfLines(windows, vocabulary, idf);
+  const A = new SparseMatrix(terms.length, windows.length, transpose(byWindow, terms.length), byWindow);
   const { U, s, Vt } = randomizedSvd(A, { rank, oversample, powerIterations, seed });
   return { terms, vocabulary, idf, U, s, Vt, rank };
 }
