@@ -26,7 +26,7 @@
 // 60-word heading cuts. fit: the LSA fit (fitLsa: vocabulary, TF-IDF, sparse matrix, randomised
 // SVD) on the page's windows, both engines in one process, fits interleaved (the order swapped
 // each round, the first two dropped): p50 and p95, and the SHA-256 of each engine's U, s and Vt
-// bytes. CPU time includes V8's compiler and collector threads: on a shared
+// bytes; then each engine's first fit in fresh processes, alternated N times a side. CPU time includes V8's compiler and collector threads: on a shared
 // machine, say the load (printed before and after).
 
 import { execFileSync } from "node:child_process";
@@ -202,12 +202,13 @@ async function steady(roots, rounds) {
   return res;
 }
 
-async function fit(roots, rounds) {
+/** The page's LSA windows and fit settings, windows cut by the engine at `root`. */
+async function fitInputs(root) {
   const data = JSON.parse(readFileSync(dataFile, "utf8"));
-  const { Lab, fixedOf } = await engine(roots[0], "exhibits/lab.js");
+  const { Lab, fixedOf } = await engine(root, "exhibits/lab.js");
+  const { lsaWindows, powerIterationsFor } = await engine(root, "embedding/lsa.js");
   const lab = new Lab(data, { stem: data.meta.stem });
   const fixed = (name) => fixedOf(data.meta, name);
-  const { lsaWindows, powerIterationsFor } = await engine(roots[0], "embedding/lsa.js");
   const tokens = (page, start, end) => lab.spanTokens(page.id, start, end, { stem: lab.stem, analyzer: lab.analyzer });
   const minimum = fixed("lsa_windows");
   const windows = lsaWindows(lab.pages, tokens, { minimum, size: fixed("lsa_window_words") });
@@ -215,6 +216,20 @@ async function fit(roots, rounds) {
     rank: fixed("lsa_rank"), oversample: fixed("lsa_oversample"), seed: fixed("seed"),
     powerIterations: powerIterationsFor(windows.length, { base: fixed("lsa_power_iterations"), minimum }),
   };
+  return { windows, settings };
+}
+
+/** One fresh process's first LSA fit: CPU ms. */
+async function fitOnce(root) {
+  const { windows, settings } = await fitInputs(root);
+  const { fitLsa } = await engine(root, "embedding/lsa.js");
+  const a = ms();
+  fitLsa(windows, settings);
+  return ms() - a;
+}
+
+async function fit(roots, rounds) {
+  const { windows, settings } = await fitInputs(roots[0]);
   const fits = await Promise.all(roots.map(async (root) => (await engine(root, "embedding/lsa.js")).fitLsa));
   const times = roots.map(() => []);
   const digests = roots.map(() => new Set());
@@ -230,6 +245,8 @@ async function fit(roots, rounds) {
   }
   console.log(`${shapeOf(windows)}; ${JSON.stringify(settings)}`);
   roots.forEach((root, side) => console.log(root, report("fit", times[side]), "sha256", [...digests[side]].join(" ")));
+  const firsts = alternate("fit-once", roots, rounds - 2);
+  firsts.forEach((values, side) => console.log(roots[side], report("first fit, fresh processes", values)));
 }
 
 const shapeOf = (windows) => `${new Set(windows.flat()).size} terms x ${windows.length} windows`;
@@ -238,6 +255,7 @@ const report = (label, values) => `${label} p50 ${quantile(values, 0.5).toFixed(
 
 if (mode === "answers") await answers(rest[0], rest[1]);
 else if (mode === "cold-once") console.log(JSON.stringify(await coldOnce(rest[0])));
+else if (mode === "fit-once") console.log(JSON.stringify(await fitOnce(rest[0])));
 else if (mode === "fresh-once") console.log(JSON.stringify(await freshOnce(rest[0])));
 else if (mode === "fit") {
   console.log(`fit, ${rest[2] ?? 12} a side; load before ${load()}`);
