@@ -73,10 +73,10 @@ export function tfidfRows(lists, vocabulary, idf) {
   });
 }
 
-/** The TF-IDF term × window matrix of token lists and its vocabulary, in one pass over the
- * tokens: {terms (code-point order), vocabulary, idf, lines}, lines the lists' tfidfRows flat
- * ({start, index, value}: list i's columns ascending at start[i]..start[i+1]), the same products
- * as tfidfRows's, no arrays of pairs. */
+/** The vocabulary, idf and TF-IDF weights of token lists, in one pass over their tokens:
+ * {terms (code-point order), vocabulary (term -> column), idf, lines}, lines holding
+ * tfidfRows(lists, vocabulary, idf) flat ({start, index, value}: list i's columns ascending at
+ * start[i]..start[i+1]), the same products, no arrays of pairs. */
 function tfidfLines(lists) {
   const ids = new Map(); // term -> its id in first-seen order
   const start = new Int32Array(lists.length + 1);
