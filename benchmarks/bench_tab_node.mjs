@@ -8,6 +8,7 @@
 //   node benchmarks/bench_tab_node.mjs cold DATA $OLD $NEW 7        # the cold page, fresh processes
 //   node benchmarks/bench_tab_node.mjs fresh DATA $OLD $NEW 10      # VI's new cuts, fresh processes
 //   node benchmarks/bench_tab_node.mjs steady DATA $OLD $NEW 16     # VI's new cuts, one process
+//   node benchmarks/bench_tab_node.mjs fit DATA $OLD $NEW 12        # the LSA fit, one process
 //
 // answers: every route answer to 249 fixed requests (the cold page's, V's at three λ for
 // thirteen questions and four first stages, VI's chunker, size, retriever, overlap, weight and
@@ -22,10 +23,14 @@
 // fixed) and sizes (60, 120, 180, 240 words): p50 and p95 of each new cut. steady: both engines
 // in one process, rounds interleaved (the order swapped each round, the first two dropped),
 // each round a fresh copy of the data and its default run, then VI's fixed, sentence and
-// 60-word heading cuts. CPU time includes V8's compiler and collector threads: on a shared
+// 60-word heading cuts. fit: the LSA fit (fitLsa: vocabulary, TF-IDF, sparse matrix, randomised
+// SVD) on the page's windows, both engines in one process, fits interleaved (the order swapped
+// each round, the first two dropped): p50 and p95, and the SHA-256 of each engine's U, s and Vt
+// bytes; then each engine's first fit in fresh processes, alternated N times a side. CPU time includes V8's compiler and collector threads: on a shared
 // machine, say the load (printed before and after).
 
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { resolve } from "node:path";
@@ -33,7 +38,7 @@ import { cpuUsage } from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const [mode, dataFile, ...rest] = process.argv.slice(2);
-const USAGE = "usage: node benchmarks/bench_tab_node.mjs answers|cold|fresh|steady DATA ENGINE... [N|OUT]";
+const USAGE = "usage: node benchmarks/bench_tab_node.mjs answers|cold|fresh|steady|fit DATA ENGINE... [N|OUT]";
 if (!mode || !dataFile) throw new Error(USAGE);
 const engine = (root, path) => import(pathToFileURL(resolve(root, path)).href);
 const ms = () => {
@@ -197,12 +202,66 @@ async function steady(roots, rounds) {
   return res;
 }
 
+/** The page's LSA windows and fit settings, windows cut by the engine at `root`. */
+async function fitInputs(root) {
+  const data = JSON.parse(readFileSync(dataFile, "utf8"));
+  const { Lab, fixedOf } = await engine(root, "exhibits/lab.js");
+  const { lsaWindows, powerIterationsFor } = await engine(root, "embedding/lsa.js");
+  const lab = new Lab(data, { stem: data.meta.stem });
+  const fixed = (name) => fixedOf(data.meta, name);
+  const tokens = (page, start, end) => lab.spanTokens(page.id, start, end, { stem: lab.stem, analyzer: lab.analyzer });
+  const minimum = fixed("lsa_windows");
+  const windows = lsaWindows(lab.pages, tokens, { minimum, size: fixed("lsa_window_words") });
+  const settings = {
+    rank: fixed("lsa_rank"), oversample: fixed("lsa_oversample"), seed: fixed("seed"),
+    powerIterations: powerIterationsFor(windows.length, { base: fixed("lsa_power_iterations"), minimum }),
+  };
+  return { windows, settings };
+}
+
+/** One fresh process's first LSA fit: CPU ms. */
+async function fitOnce(root) {
+  const { windows, settings } = await fitInputs(root);
+  const { fitLsa } = await engine(root, "embedding/lsa.js");
+  const a = ms();
+  fitLsa(windows, settings);
+  return ms() - a;
+}
+
+async function fit(roots, rounds) {
+  const { windows, settings } = await fitInputs(roots[0]);
+  const fits = await Promise.all(roots.map(async (root) => (await engine(root, "embedding/lsa.js")).fitLsa));
+  const times = roots.map(() => []);
+  const digests = roots.map(() => new Set());
+  for (let i = 0; i < rounds; i++) {
+    for (const side of i % 2 ? [1, 0] : [0, 1]) {
+      const a = ms();
+      const model = fits[side](windows, settings);
+      if (i >= 2) times[side].push(ms() - a);
+      const hash = createHash("sha256");
+      for (const x of [model.U, Float64Array.from(model.s), model.Vt]) hash.update(new Uint8Array(x.buffer));
+      digests[side].add(hash.digest("hex"));
+    }
+  }
+  console.log(`${shapeOf(windows)}; ${JSON.stringify(settings)}`);
+  roots.forEach((root, side) => console.log(root, report("fit", times[side]), "sha256", [...digests[side]].join(" ")));
+  const firsts = alternate("fit-once", roots, rounds - 2);
+  firsts.forEach((values, side) => console.log(roots[side], report("first fit, fresh processes", values)));
+}
+
+const shapeOf = (windows) => `${new Set(windows.flat()).size} terms x ${windows.length} windows`;
+
 const report = (label, values) => `${label} p50 ${quantile(values, 0.5).toFixed(1)} p95 ${quantile(values, 0.95).toFixed(1)}`;
 
 if (mode === "answers") await answers(rest[0], rest[1]);
 else if (mode === "cold-once") console.log(JSON.stringify(await coldOnce(rest[0])));
+else if (mode === "fit-once") console.log(JSON.stringify(await fitOnce(rest[0])));
 else if (mode === "fresh-once") console.log(JSON.stringify(await freshOnce(rest[0])));
-else if (["cold", "fresh", "steady"].includes(mode)) {
+else if (mode === "fit") {
+  console.log(`fit, ${rest[2] ?? 12} a side; load before ${load()}`);
+  await fit(rest.slice(0, 2), Number(rest[2] ?? 12) + 2);
+  console.log(`load after ${load()}`);
+} else if (["cold", "fresh", "steady"].includes(mode)) {
   const roots = rest.slice(0, 2);
   const n = Number(rest[2] ?? 10);
   console.log(`${mode}, ${n} a side; load before ${load()}`);

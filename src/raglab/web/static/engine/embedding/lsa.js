@@ -8,7 +8,7 @@
 import { topK } from "../base/topk.js";
 import { compareCodePoints } from "../bm25/statistics.js";
 import { wordSpans } from "../text/tokens.js";
-import { SparseMatrix, randomizedSvd } from "./svd.js";
+import { SparseMatrix, randomizedSvd, transpose } from "./svd.js";
 
 /** Round half to even (numpy's rint). */
 function rint(x) {
@@ -73,17 +73,66 @@ export function tfidfRows(lists, vocabulary, idf) {
   });
 }
 
+/** The vocabulary, idf and TF-IDF weights of token lists, in one pass over their tokens:
+ * {terms (code-point order), vocabulary (term -> column), idf, lines}, lines holding
+ * tfidfRows(lists, vocabulary, idf) flat ({start, index, value}: list i's columns ascending at
+ * start[i]..start[i+1]), the same products, no arrays of pairs. */
+function tfidfLines(lists) {
+  const ids = new Map(); // term -> its id in first-seen order
+  const start = new Int32Array(lists.length + 1);
+  let capacity = 0;
+  for (const tokens of lists) capacity += tokens.length;
+  const index = new Int32Array(capacity);
+  const value = new Float64Array(capacity);
+  let counts = new Int32Array(1024); // each list's term counts by id, cleared after it
+  let p = 0;
+  lists.forEach((tokens, i) => {
+    const first = p;
+    for (const t of tokens) {
+      let id = ids.get(t);
+      if (id === undefined) {
+        ids.set(t, (id = ids.size));
+        if (id === counts.length) counts = grown(counts);
+      }
+      if (counts[id]++ === 0) index[p++] = id;
+    }
+    for (let q = first; q < p; q++) {
+      value[q] = counts[index[q]]; // tf, times idf below
+      counts[index[q]] = 0;
+    }
+    start[i + 1] = p;
+  });
+  const terms = [...ids.keys()].sort(compareCodePoints);
+  const vocabulary = new Map();
+  const column = new Int32Array(terms.length); // id -> column
+  terms.forEach((t, col) => {
+    vocabulary.set(t, col);
+    column[ids.get(t)] = col;
+  });
+  const df = new Float64Array(terms.length);
+  for (let q = 0; q < p; q++) df[(index[q] = column[index[q]])] += 1;
+  const idf = Float64Array.from(df, (d) => (d > 0 ? Math.log(lists.length / d) : 0.0));
+  // Each list's columns ascending, each with its count (kept by column meanwhile); then tf × idf.
+  const tf = new Float64Array(terms.length);
+  for (let i = 0; i < lists.length; i++) {
+    for (let q = start[i]; q < start[i + 1]; q++) tf[index[q]] = value[q];
+    index.subarray(start[i], start[i + 1]).sort();
+    for (let q = start[i]; q < start[i + 1]; q++) value[q] = tf[index[q]] * idf[index[q]];
+  }
+  return { terms, vocabulary, idf, lines: { start, index: index.slice(0, p), value: value.slice(0, p) } };
+}
+
+/** A copy of `counts` twice as long. */
+function grown(counts) {
+  const out = new Int32Array(counts.length * 2);
+  out.set(counts);
+  return out;
+}
+
 /** A fitted LSA space: {terms, vocabulary, idf, U (nTerms × k), s, Vt (k × nWindows), rank}. */
 export function fitLsa(windows, { rank, oversample, powerIterations, seed }) {
-  const terms = [...new Set(windows.flat())].sort(compareCodePoints);
-  const vocabulary = new Map(terms.map((t, i) => [t, i]));
-  const df = new Float64Array(terms.length);
-  for (const w of windows) for (const t of new Set(w)) df[vocabulary.get(t)] += 1;
-  const idf = Float64Array.from(df, (d) => (d > 0 ? Math.log(windows.length / d) : 0.0));
-  const rows = tfidfRows(windows, vocabulary, idf); // window × term
-  const byTerm = Array.from({ length: terms.length }, () => []);
-  rows.forEach((row, wi) => row.forEach(([col, v]) => byTerm[col].push([wi, v])));
-  const A = new SparseMatrix(terms.length, windows.length, byTerm);
+  const { terms, vocabulary, idf, lines } = tfidfLines(windows);
+  const A = new SparseMatrix(terms.length, windows.length, transpose(lines, terms.length), lines);
   const { U, s, Vt } = randomizedSvd(A, { rank, oversample, powerIterations, seed });
   return { terms, vocabulary, idf, U, s, Vt, rank };
 }
