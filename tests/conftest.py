@@ -54,7 +54,7 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 USER_CACHE = Path.home() / ".cache" / "raglab"
 #: Files in USER_CACHE when the session started (tests/test_isolation.py compares).
 USER_CACHE_FILES: list[int] = []
-#: The subprocess encoding Cranfield's chunk vectors while the first tests run (tests/prewarm.py).
+#: The subprocess warming ranx and Cranfield's chunk vectors while the first tests run (tests/prewarm.py).
 PREWARM: list[subprocess.Popen[bytes]] = []
 
 
