@@ -54,7 +54,7 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 USER_CACHE = Path.home() / ".cache" / "raglab"
 #: Files in USER_CACHE when the session started (tests/test_isolation.py compares).
 USER_CACHE_FILES: list[int] = []
-#: The subprocess encoding Cranfield's chunk vectors while the first tests run (tests/prewarm.py).
+#: The subprocess warming ranx and Cranfield's chunk vectors while the first tests run (tests/prewarm.py).
 PREWARM: list[subprocess.Popen[bytes]] = []
 
 
@@ -154,22 +154,28 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
-def start_prewarming(config: pytest.Config) -> None:
-    """Start encoding Cranfield's chunk vectors (tests/prewarm.py) on the other core, into the
-    session's cache, while the first tests run; its output goes to ``prewarm/log.txt`` in the
-    session's temporary folder."""
+def start_prewarming(config: pytest.Config, what: Sequence[str]) -> None:
+    """Start the warm-ups ``what`` names (tests/prewarm.py: ranx's compiled functions, then
+    Cranfield's chunk vectors) on the other core, into the session's caches, while the first
+    tests run; its output goes to ``prewarm/log.txt`` in the session's temporary folder."""
     factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
     prewarm = factory.getbasetemp() / "prewarm"
     prewarm.mkdir(exist_ok=True)
     with open(prewarm / "log.txt", "w") as log:
         PREWARM.append(
             subprocess.Popen(
-                [sys.executable, "-m", "tests.prewarm", str(prewarm)],
+                [sys.executable, "-m", "tests.prewarm", str(prewarm), *what],
                 cwd=Path(__file__).resolve().parents[1],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
         )
+
+
+def reads_ranx(item: pytest.Item) -> bool:
+    """Whether ``item``'s module calls ranx (directly or through ir_measures' ranx provider)."""
+    module = getattr(item, "module", None)
+    return module is not None and ("ranx" in vars(module) or "ir_measures" in vars(module))
 
 
 @pytest.hookimpl(trylast=True)
@@ -179,13 +185,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     tests' in-process client (``asyncio.run``) cannot start while one runs. (trylast: after
     pytest has grouped the tests by the fixtures they share.)
 
-    The prewarming (:func:`start_prewarming`) starts here, once the tests are chosen, and only
-    when one of them reads Cranfield (``cranfield_import``, directly or through another fixture):
-    a run of a few other tests would spend two minutes of a core encoding vectors it never
-    reads."""
-    needs_cranfield = any("cranfield_import" in item.fixturenames for item in items)
-    if needs_cranfield and not config.option.collectonly:
-        start_prewarming(config)
+    The prewarming (:func:`start_prewarming`) starts here, once the tests are chosen, with only
+    the warm-ups they need: ranx's compiled functions when one of them calls ranx
+    (:func:`reads_ranx`), Cranfield's vectors when one reads Cranfield (``cranfield_import``,
+    directly or through another fixture). A run of a few other tests would spend minutes of a
+    core on what it never reads."""
+    what = [
+        name
+        for name, needed in (
+            ("ranx", any(reads_ranx(item) for item in items)),
+            ("cranfield", any("cranfield_import" in item.fixturenames for item in items)),
+        )
+        if needed
+    ]
+    if what and not config.option.collectonly:
+        start_prewarming(config, what)
     # Then, before them, the modules that read Cranfield (they wait for its vectors, prewarmed
     # on the other core meanwhile) or keep a Dask cluster's two workers busy (they would compete
     # with the prewarming for that core).

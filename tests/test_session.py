@@ -1,9 +1,10 @@
-"""The test session's own set-up (tests/conftest.py): Cranfield is prewarmed only when read.
+"""The test session's own set-up (tests/conftest.py): Cranfield is prewarmed only when read, and
+ranx's compiled functions only when a test calls ranx.
 
 Oracle: the prewarming's folder in pytest's base temporary folder (``prewarm/``, made when the
-subprocess starts: :func:`tests.conftest.start_prewarming`), looked for after a session of a few
-tests that read no Cranfield, run in a fresh pytest process; and, in this session, the prewarming
-process itself once a test that reads Cranfield has run.
+subprocess starts: :func:`tests.conftest.start_prewarming`, its log's first line naming the
+warm-ups), looked for after a session of a few tests run in a fresh pytest process; and, in this
+session, the prewarming process itself once a test that reads Cranfield has run.
 """
 
 from __future__ import annotations
@@ -17,17 +18,15 @@ from tests.conftest import PREWARM
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_a_session_that_reads_no_cranfield_starts_no_prewarming(tmp_path: Path) -> None:
-    """A run of two settings tests (say, a developer's targeted run) spends no core encoding
-    Cranfield's vectors."""
-    base = tmp_path / "base"
+def run_session(base: Path, *tests: str) -> str:
+    """``pytest TESTS`` in a fresh process under the base temporary folder ``base``: its output,
+    once every test passed."""
     done = subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
-            "tests/test_settings.py::test_names_are_unique_and_groups_known",
-            "tests/test_settings.py::test_every_default_passes_its_own_check",
+            *tests,
             "-q",
             "-p",
             "no:cacheprovider",
@@ -39,9 +38,35 @@ def test_a_session_that_reads_no_cranfield_starts_no_prewarming(tmp_path: Path) 
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "2 passed" in done.stdout
+    assert f"{len(tests)} passed" in done.stdout
     assert (base / "raglab-cache").is_dir()  # the session ran under this base folder
+    return done.stdout
+
+
+def test_a_session_that_reads_no_cranfield_starts_no_prewarming(tmp_path: Path) -> None:
+    """A run of two settings tests (say, a developer's targeted run) spends no core encoding
+    Cranfield's vectors or compiling ranx."""
+    base = tmp_path / "base"
+    run_session(
+        base,
+        "tests/test_settings.py::test_names_are_unique_and_groups_known",
+        "tests/test_settings.py::test_every_default_passes_its_own_check",
+    )
     assert not (base / "prewarm").exists()
+
+
+def test_a_session_that_calls_ranx_prewarms_ranx_alone(tmp_path: Path) -> None:
+    """A run of one test comparing with ranx (hand-worked RRF beside it, which calls none) starts
+    the prewarming with ranx's warm-up only: no Cranfield import, no vectors encoded."""
+    base = tmp_path / "base"
+    run_session(
+        base,
+        "tests/fusion/test_fuse.py::test_rrf_second_in_both_beats_first_in_one",
+        "tests/fusion/test_fuse.py::test_rrf_equals_ranx[1-None]",
+    )
+    log = (base / "prewarm" / "log.txt").read_text()
+    assert log.splitlines()[0] == "prewarm: ranx", log
+    assert not (base / "prewarm" / "cranfield").exists()
 
 
 def test_a_session_that_reads_cranfield_prewarms_its_vectors(cranfield_import: Path) -> None:
