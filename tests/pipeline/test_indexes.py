@@ -112,3 +112,25 @@ def test_a_chunking_holds_offsets_and_its_relevance_is_a_pass_over_every_chunk(
                 }
             got = cs.relevance(q)
             assert list(got.items()) == list(expected.items()), q.id
+
+
+def test_the_chunks_ages_come_off_their_pages_without_making_a_chunk(
+    handbook_lab: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: ``page_age_years`` of every chunk's own date, a chunk made by ``chunk_pages``
+    (the handbook's pages are dated unevenly and hold several chunks each, so the median that
+    fills a missing date is the chunks', not the pages'). A chunking held as offsets reads the
+    dates off its pages: no chunk is made, so no page text held elsewhere is fetched."""
+    from raglab.rerank.features import page_age_years
+
+    lab = Lab(handbook_lab.corpus, handbook_lab.questions)
+    for key in (ChunkingKey().resolved(), ChunkingKey("fixed", 40, 10).resolved()):
+        made = chunk_pages(lab.corpus, method=key.method, size=key.size, overlap=key.overlap)
+        want = page_age_years([c.updated for c in made])
+        cs = lab.indexes.chunk_set(key)
+        assert isinstance(cs.chunks, ChunkTable)
+        with monkeypatch.context() as m:
+            m.setattr(ChunkTable, "_make", lambda *a, **k: pytest.fail("made a chunk"))
+            got = cs.age_years
+        assert got.tobytes() == want.tobytes()
+        assert len({float(a) for a in got}) > 1

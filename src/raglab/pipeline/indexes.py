@@ -22,7 +22,7 @@ from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.table import ChunkTable
-from raglab.corpus.pages import Corpus
+from raglab.corpus.pages import Corpus, reading
 from raglab.corpus.questions import Question, QuestionSet
 from raglab.embedding.lsa import LSASpace, fit_lsa, unit_rows, window_count, window_ranges
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, idf_weights, tfidf_matrix
@@ -145,7 +145,20 @@ class ChunkSet:
 
     @cached_property
     def age_years(self) -> FloatArray:
-        return page_age_years([c.updated for c in self.chunks])
+        chunks = self.chunks
+        if isinstance(chunks, ChunkTable):
+            # A chunk's date is its page's: read off the pages, so no chunk is made and no
+            # page text held elsewhere is fetched. One date a chunk, as below: the median
+            # that fills a missing date is taken over chunks.
+            counts = np.diff(chunks.first).tolist()
+            return page_age_years(
+                [
+                    page.updated
+                    for page, n in zip(chunks.pages, counts, strict=True)
+                    for _ in range(n)
+                ]
+            )
+        return page_age_years([c.updated for c in chunks])
 
     @cached_property
     def tfidf(self) -> SparseMatrix:
@@ -297,7 +310,9 @@ class Indexes:
     def lsa_windows(self) -> list[list[str]]:
         """The LSA training windows: evenly spaced runs of words over the whole corpus, tokenised;
         at most ``max_windows`` of them (:func:`raglab.embedding.lsa.window_ranges`)."""
-        texts = [page.text for page in self.corpus]
+        # Pages whose texts are held elsewhere (a cluster's workers) come in batches.
+        with reading(self.corpus):
+            texts = [page.text for page in self.corpus]
         counts = np.array([count_words(t) for t in texts], dtype=np.int64)
         ranges = self.lsa_ranges(int(counts.sum()))
         windows: list[list[str]] = [[] for _ in ranges]
