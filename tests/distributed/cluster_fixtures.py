@@ -37,7 +37,9 @@ from dask.utils import key_split
 from distributed.diagnostics.plugin import WorkerPlugin
 
 import raglab
+import raglab.cli._cluster as cluster_module
 from raglab.distributed.cluster import connect
+from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 
 CRANFIELD = Path(__file__).resolve().parents[1] / "fixtures" / "cranfield"
@@ -166,3 +168,17 @@ class _NotInstalled(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _NotInstalled())
 """
+
+
+def recorded_labs(monkeypatch: pytest.MonkeyPatch) -> list[Lab]:
+    """The labs ``cluster_lab`` builds from now on, recorded as they are made (to read what a
+    command's client held once it is done)."""
+    labs: list[Lab] = []
+
+    class Recorded(Lab):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            labs.append(self)
+
+    monkeypatch.setattr(cluster_module, "Lab", Recorded)
+    return labs

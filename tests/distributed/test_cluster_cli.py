@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-import raglab.cli._cluster as cluster_module
 import raglab.pipeline.retrieval as retrieval_module
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
@@ -36,6 +35,7 @@ from raglab.settings import (
     CLUSTER_NO_WORKERS_TIMEOUT,
     CLUSTER_SHARDS_PER_WORKER,
 )
+from tests.distributed.cluster_fixtures import recorded_labs
 
 
 def _stdout(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -95,14 +95,7 @@ def test_cranfield_bm25_export_is_byte_identical(
     pages, one round trip each)."""
     data = _cranfield_options(cranfield_dir)
     runs = []
-    labs: list[Lab] = []
-
-    class Recorded(Lab):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            labs.append(self)
-
-    monkeypatch.setattr(cluster_module, "Lab", Recorded)
+    labs = recorded_labs(monkeypatch)
     for extra in ([], ["--workers", "2"]):
         run = tmp_path / f"cran{len(extra)}.run"
         _stdout(capsys, ["trec", "export", "--retriever", "bm25", "--run", str(run), *data, *extra])

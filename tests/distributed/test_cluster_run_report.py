@@ -25,7 +25,7 @@ from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.corpus.pages import Page
 from raglab.distributed.cluster import dashboard_line, shards
-from raglab.pipeline.lab import Lab
+from tests.distributed.cluster_fixtures import recorded_labs
 
 
 def _cli(capsys: pytest.CaptureFixture[str], argv: list[str], status: int = 0) -> tuple[str, str]:
@@ -132,14 +132,7 @@ def test_a_clustered_bm25_run_holds_no_page_text_on_the_client(
     the client's budget of characters (CLIENT_PAGE_TEXT_BUDGET), kept within it."""
     argv = ["run", "--retriever", "bm25", "--rerank", "--mmr", "--json"]
     single_json, _ = _cli(capsys, argv)
-    labs: list[Lab] = []
-
-    class Recorded(Lab):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            labs.append(self)
-
-    monkeypatch.setattr(cluster_module, "Lab", Recorded)
+    labs = recorded_labs(monkeypatch)
     with get_task_stream(client) as stream:
         cluster_json, _ = _cli(capsys, [*argv, *_address(client)])
     assert cluster_json == single_json
@@ -160,19 +153,6 @@ def test_a_clustered_bm25_run_holds_no_page_text_on_the_client(
 def _tasks(stream: Any, name: str) -> int:
     """How many tasks of function ``name`` the cluster ran while ``stream`` recorded."""
     return sum(1 for task in stream.data if str(task["key"]).startswith(f"{name}-"))
-
-
-def _recorded_labs(monkeypatch: pytest.MonkeyPatch) -> list[Lab]:
-    """The labs ``cluster_lab`` builds from now on, recorded as they are made."""
-    labs: list[Lab] = []
-
-    class Recorded(Lab):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            labs.append(self)
-
-    monkeypatch.setattr(cluster_module, "Lab", Recorded)
-    return labs
 
 
 @pytest.mark.parametrize("fmt", ["json", "md"])
@@ -238,7 +218,7 @@ def test_cranfield_report_json_is_byte_identical(
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     data = _cranfield_options(cranfield_dir)
     files = []
-    labs = _recorded_labs(monkeypatch)
+    labs = recorded_labs(monkeypatch)
     for extra in ([], _address(client)):
         out = tmp_path / f"cran{len(extra)}.json"
         with get_task_stream(client) as stream:

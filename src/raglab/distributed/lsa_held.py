@@ -38,7 +38,7 @@ import numpy as np
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
 from raglab.distributed.shard import merge_top_k
-from raglab.embedding.lsa import LSAModel, row_dots, unit_rows
+from raglab.embedding.lsa import LSAModel, Spectrum, row_dots, unit_rows
 from raglab.embedding.vectors import Vocabulary
 from raglab.text.tokens import tokenize
 
@@ -99,7 +99,7 @@ def _model(s: FloatArray, frobenius_sq: float, *pieces: TermRows) -> LSAModel:
     return LSAModel(Vocabulary(terms), idf, U, s, np.zeros((k, 0)), frobenius_sq)
 
 
-class HeldLSA:
+class HeldLSA(Spectrum):
     """A fitted LSA model (:class:`raglab.embedding.lsa.LSASpace`) whose term rows and window
     columns stay on the workers; the client holds s, ||A||_F^2 and each term block's first
     term, and fetches the rows a fold-in needs."""
@@ -148,21 +148,6 @@ class HeldLSA:
         s = client.gather(submit(_singular_values, usv))
         firsts = client.gather([submit(_first_term, r) for r in rows])
         return cls(client, rows, firsts, columns, s=s, frobenius_sq=frobenius_sq)
-
-    @property
-    def rank(self) -> int:
-        """k, the number of dimensions kept."""
-        return int(self.s.shape[0])
-
-    @property
-    def singular_values(self) -> FloatArray:
-        """s_1 >= ... >= s_k, shape (k,)."""
-        return self.s.copy()
-
-    @property
-    def variance_share(self) -> FloatArray:
-        """:attr:`raglab.embedding.lsa.LSAModel.variance_share`."""
-        return _model(self.s, self.frobenius_sq).variance_share
 
     def rows_for(self, tokens: Sequence[str] | set[str]) -> LSAModel:
         """The model over the rows of those of ``tokens`` in the vocabulary, fetched from their

@@ -51,6 +51,7 @@ from raglab.settings import LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS
 __all__ = [
     "LSAModel",
     "LSASpace",
+    "Spectrum",
     "capped_windows",
     "even_windows",
     "fit_lsa",
@@ -214,21 +215,13 @@ def _ranking(scores: FloatArray, k: int) -> Ranking:
     return Ranking(order, scores[order])
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class LSAModel:
-    """A fitted LSA space.
+class Spectrum:
+    """What a fitted LSA space's s (k,) and ||A||_F^2 tell of it: its rank, its singular values
+    and the share of A's squared norm each dimension keeps, for :class:`LSAModel` and for a
+    model held elsewhere alike."""
 
-    ``vocabulary`` and ``idf`` (n_terms,) weight new text exactly as the windows were weighted;
-    ``U`` (n_terms, k) holds the term directions, ``s`` (k,) the singular values in descending
-    order, ``Vt`` (k, n_windows) the windows' right singular vectors and ``frobenius_sq`` the total
-    ||A||_F^2 of the term x window matrix (its squares added exactly, :mod:`raglab.base.exact`).
-    """
-
-    vocabulary: Vocabulary
-    idf: FloatArray
-    U: FloatArray
+    __slots__ = ()
     s: FloatArray
-    Vt: FloatArray
     frobenius_sq: float
 
     @property
@@ -248,6 +241,24 @@ class LSAModel:
             return np.zeros_like(self.s)
         out: FloatArray = self.s**2 / self.frobenius_sq
         return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LSAModel(Spectrum):
+    """A fitted LSA space.
+
+    ``vocabulary`` and ``idf`` (n_terms,) weight new text exactly as the windows were weighted;
+    ``U`` (n_terms, k) holds the term directions, ``s`` (k,) the singular values in descending
+    order, ``Vt`` (k, n_windows) the windows' right singular vectors and ``frobenius_sq`` the total
+    ||A||_F^2 of the term x window matrix (its squares added exactly, :mod:`raglab.base.exact`).
+    """
+
+    vocabulary: Vocabulary
+    idf: FloatArray
+    U: FloatArray
+    s: FloatArray
+    Vt: FloatArray
+    frobenius_sq: float
 
     def project(self, token_lists: Sequence[Sequence[str]]) -> FloatArray:
         """Fold-in: ``U_k^T q`` for the TF-IDF vector q of each token list. Shape (m, k).
