@@ -101,9 +101,9 @@ async function answers(root, outFile) {
   for (const u of cold) ask("GET", `/api/${u}`);
   ask("POST", "/api/rerank/train", null);
   ask("POST", "/api/run", null);
-  // As the Worker's warm-up does, where the engine has it: the later cuts reuse what it found.
-  const { prepareCuts } = await engine(root, "chunking/chunkers.js");
-  if (prepareCuts) prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] });
+  // As the Worker's warm-up does, where the engine has it: the later requests reuse what it
+  // found (its answers are not written: only the requests' own are).
+  await warmUp(root, data);
   ask("GET", `/api/bm25/grid?stem=${!data.meta.stem}`);
   for (const r of retrievers) ask("POST", `/api/rerank/train?retriever=${r}`, null);
   for (const u of ["rerank/sweep", "rerank/table", "rerank/version", "bm25/test", "lsa/search?q=token%20expiry", "lsa/neighbours?word=password", "lsa/twins", "fusion/grid?method=rrf"]) ask("GET", `/api/${u}`);
@@ -149,26 +149,51 @@ async function coldOnce(root) {
   return out;
 }
 
-/** One fresh process: the cold page, the Worker's warm-up, then VI's new cuts: {name: [CPU ms]}. */
+/** The Worker's idle warm-up on `data`, each step's parts in turn as worker.js runs them: the
+ * engine's warmup.js where it has one, else the steps engines before it took (the default run,
+ * prepareCuts where the engine has it, the other stemming's grid, each other first stage's
+ * training and λ sweep). Returns the CPU ms of each step. */
+async function warmUp(root, data) {
+  const { answer } = await engine(root, "routes.js");
+  const ask = (method, url, body = null) => answer(data, url, () => {}, { method, body });
+  let list;
+  try {
+    list = (await engine(root, "warmup.js")).warmUps(data).map((s) => s.parts);
+  } catch (error) {
+    if (error.code !== "ERR_MODULE_NOT_FOUND") throw error;
+    const { prepareCuts } = await engine(root, "chunking/chunkers.js");
+    const retrievers = data.meta.settings.find((s) => s.name === "retriever");
+    list = [
+      [["POST", "/api/rerank/train"]],
+      [["POST", "/api/run"], ...(prepareCuts ? [() => prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] })] : [])],
+      [["GET", `/api/bm25/grid?stem=${!data.meta.stem}`]],
+      ...retrievers.choices
+        .filter((c) => c !== retrievers.default)
+        .map((r) => [["POST", `/api/rerank/train?retriever=${r}`], ["GET", `/api/rerank/sweep?retriever=${r}`]]),
+    ];
+  }
+  return list.map((parts) => {
+    const a = ms();
+    for (const part of parts) {
+      try {
+        if (typeof part === "function") part();
+        else ask(...part);
+      } catch {
+        break; // as the Worker does: a first stage this data lacks (the neural one without its vectors)
+      }
+    }
+    return ms() - a;
+  });
+}
+
+/** One fresh process: the cold page, the Worker's whole warm-up (warmUp), then VI's new cuts:
+ * {name: [CPU ms], warmUp: [CPU ms a step]}. */
 async function freshOnce(root) {
   const { answer } = await engine(root, "routes.js");
-  const { prepareCuts } = await engine(root, "chunking/chunkers.js");
   const data = JSON.parse(readFileSync(dataFile, "utf8"));
   const ask = (method, url, body = null) => answer(data, url, () => {}, { method, body });
   for (const [method, url] of coldRequests(data)) ask(method, url);
-  const retrievers = data.meta.settings.find((s) => s.name === "retriever");
-  ask("POST", "/api/run");
-  if (prepareCuts) prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] });
-  ask("GET", `/api/bm25/grid?stem=${!data.meta.stem}`);
-  for (const r of retrievers.choices.filter((c) => c !== retrievers.default)) {
-    try {
-      ask("POST", `/api/rerank/train?retriever=${r}`);
-      ask("GET", `/api/rerank/sweep?retriever=${r}`);
-    } catch {
-      // As the Worker does: a first stage this data lacks (the neural one without its vectors).
-    }
-  }
-  const out = { chunker: [], size: [] };
+  const out = { chunker: [], size: [], warmUp: await warmUp(root, data) };
   for (const chunker of ["fixed", "sentence", "heading", "fixed"]) {
     const a = ms();
     ask("POST", "/api/run", req({ chunker }));
@@ -280,7 +305,14 @@ else if (mode === "fit") {
         const fixed = rows.map((r) => r.chunker[0]);
         const sentence = rows.map((r) => r.chunker[1]);
         const size60 = rows.map((r) => r.size[0]);
-        console.log(roots[side], [report("fixed", fixed), report("sentence", sentence), report("heading at 60", size60)].join("  "));
+        const chunker = rows.flatMap((r) => r.chunker);
+        const step = rows.map((r) => Math.max(...r.warmUp));
+        const steps = rows.map((r) => r.warmUp.reduce((a, b) => a + b, 0));
+        console.log(
+          roots[side],
+          [report("fixed", fixed), report("sentence", sentence), report("chunker's four", chunker), report("heading at 60", size60)].join("  "),
+          `\n  warm-up: ${rows[0].warmUp.length} steps, ${report("sum", steps)}, ${report("largest step", step)}`,
+        );
       }
     });
   }
