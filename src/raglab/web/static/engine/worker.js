@@ -192,9 +192,11 @@ async function compute(data, url, progress, request) {
 }
 
 // The warm-up (warmup.js's steps) starts once the page says it is ready, so the page's own
-// first requests never wait on it; each step runs once the Worker has been idle for
-// WARM_UP_IDLE_MS, one at a time, and a request arriving meanwhile waits for at most the one
-// step under way. A request part's answer is kept in the answer cache under the key its own
+// first requests never wait on it, and once the Worker has been idle for WARM_UP_IDLE_MS (the
+// page's requests come in bursts: one interaction's, then a pause). Its steps run one at a
+// time, each in its own task, the next queued behind any request that came meanwhile: a
+// request waits for at most the one step under way, and stops the warm-up until the Worker
+// is idle again. A request part's answer is kept in the answer cache under the key its own
 // request has, and the Worker posts {warmed: {done, total, method, url, body}} after each step,
 // naming the request it computed or prepared (the page ignores it; tests/web/site_warmup.mjs
 // reads it).
@@ -204,7 +206,7 @@ let warmed = 0;
 let steps = null;
 let warmTimer = null;
 
-function warmUpLater() {
+function warmUpLater(idle = WARM_UP_IDLE_MS) {
   clearTimeout(warmTimer);
   if (!warming) return;
   warmTimer = setTimeout(async () => {
@@ -233,8 +235,8 @@ function warmUpLater() {
     }
     const [method, url, body] = request;
     postMessage({ warmed: { done: warmed, total: steps.length, method, url, body } });
-    warmUpLater();
-  }, WARM_UP_IDLE_MS);
+    warmUpLater(0);
+  }, idle);
 }
 
 /** The answer cache's key of a request. */
