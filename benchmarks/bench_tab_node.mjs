@@ -12,22 +12,25 @@
 //
 // answers: every route answer to 249 fixed requests (the cold page's, V's at three λ for
 // thirteen questions and four first stages, VI's chunker, size, retriever, overlap, weight and
-// reader settings, a comparison), one file, the pages prepared for new cuts (prepareCuts) after
-// the default run where the engine has it: two engines' files equal byte for byte when their
-// answers are. cold: the page's first 17 requests in its order, each process fresh (engine
-// imported, data parsed), the two engines' processes alternated N times a side; the median CPU
-// ms a request and of their sum. fresh: a fresh process each, alternated N times a side: the
-// cold page's requests, then the Worker's idle warm-up (worker.js's warmUps: both trainings and
-// runs, the other stemming's grid, each other first stage's reranker and λ sweep, and
-// prepareCuts where the engine has it), then VI's chunker changes (fixed, sentence, heading,
-// fixed) and sizes (60, 120, 180, 240 words): p50 and p95 of each new cut. steady: both engines
-// in one process, rounds interleaved (the order swapped each round, the first two dropped),
-// each round a fresh copy of the data and its default run, then VI's fixed, sentence and
-// 60-word heading cuts. fit: the LSA fit (fitLsa: vocabulary, TF-IDF, sparse matrix, randomised
-// SVD) on the page's windows, both engines in one process, fits interleaved (the order swapped
-// each round, the first two dropped): p50 and p95, and the SHA-256 of each engine's U, s and Vt
-// bytes; then each engine's first fit in fresh processes, alternated N times a side. CPU time includes V8's compiler and collector threads: on a shared
-// machine, say the load (printed before and after).
+// reader settings, a comparison), one file, after the Worker's whole idle warm-up (warmUp
+// below: the engine's warmup.js where it has one, else the steps engines before it took) run
+// once the default run is answered; the warm-up's own answers are not written: two engines'
+// files equal byte for byte when their answers are. cold: the page's first 17 requests in its
+// order, each process fresh (engine imported, data parsed), the two engines' processes
+// alternated N times a side; the median CPU ms a request and of their sum. fresh: a fresh
+// process each, alternated N times a side: the cold page's requests, then the Worker's whole
+// idle warm-up, then VI's chunker changes (fixed, sentence, heading, fixed) and sizes (60, 120,
+// 180, 240 words): p50 and p95 of the fixed and sentence changes, of the four chunker changes
+// together and of the 60-word heading cut (which no warm-up step prepares), and the warm-up's
+// step count, CPU sum and largest step (what a request arriving during it may wait). steady:
+// both engines in one process, rounds interleaved (the order swapped each round, the first two
+// dropped), each round a fresh copy of the data and its default run, then VI's fixed, sentence
+// and 60-word heading cuts, no warm-up (a new cut's own cost). fit: the LSA fit (fitLsa:
+// vocabulary, TF-IDF, sparse matrix, randomised SVD) on the page's windows, both engines in
+// one process, fits interleaved (the order swapped each round, the first two dropped): p50 and
+// p95, and the SHA-256 of each engine's U, s and Vt bytes; then each engine's first fit in
+// fresh processes, alternated N times a side. CPU time includes V8's compiler and collector
+// threads: on a shared machine, say the load (printed before and after).
 
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
