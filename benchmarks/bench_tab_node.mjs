@@ -12,22 +12,25 @@
 //
 // answers: every route answer to 249 fixed requests (the cold page's, V's at three λ for
 // thirteen questions and four first stages, VI's chunker, size, retriever, overlap, weight and
-// reader settings, a comparison), one file, the pages prepared for new cuts (prepareCuts) after
-// the default run where the engine has it: two engines' files equal byte for byte when their
-// answers are. cold: the page's first 17 requests in its order, each process fresh (engine
-// imported, data parsed), the two engines' processes alternated N times a side; the median CPU
-// ms a request and of their sum. fresh: a fresh process each, alternated N times a side: the
-// cold page's requests, then the Worker's idle warm-up (worker.js's warmUps: both trainings and
-// runs, the other stemming's grid, each other first stage's reranker and λ sweep, and
-// prepareCuts where the engine has it), then VI's chunker changes (fixed, sentence, heading,
-// fixed) and sizes (60, 120, 180, 240 words): p50 and p95 of each new cut. steady: both engines
-// in one process, rounds interleaved (the order swapped each round, the first two dropped),
-// each round a fresh copy of the data and its default run, then VI's fixed, sentence and
-// 60-word heading cuts. fit: the LSA fit (fitLsa: vocabulary, TF-IDF, sparse matrix, randomised
-// SVD) on the page's windows, both engines in one process, fits interleaved (the order swapped
-// each round, the first two dropped): p50 and p95, and the SHA-256 of each engine's U, s and Vt
-// bytes; then each engine's first fit in fresh processes, alternated N times a side. CPU time includes V8's compiler and collector threads: on a shared
-// machine, say the load (printed before and after).
+// reader settings, a comparison), one file, after the Worker's whole idle warm-up (warmUp
+// below: the engine's warmup.js where it has one, else the steps engines before it took) run
+// once the default run is answered; the warm-up's own answers are not written: two engines'
+// files equal byte for byte when their answers are. cold: the page's first 17 requests in its
+// order, each process fresh (engine imported, data parsed), the two engines' processes
+// alternated N times a side; the median CPU ms a request and of their sum. fresh: a fresh
+// process each, alternated N times a side: the cold page's requests, then the Worker's whole
+// idle warm-up, then VI's chunker changes (fixed, sentence, heading, fixed) and sizes (60, 120,
+// 180, 240 words): p50 and p95 of the fixed and sentence changes, of the four chunker changes
+// together and of the 60-word heading cut (which no warm-up step prepares), and the warm-up's
+// step count, CPU sum and largest step (what a request arriving during it may wait). steady:
+// both engines in one process, rounds interleaved (the order swapped each round, the first two
+// dropped), each round a fresh copy of the data and its default run, then VI's fixed, sentence
+// and 60-word heading cuts, no warm-up (a new cut's own cost). fit: the LSA fit (fitLsa:
+// vocabulary, TF-IDF, sparse matrix, randomised SVD) on the page's windows, both engines in
+// one process, fits interleaved (the order swapped each round, the first two dropped): p50 and
+// p95, and the SHA-256 of each engine's U, s and Vt bytes; then each engine's first fit in
+// fresh processes, alternated N times a side. CPU time includes V8's compiler and collector
+// threads: on a shared machine, say the load (printed before and after).
 
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -101,9 +104,9 @@ async function answers(root, outFile) {
   for (const u of cold) ask("GET", `/api/${u}`);
   ask("POST", "/api/rerank/train", null);
   ask("POST", "/api/run", null);
-  // As the Worker's warm-up does, where the engine has it: the later cuts reuse what it found.
-  const { prepareCuts } = await engine(root, "chunking/chunkers.js");
-  if (prepareCuts) prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] });
+  // As the Worker's warm-up does, where the engine has it: the later requests reuse what it
+  // found (its answers are not written: only the requests' own are).
+  await warmUp(root, data);
   ask("GET", `/api/bm25/grid?stem=${!data.meta.stem}`);
   for (const r of retrievers) ask("POST", `/api/rerank/train?retriever=${r}`, null);
   for (const u of ["rerank/sweep", "rerank/table", "rerank/version", "bm25/test", "lsa/search?q=token%20expiry", "lsa/neighbours?word=password", "lsa/twins", "fusion/grid?method=rrf"]) ask("GET", `/api/${u}`);
@@ -149,26 +152,51 @@ async function coldOnce(root) {
   return out;
 }
 
-/** One fresh process: the cold page, the Worker's warm-up, then VI's new cuts: {name: [CPU ms]}. */
+/** The Worker's idle warm-up on `data`, each step's parts in turn as worker.js runs them: the
+ * engine's warmup.js where it has one, else the steps engines before it took (the default run,
+ * prepareCuts where the engine has it, the other stemming's grid, each other first stage's
+ * training and λ sweep). Returns the CPU ms of each step. */
+async function warmUp(root, data) {
+  const { answer } = await engine(root, "routes.js");
+  const ask = (method, url, body = null) => answer(data, url, () => {}, { method, body });
+  let list;
+  try {
+    list = (await engine(root, "warmup.js")).warmUps(data).map((s) => s.parts);
+  } catch (error) {
+    if (error.code !== "ERR_MODULE_NOT_FOUND") throw error;
+    const { prepareCuts } = await engine(root, "chunking/chunkers.js");
+    const retrievers = data.meta.settings.find((s) => s.name === "retriever");
+    list = [
+      [["POST", "/api/rerank/train"]],
+      [["POST", "/api/run"], ...(prepareCuts ? [() => prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] })] : [])],
+      [["GET", `/api/bm25/grid?stem=${!data.meta.stem}`]],
+      ...retrievers.choices
+        .filter((c) => c !== retrievers.default)
+        .map((r) => [["POST", `/api/rerank/train?retriever=${r}`], ["GET", `/api/rerank/sweep?retriever=${r}`]]),
+    ];
+  }
+  return list.map((parts) => {
+    const a = ms();
+    for (const part of parts) {
+      try {
+        if (typeof part === "function") part();
+        else ask(...part);
+      } catch {
+        break; // as the Worker does: a first stage this data lacks (the neural one without its vectors)
+      }
+    }
+    return ms() - a;
+  });
+}
+
+/** One fresh process: the cold page, the Worker's whole warm-up (warmUp), then VI's new cuts:
+ * {name: [CPU ms], warmUp: [CPU ms a step]}. */
 async function freshOnce(root) {
   const { answer } = await engine(root, "routes.js");
-  const { prepareCuts } = await engine(root, "chunking/chunkers.js");
   const data = JSON.parse(readFileSync(dataFile, "utf8"));
   const ask = (method, url, body = null) => answer(data, url, () => {}, { method, body });
   for (const [method, url] of coldRequests(data)) ask(method, url);
-  const retrievers = data.meta.settings.find((s) => s.name === "retriever");
-  ask("POST", "/api/run");
-  if (prepareCuts) prepareCuts(data.collection.pages, { minSize: sizeSlider(data)[0] });
-  ask("GET", `/api/bm25/grid?stem=${!data.meta.stem}`);
-  for (const r of retrievers.choices.filter((c) => c !== retrievers.default)) {
-    try {
-      ask("POST", `/api/rerank/train?retriever=${r}`);
-      ask("GET", `/api/rerank/sweep?retriever=${r}`);
-    } catch {
-      // As the Worker does: a first stage this data lacks (the neural one without its vectors).
-    }
-  }
-  const out = { chunker: [], size: [] };
+  const out = { chunker: [], size: [], warmUp: await warmUp(root, data) };
   for (const chunker of ["fixed", "sentence", "heading", "fixed"]) {
     const a = ms();
     ask("POST", "/api/run", req({ chunker }));
@@ -280,7 +308,14 @@ else if (mode === "fit") {
         const fixed = rows.map((r) => r.chunker[0]);
         const sentence = rows.map((r) => r.chunker[1]);
         const size60 = rows.map((r) => r.size[0]);
-        console.log(roots[side], [report("fixed", fixed), report("sentence", sentence), report("heading at 60", size60)].join("  "));
+        const chunker = rows.flatMap((r) => r.chunker);
+        const step = rows.map((r) => Math.max(...r.warmUp));
+        const steps = rows.map((r) => r.warmUp.reduce((a, b) => a + b, 0));
+        console.log(
+          roots[side],
+          [report("fixed", fixed), report("sentence", sentence), report("chunker's four", chunker), report("heading at 60", size60)].join("  "),
+          `\n  warm-up: ${rows[0].warmUp.length} steps, ${report("sum", steps)}, ${report("largest step", step)}`,
+        );
       }
     });
   }

@@ -1,8 +1,9 @@
 // The Worker's idle warm-up, for tests/web/test_site.py: runs a written site's engine/worker.js
 // in Node (self, postMessage and fetch of the site's files stood in for), asks one request,
 // tells it the page is ready, asks another request as soon as the first warm-up step is done,
-// and prints as JSON the order of what the Worker posted, each warm-up step's cached answer, and
-// the same request answered cold (routes.js over a fresh copy of the data).
+// and prints as JSON the order of what the Worker posted, the cached answer to each request the
+// warm-up computed or prepared, and the same request answered cold (routes.js over a fresh copy
+// of the data).
 //
 //   node tests/web/site_warmup.mjs SITE_DIR
 
@@ -29,7 +30,10 @@ await new Promise((done) => {
   });
   self.onmessage({ data: { warmUp: true } });
 });
-steps = posted.filter((m) => m.warmed).map((m) => m.warmed.url);
+// The requests the steps computed or prepared, each once, in order (a new cut's run is prepared
+// in several steps, the last of which answers it).
+const key = (w) => JSON.stringify([w.method, w.url, w.body]);
+steps = [...new Map(posted.filter((m) => m.warmed).map((m) => [key(m.warmed), m.warmed])).values()];
 
 // Each step's request as the warm-up asks it, its cached answer and its cold one.
 const { answer } = await engine("routes.js");
@@ -40,15 +44,13 @@ const bytes = (name) => {
   return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
 };
 if (fresh.neural) attachNeural(fresh, bytes(fresh.neural.file));
-const POSTED = new Set(["/api/rerank/train", "/api/run"]);
 const out = { order: posted.map((m) => (m.warmed ? `warmed ${m.warmed.done}` : m.id ? `reply ${m.id}` : "other")) };
 out.steps = [];
-for (const url of steps) {
-  const method = POSTED.has(url.split("?")[0]) ? "POST" : "GET";
+for (const { method, url, body } of steps) {
   let cold;
   for (;;) {
     try {
-      cold = { status: 200, body: answer(fresh, url, () => {}, { method, body: null }) };
+      cold = { status: 200, body: answer(fresh, url, () => {}, { method, body }) };
     } catch (error) {
       if (error instanceof NeedsEncoding) {
         attachSentences(fresh, bytes(fresh.neural.sentences_file));
@@ -58,7 +60,7 @@ for (const url of steps) {
     }
     break;
   }
-  out.steps.push({ url, cached: worker.cachedAnswer(method, url) ?? null, cold });
+  out.steps.push({ method, url, body, cached: worker.cachedAnswer(method, url, body) ?? null, cold });
 }
 out.during = posted.find((m) => m.id === 2 && m.status !== undefined) ?? null;
 out.replied = replied(2);

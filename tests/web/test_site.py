@@ -25,6 +25,8 @@ from raglab.settings import (
     SITE_MAX_CHUNKS,
     SITE_MAX_TEXT_BYTES,
     SITE_WEIGHTS_DTYPE,
+    default,
+    setting,
 )
 from raglab.web.site import (
     DATA_FILE,
@@ -480,9 +482,14 @@ def test_the_workers_warm_up_leaves_its_answers_cached_equal_to_cold_ones_and_yi
 ) -> None:
     out = node_json("site_warmup.mjs", str(site))
     urls = [step["url"] for step in out["steps"]]
-    # The default reranker, the default run, the other stemming's grid, each other first stage.
+    # The default reranker, the default run, the other stemming's grid, each other first stage,
+    # then the run with each other chunker (prepared in several steps, answered by the last).
     assert urls[:3] == ["/api/rerank/train", "/api/run", "/api/bm25/grid?stem=true"]
-    assert len(urls) == 3 + len(RETRIEVERS) - 1
+    others = [c for c in setting("chunker").choices or () if c != default("chunker")]
+    assert len(urls) == 3 + len(RETRIEVERS) - 1 + len(others)
+    assert [step["body"] for step in out["steps"][-len(others) :]] == [
+        {"chunker": c} for c in others
+    ]
     for step in out["steps"]:
         assert step["cold"]["status"] == 200, step
         assert step["cached"] == step["cold"]["body"], step["url"]

@@ -20,7 +20,7 @@ import {
   nearestWords,
 } from "./exhibits/lsa.js";
 import { fittedReranker, rerankRows, rerankSummary, rerankTuning, versionDemo } from "./exhibits/rerank.js";
-import { compareRuns, funnel, oneBase, plainRun, riskCoverage, runResult } from "./exhibits/end_to_end.js";
+import { compareRuns, funnel, oneBase, plainRun, riskCoverage, runResult, runSlices } from "./exhibits/end_to_end.js";
 import { bm25Recall, bm25Search, exampleQueries, gridView, stemmingEffect } from "./exhibits/bm25.js";
 import { Lacking, neuralSearchRows, neuralView, shipsNeural } from "./exhibits/neural.js";
 import { ranking } from "./exhibits/fusion.js";
@@ -195,6 +195,16 @@ function run(data, body, progress) {
   const lab = labFor(data, null);
   const constants = { ...data.engine.rerank, wilson_z: data.engine.wilson_z };
   return { result: runResult(lab, given, split, { windowsSet: data.engine.lsa_windows, constants, progress }), echo, lab };
+}
+
+/** POST /api/run's `body` prepared ahead in slices (end_to_end.js's runSlices), each a
+ * function to call in turn while the tab is idle; after the last, the run itself is left only
+ * its readings. Refused as the run would be. */
+export function runAhead(data, body, { batch }) {
+  const { given } = runRequest(data, body);
+  const lab = labFor(data, null);
+  const constants = { ...data.engine.rerank, wilson_z: data.engine.wilson_z };
+  return runSlices(lab, given, { windowsSet: data.engine.lsa_windows, constants, batch });
 }
 
 /** Each route the tab answers: (data, params, rest, progress) -> the server's JSON. */

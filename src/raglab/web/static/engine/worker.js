@@ -10,7 +10,7 @@
 // weights only when a typed text, or a chunking other than the lab's own, needs encoding (a
 // chunking's texts one at a time, other requests answered in between: encodeChunks). The
 // data starts loading as the Worker starts, and once the page is ready, while no request waits,
-// the Worker computes what a visitor's first clicks ask for (warmUps).
+// the Worker computes what a visitor's first clicks ask for (warmup.js).
 
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
@@ -26,7 +26,7 @@ import {
 import { encode, encoderPath } from "./embedding/neural/encoder.js";
 import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
-import { prepareCuts } from "./chunking/chunkers.js";
+import { warmUps } from "./warmup.js";
 
 const SITE = new URL("../../", import.meta.url);
 
@@ -191,44 +191,22 @@ async function compute(data, url, progress, request) {
   }
 }
 
-// The long steps behind the exhibits' buttons, at the site's own settings ("Train the
-// reranker", "Run the pipeline", with what any new cut of the pages reuses), then the grid
-// with the other stemming and the reranker over each other first stage with its λ sweep,
-// which exhibit V asks for with it when its first stage changes ("Map the grid" itself is left
-// to its click, which shows the sweep's progress): each is computed once the Worker has been
-// idle for WARM_UP_IDLE_MS, one at a time, and kept in the labs' own caches (a step's function,
-// in the chunkers' own), so the click finds it done.
-// It starts once the page says it is ready, so the page's own first requests never wait on it;
-// a request arriving meanwhile waits for at most the one step under way. Each step's answer is
-// kept in the answer cache under the key its own request has, and the Worker posts
-// {warmed: {done, total, url}} after each (the page ignores it; tests/web/site_warmup.mjs reads it).
-function warmUps(data) {
-  const retrievers = data.meta.settings.find((s) => s.name === "retriever");
-  const others = retrievers.choices.filter((r) => r !== retrievers.default);
-  const least = data.meta.settings.find((s) => s.name === "size")?.slider?.[0] ?? 1;
-  return [
-    ["POST", "/api/rerank/train", null],
-    // In the same step: every page's sentence units and those of each section longer than the
-    // size slider's least, which a new cut (exhibit VI's chunker or size) would otherwise find
-    // while the visitor waits.
-    ["POST", "/api/run", null, () => prepareCuts(data.collection.pages, { minSize: least })],
-    ["GET", `/api/bm25/grid?stem=${!data.meta.stem}`, null],
-    ...others.map((r) => [
-      "POST",
-      `/api/rerank/train?retriever=${encodeURIComponent(r)}`,
-      null,
-      // In the same step: the sweep measures MMR at every λ on both splits, the cosines of the
-      // test questions' candidates included, which training alone leaves to the click.
-      ["GET", `/api/rerank/sweep?retriever=${encodeURIComponent(r)}`, null],
-    ]),
-  ];
-}
+// The warm-up (warmup.js's steps) starts once the page says it is ready, so the page's own
+// first requests never wait on it, and once the Worker has been idle for WARM_UP_IDLE_MS (the
+// page's requests come in bursts: one interaction's, then a pause). Its steps run one at a
+// time, each in its own task, the next queued behind any request that came meanwhile: a
+// request waits for at most the one step under way, and stops the warm-up until the Worker
+// is idle again. A request part's answer is kept in the answer cache under the key its own
+// request has, and the Worker posts {warmed: {done, total, method, url, body}} after each step,
+// naming the request it computed or prepared (the page ignores it; tests/web/site_warmup.mjs
+// reads it).
 const WARM_UP_IDLE_MS = 300;
 let busy = 0;
 let warmed = 0;
+let steps = null;
 let warmTimer = null;
 
-function warmUpLater() {
+function warmUpLater(idle = WARM_UP_IDLE_MS) {
   clearTimeout(warmTimer);
   if (!warming) return;
   warmTimer = setTimeout(async () => {
@@ -239,10 +217,10 @@ function warmUpLater() {
     } catch {
       return; // the first request reports the failed load
     }
-    const steps = warmUps(data);
+    steps ??= warmUps(data);
     if (warmed >= steps.length) return;
-    const [method, url, body, ...also] = steps[warmed++];
-    for (const part of [[method, url, body], ...also]) {
+    const { request, parts } = steps[warmed++];
+    for (const part of parts) {
       try {
         if (typeof part === "function") {
           part();
@@ -255,9 +233,10 @@ function warmUpLater() {
         break;
       }
     }
-    postMessage({ warmed: { done: warmed, total: steps.length, url } });
-    warmUpLater();
-  }, WARM_UP_IDLE_MS);
+    const [method, url, body] = request;
+    postMessage({ warmed: { done: warmed, total: steps.length, method, url, body } });
+    warmUpLater(0);
+  }, idle);
 }
 
 /** The answer cache's key of a request. */

@@ -238,3 +238,24 @@ test("a new cut's reranker tokenises no section title again", () => {
   assert.ok(fitted.cs.length > lab.chunkSet().length, "a cut of more chunks");
   assert.equal(CALLS.tokenize - calls, 0, "no text tokenised");
 });
+
+test("every chunk set and lab has one shape, whichever exhibit made its caches first", () => {
+  // Oracle: the objects' own property names in order, which follow the order V8 gave an
+  // object its properties (and so its hidden class): a run's caches made in the order a run
+  // makes them, and a cut prepared ahead (routes.js's runAhead: its chunks' inputs and fold-in
+  // before any ranking) must leave objects of one shape, else the loops that read both slow
+  // down for every later cut.
+  const data = structuredClone(fixture("site-handbook"));
+  const lab = new Lab(data, { stem: true });
+  const windowsSet = data.engine.lsa_windows;
+  const ahead = lab.chunkSet({ method: "sentence" });
+  chunkFoldIn(lsaModel(lab, { windowsSet }).model, ahead);
+  fittedReranker(lab, { retriever: "rrf", chunking: { method: "sentence" } }, { windowsSet, constants: data.engine.rerank });
+  const inOrder = lab.chunkSet({ method: "heading", size: 60 });
+  ranking(lab, data.collection.questions[0].question, { retriever: "bm25", chunking: { method: "heading", size: 60 } }, { windowsSet });
+  fittedReranker(lab, { retriever: "rrf", chunking: { method: "heading", size: 60 } }, { windowsSet, constants: data.engine.rerank });
+  assert.ok(ahead._lsa && ahead._rerank && inOrder._rankings && inOrder._lsa, "both sets made their caches");
+  assert.deepEqual(Object.keys(ahead), Object.keys(inOrder));
+  // A lab whose caches those made, and a new one asked nothing yet.
+  assert.deepEqual(Object.keys(lab), Object.keys(new Lab(data, { stem: false })));
+});

@@ -18,7 +18,7 @@ import { readPrepared } from "../reading/readings.js";
 import { ranking, tuningNote } from "./fusion.js";
 import { defaultOf, fixedOf } from "./lab.js";
 import { textVector } from "./neural.js";
-import { fittedReranker, firstStage, questionInputs } from "./rerank.js";
+import { fittedReranker, firstStage, questionInputs, rerankerSlices } from "./rerank.js";
 
 const EPS = 1e-9;
 
@@ -102,12 +102,9 @@ function thresholdNote(meta, value, questions) {
   return note;
 }
 
-/** The settings a request gives, resolved, run on its split: POST /api/run's answer less the
- * request echo. `given` holds the request's settings (defaults filled, nulls left). */
-export function runResult(lab, given, split, { windowsSet, constants }) {
-  const { meta } = lab;
-  const weightGiven = given.weight;
-  const settings0 = {
+/** A run's first-stage settings (firstStage's) from its request's `given`. */
+function stageSettings(given) {
+  return {
     retriever: given.retriever,
     weight: given.weight,
     chunking: { method: given.chunker, size: given.size, overlap: given.overlap },
@@ -116,7 +113,29 @@ export function runResult(lab, given, split, { windowsSet, constants }) {
     depth: given.depth,
     fusionDepth: given.fusion_depth,
   };
-  const stage = firstStage(lab, settings0, windowsSet);
+}
+
+/** The run `given` asks for, prepared ahead in slices, each a function to call in turn while
+ * the tab is idle: its cut and what the reranker reads of every chunk, then its answerable
+ * questions' candidates and features `batch` questions a slice, then the reranker's training
+ * (rerankerSlices, and fittedReranker). Each leaves its values in the caches runResult reads
+ * (the chunk set's, the lab's), so the run itself is left its readings; every value is the
+ * one runResult would compute, as the same functions compute it. */
+export function runSlices(lab, given, { windowsSet, constants, batch }) {
+  if (!given.rerank) return [];
+  const stage = () => firstStage(lab, stageSettings(given), windowsSet);
+  return [
+    ...rerankerSlices(lab, stage, { windowsSet, batch }),
+    () => fittedReranker(lab, stage(), { windowsSet, constants }),
+  ];
+}
+
+/** The settings a request gives, resolved, run on its split: POST /api/run's answer less the
+ * request echo. `given` holds the request's settings (defaults filled, nulls left). */
+export function runResult(lab, given, split, { windowsSet, constants }) {
+  const { meta } = lab;
+  const weightGiven = given.weight;
+  const stage = firstStage(lab, stageSettings(given), windowsSet);
   const cs = lab.chunkSet(stage.chunking);
   const mmr = given.rerank && given.mmr;
   const fitted = given.rerank ? fittedReranker(lab, stage, { windowsSet, constants }) : null;

@@ -70,6 +70,17 @@ export class Lab {
     this.cuts = new Map();
     this.queryTokenCache = new Map();
     this.pageById = new Map(this.pages.map((p) => [p.id, p]));
+    // What the exhibits keep on a lab, each made on first use: declared here, as ChunkSet's, so
+    // that both labs of a site have one shape whichever exhibit asked first.
+    this._lsa = null;
+    this._grids = null;
+    this._weights = null;
+    this._rerankers = null;
+    this._readings = null;
+    this._sentences = null;
+    this._titleTerms = null;
+    this._lsaQuestions = null;
+    this._questionIdentifiers = null;
   }
 
   /** A chunk's tokens under `stem` and `analyzer`, equal to tokenize(c.text, …). */
@@ -206,6 +217,17 @@ export class ChunkSet {
     this._termIds = undefined;
     this._bm25At = new Map();
     this._bm25Last = null;
+    // What the exhibits keep on a chunk set, each made on first use (fusion.js's rankings,
+    // lsa.js's fold-ins, rerank.js's inputs, end_to_end.js's reader inputs): declared here so
+    // that every chunk set has one shape whichever it made first, and the hot loops reading
+    // them see one kind of object (a set prepared ahead of a run would be another otherwise,
+    // and each later cut's loops the slower for it).
+    this._rankings = null;
+    this._lsa = null;
+    this._lsaSquares = null;
+    this._rerank = null;
+    this._questionInputs = null;
+    this._reader = null;
   }
 
   get length() {

@@ -130,6 +130,32 @@ function computeInputs(lab, cs, q, stage, windowsSet) {
   return { id: q.id, split: q.split, candidates, features, relevant: cs.relevance(q) };
 }
 
+/** The reranker's inputs over the first stage `stage()` returns (firstStage's), worked out
+ * ahead in slices for runSlices: the cut, its BM25 index at the stage's k1 and b, each chunk's
+ * reranker inputs and LSA fold-in (where no neural stage gives the cosine); then the answerable
+ * questions (train, then test, as fittedReranker asks for them), `batch` a slice. `stage` is
+ * called in each slice, so that nothing is computed before the first is. */
+export function rerankerSlices(lab, stage, { windowsSet, batch }) {
+  const questions = [...lab.split("train", { answerable: true }), ...lab.split("test", { answerable: true })];
+  const slices = [
+    () => {
+      const s = stage();
+      const cs = lab.chunkSet(s.chunking);
+      cs.bm25At(s.k1, s.b);
+      chunkInputs(lab, cs);
+      if (!fixedOf(lab.meta, "neural_retrievers").includes(s.retriever)) chunkFoldIn(lsaModel(lab, { windowsSet }).model, cs);
+    },
+  ];
+  for (let from = 0; from < questions.length; from += batch) {
+    slices.push(() => {
+      const s = stage();
+      const cs = lab.chunkSet(s.chunking);
+      for (const q of questions.slice(from, from + batch)) questionInputs(lab, cs, q, s, windowsSet);
+    });
+  }
+  return slices;
+}
+
 /** The reranker fitted on train over `retriever`, every answerable question reranked, the
  * exhibit's rows and sweep: {stage, cs, tfidf, model, rows, positives, exhibit} (cached per
  * first stage; `settings` as firstStage's). */
