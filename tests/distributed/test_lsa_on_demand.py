@@ -98,3 +98,31 @@ def test_a_clustered_report_reads_exhibit_iii_off_the_workers(
     arrays = _arrays(model)
     assert arrays and all(max(a.shape) <= bound for a in arrays), [a.shape for a in arrays]
     assert "lsa_windows" not in vars(lab.indexes)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["lsa", "info", "--json"],
+        ["lsa", "info"],
+        ["lsa", "neighbours", "tripod", "--top", "12", "--json"],
+        ["lsa", "neighbours", "E-4107"],
+    ],
+)
+def test_raglab_lsa_reads_the_model_on_the_workers(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+) -> None:
+    """Oracle: the command on one machine. ``raglab lsa info`` and ``raglab lsa neighbours``
+    with ``--scheduler`` print the same bytes while the model stays on the workers: never
+    gathered, no window cut on the client (before, the command had no cluster option)."""
+    assert main(argv) == 0
+    single = capsys.readouterr().out
+    labs = recorded_labs(monkeypatch)
+    assert main([*argv, *_address(client)]) == 0
+    assert capsys.readouterr().out == single
+    (lab,) = labs
+    assert not lab.indexes.lsa.gathered
+    assert "lsa_windows" not in vars(lab.indexes)
