@@ -213,8 +213,9 @@ def test_cranfield_report_json_is_byte_identical(
     report holds every ranker's measures and no end-to-end run. The pages' texts the client
     reads (the 1,400 pages fit its budget of characters) come in batches of at most one task
     per partition, each page once (they came one round trip a page): the planned reranking
-    candidates' pages, those of the four other first stages whose rerankers the report trains,
-    and the rest of the pages when exhibit III's LSA windows read them all."""
+    candidates' pages and those of the four other first stages whose rerankers the report
+    trains; not every page, since exhibit III reads its windows' count off the model held on
+    the workers (the client cut the windows, reading every page, before)."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     data = _cranfield_options(cranfield_dir)
     files = []
@@ -228,7 +229,7 @@ def test_cranfield_report_json_is_byte_identical(
     assert files[1] == files[0]
     (lab,) = labs
     held = next(iter({getattr(page, "_texts", None) for page in lab.corpus}))
-    assert held.round_trips <= 6 and held.fetched == len(held._kept) == 1400
+    assert held.round_trips <= 5 and held.fetched == len(held._kept) < len(lab.corpus) == 1400
     assert _tasks(stream, "page_texts") <= shards(client) * held.round_trips
 
 

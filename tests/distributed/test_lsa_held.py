@@ -164,3 +164,35 @@ def test_a_clustered_run_leaves_the_lsa_model_on_the_workers(
     for key in [ChunkingKey().resolved()]:
         kept = lab.indexes.chunk_set(key).__dict__
         assert "lsa_projections" not in kept and "lsa_unit_projections" not in kept
+
+
+def test_a_held_model_finds_neighbours_and_strongest_terms_where_its_rows_lie(
+    client: Any, handbook: Lab
+) -> None:
+    """Oracle: the handbook lab's model fitted on one machine. A word's nearest terms (every
+    40th term of the vocabulary and the identifiers E-4107 and E-4170, at k 1, 7 and beyond the
+    vocabulary) and the spectrum's strongest terms come from each term block on its worker,
+    merged on the client: the same terms in the same order and the same cosines, bit for bit,
+    and the client never gathers the model (before, both gathered every term's row)."""
+    ref = handbook.indexes.lsa
+    held = _held(client, handbook)
+    assert held.shape == ref.shape == (len(ref.vocabulary), ref.Vt.shape[1])
+    terms = ref.vocabulary.terms
+    words = [*terms[::40], "e-4107", "e-4170", "not-a-term"]
+    for k in (1, 7, len(terms) + 5):
+        for word in words if k != 7 else words[:8]:
+            want = ref.neighbours(word, k=k)
+            got = held.neighbours(word, k=k)
+            assert [w for w, _ in got] == [w for w, _ in want], (word, k)
+            assert np.array([c for _, c in got]).tobytes() == (
+                np.array([c for _, c in want]).tobytes()
+            ), (word, k)
+    assert held.neighbours("not-a-term") == []
+    assert len(held.neighbours("e-4107", k=len(terms) + 5)) == len(terms) - 1
+
+    def plain(term: str) -> bool:
+        return term.isalpha()
+
+    for count in (1, 6, len(terms)):
+        assert held.strongest_terms(count, plain) == ref.strongest_terms(count, plain)
+    assert not held.gathered

@@ -358,7 +358,6 @@ def cluster_lab(
         prime_lsa,
         prime_lsa_rankings,
     )
-    from raglab.settings import LSA_RANK
 
     require_dask()  # before any data is read: a missing extra is said at once
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
@@ -433,10 +432,13 @@ def cluster_lab(
             lab.indexes.neural_search = shards.search
             lab.indexes.vector_rows = shards.rows
         # The workers cut and tokenise the training windows from the page files and keep the
-        # model's rows: this process never holds them, and the shards rank by LSA.
-        lsa = prime_lsa(client, lab, LSA_RANK, stage=stage, read=read())
+        # model's rows: this process never holds them, and the shards rank by LSA. Fitted
+        # when a stage first reads the model (the LSA rankings below, the reranker's LSA
+        # cosine, exhibit III): a command that reads none (a BM25 export) fits none.
+        lab.indexes.lsa_fit = lambda rank: prime_lsa(client, lab, rank, stage=stage, read=read())
         for one in dict.fromkeys(wanted):
             if lsa_keys(one):
+                lsa = lab.indexes.lsa
                 with stage(
                     f"rank {len(lab.questions)} questions by LSA cosine (depth {one.depth}) "
                     "on the shards"
@@ -504,3 +506,4 @@ def cluster_lab(
             lab.indexes.term_statistics = None
             lab.indexes.neural_search = None
             lab.indexes.vector_rows = None
+            lab.indexes.lsa_fit = None

@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
+from raglab.cli._cluster import add_cluster_options, cluster_lab
 from raglab.cli._common import (
     EXIT_OK,
     EXIT_USAGE,
@@ -29,11 +30,13 @@ def register(sub: Any) -> None:
         "info", help="singular values and the variance share of each dimension"
     )
     add_lab_options(info)
+    add_cluster_options(info, "fit the LSA model", "the LSA fit")
     info.set_defaults(handler=run_info)
     near = actions.add_parser("neighbours", help="the words nearest to a word")
     near.add_argument("word")
     near.add_argument("--top", type=int, default=10)
     add_lab_options(near)
+    add_cluster_options(near, "fit the LSA model and score the words", "the LSA fit")
     near.set_defaults(handler=run_neighbours)
     search = actions.add_parser("search", help="rank chunks by cosine in the embedding")
     search.add_argument("query")
@@ -43,15 +46,18 @@ def register(sub: Any) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    lab = load_lab(args)
-    model = lab.indexes.lsa
+    # With --workers or --scheduler the model is fitted and held on the workers: the spectrum
+    # and the windows' count are read off it, no window is cut here.
+    with cluster_lab(args, []) as lab:
+        model = lab.indexes.lsa
+    windows = model.shape[1]
     s = model.singular_values.tolist()
     share = model.variance_share.tolist()
     if args.json:
         print_json(
             {
                 "rank": model.rank,
-                "windows": len(lab.indexes.lsa_windows),
+                "windows": windows,
                 "singular_values": s,
                 "variance_share": share,
             }
@@ -59,7 +65,7 @@ def run_info(args: argparse.Namespace) -> int:
         return EXIT_OK
     out = console()
     out.print(
-        f"[bold]LSA[/] rank {model.rank} over {len(lab.indexes.lsa_windows)} windows; kept {sum(share):.1%} of ||A||^2"
+        f"[bold]LSA[/] rank {model.rank} over {windows} windows; kept {sum(share):.1%} of ||A||^2"
     )
     table = Table("dim", "singular value", "variance share", "cumulative")
     total = 0.0
@@ -71,10 +77,11 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_neighbours(args: argparse.Namespace) -> int:
-    lab = load_lab(args)
-    token = lab.indexes.query_tokens(args.word)
-    word = token[0] if token else args.word.lower()
-    pairs = lab.indexes.lsa.neighbours(word, k=args.top)
+    # On a cluster each term block scores its terms on its worker (HeldLSA.neighbours).
+    with cluster_lab(args, []) as lab:
+        token = lab.indexes.query_tokens(args.word)
+        word = token[0] if token else args.word.lower()
+        pairs = lab.indexes.lsa.neighbours(word, k=args.top)
     if not pairs:
         message = f"'{word}' is not in the embedding's vocabulary (or occurs in every window)"
         print(f"raglab lsa neighbours: {message}", file=sys.stderr)

@@ -21,14 +21,22 @@ chunks as :meth:`raglab.embedding.lsa.LSAModel.search` does (``clip(row_dots(uni
 row's dot product the same bits wherever the row lies, one question at a time) and returns its top k; the client merges them by (-score, global index)
 (:func:`raglab.distributed.shard.merge_top_k`), the single machine's order.
 
-Only the exhibit III paths that read every term (the spectrum's longest rows, a word's
-neighbours, the vocabulary) gather the model whole (:meth:`HeldLSA.whole`, kept once gathered).
+Exhibit III reads every term without gathering one: the spectrum's words to try first (the
+longest rows of U_k S_k, :meth:`HeldLSA.strongest_terms`) and a word's neighbours (the cosine of
+its row of U_k S_k with every term's, :meth:`HeldLSA.neighbours`) are each block's best few,
+computed where the block lies, and merged on the client in the single machine's order (the
+score, then the vocabulary index): each row's norm and dot product depend on that row alone
+(:func:`raglab.embedding.lsa.term_norms`, :func:`raglab.embedding.lsa.row_dots`), so the same
+bits and the same ties. The model's shape (terms, windows) is known from the fit's blocks. Only
+:meth:`HeldLSA.whole` (and the array members that call it: ``vocabulary``, ``idf``, ``U``,
+``Vt``) brings every term or window to the client; no command on a cluster calls it
+(:func:`raglab.distributed.lsa.fit_lsa_on_cluster` does, for a caller that wants the model whole).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -38,7 +46,8 @@ import numpy as np
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
 from raglab.distributed.shard import merge_top_k
-from raglab.embedding.lsa import LSAModel, Spectrum, row_dots, unit_rows
+from raglab.embedding.lsa import _TIE_DECIMALS, LSAModel, Spectrum, row_dots, term_norms, unit_rows
+from raglab.embedding.svd import check_positive_int
 from raglab.embedding.vectors import Vocabulary
 from raglab.text.tokens import tokenize
 
@@ -89,6 +98,33 @@ def _rows_of(rows: TermRows, tokens: Sequence[str]) -> TermRows:
     return TermRows(tuple(terms[i] for i in found), rows.idf[at], rows.U[at])
 
 
+def _strongest(
+    rows: TermRows, s: FloatArray, count: int, keep: Callable[[str], bool]
+) -> tuple[FloatArray, list[int], list[str]]:
+    """Task: the block's first ``count`` terms ``keep`` accepts by the norm of their row of
+    U_k S_k (longest first, ties to the lower index): the norms, local indices and terms."""
+    norms = term_norms(rows.U, s)
+    picked = [i for i in top_k(norms).tolist() if keep(rows.terms[i])][:count]
+    return norms[picked], picked, [rows.terms[i] for i in picked]
+
+
+def _nearest(
+    rows: TermRows, s: FloatArray, target: FloatArray, word: str, k: int
+) -> tuple[FloatArray, FloatArray, list[int], list[str]]:
+    """Task: the block's ``k`` terms (``word`` left out) nearest to the unit row ``target``, as
+    :meth:`raglab.embedding.lsa.LSAModel.neighbours` scores every term: the cosines rounded to
+    its tie decimals (the order's key), the cosines, local indices and terms."""
+    unit = unit_rows(rows.U * s[None, :])
+    scores = np.clip(row_dots(unit, target), -1.0, 1.0)
+    keys = np.round(scores, _TIE_DECIMALS)
+    at = bisect.bisect_left(rows.terms, word)
+    if at < len(rows.terms) and rows.terms[at] == word:
+        keys[at] = -np.inf
+        k = min(k, len(rows.terms) - 1)
+    order = top_k(keys, k).tolist()
+    return keys[order], scores[order], order, [rows.terms[i] for i in order]
+
+
 def _model(s: FloatArray, frobenius_sq: float, *pieces: TermRows) -> LSAModel:
     """The :class:`LSAModel` over ``pieces`` (in block order, so their terms are sorted): it
     folds in every token list whose terms they hold as the whole model does, bit for bit."""
@@ -104,7 +140,16 @@ class HeldLSA(Spectrum):
     columns stay on the workers; the client holds s, ||A||_F^2 and each term block's first
     term, and fetches the rows a fold-in needs."""
 
-    __slots__ = ("_client", "_columns", "_firsts", "_rows", "_whole", "frobenius_sq", "s")
+    __slots__ = (
+        "_client",
+        "_columns",
+        "_firsts",
+        "_rows",
+        "_shape",
+        "_whole",
+        "frobenius_sq",
+        "s",
+    )
 
     def __init__(
         self,
@@ -115,8 +160,10 @@ class HeldLSA(Spectrum):
         *,
         s: FloatArray,
         frobenius_sq: float,
+        shape: tuple[int, int],
     ) -> None:
         self._client = client
+        self._shape = shape
         self._rows = list(rows)
         self._firsts = tuple(firsts)
         self._columns = list(columns)
@@ -147,7 +194,8 @@ class HeldLSA(Spectrum):
         columns = [submit(_window_columns, usv, c, d) for c, d in column_ranges]
         s = client.gather(submit(_singular_values, usv))
         firsts = client.gather([submit(_first_term, r) for r in rows])
-        return cls(client, rows, firsts, columns, s=s, frobenius_sq=frobenius_sq)
+        shape = (ranges[-1][1], column_ranges[-1][1])
+        return cls(client, rows, firsts, columns, s=s, frobenius_sq=frobenius_sq, shape=shape)
 
     def rows_for(self, tokens: Sequence[str] | set[str]) -> LSAModel:
         """The model over the rows of those of ``tokens`` in the vocabulary, fetched from their
@@ -185,10 +233,58 @@ class HeldLSA(Spectrum):
         model = self._whole if self._whole is not None else self.rows_for(asked)
         return model.search(query_tokens, doc_projections, k=k, normalised=normalised)
 
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(terms, windows) of the term x window matrix A the model was fitted on."""
+        return self._shape
+
+    def strongest_terms(self, count: int, keep: Callable[[str], bool]) -> list[str]:
+        """:meth:`raglab.embedding.lsa.LSAModel.strongest_terms`: each block's first ``count``
+        accepted terms by row norm, on its worker, merged by (-norm, vocabulary index), the same
+        terms in the same order (``keep`` travels to the workers)."""
+        if self._whole is not None:
+            return self._whole.strongest_terms(count, keep)
+        parts = self._client.gather(
+            [
+                self._client.submit(_strongest, rows, self.s, count, keep, pure=False)
+                for rows in self._rows
+            ]
+        )
+        merged = [
+            (-float(norm), b, i, term)
+            for b, (norms, picked, terms) in enumerate(parts)
+            for norm, i, term in zip(norms.tolist(), picked, terms, strict=True)
+        ]
+        return [term for *_, term in sorted(merged)[:count]]
+
     def neighbours(self, word: str, *, k: int = 10) -> list[tuple[str, float]]:
-        """:meth:`raglab.embedding.lsa.LSAModel.neighbours`: every term's row, so the whole
-        model."""
-        return self.whole().neighbours(word, k=k)
+        """:meth:`raglab.embedding.lsa.LSAModel.neighbours`: ``word``'s row fetched, each
+        block's ``k`` nearest terms scored on its worker, merged by (-cosine to 12 decimals,
+        vocabulary index): the same terms, order and cosines, bit for bit."""
+        if self._whole is not None:
+            return self._whole.neighbours(word, k=k)
+        check_positive_int("k", k)
+        own = self.rows_for([word])
+        if word not in own.vocabulary:
+            return []
+        target = unit_rows(own.U * self.s[None, :])[0]
+        if not np.any(target):
+            return []
+        parts = self._client.gather(
+            [
+                self._client.submit(_nearest, rows, self.s, target, word, k, pure=False)
+                for rows in self._rows
+            ]
+        )
+        merged = [
+            (-key, b, i, term, score)
+            for b, (keys, scores, order, terms) in enumerate(parts)
+            for key, score, i, term in zip(
+                keys.tolist(), scores.tolist(), order, terms, strict=True
+            )
+        ]
+        best = sorted(merged)[: min(int(k), self._shape[0] - 1)]
+        return [(term, score) for *_, term, score in best]
 
     @property
     def vocabulary(self) -> Vocabulary:

@@ -22,7 +22,9 @@ workers, which cut and tokenise the training windows from the page files themsel
 (:func:`raglab.distributed.lsa.cut_windows`, :func:`raglab.distributed.lsa.fit_held_lsa`:
 the single machine's model bit for bit), leaves it there
 (:class:`raglab.distributed.lsa_held.HeldLSA`) and stores it where
-:meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it. :func:`prime_lsa_rankings`
+:meth:`~raglab.pipeline.indexes.Indexes.lsa_model` looks for it; a command calls it through
+:attr:`~raglab.pipeline.indexes.Indexes.lsa_fit` when a stage first reads the model, so one
+that reads none fits none. :func:`prime_lsa_rankings`
 ranks every labelled question by LSA on the shards and stores the rankings as
 :func:`prime_bm25` does, so an LSA or fusion first stage folds no chunk in on the client.
 
@@ -38,8 +40,8 @@ fetched from the workers when a stage reads it, questions, and its chunk list fo
 ids, relevance, packing and the reader's inputs, held as offsets and word counts,
 :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
 while a stage reads it). Of the LSA model the client holds s and each term block's first term
-(docs/distributed.md, "What the client holds"); exhibit III's spectrum and neighbours, which
-read every term, gather it whole. Fusion and the threshold run there too. A
+(docs/distributed.md, "What the client holds"); exhibit III's spectrum and neighbours are
+each term block's best few, merged there. Fusion and the threshold run there too. A
 neural first stage is searched per shard on the workers and merged
 (:mod:`raglab.distributed.neural_shards`): the client holds its questions' vectors, rankings
 and candidates' rows, not the chunks' vectors.

@@ -28,7 +28,7 @@ window a_j, ``U_k^T a_j = s * Vt[:, j]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -57,6 +57,7 @@ __all__ = [
     "fit_lsa",
     "power_iterations_for",
     "row_dots",
+    "term_norms",
     "term_window_matrix",
     "unit_rows",
     "window_count",
@@ -189,6 +190,13 @@ def row_dots(X: FloatArray, v: FloatArray) -> FloatArray:
     for start in range(0, X.shape[0], _DOT_BLOCK_ROWS):
         stop = start + _DOT_BLOCK_ROWS
         np.sum(X[start:stop] * v, axis=1, out=out[start:stop])
+    return out
+
+
+def term_norms(U: FloatArray, s: FloatArray) -> FloatArray:
+    """The norm of each row of U_k S_k, (m,) for U (m, k) and s (k,); each row's the same bits
+    whatever rows lie around it (numpy reduces each row of the contiguous product alone)."""
+    out: FloatArray = np.linalg.norm(U * s[None, :], axis=1)
     return out
 
 
@@ -329,13 +337,27 @@ class LSAModel(Spectrum):
         scores = np.clip(row_dots(unit, query), -1.0, 1.0)
         return _ranking(scores, min(int(k), docs.shape[0]))
 
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(terms, windows): the shape of the term x window matrix A the model was fitted on."""
+        return int(self.U.shape[0]), int(self.Vt.shape[1])
+
+    def strongest_terms(self, count: int, keep: Callable[[str], bool]) -> list[str]:
+        """The first ``count`` terms ``keep`` accepts, by the norm of their row of U_k S_k,
+        longest first, ties to vocabulary order: the words the kept dimensions express most
+        strongly. Each row's norm depends on that row alone (:func:`term_norms`)."""
+        terms = self.vocabulary.terms
+        longest_first = top_k(term_norms(self.U, self.s)).tolist()
+        return [terms[i] for i in longest_first if keep(terms[i])][:count]
+
     def neighbours(self, word: str, *, k: int = 10) -> list[tuple[str, float]]:
         """The ``k`` terms nearest to ``word``: cosine of the rows of U_k S_k, the word excluded.
 
         A word outside the vocabulary, or whose row is zero (a term in every window weighs 0),
         has no direction and gets an empty list rather than an error. Cosines equal to 12
         decimals are ties, broken by the terms' (sorted) vocabulary order; the cosines returned
-        are the unrounded ones.
+        are the unrounded ones. Each cosine is added along its own row (:func:`row_dots`), so a
+        block of the terms scores them with the same bits (:mod:`raglab.distributed.lsa_held`).
         """
         check_positive_int("k", k)
         col = self.vocabulary.get(word)
@@ -344,7 +366,7 @@ class LSAModel(Spectrum):
         terms = unit_rows(self.U * self.s[None, :])
         if not np.any(terms[col]):
             return []
-        scores = np.clip(terms @ terms[col], -1.0, 1.0)
+        scores = np.clip(row_dots(terms, terms[col]), -1.0, 1.0)
         scores[col] = -np.inf
         # Terms with proportional rows of A (in the same windows in the same proportions) have
         # equal cosines in exact arithmetic, but the factorisation's rounding leaves them a few
@@ -378,6 +400,9 @@ class LSASpace(Protocol):
     def singular_values(self) -> FloatArray: ...
     @property
     def variance_share(self) -> FloatArray: ...
+    @property
+    def shape(self) -> tuple[int, int]: ...
+    def strongest_terms(self, count: int, keep: Callable[[str], bool]) -> list[str]: ...
     def project(self, token_lists: Sequence[Sequence[str]]) -> FloatArray: ...
     def search(
         self,

@@ -273,6 +273,10 @@ class Indexes:
         #: cluster's workers, which chunk the pages they hold, while one is open (the same
         #: table, so this process reads no page's text to chunk it).
         self.chunk_table: Callable[[ChunkingKey], ChunkTable] | None = None
+        #: What fits the LSA model at a rank when :attr:`lsa` is first asked for: None for
+        #: :meth:`lsa_model` here; a Dask cluster's workers while one is open (the same model),
+        #: so a command that reads no LSA fits none.
+        self.lsa_fit: Callable[[int], LSASpace] | None = None
 
     def tokens(self, text: str) -> list[str]:
         """Retrieval tokens of ``text`` under the lab's analyzer and stemming."""
@@ -328,7 +332,10 @@ class Indexes:
 
     @cached_property
     def lsa(self) -> LSASpace:
-        """LSA fitted on the windows with the default rank and seed."""
+        """LSA fitted on the windows with the default rank and seed (by :attr:`lsa_fit` when
+        set)."""
+        if self.lsa_fit is not None:
+            return self.lsa_fit(LSA_RANK)
         return self.lsa_model(LSA_RANK)
 
     def lsa_model(

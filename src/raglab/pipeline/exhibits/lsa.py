@@ -19,7 +19,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from raglab.base.topk import top_k
 from raglab.embedding.lsa import even_windows
 from raglab.pipeline.cache import CacheKind
 from raglab.pipeline.exhibits._shared import _snippet
@@ -102,28 +101,33 @@ def _neighbour_rows(lab: Lab, term: str, k: int) -> list[dict[str, Any]]:
     return rows
 
 
+def plain_word(term: str) -> bool:
+    """Whether ``term`` holds no identifier (a word the spectrum may suggest)."""
+    return not identifiers(term)
+
+
 def lsa_spectrum(lab: Lab) -> dict[str, Any]:
-    """The fitted embedding's singular values and the share of ||A||^2 each keeps."""
+    """The fitted embedding's singular values and the share of ||A||^2 each keeps.
+
+    Read off the model alone (its s, ||A||_F^2, shape and longest rows), never the windows: a
+    model held on a cluster's workers gives it without a term's row or a window coming here."""
     model = lab.indexes.lsa
     share = model.variance_share
-    # Words to try first: the longest rows of U_k S_k (the words the kept dimensions express
-    # most strongly), identifiers left out.
-    norms = np.linalg.norm(model.U * model.s[None, :], axis=1)
-    terms = model.vocabulary.terms
-    longest_first = top_k(norms).tolist()
-    samples = [terms[i] for i in longest_first if not identifiers(terms[i])][:SAMPLE_WORDS]
+    n_terms, n_windows = model.shape
     return {
         "rank": model.rank,
-        "windows": len(lab.indexes.lsa_windows),
+        "windows": n_windows,
         "window_words": LSA_WINDOW_WORDS,
         "oversample": LSA_OVERSAMPLE,
         "power_iterations": LSA_POWER_ITERATIONS,
-        "vocabulary": len(model.vocabulary),
+        "vocabulary": n_terms,
         "singular_values": model.singular_values.tolist(),
         "variance_share": share.tolist(),
         "cumulative_share": np.cumsum(share).tolist(),
         "kept_share": float(share.sum()),
-        "sample_words": samples,
+        # Words to try first: the longest rows of U_k S_k (the words the kept dimensions
+        # express most strongly), identifiers left out.
+        "sample_words": model.strongest_terms(SAMPLE_WORDS, plain_word),
     }
 
 
