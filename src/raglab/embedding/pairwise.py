@@ -2,8 +2,9 @@
 
 :func:`raglab.embedding.lsa.row_dots` computes ``np.sum(X * v, axis=1)`` (X (n, k) C-ordered
 float64, v (k,)), which writes every product to memory and reads it back (3.4 times BLAS's
-``X @ v`` at 100,000 x 100). The kernel here forms each product in a register and adds them in
-the very order numpy's reduction does (numpy 2.4, ``numpy/_core/src/umath/loops_utils.h.src``,
+``X @ v`` at 100,000 x 100 on an idle machine; ``benchmarks/bench_row_dots.py`` times both).
+The kernel here forms each product in a register and adds them in the very order numpy's
+reduction does (numpy 2.4.6, ``numpy/_core/src/umath/loops_utils.h.src``,
 ``DOUBLE_pairwise_sum``, reached from ``DOUBLE_add``'s reduce branch with the row's k elements,
 since the reduced axis is the contiguous one):
 
@@ -14,10 +15,12 @@ since the reduced axis is the contiguous one):
   are added to res in order;
 - more than 128: split at n2 = n // 2 - (n // 2) mod 8, each half summed so, the halves added.
 
-numpy's result is then the reduction's identity plus that sum, ``0.0 + res`` (so a row of
-negative zeros gives +0.0, as ``np.sum`` does). Each product is rounded to float64 before it is
-added: numba fuses no multiply and add without fast-math, which is not asked for. Rows are
-independent, so they may be spread over threads without changing a bit.
+numpy's result is then the reduction's identity plus that sum, ``0.0 + res`` (``reduction.c``
+fills the result with add's identity before the loop adds the row, so a row of negative zeros
+gives +0.0, as ``np.sum`` does). Each product is rounded to float64 before it is added: numba
+fuses no multiply and add without fast-math, which is not asked for (the compiled code holds
+no ``vfmadd``; with ``fastmath=True`` the tests find rows that differ). Rows are independent,
+so they may be spread over threads without changing a bit.
 
 numba is optional: :func:`available` says whether it imports; :func:`compiled` compiles the
 kernel on first use (cached on disk by numba where it can write).
