@@ -191,15 +191,18 @@ def row_dots(
     BLAS's matrix-vector product (``X @ v``) rounds a row differently with its place in the
     matrix (rows are taken four at a time, the rest one by one) and with BLAS's thread count,
     so a shard of the rows (:mod:`raglab.distributed.lsa_held`), or the same rows on a machine
-    with more cores, would score otherwise. Every row is ``np.sum(X[i] * v)`` as numpy sums a
-    C-ordered float64 block along its rows, bit for bit whichever the backend:
+    with more cores, would score otherwise. For a C-ordered float64 X and a float64 v, every
+    row is ``np.sum(X[i] * v)`` as numpy sums such a block along its rows, the same bits
+    whichever the backend:
 
     ``backend``: ``"numpy"`` multiplies and sums a block of ``_DOT_BLOCK_ROWS`` rows at a time
     (the products held stay small whatever n); ``"numba"`` runs the compiled kernel of
-    :mod:`raglab.embedding.pairwise` (numba must be installed), which forms each product in a
-    register and adds them in numpy's order, about BLAS's speed; ``"auto"`` (the default) takes
-    numba when it imports and X and v are float64 with X C-ordered (numpy sums another layout
-    in another order, so those stay with numpy).
+    :mod:`raglab.embedding.pairwise` (numba must be installed; any other X is summed as its
+    C-ordered float64 copy), which forms each product in a register and adds them in numpy's
+    order, in 0.5 to 0.9 of BLAS's one-thread time on a shared machine (benchmarks/RESULTS.md,
+    section 11); ``"auto"`` (the default) takes numba when it imports and X and v are as above
+    (numpy sums a Fortran-ordered block in another order, so such an X stays with numpy and
+    keeps numpy's bits).
 
     ``threads`` (numba only): a whole number, or ``"auto"`` (None: the ``threads`` setting,
     :data:`raglab.settings.THREADS`; see :func:`raglab.base.threads.resolve_threads`). From
