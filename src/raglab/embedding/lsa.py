@@ -37,7 +37,9 @@ import scipy.sparse as sp  # type: ignore[import-untyped]
 
 from raglab.base.exact import exact_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray, Ranking
+from raglab.base.threads import check_threads, even_parts, resolve_threads, run_parts
 from raglab.base.topk import top_k
+from raglab.embedding import pairwise as _pairwise
 from raglab.embedding.svd import check_positive_int, randomized_svd
 from raglab.embedding.vectors import (
     SparseMatrix,
@@ -46,7 +48,7 @@ from raglab.embedding.vectors import (
     count_matrix,
     tfidf_matrix,
 )
-from raglab.settings import LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS
+from raglab.settings import LSA_POWER_ITERATIONS, LSA_WINDOW_WORDS, LSA_WINDOWS, THREADS
 
 __all__ = [
     "LSAModel",
@@ -68,8 +70,12 @@ __all__ = [
 T = TypeVar("T")
 # Word-neighbour cosines equal to this many decimals are ties (see LSAModel.neighbours).
 _TIE_DECIMALS = 12
-# Rows multiplied at once by row_dots: its (rows, k) product stays near 3 MB at k = 48.
+# Rows multiplied at once by row_dots with numpy: its (rows, k) product stays near 3 MB at k = 48.
 _DOT_BLOCK_ROWS = 8192
+# row_dots with numba spreads n rows over threads in runs of at least this many (a run costs the
+# pool's hand-over, tens of microseconds; 16,384 rows of 48 take about half a millisecond).
+_DOT_PART_ROWS = 16_384
+_DOT_BACKENDS = ("auto", "numba", "numpy")
 # Tokens weighted at once by LSAModel.project: its transient sparse matrices stay near 30 MB
 # (about 28 bytes a token) whatever the size of the corpus.
 _PROJECT_BLOCK_TOKENS = 1 << 20
@@ -177,19 +183,63 @@ def unit_rows(X: FloatArray) -> FloatArray:
     return out
 
 
-def row_dots(X: FloatArray, v: FloatArray) -> FloatArray:
+def row_dots(
+    X: FloatArray, v: FloatArray, *, backend: str = "auto", threads: int | str | None = None
+) -> FloatArray:
     """``X @ v`` for X (n, k) and v (k,), each row's k products added by numpy's pairwise sum,
     shape (n,): a row's dot product is the same bits whatever rows lie around it.
 
     BLAS's matrix-vector product (``X @ v``) rounds a row differently with its place in the
     matrix (rows are taken four at a time, the rest one by one) and with BLAS's thread count,
     so a shard of the rows (:mod:`raglab.distributed.lsa_held`), or the same rows on a machine
-    with more cores, would score otherwise. A block of ``_DOT_BLOCK_ROWS`` rows at a time, so
-    the products held stay small whatever n."""
+    with more cores, would score otherwise. For a C-ordered float64 X and a float64 v, every
+    row is ``np.sum(X[i] * v)`` as numpy sums such a block along its rows, the same bits
+    whichever the backend:
+
+    ``backend``: ``"numpy"`` multiplies and sums a block of ``_DOT_BLOCK_ROWS`` rows at a time
+    (the products held stay small whatever n); ``"numba"`` runs the compiled kernel of
+    :mod:`raglab.embedding.pairwise` (numba must be installed; any other X is summed as its
+    C-ordered float64 copy), which forms each product in a register and adds them in numpy's
+    order, in 0.5 to 0.9 of BLAS's one-thread time on a shared machine (benchmarks/RESULTS.md,
+    section 11); ``"auto"`` (the default) takes numba when it imports and X and v are as above
+    (numpy sums a Fortran-ordered block in another order, so such an X stays with numpy and
+    keeps numpy's bits).
+
+    ``threads`` (numba only): a whole number, or ``"auto"`` (None: the ``threads`` setting,
+    :data:`raglab.settings.THREADS`; see :func:`raglab.base.threads.resolve_threads`). From
+    ``_DOT_PART_ROWS`` rows, runs of consecutive rows are summed on that many threads at once;
+    rows are independent, so the bits do not depend on the threads, and fewer rows run on the
+    caller's thread without reading the machine's load.
+    """
+    if backend not in _DOT_BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(_DOT_BACKENDS)}, got {backend!r}")
+    if backend == "numba" and not _pairwise.available():
+        raise ValueError("backend 'numba' needs numba installed (pip install numba)")
+    threads = check_threads(THREADS if threads is None else threads)
+    compiled_fits = (
+        X.dtype == np.float64 and v.dtype == np.float64 and X.ndim == 2 and X.flags.c_contiguous
+    )
+    if backend == "numba" or (backend == "auto" and compiled_fits and _pairwise.available()):
+        return _row_dots_compiled(X, v, threads)
     out: FloatArray = np.empty(X.shape[0], dtype=np.float64)
     for start in range(0, X.shape[0], _DOT_BLOCK_ROWS):
         stop = start + _DOT_BLOCK_ROWS
         np.sum(X[start:stop] * v, axis=1, out=out[start:stop])
+    return out
+
+
+def _row_dots_compiled(X: FloatArray, v: FloatArray, threads: int | str) -> FloatArray:
+    """:func:`row_dots` by the compiled kernel, on up to ``threads`` threads."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    if X.ndim != 2 or v.shape != (X.shape[1],):
+        raise ValueError(f"row_dots needs X (n, k) and v (k,), got {X.shape} and {v.shape}")
+    n = X.shape[0]
+    out: FloatArray = np.empty(n, dtype=np.float64)
+    rows, steps = _pairwise.compiled(), _pairwise.plan(X.shape[1])
+    count = resolve_threads(threads) if n >= 2 * _DOT_PART_ROWS else 1
+    bounds = even_parts(n, count, _DOT_PART_ROWS)
+    run_parts(len(bounds) - 1, count, lambda i: rows(X, v, steps, out, bounds[i], bounds[i + 1]))
     return out
 
 
