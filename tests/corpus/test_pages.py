@@ -427,10 +427,12 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Pa
     assert [p.n_words for p in held] == [p.n_words for p in full] == [4, 5, 0]
     for mine, theirs in zip(held, full, strict=True):
         for f in dataclasses.fields(Page):
-            if f.name != "text":
+            if f.name not in ("text", "sections"):
                 assert getattr(mine, f.name) == getattr(theirs, f.name)
-        with pytest.raises(AttributeError):
-            Page.__dict__["text"].__get__(mine, Page)
+        # Neither the text nor the sections found in it are held by the page object.
+        for name in ("text", "sections"):
+            with pytest.raises(AttributeError):
+                Page.__dict__[name].__get__(mine, Page)
     with pytest.raises(RuntimeError, match="held elsewhere"):
         _ = held.page("a").text
     asked: list[list[str]] = []
@@ -445,3 +447,9 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Pa
     assert held.page("b").text == full.page("b").text
     assert list(texts._kept) == ["b"] and texts.kept_chars == len(full.page("b").text)
     assert pickle.loads(pickle.dumps(held.page("b"))) == full.page("b")
+    # The sections come from the kept text, found once while it is kept, and go with it.
+    assert held.page("b").sections == full.page("b").sections
+    assert held.page("b").sections is held.page("b").sections
+    assert texts.fetched == 4
+    assert held.page("a").sections == full.page("a").sections and texts.fetched == 5
+    assert list(texts._sections) == ["a"]
