@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import raglab.corpus.pages as pages_module
 from raglab.corpus.pages import (
     HeldPage,
     Page,
@@ -411,7 +412,9 @@ def test_a_utf8_page_with_a_stray_byte_is_read_with_it_replaced(tmp_path: Path) 
     ]
 
 
-def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Path) -> None:
+def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Oracle: the same folder read with its texts; the word counts by hand ("#", "A", "One", "two."). Read with ``held=HeldPage.of``, every page
     has the same fields, word count and warnings while no page object holds its text: each text
     comes from the PageTexts when read, kept up to the budget of characters (the one just fetched
@@ -453,3 +456,10 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Pa
     assert texts.fetched == 4
     assert held.page("a").sections == full.page("a").sections and texts.fetched == 5
     assert list(texts._sections) == ["a"]
+    # At most CLIENT_SECTION_PAGES pages' sections: a is asked again, its sections found again.
+    texts.budget = 10**6
+    monkeypatch.setattr(pages_module, "CLIENT_SECTION_PAGES", 1)
+    assert held.page("b").sections == full.page("b").sections and list(texts._sections) == ["b"]
+    again = held.page("a").sections
+    assert again == full.page("a").sections and list(texts._sections) == ["a"]
+    assert texts.fetched == 6 and set(texts._kept) == {"a", "b"}

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
 from raglab.errors import InputError, Problem
+from raglab.settings import CLIENT_SECTION_PAGES
 from raglab.text.tokens import count_words
 
 FRONT_MATTER_FIELDS = ("id", "title", "updated", "status", "supersedes")
@@ -119,7 +120,8 @@ class PageTexts:
         self.round_trips = 0
         self.kept_chars = 0
         self._kept: dict[str, str] = {}
-        # The sections of kept pages whose sections were asked for, dropped with their text.
+        # The sections of the kept pages whose sections were asked for last, dropped with their
+        # text, and at most CLIENT_SECTION_PAGES pages' (the last used first out).
         self._sections: dict[str, tuple[Section, ...]] = {}
         # Each held page's length in characters, known when it was read: what a batch weighs.
         self._sizes: dict[str, int] = {}
@@ -192,11 +194,15 @@ class PageTexts:
 
     def sections(self, page_id: str, title: str) -> tuple[Section, ...]:
         """The sections of page ``page_id`` (title ``title``), found in its text
-        (:func:`find_sections`, as :func:`parse_page` finds them) and kept while the text is."""
+        (:func:`find_sections`, as :func:`parse_page` finds them) and kept while the text is,
+        for the last :data:`~raglab.settings.CLIENT_SECTION_PAGES` pages asked at most."""
         text = self.text(page_id)
-        found = self._sections.get(page_id)
+        found = self._sections.pop(page_id, None)
         if found is None:
-            found = self._sections[page_id] = find_sections(text, title=title)
+            found = find_sections(text, title=title)
+        self._sections[page_id] = found
+        while len(self._sections) > CLIENT_SECTION_PAGES:
+            self._sections.pop(next(iter(self._sections)))
         return found
 
 
