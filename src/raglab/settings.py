@@ -199,6 +199,11 @@ CACHE_SIZE: Final = 32
 #: more, and a corpus under it is fetched once a page.
 CLIENT_PAGE_TEXT_BUDGET: Final = 32_000_000
 
+#: Pages whose sections (found in their kept texts) a cluster's client keeps at once, the last
+#: used first out: a heading's object each, so not every kept text's (a page a chunk is made from
+#: has its sections found again once they are out).
+CLIENT_SECTION_PAGES: Final = 32
+
 #: The largest collection ``raglab site`` writes for the tab (the in-tab engine holds every chunk
 #: and its tokens in the tab's memory): chunks under the heading chunker, and UTF-8 bytes of text.
 SITE_MAX_CHUNKS: Final = 5000

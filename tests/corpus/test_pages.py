@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import raglab.corpus.pages as pages_module
 from raglab.corpus.pages import (
     HeldPage,
     Page,
@@ -411,7 +412,9 @@ def test_a_utf8_page_with_a_stray_byte_is_read_with_it_replaced(tmp_path: Path) 
     ]
 
 
-def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Path) -> None:
+def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Oracle: the same folder read with its texts; the word counts by hand ("#", "A", "One", "two."). Read with ``held=HeldPage.of``, every page
     has the same fields, word count and warnings while no page object holds its text: each text
     comes from the PageTexts when read, kept up to the budget of characters (the one just fetched
@@ -427,10 +430,12 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Pa
     assert [p.n_words for p in held] == [p.n_words for p in full] == [4, 5, 0]
     for mine, theirs in zip(held, full, strict=True):
         for f in dataclasses.fields(Page):
-            if f.name != "text":
+            if f.name not in ("text", "sections"):
                 assert getattr(mine, f.name) == getattr(theirs, f.name)
-        with pytest.raises(AttributeError):
-            Page.__dict__["text"].__get__(mine, Page)
+        # Neither the text nor the sections found in it are held by the page object.
+        for name in ("text", "sections"):
+            with pytest.raises(AttributeError):
+                Page.__dict__[name].__get__(mine, Page)
     with pytest.raises(RuntimeError, match="held elsewhere"):
         _ = held.page("a").text
     asked: list[list[str]] = []
@@ -445,3 +450,16 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(tmp_path: Pa
     assert held.page("b").text == full.page("b").text
     assert list(texts._kept) == ["b"] and texts.kept_chars == len(full.page("b").text)
     assert pickle.loads(pickle.dumps(held.page("b"))) == full.page("b")
+    # The sections come from the kept text, found once while it is kept, and go with it.
+    assert held.page("b").sections == full.page("b").sections
+    assert held.page("b").sections is held.page("b").sections
+    assert texts.fetched == 4
+    assert held.page("a").sections == full.page("a").sections and texts.fetched == 5
+    assert list(texts._sections) == ["a"]
+    # At most CLIENT_SECTION_PAGES pages' sections: a is asked again, its sections found again.
+    texts.budget = 10**6
+    monkeypatch.setattr(pages_module, "CLIENT_SECTION_PAGES", 1)
+    assert held.page("b").sections == full.page("b").sections and list(texts._sections) == ["b"]
+    again = held.page("a").sections
+    assert again == full.page("a").sections and list(texts._sections) == ["a"]
+    assert texts.fetched == 6 and set(texts._kept) == {"a", "b"}

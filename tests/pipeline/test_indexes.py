@@ -9,6 +9,7 @@ asked of a second lab over the same pages, whose TF-IDF N and df come from a cou
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -134,3 +135,37 @@ def test_the_chunks_ages_come_off_their_pages_without_making_a_chunk(
             got = cs.age_years
         assert got.tobytes() == want.tobytes()
         assert len({float(a) for a in got}) > 1
+
+
+@pytest.mark.parametrize("undated", [1, 2, 3, 7])
+def test_the_candidates_ages_come_off_their_pages_without_an_array_of_every_chunk(
+    handbook_lab: Lab, undated: int
+) -> None:
+    """Oracle: ``page_age_years`` of every chunk's own date (chunks made by ``chunk_pages``),
+    on the handbook with the dates of every ``undated``-th page removed, so that undated chunks
+    take the median of the dated chunks' ages (an even and an odd number of them among the
+    cases: the mean of the two middle ages, or the middle one), and the pages hold unequal
+    numbers of chunks (the median is the chunks', not the pages'). ``ages_of`` gives any
+    chunks' ages, bit for bit, without building the array of every chunk's age."""
+    from raglab.corpus.pages import Corpus
+    from raglab.rerank.features import page_age_years
+
+    pages = [
+        dataclasses.replace(page, updated=None) if p % undated == 0 else page
+        for p, page in enumerate(handbook_lab.corpus)
+    ]
+    lab = Lab(Corpus(tuple(pages)), handbook_lab.questions)
+    parities = set()
+    for key in (ChunkingKey().resolved(), ChunkingKey("fixed", 40, 10).resolved()):
+        made = chunk_pages(lab.corpus, method=key.method, size=key.size, overlap=key.overlap)
+        want = page_age_years([c.updated for c in made])
+        parities.add(sum(c.updated is not None for c in made) % 2)
+        cs = lab.indexes.chunk_set(key)
+        idx = np.arange(len(made))[::-1].copy()
+        assert cs.ages_of(idx).tobytes() == want[idx].tobytes()
+        assert "age_years" not in cs.__dict__
+        assert cs.age_years.tobytes() == want.tobytes()
+        if undated > 1:
+            assert len({float(a) for a in want}) > 2
+    if undated in (3, 7):
+        assert parities == {0, 1}  # an even and an odd number of dated chunks

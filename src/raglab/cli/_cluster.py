@@ -368,8 +368,9 @@ def cluster_lab(
     stage = _stages(echo)
     wanted = [settings] if isinstance(settings, RetrievalSettings) else list(settings)
     # The inputs read and checked before any cluster work: the corpus, the questions file.
-    # Each page's text is dropped once it is checked: the workers hold the texts, and the
-    # stages fetch the few each question batch reads (kept here up to a budget of characters).
+    # Each page's text and sections are dropped once it is checked: the workers hold the texts,
+    # and the stages fetch the few each question batch reads (kept here up to a budget of
+    # characters, with the sections found in them).
     texts = PageTexts(CLIENT_PAGE_TEXT_BUDGET)
     corpus = load_data_corpus(args, held=partial(HeldPage.of, texts=texts))
     print_corpus_warnings(corpus)

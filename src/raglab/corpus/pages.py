@@ -30,6 +30,7 @@ from pathlib import Path
 
 from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
 from raglab.errors import InputError, Problem
+from raglab.settings import CLIENT_SECTION_PAGES
 from raglab.text.tokens import count_words
 
 FRONT_MATTER_FIELDS = ("id", "title", "updated", "status", "supersedes")
@@ -119,6 +120,9 @@ class PageTexts:
         self.round_trips = 0
         self.kept_chars = 0
         self._kept: dict[str, str] = {}
+        # The sections of the kept pages whose sections were asked for last, dropped with their
+        # text, and at most CLIENT_SECTION_PAGES pages' (the last used first out).
+        self._sections: dict[str, tuple[Section, ...]] = {}
         # Each held page's length in characters, known when it was read: what a batch weighs.
         self._sizes: dict[str, int] = {}
         # The pages the stages now running will read, in order (page id -> place), oldest first.
@@ -183,14 +187,31 @@ class PageTexts:
             self.kept_chars += len(text)
         # The batch weighs at most the budget (or is one page): what goes is older.
         while self.kept_chars > self.budget and len(self._kept) > 1:
-            self.kept_chars -= len(self._kept.pop(next(iter(self._kept))))
+            oldest = next(iter(self._kept))
+            self.kept_chars -= len(self._kept.pop(oldest))
+            self._sections.pop(oldest, None)
         return self._kept[page_id]
+
+    def sections(self, page_id: str, title: str) -> tuple[Section, ...]:
+        """The sections of page ``page_id`` (title ``title``), found in its text
+        (:func:`find_sections`, as :func:`parse_page` finds them) and kept while the text is,
+        for the last :data:`~raglab.settings.CLIENT_SECTION_PAGES` pages asked at most."""
+        text = self.text(page_id)
+        found = self._sections.pop(page_id, None)
+        if found is None:
+            found = find_sections(text, title=title)
+        self._sections[page_id] = found
+        while len(self._sections) > CLIENT_SECTION_PAGES:
+            self._sections.pop(next(iter(self._sections)))
+        return found
 
 
 class HeldPage(Page):
     """A :class:`Page` whose text is held elsewhere and fetched when read (:class:`PageTexts`):
-    the same fields, each text read on demand; its word count kept from when it was read.
-    Pickled as the plain :class:`Page` it stands for."""
+    the same fields, the text and the sections (found in the text, as :func:`parse_page` finds
+    them: one object a heading, the size of the chunk list again where a chunk is a section)
+    read on demand; its word count kept from when it was read. Pickled as the plain
+    :class:`Page` it stands for."""
 
     __slots__ = ("_n_words", "_texts")
     _n_words: int
@@ -201,7 +222,7 @@ class HeldPage(Page):
         """``page`` without its text, which ``texts`` gives when it is read."""
         held = object.__new__(cls)
         for f in dataclasses.fields(Page):
-            if f.name != "text":
+            if f.name not in ("text", "sections"):
                 object.__setattr__(held, f.name, getattr(page, f.name))
         object.__setattr__(held, "_n_words", page.n_words)
         object.__setattr__(held, "_texts", texts)
@@ -211,6 +232,10 @@ class HeldPage(Page):
     @property
     def text(self) -> str:
         return self._texts.text(self.id)
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        return self._texts.sections(self.id, self.title)
 
     @property
     def n_words(self) -> int:
@@ -654,8 +679,8 @@ def load_corpus(
     Python does not know.
 
     ``held``: what is kept of each page once it is read and checked (None: the page itself);
-    :meth:`HeldPage.of` keeps its metadata only, so that no more than one page's text is held
-    at once while the folder is read.
+    :meth:`HeldPage.of` keeps its metadata only (no text, no sections), so that no more than
+    one page's text is held at once while the folder is read.
     """
     if encoding is not None:
         try:

@@ -35,13 +35,15 @@ their terms' rows of U fetched from the workers,
 reduced table, :meth:`~raglab.distributed.bm25.DistributedBM25.term_columns`), so a BM25 run
 builds no table of every chunk there.
 
-What stays on the client, O(chunks): the lab itself (the pages' metadata, each page's text
-fetched from the workers when a stage reads it, questions, and its chunk list for
-ids, relevance, packing and the reader's inputs, held as offsets and word counts,
-:class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are made from its page only
-while a stage reads it). Of the LSA model the client holds s and each term block's first term
-(docs/distributed.md, "What the client holds"); exhibit III's spectrum and neighbours are
-each term block's best few, merged there. Fusion and the threshold run there too. A
+What stays on the client, O(chunks): the lab itself (the pages' metadata, each page's text,
+and the sections found in it, fetched from the workers when a stage reads it, questions, and
+its chunk list for ids, relevance, packing and the reader's inputs, held as offsets and word
+counts, 24 bytes a chunk, :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are
+made from its page only while a stage reads it, and a candidate's age is read off its page's,
+:meth:`~raglab.pipeline.indexes.ChunkSet.ages_of`). Of the LSA model the client holds s and
+each term block's first term (docs/distributed.md, "What the client holds"); exhibit III's
+spectrum and neighbours are each term block's best few, merged there. Fusion and the threshold
+run there too. A
 neural first stage is searched per shard on the workers and merged
 (:mod:`raglab.distributed.neural_shards`): the client holds its questions' vectors, rankings
 and candidates' rows, not the chunks' vectors.

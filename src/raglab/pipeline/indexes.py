@@ -28,7 +28,7 @@ from raglab.embedding.lsa import LSASpace, fit_lsa, unit_rows, window_count, win
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, idf_weights, tfidf_matrix
 from raglab.pipeline import dense
 from raglab.pipeline.cache import BoundedCache
-from raglab.rerank.features import page_age_years
+from raglab.rerank.features import DAYS_PER_YEAR, page_age_years
 from raglab.run_settings import ChunkingKey
 from raglab.settings import CACHE_SIZE, LSA_MAX_WINDOWS, LSA_OVERSAMPLE, LSA_RANK, SEED, default
 from raglab.text.tokens import count_words, identifiers, tokenize, word_offsets
@@ -145,20 +145,52 @@ class ChunkSet:
 
     @cached_property
     def age_years(self) -> FloatArray:
+        """Each chunk's age in years (:func:`~raglab.rerank.features.page_age_years` of the
+        chunks' dates), (n_chunks,): the reranker reads its candidates' only (:meth:`ages_of`)."""
         chunks = self.chunks
         if isinstance(chunks, ChunkTable):
-            # A chunk's date is its page's: read off the pages, so no chunk is made and no
-            # page text held elsewhere is fetched. One date a chunk, as below: the median
-            # that fills a missing date is taken over chunks.
-            counts = np.diff(chunks.first).tolist()
-            return page_age_years(
-                [
-                    page.updated
-                    for page, n in zip(chunks.pages, counts, strict=True)
-                    for _ in range(n)
-                ]
-            )
+            return np.repeat(self._page_ages, np.diff(chunks.first))
         return page_age_years([c.updated for c in chunks])
+
+    @cached_property
+    def _page_ages(self) -> FloatArray:
+        """The age of each page's chunks, (n_pages,): ``page_age_years`` of the chunks' dates
+        bit for bit, a chunk's date being its page's, found over the pages (no chunk made, no
+        page text fetched, nothing of one entry a chunk): the median that fills a missing
+        date is the chunks' (each page's age weighed by its number of chunks), the one or two
+        middle ages passed to ``np.median`` as the whole sorted list would give them."""
+        chunks = self.chunks
+        assert isinstance(chunks, ChunkTable)
+        counts = np.diff(chunks.first)
+        days = np.array(
+            [0 if page.updated is None else page.updated.toordinal() for page in chunks.pages],
+            dtype=np.float64,
+        )
+        dated = np.array([page.updated is not None for page in chunks.pages], dtype=bool)
+        known = dated & (counts > 0)
+        if not known.any():
+            return np.zeros(len(chunks.pages), dtype=np.float64)
+        newest = float(days[known].max())
+        ages = (newest - days) / DAYS_PER_YEAR
+        order = np.argsort(ages[known], kind="stable")
+        sorted_ages = ages[known][order]
+        ends = np.cumsum(counts[known][order])
+        n = int(ends[-1])
+        # The sorted list's entries n // 2 (and n // 2 - 1 when n is even), by their pages.
+        middle = [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2]
+        picked = sorted_ages[np.searchsorted(ends, middle, side="right")]
+        ages[~dated] = float(np.median(picked))
+        return ages
+
+    def ages_of(self, idx: IntArray) -> FloatArray:
+        """:attr:`age_years` of chunks ``idx``, read off their pages' ages."""
+        chunks = self.chunks
+        if "age_years" in self.__dict__ or not isinstance(chunks, ChunkTable):
+            rows: FloatArray = self.age_years[idx]
+            return rows
+        page = np.searchsorted(chunks.first, np.asarray(idx, dtype=np.int64), side="right") - 1
+        got: FloatArray = self._page_ages[page]
+        return got
 
     @cached_property
     def tfidf(self) -> SparseMatrix:

@@ -159,7 +159,7 @@ def features(
         chunk_identifiers=cs.identifiers_of(idx),
         question_terms=set(lab.indexes.query_tokens(q)),
         title_terms=cs.title_terms_of(idx),
-        age_years=cs.age_years[idx],
+        age_years=cs.ages_of(idx),
         rank=np.arange(1, len(idx) + 1, dtype=np.int64),
     )
 

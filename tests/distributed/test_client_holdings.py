@@ -1,0 +1,118 @@
+"""What the client's lab holds once ``raglab run --retriever bm25`` is done on the cluster: no
+object a heading of every page (the pages' sections stay with their texts on the workers), and
+no array of one entry a chunk beyond the chunk list's offsets (the reranker's candidates' ages
+are read off their pages).
+
+Oracle: ``raglab run --retriever bm25 --json`` on one machine (the same bytes), the generated
+folder's own counts (pages x sections, one chunk a section) and the pages the client keeps
+(:class:`raglab.corpus.pages.PageTexts`): read off the objects the lab reaches, by
+``gc.get_referents``, independent of how the lab stores them.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import raglab.cli._cluster as cluster_module
+from raglab.cli.main import main
+from raglab.corpus.pages import PageTexts, Section
+from raglab.pipeline.lab import Lab
+from tests.distributed.cluster_fixtures import recorded_labs
+
+PAGES = 13
+SECTIONS = 11  # one chunk each under the heading chunker
+CHUNKS = PAGES * SECTIONS
+
+
+def _folder(root: Path) -> list[str]:
+    """``PAGES`` pages of ``SECTIONS`` sections (an id, then words of 30 shared ones), and one
+    question a page
+    whose answer is its section's first sentence (half train, half test); the run's data
+    options."""
+    pages = root / "pages"
+    pages.mkdir()
+    lines = []
+    for p in range(PAGES):
+        parts = [
+            f"---\nid: p{p}\ntitle: Page {p}\nupdated: 2025-0{1 + p % 9}-01\n---\n# Page {p}\n"
+        ]
+        for x in range(SECTIONS):
+            words = " ".join(f"v{(p * 7 + x * 3 + j) % 30}" for j in range(8))
+            parts.append(f"\n## Part {x}\n\nItem p{p}x{x} {words}. Filler text of part {x}.\n")
+        (pages / f"p{p}.md").write_text("".join(parts), encoding="utf-8")
+        x = p % SECTIONS
+        answer = (
+            f"Item p{p}x{x} " + " ".join(f"v{(p * 7 + x * 3 + j) % 30}" for j in range(8)) + "."
+        )
+        split = "train" if p % 2 == 0 else "test"
+        question = f"What about p{p}x{x} v{(p * 7 + x * 3 + 1) % 30} v{(p * 7 + x * 3 + 2) % 30}?"
+        row = {"id": f"q{p}", "split": split, "kind": "keyword", "question": question}
+        lines.append(json.dumps({**row, "answer": answer}))
+    (root / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ["--corpus", str(pages), "--questions", str(root / "questions.jsonl")]
+
+
+def _reached(lab: Lab) -> list[object]:
+    """Every object the lab reaches through references, classes, modules and functions left out
+    (what it holds, not the code it runs)."""
+    seen: set[int] = set()
+    out: list[object] = []
+    stack: list[object] = [lab]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(
+            obj, type | types.ModuleType | types.FunctionType | types.BuiltinFunctionType
+        ):
+            continue
+        seen.add(id(obj))
+        out.append(obj)
+        stack.extend(gc.get_referents(obj))
+    return out
+
+
+def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_client(
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same bytes as one machine; then, of the objects the client's lab reaches, the
+    sections are those of the pages the client keeps (a budget of two pages' characters
+    here), where every page held its sections before (one a chunk: 143, and a title section
+    each); and the arrays with an entry a chunk are the chunk list's three (starts, ends, word
+    counts), where the chunks' ages for the reranker's recency feature made a fourth before
+    (an array, list, tuple or dict of 143 entries, the number of chunks, which no count of
+    questions, pages or sections here gives)."""
+    data = _folder(tmp_path)
+    argv = ["run", "--retriever", "bm25", "--json", *data]
+    assert main(argv) == 0
+    single = capsys.readouterr().out
+    assert '"outcomes"' in single
+    page_chars = len((tmp_path / "pages" / "p0.md").read_text(encoding="utf-8"))
+    monkeypatch.setattr(cluster_module, "CLIENT_PAGE_TEXT_BUDGET", 2 * page_chars)
+    labs = recorded_labs(monkeypatch)
+    assert main([*argv, "--scheduler", str(client.scheduler.address)]) == 0
+    assert capsys.readouterr().out == single
+    (lab,) = labs
+    reached = _reached(lab)
+    (texts,) = [o for o in reached if isinstance(o, PageTexts)]
+    assert 1 <= len(texts._kept) <= 2 < PAGES
+    sections = [o for o in reached if isinstance(o, Section)]
+    # At most the kept pages' sections (a title section and SECTIONS parts a page).
+    assert len(sections) <= 2 * (SECTIONS + 1) < CHUNKS
+    assert set(texts._sections) <= set(texts._kept)
+    kept = [s for found in texts._sections.values() for s in found]
+    assert set(map(id, sections)) == set(map(id, kept))
+    (chunks,) = [cs.chunks for cs in lab.indexes._chunk_sets._data.values()]
+    assert len(chunks) == CHUNKS
+    sized = [o for o in reached if isinstance(o, np.ndarray) and o.shape[:1] == (CHUNKS,)]
+    per_chunk = {id(chunks.starts), id(chunks.ends), id(chunks.n_words)}
+    assert {id(o) for o in sized} == per_chunk
+    assert not [o for o in reached if isinstance(o, list | tuple | dict) and len(o) == CHUNKS]
