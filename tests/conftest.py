@@ -20,6 +20,9 @@ What the whole session shares, built once:
   other test (:func:`pytest_collection_modifyitems`).
 - In-process commands (``raglab.cli.main.main``) build each data set's indexes once
   (:class:`LabMaker`), not once per call.
+- Beside the session, on the machine's other core, once the tests are collected: the
+  prewarming (tests/prewarm.py), the Node parity suite (:func:`start_node_suite`) and the
+  benchmark sweep's smoke run (:func:`start_sweep`), each only when a collected test reads it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests import background
 from tests.prewarm import import_argv
 
 if TYPE_CHECKING:
@@ -56,6 +60,10 @@ USER_CACHE = Path.home() / ".cache" / "raglab"
 USER_CACHE_FILES: list[int] = []
 #: The subprocess warming ranx and Cranfield's chunk vectors while the first tests run (tests/prewarm.py).
 PREWARM: list[subprocess.Popen[bytes]] = []
+#: The Node parity suite running beside the session (tests/web/static/engine/node_suite.py).
+NODE_SUITE: list[background.Background] = []
+#: The benchmark sweep's smoke run beside the session (tests/test_benchmarks.py reads it).
+SWEEP: list[background.Background] = []
 
 
 def count_files(folder: Path) -> int:
@@ -172,6 +180,51 @@ def start_prewarming(config: pytest.Config, what: Sequence[str]) -> None:
         )
 
 
+def start_node_suite(basetemp: Path, *, node: bool) -> background.Background:
+    """Start the parity fixtures' writing, then with ``node`` the Node parity suite on them
+    (tests/web/static/engine/node_suite.py), in ``node-suite/`` of the session's temporary
+    folder, on the other core while the first tests run (about 45 s of one core)."""
+    job = background.start(
+        basetemp / "node-suite",
+        [
+            sys.executable,
+            "-m",
+            "tests.web.static.engine.node_suite",
+            str(basetemp / "node-suite"),
+            *(["node"] if node else []),
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    NODE_SUITE.append(job)
+    return job
+
+
+def start_sweep(basetemp: Path) -> background.Background:
+    """Start ``benchmarks/bench_sweep.py --sizes 2000`` (about 20 s of one core), its cache in
+    ``sweep/cache`` of the session's temporary folder, on the other core while the first tests
+    run; ``sweep_run`` waits for it."""
+    root = Path(__file__).resolve().parents[1]
+    folder = basetemp / "sweep"
+    job = background.start(
+        folder,
+        [sys.executable, str(root / "benchmarks" / "bench_sweep.py"), "--sizes", "2000"],
+        cwd=root,
+        env={**os.environ, "RAGLAB_CACHE_DIR": str(folder / "cache")},
+    )
+    SWEEP.append(job)
+    return job
+
+
+@pytest.fixture(scope="session")
+def sweep_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int | None, str]:
+    """The benchmark sweep's smoke run (:func:`start_sweep`; started here if the collection
+    started none): its exit status (``None``: still running 600 s after a test asked, then
+    stopped) and its whole output, stdout and stderr."""
+    if not SWEEP:
+        start_sweep(tmp_path_factory.getbasetemp())
+    return SWEEP[0].finish(timeout=600)
+
+
 def reads_ranx(item: pytest.Item) -> bool:
     """Whether ``item``'s module calls ranx (directly or through ir_measures' ranx provider)."""
     module = getattr(item, "module", None)
@@ -189,7 +242,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the warm-ups they need: ranx's compiled functions when one of them calls ranx
     (:func:`reads_ranx`), Cranfield's vectors when one reads Cranfield (``cranfield_import``,
     directly or through another fixture). A run of a few other tests would spend minutes of a
-    core on what it never reads."""
+    core on what it never reads. So does the Node parity suite (:func:`start_node_suite`): the
+    parity fixtures when a test reads them (``parity_dir``), Node's run on them when its test is
+    here (``node_suite_run``); and the benchmark sweep's smoke run when its test is
+    (``sweep_run``)."""
     what = [
         name
         for name, needed in (
@@ -200,24 +256,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if what and not config.option.collectonly:
         start_prewarming(config, what)
+    if any("sweep_run" in item.fixturenames for item in items) and not config.option.collectonly:
+        start_sweep(config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
+    node = any("node_suite_run" in item.fixturenames for item in items)
+    if (node or any("parity_dir" in item.fixturenames for item in items)) and not (
+        config.option.collectonly
+    ):
+        factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+        start_node_suite(factory.getbasetemp(), node=node)
     # Then, before them, the modules that read Cranfield (they wait for its vectors, prewarmed
     # on the other core meanwhile) or keep a Dask cluster's two workers busy (they would compete
-    # with the prewarming for that core).
+    # with the prewarming for that core); and before those, the other modules that call ranx,
+    # so that the prewarming has compiled ranx's functions when they first call one (in CI's
+    # fresh environment the first fusion test compiled them itself, 23.5 s).
     late = {
         item.module.__name__
         for item in items
         if {"cranfield_import", "client"} & set(item.fixturenames)
     }
-    items.sort(
-        key=lambda item: (
-            item.get_closest_marker("browser") is not None,
-            item.module.__name__ in late,
-        )
-    )
+
+    def place(item: pytest.Item) -> int:
+        if item.get_closest_marker("browser") is not None:
+            return 3
+        if item.module.__name__ in late:
+            return 2
+        return 1 if reads_ranx(item) else 0
+
+    items.sort(key=place)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stop the prewarming subprocess if the session ends before it does."""
+    """Stop the prewarming, the Node suite and the sweep if the session ends before they do."""
+    for job in [*NODE_SUITE, *SWEEP]:
+        job.stop()
     for process in PREWARM:
         if process.poll() is None:
             process.kill()

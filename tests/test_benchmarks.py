@@ -60,10 +60,15 @@ def test_the_cluster_benchmark_runs_small_and_finds_the_sides_equal(tmp_path: Pa
     assert "U, 48 singular values, Vt, idf and ||A||_F^2 bit for bit" in out
 
 
-def test_the_sweep_runs_small_and_finds_bm25s_ranking_as_we_do(tmp_path: Path) -> None:
+def test_the_sweep_runs_small_and_finds_bm25s_ranking_as_we_do(
+    sweep_run: tuple[int | None, str],
+) -> None:
     """oracle: bm25s (the peer), its rankings checked equal to ours before anything is timed:
-    the sweep at 2,000 chunks prints a row for each mix and backend with that agreement."""
-    out = _run("bench_sweep.py", "--sizes", "2000", tmp_path=tmp_path)
+    the sweep at 2,000 chunks prints a row for each mix and backend with that agreement. (It
+    runs beside the session from its start, its cache in the session's temporary folder:
+    ``sweep_run``.)"""
+    code, out = sweep_run
+    assert code == 0, out[-3000:]
     rows = [line for line in out.splitlines() if line.startswith("| 2,000 |")]
     assert len(rows) >= 4, out
     assert all("same rankings on" in row for row in rows[:4]), rows

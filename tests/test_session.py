@@ -1,10 +1,12 @@
-"""The test session's own set-up (tests/conftest.py): Cranfield is prewarmed only when read, and
-ranx's compiled functions only when a test calls ranx.
+"""The test session's own set-up (tests/conftest.py): Cranfield is prewarmed only when read,
+ranx's compiled functions only when a test calls ranx, and the tests calling ranx run after the
+others.
 
 Oracle: the prewarming's folder in pytest's base temporary folder (``prewarm/``, made when the
 subprocess starts: :func:`tests.conftest.start_prewarming`, its log's first line naming the
-warm-ups), looked for after a session of a few tests run in a fresh pytest process; and, in this
-session, the prewarming process itself once a test that reads Cranfield has run.
+warm-ups), looked for after a session of a few tests run in a fresh pytest process, and the order
+its verbose report lists them in; and, in this session, the prewarming process itself once a
+test that reads Cranfield has run.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def run_session(base: Path, *tests: str) -> str:
             "-m",
             "pytest",
             *tests,
-            "-q",
+            "-v",
             "-p",
             "no:cacheprovider",
             f"--basetemp={base}",
@@ -57,16 +59,21 @@ def test_a_session_that_reads_no_cranfield_starts_no_prewarming(tmp_path: Path) 
 
 def test_a_session_that_calls_ranx_prewarms_ranx_alone(tmp_path: Path) -> None:
     """A run of one test comparing with ranx (hand-worked RRF beside it, which calls none) starts
-    the prewarming with ranx's warm-up only: no Cranfield import, no vectors encoded."""
+    the prewarming with ranx's warm-up only: no Cranfield import, no vectors encoded. Named
+    last, a tokeniser test (its module calls no ranx) runs before the fusion module's tests, so
+    the prewarming compiles ranx's functions meanwhile instead of a test compiling them."""
     base = tmp_path / "base"
-    run_session(
-        base,
+    fusion = [
         "tests/fusion/test_fuse.py::test_rrf_second_in_both_beats_first_in_one",
         "tests/fusion/test_fuse.py::test_rrf_equals_ranx[1-None]",
-    )
+    ]
+    tokens = "tests/text/test_tokens.py::test_identifiers_stay_one_token_each"
+    out = run_session(base, *fusion, tokens)
     log = (base / "prewarm" / "log.txt").read_text()
     assert log.splitlines()[0] == "prewarm: ranx", log
     assert not (base / "prewarm" / "cranfield").exists()
+    ran = [line.split(" PASSED")[0] for line in out.splitlines() if " PASSED" in line]
+    assert ran == [tokens, *fusion], out
 
 
 def test_a_session_that_reads_cranfield_prewarms_its_vectors(cranfield_import: Path) -> None:

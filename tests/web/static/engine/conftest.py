@@ -1,4 +1,6 @@
-"""The parity fixtures, written once per session for the Node and the Chromium parity tests."""
+"""The parity fixtures, written once per session for the Node and the Chromium parity tests, and
+the Node parity suite's run on them, both in the subprocess the session starts once its tests are
+collected (tests/web/static/engine/node_suite.py, :func:`tests.conftest.start_node_suite`)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,29 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.static.engine.parity import write_fixtures
+from tests.background import Background
+from tests.conftest import NODE_SUITE, start_node_suite
+from tests.web.static.engine.node_suite import DONE
+
+
+def node_suite(tmp_path_factory: pytest.TempPathFactory, *, node: bool) -> Background:
+    """The session's Node suite subprocess; started here if the collection started none."""
+    if not NODE_SUITE:
+        start_node_suite(tmp_path_factory.getbasetemp(), node=node)
+    return NODE_SUITE[0]
 
 
 @pytest.fixture(scope="session")
 def parity_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A temporary folder holding every fixture :func:`~tests.web.static.engine.parity.write_fixtures`
-    writes (about 20 s of one core)."""
-    out = tmp_path_factory.mktemp("parity")
-    write_fixtures(out)
-    return out
+    writes (about 15 s of one core, on the other core while the first tests run)."""
+    job = node_suite(tmp_path_factory, node=False)
+    assert job.wait_for(DONE), "the parity fixtures were not written:\n" + job.log()[-8000:]
+    return job.folder / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def node_suite_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int | None, str]:
+    """The Node parity suite's exit status (``None``: still running 600 s after a test asked,
+    then stopped) and its whole output (TAP)."""
+    return node_suite(tmp_path_factory, node=True).finish(timeout=600)
