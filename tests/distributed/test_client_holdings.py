@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import json
-import re
 import types
 from pathlib import Path
 from typing import Any
@@ -60,15 +59,13 @@ def _folder(root: Path) -> list[str]:
     return ["--corpus", str(pages), "--questions", str(root / "questions.jsonl")]
 
 
-def _ours(section: Section) -> bool:
-    """Whether ``section`` is one of :func:`_folder`'s (headed "Page p" or "Part x")."""
-    return re.fullmatch(r"(Page|Part) \d+", section.heading) is not None
-
-
-def _reached(lab: Lab) -> list[object]:
+def _reached(lab: Lab, before: set[int]) -> list[object]:
     """Every object the lab reaches through references, classes, modules and functions left out
-    (what it holds, not the code it runs)."""
-    seen: set[int] = set()
+    (what it holds, not the code it runs), and the objects whose ids are in ``before`` (what
+    the process held before the run: the session's cluster, whose in-process scheduler keeps a
+    record of earlier tests' tasks, and caches earlier tests filled with the bundled handbook),
+    so the count is this run's whatever ran before it in the session."""
+    seen: set[int] = set(before)
     out: list[object] = []
     stack: list[object] = [lab]
     while stack:
@@ -104,16 +101,16 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     page_chars = len((tmp_path / "pages" / "p0.md").read_text(encoding="utf-8"))
     monkeypatch.setattr(cluster_module, "CLIENT_PAGE_TEXT_BUDGET", 2 * page_chars)
     labs = recorded_labs(monkeypatch)
+    gc.collect()
+    # Held until the end, so no id among them is reused by an object the run makes.
+    earlier = gc.get_objects()
     assert main([*argv, "--scheduler", str(client.scheduler.address)]) == 0
     assert capsys.readouterr().out == single
     (lab,) = labs
-    reached = _reached(lab)
+    reached = _reached(lab, {id(o) for o in earlier})
     (texts,) = [o for o in reached if isinstance(o, PageTexts)]
     assert 1 <= len(texts._kept) <= 2 < PAGES
-    # This folder's sections only: what earlier tests in the session left in the process (the
-    # in-process scheduler's record of their tasks, caches of the bundled handbook) can be
-    # reached from the lab too, but is not this run's.
-    sections = [o for o in reached if isinstance(o, Section) and _ours(o)]
+    sections = [o for o in reached if isinstance(o, Section)]
     # At most the kept pages' sections (a title section and SECTIONS parts a page).
     assert len(sections) <= 2 * (SECTIONS + 1) < CHUNKS
     assert set(texts._sections) <= set(texts._kept)
