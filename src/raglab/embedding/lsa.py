@@ -200,7 +200,7 @@ def row_dots(
     (the products held stay small whatever n); ``"numba"`` runs the compiled kernel of
     :mod:`raglab.embedding.pairwise` (numba must be installed; any other X is summed as its
     C-ordered float64 copy), which forms each product in a register and adds them in numpy's
-    order, in 0.5 to 0.9 of BLAS's one-thread time on a shared machine (benchmarks/RESULTS.md,
+    order, in about half of BLAS's one-thread time idle (benchmarks/RESULTS.md,
     section 11); ``"auto"`` (the default) takes numba when it imports and X and v are as above
     (numpy sums a Fortran-ordered block in another order, so such an X stays with numpy and
     keeps numpy's bits).
