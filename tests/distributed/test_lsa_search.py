@@ -9,6 +9,7 @@ output (equal cosines, chunk indices ascending) and the pages' partitions
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ import pytest
 from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.distributed.chunking import file_partitions
+from raglab.distributed.lsa_held import text_search
 from raglab.pipeline.lab import Lab
-from raglab.run_settings import ChunkingKey
+from raglab.pipeline.retrieval import rank
+from raglab.run_settings import ChunkingKey, RetrievalSettings
 from tests.distributed.cluster_fixtures import recorded_labs
 
 #: A handbook query whose top three are the three returns policies' identical "Inspection and
@@ -151,3 +154,32 @@ def test_cranfield_lsa_search_json_is_the_single_machines_bytes(
     assert len(scores) == 20
     assert (scores[0] > 0.3) if query != "xyzzy plugh" else scores == [0.0] * 20
     _ranked_on_the_shards(stream, lab)
+
+
+def test_a_model_whole_on_the_client_ranks_the_text_here(
+    client: Any, handbook: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the lab's own ranking without the hook. Where the model is whole on the client
+    (an ``LSAModel``, not held on the workers), the cluster's hook declines (None, no shard
+    asked for) and ``lsa_ranking`` ranks the text here: the same indices and score bits."""
+    settings = RetrievalSettings("lsa")
+    want = rank(handbook, TIED, settings)
+    asked: list[ChunkingKey] = []
+
+    def parts(chunking: ChunkingKey) -> list[Any]:
+        asked.append(chunking)
+        return []
+
+    hook = text_search(
+        client,
+        lambda: handbook.indexes.lsa,
+        parts,
+        analyzer=handbook.analyzer,
+        stem=handbook.stem,
+        stage=contextlib.nullcontext,
+    )
+    monkeypatch.setattr(handbook.indexes, "lsa_search", hook)
+    got = rank(handbook, TIED, settings)
+    assert asked == [] and hook(ChunkingKey(), ["repair"], 5) is None
+    assert got.indices.tolist() == want.indices.tolist() and len(want.indices) == 100
+    assert got.scores.tobytes() == want.scores.tobytes()
