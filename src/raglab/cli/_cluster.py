@@ -348,6 +348,7 @@ def cluster_lab(
     )
     from raglab.distributed.cluster import connect, require_dask
     from raglab.distributed.evaluation import evaluate_on_cluster
+    from raglab.distributed.lsa_held import text_search
     from raglab.distributed.pipeline import (
         bm25_keys,
         index_lab,
@@ -437,6 +438,15 @@ def cluster_lab(
         # when a stage first reads the model (the LSA rankings below, the reranker's LSA
         # cosine, exhibit III): a command that reads none (a BM25 export) fits none.
         lab.indexes.lsa_fit = lambda rank: prime_lsa(client, lab, rank, stage=stage, read=read())
+        # A free text (raglab lsa search) is ranked on the shards as the questions are.
+        lab.indexes.lsa_search = text_search(
+            client,
+            lambda: lab.indexes.lsa,
+            chunked,
+            analyzer=lab.analyzer,
+            stem=lab.stem,
+            stage=stage,
+        )
         for one in dict.fromkeys(wanted):
             if lsa_keys(one):
                 lsa = lab.indexes.lsa
@@ -508,3 +518,4 @@ def cluster_lab(
             lab.indexes.neural_search = None
             lab.indexes.vector_rows = None
             lab.indexes.lsa_fit = None
+            lab.indexes.lsa_search = None

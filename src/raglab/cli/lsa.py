@@ -15,7 +15,6 @@ from raglab.cli._common import (
     add_lab_options,
     console,
     fmt,
-    load_lab,
     print_error_json,
     print_json,
 )
@@ -42,6 +41,7 @@ def register(sub: Any) -> None:
     search.add_argument("query")
     search.add_argument("--top", type=int, default=5)
     add_lab_options(search)
+    add_cluster_options(search, "fit the LSA model and rank the chunks", "the LSA fit and search")
     search.set_defaults(handler=run_search)
 
 
@@ -100,8 +100,10 @@ def run_neighbours(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    lab = load_lab(args)
-    rows = ranked_chunks(lab, rank(lab, args.query, RetrievalSettings("lsa")), k=args.top)
+    # On a cluster the query's terms' rows come to this process and each shard ranks its own
+    # chunks' fold-ins on its worker (Indexes.lsa_search), merged here: the same list.
+    with cluster_lab(args, []) as lab:
+        rows = ranked_chunks(lab, rank(lab, args.query, RetrievalSettings("lsa")), k=args.top)
     if args.json:
         print_json({"query": args.query, "results": rows})
         return EXIT_OK

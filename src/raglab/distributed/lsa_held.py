@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -46,12 +47,21 @@ import numpy as np
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
 from raglab.distributed.shard import merge_top_k
-from raglab.embedding.lsa import _TIE_DECIMALS, LSAModel, Spectrum, row_dots, term_norms, unit_rows
+from raglab.embedding.lsa import (
+    _TIE_DECIMALS,
+    LSAModel,
+    LSASpace,
+    Spectrum,
+    row_dots,
+    term_norms,
+    unit_rows,
+)
 from raglab.embedding.svd import check_positive_int
 from raglab.embedding.vectors import Vocabulary
+from raglab.run_settings import ChunkingKey
 from raglab.text.tokens import tokenize
 
-__all__ = ["HeldLSA", "TermRows", "rank_on_shards"]
+__all__ = ["HeldLSA", "TermRows", "rank_on_shards", "text_search"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,3 +406,33 @@ def rank_on_shards(
     )
     docs, scores = merge_top_k(tops, k)
     return [Ranking(d, s) for d, s in zip(docs, scores, strict=True)]
+
+
+def text_search(
+    client: Any,
+    model: Callable[[], LSASpace],
+    parts: Callable[[ChunkingKey], Sequence[Any]],
+    *,
+    analyzer: str,
+    stem: bool,
+    stage: Callable[[str], AbstractContextManager[object]],
+) -> Callable[[ChunkingKey, list[str], int], Ranking | None]:
+    """:attr:`raglab.pipeline.indexes.Indexes.lsa_search` on a cluster: a free text's
+    ``tokens`` ranked at depth k over the chunking whose partitions ``parts`` gives, by
+    :func:`rank_on_shards` (the path every labelled question's LSA ranking takes there; the
+    text's terms' rows alone come to the client, its unit fold-in goes to every shard). None
+    when ``model()`` (the lab's model, fitted on first use) is whole on the client. ``stage``
+    wraps the ranking (:data:`raglab.distributed.pipeline.Stage`)."""
+
+    def search(chunking: ChunkingKey, tokens: list[str], k: int) -> Ranking | None:
+        held = model()
+        if not isinstance(held, HeldLSA):
+            return None
+        shards = parts(chunking)
+        with stage(f"rank the text by LSA cosine (depth {k}) on the shards"):
+            ranked = rank_on_shards(
+                client, held, shards, [tokens], k=k, analyzer=analyzer, stem=stem
+            )
+        return ranked[0]
+
+    return search

@@ -38,7 +38,15 @@ if TYPE_CHECKING:  # raglab.embedding.neural loads tokenizers and safetensors: o
     from raglab.embedding.neural.index import NeuralIndex
     from raglab.embedding.neural.model import NeuralModel
 
-__all__ = ["ChunkSet", "Indexes", "NeuralSearch", "Relevance", "TermStatistics", "window_pieces"]
+__all__ = [
+    "ChunkSet",
+    "Indexes",
+    "LSASearch",
+    "NeuralSearch",
+    "Relevance",
+    "TermStatistics",
+    "window_pieces",
+]
 
 #: Relevance of chunks to one question: chunk index -> gain (1 for passages, the grade for pages).
 Relevance = Mapping[int, float]
@@ -51,6 +59,11 @@ TermStatistics = Callable[[ChunkingKey, Sequence[str]], tuple[int, int, IntArray
 #: ``search(chunking, question, k)``: the question's first k chunks of a chunking by the cosine
 #: of their sentence vectors with its own, as ``NeuralIndex.search_vector`` ranks them.
 NeuralSearch = Callable[[ChunkingKey, Question | str, int], Ranking]
+
+#: ``search(chunking, tokens, k)``: a free text's first k chunks of a chunking by the cosine of
+#: their LSA fold-ins with its tokens', as ``LSAModel.search`` ranks them over every chunk's
+#: unit fold-in; None where the model is not held elsewhere (then it is ranked here).
+LSASearch = Callable[[ChunkingKey, list[str], int], Ranking | None]
 
 
 class ChunkSet:
@@ -298,6 +311,10 @@ class Indexes:
         #: :attr:`ChunkSet.neural`: None here; a Dask cluster's shards while one is open
         #: (:meth:`raglab.distributed.neural_shards.ShardedNeural.ranking`, the same list).
         self.neural_search: NeuralSearch | None = None
+        #: Where a chunking's LSA ranking of a free text comes from instead of
+        #: :attr:`ChunkSet.lsa_unit_projections`: None here; a Dask cluster's shards while one
+        #: holds the model (labelled questions' rankings are computed there in one batch).
+        self.lsa_search: LSASearch | None = None
         #: Where chosen chunks' unit vectors come from (:meth:`ChunkSet.neural_rows`): None
         #: here; a Dask cluster's shards while one is open.
         self.vector_rows: Callable[[ChunkingKey, IntArray], Float32Array] | None = None

@@ -86,7 +86,14 @@ def bm25_ranking(
 
 
 def lsa_ranking(lab: Lab, cs: ChunkSet, q: Question | str, *, depth: int) -> Ranking:
-    """The first ``depth`` chunks of ``cs`` (0: all) by the cosine of their LSA projections."""
+    """The first ``depth`` chunks of ``cs`` (0: all) by the cosine of their LSA projections.
+    While a Dask cluster holds the model (``Indexes.lsa_search``), its shards rank a free text,
+    the same list."""
+    search = lab.indexes.lsa_search
+    if search is not None and isinstance(q, str):
+        ranking = search(cs.key, lab.indexes.query_tokens(q), _depth(cs, depth))
+        if ranking is not None:
+            return ranking
     return lab.indexes.lsa.search(
         lab.indexes.query_tokens(q), cs.lsa_unit_projections, k=_depth(cs, depth), normalised=True
     )
