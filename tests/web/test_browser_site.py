@@ -64,15 +64,10 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def open_site(
-    browser: Browser,
-    base: str,
-    viewport: ViewportSize,
-    init_script: str | None = None,
-    blocked: str | None = None,
+    browser: Browser, base: str, viewport: ViewportSize, init_script: str | None = None
 ) -> tuple[Page, list[str], list[str]]:
     """The site in a fresh context: every request to a host other than the site's aborted and
-    listed, and to the site's path `blocked` aborted; page errors listed; `init_script` run in
-    the page before its own scripts."""
+    listed; page errors listed; `init_script` run in the page before its own scripts."""
     context = browser.new_context(viewport=viewport)
     if init_script is not None:
         context.add_init_script(init_script)
@@ -83,9 +78,7 @@ def open_site(
 
     def guard(route: Route) -> None:
         url = route.request.url
-        if blocked is not None and urlsplit(url).path == blocked:
-            route.abort()
-        elif urlsplit(url).scheme in ("data", "blob") or urlsplit(url).netloc == site:
+        if urlsplit(url).scheme in ("data", "blob") or urlsplit(url).netloc == site:
             route.continue_()
         else:
             foreign.append(url)
@@ -98,35 +91,11 @@ def open_site(
     return page, foreign, errors
 
 
-#: Run in the page before its own scripts: every message the engine's first Worker posts about
-#: its second (engine/worker.js's {ahead}), listed in window.__ahead.
-AHEAD_LOG = """(() => {
-  const log = (window.__ahead = []);
-  const Base = window.Worker;
-  window.Worker = class extends Base {
-    constructor(url, options) {
-      super(url, options);
-      this.addEventListener("message", (event) => { if (event.data.ahead) log.push(event.data.ahead); });
-    }
-  };
-})();"""
-
-#: The second Worker's script, as the written site serves it.
-AHEAD_SCRIPT = "/static/engine/ahead.js"
-
-
-@pytest.mark.parametrize(
-    ("viewport", "ahead"),
-    [(LAPTOP, True), (PHONE, True), (LAPTOP, False)],
-    ids=["1280", "390", "1280-without-the-second-worker"],
-)
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
 def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
-    browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize, ahead: bool
+    browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
 ) -> None:
-    # Without its second Worker (its script's request aborted) the page's first computes
-    # everything itself, the same numbers.
-    blocked = None if ahead else AHEAD_SCRIPT
-    page, foreign, errors = open_site(browser, site_url, viewport, AHEAD_LOG, blocked)
+    page, foreign, errors = open_site(browser, site_url, viewport)
     expect(page.locator("#site-note")).to_contain_text("computed in this tab, with no server")
     # With the neural files the site lacks nothing, so the note names nothing lacking.
     expect(page.locator("#site-note")).not_to_contain_text("does not hold")
@@ -154,13 +123,11 @@ def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     expect(page.locator("#bm25-best")).to_have_text(
         f"{f3(recall)} ({hits} of {len(ranks)}) at k1 = {grid.best_k1:.1f}, b = {grid.best_b:.1f}"
     )
-    if not ahead:
-        # The grid's progress was shown while the Worker swept it (one line per cell, then
-        # hidden); with the second Worker the grid is swept there, before the click as a rule.
-        cells = len(grid.k1s) * len(grid.bs)
-        expect(page.locator("#tab-progress")).to_have_text(
-            f"Computing the k1 × b grid in this tab: {cells} of {cells}"
-        )
+    # The grid's progress was shown while the Worker swept it (one line per cell, then hidden).
+    cells = len(grid.k1s) * len(grid.bs)
+    expect(page.locator("#tab-progress")).to_have_text(
+        f"Computing the k1 × b grid in this tab: {cells} of {cells}"
+    )
 
     # Exhibit III: the LSA fit's spectrum, a suggested word's neighbours, the twins' cosine.
     expect_lsa_exhibit(page, lab)
@@ -204,15 +171,6 @@ def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     expect(page.locator("#run-bound")).to_contain_text(f"{result.bound:.3f}")
     expect(page.locator("#run-risk-table tbody tr")).to_have_count(len(READER_THRESHOLDS))
     expect(page.locator(".tab-missing")).to_have_count(0)
-    # The first Worker took the second's LSA fit and its grid and LSA answers, or, without
-    # it, nothing.
-    handed = page.evaluate("window.__ahead")
-    if ahead:
-        assert {"adopted": "lsa"} in handed, handed
-        kept = {h["kept"] for h in handed if "kept" in h}
-        assert "GET /api/bm25/grid?stem=false null" in kept and "GET /api/lsa null" in kept, handed
-    else:
-        assert handed == []
     assert foreign == [], f"requests to other hosts: {foreign}"
     assert errors == []
     page.context.close()

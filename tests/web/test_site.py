@@ -499,39 +499,6 @@ def test_the_workers_warm_up_leaves_its_answers_cached_equal_to_cold_ones_and_yi
     assert out["during"]["status"] == 200 and out["during"]["body"]["results"]
 
 
-#: What the second Worker (engine/ahead.js) answers for the first, in its order: exhibit II's
-#: grid and exhibit III's fit, as the cold page asks them.
-AHEAD = (
-    "GET /api/bm25/grid?stem=false null",
-    "GET /api/lsa null",
-    "GET /api/lsa/pairs null",
-    "GET /api/lsa/twins null",
-)
-
-
-def test_the_second_worker_hands_over_the_lsa_fit_bit_for_bit_and_its_answers(
-    site: Path,
-) -> None:
-    out = node_json("site_ahead.mjs", str(site))
-    # Every reply of the cold page's requests equals the same request answered cold, byte for
-    # byte (as JSON), the fit and four answers taken from the second Worker.
-    assert [r["url"] for r in out["replies"] if r["status"] != 200 or not r["same"]] == []
-    assert [a for a in out["ahead"] if "adopted" in a] == [{"adopted": "lsa"}]
-    assert [a["kept"] for a in out["ahead"] if "kept" in a] == list(AHEAD)
-    # The fit as a message carries it: every number's bits those of the first Worker's own.
-    fit = out["fit"]
-    assert fit.pop("typed") == ["Float64Array", "Array", "Float64Array", "Float64Array"]
-    assert fit == dict.fromkeys(
-        ("U", "s", "Vt", "idf", "terms", "vocabulary", "frobeniusSq", "rest", "keys"), True
-    )
-
-
-def test_without_the_second_worker_the_first_computes_every_answer_alike(site: Path) -> None:
-    out = node_json("site_ahead.mjs", str(site), "without")
-    assert [r["url"] for r in out["replies"] if r["status"] != 200 or not r["same"]] == []
-    assert out["ahead"] == []
-
-
 #: Two chunkings other than the lab's own that lack few texts, the second sharing some with the
 #: first: heading chunks of at most 110 words lack 2 of the handbook's texts, of at most 101
 #: words those 2 and 2 more (the test counts them afresh), each encoded in seconds.

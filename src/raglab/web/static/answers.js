@@ -6,8 +6,7 @@
 // with the JSON the server's route gives, computed by the in-tab engine from the site's data
 // files. Either way the caller gets a Response-like {status, body}. Long steps in the Worker post
 // progress, shown in one shared line; a route not yet computed in the tab answers 501, and the
-// exhibit it belongs to says so. A second Worker (engine/ahead.js) computes the LSA fit and the
-// first grid and LSA answers beside the first, which adopts them.
+// exhibit it belongs to says so.
 
 const marker = document.querySelector('meta[name="raglab-engine"]');
 
@@ -100,26 +99,6 @@ function startWorker() {
   };
 }
 
-/** Start the engine's second Worker (engine/ahead.js), which fits the LSA model and answers the
- * first grid and LSA requests while the first loads its data and answers the page's first
- * requests, and hands both to it over a MessageChannel. Where it cannot start or fails, the
- * first Worker is told and computes everything itself. */
-function startAhead() {
-  let ahead;
-  try {
-    ahead = new Worker(new URL("./engine/ahead.js", import.meta.url), { type: "module" });
-  } catch {
-    return;
-  }
-  const channel = new MessageChannel();
-  ahead.onerror = () => {
-    worker.postMessage({ aheadGone: true });
-    ahead.terminate();
-  };
-  worker.postMessage({ ahead: channel.port1 }, [channel.port1]);
-  ahead.postMessage({ port: channel.port2 }, [channel.port2]);
-}
-
 /** Ask the in-tab engine for `url` (an /api/... URL with its query) by `method`, with a POST's
  * JSON `body`: {status, body}. */
 function askTab(url, method = "GET", body = null) {
@@ -132,10 +111,7 @@ function askTab(url, method = "GET", body = null) {
 }
 
 // The tab's engine starts with the page, loading its data while the page's scripts load.
-if (ENGINE === "tab") {
-  startWorker();
-  startAhead();
-}
+if (ENGINE === "tab") startWorker();
 
 /** Tell the in-tab engine the page is ready, so that it may compute, while idle, what the
  * exhibits' first buttons will ask for (engine/worker.js); nothing in server mode. */

@@ -10,9 +10,8 @@
 
 import { fixedOf, Lab } from "./exhibits/lab.js";
 import { answerView, chunkingReport, intactCurve } from "./exhibits/chunking.js";
-import { chooseWeight, measure, questionGrid, rankerTable, threeLists } from "./exhibits/fusion.js";
+import { chooseWeight, questionGrid, rankerTable, threeLists } from "./exhibits/fusion.js";
 import {
-  adoptFit,
   identifierPairs,
   identifierTwins,
   lsaModel,
@@ -421,27 +420,6 @@ function route(path) {
     if (path.startsWith(`${prefix}/`)) return [ROUTES[prefix], decodeURIComponent(path.slice(prefix.length + 1))];
   }
   return [null, ""];
-}
-
-/** The served lab's LSA fit (exhibits/lsa.js's lsaModel), for the second Worker (ahead.js) to
- * hand to the first, which adopts it (adoptLsa): the same function of the same data. */
-export const fitAhead = (data) => lsaModel(labFor(data, null), { windowsSet: data.engine.lsa_windows });
-
-/** Take `fit` (fitAhead's value, or null) as the served lab's LSA fit (exhibits/lsa.js's
- * adoptFit): whether it was taken. */
-export const adoptLsa = (data, fit) => adoptFit(labFor(data, null), fit);
-
-/** What exhibit IV's table computes before it needs the LSA fit (its BM25 and neural rankings
- * of both splits, neural-score's weight), for the first Worker to compute while the second
- * fits it: the same calls the table makes, kept in the same caches. */
-export function prepareWithoutLsa(data) {
-  const lab = labFor(data, null);
-  const windowsSet = data.engine.lsa_windows;
-  const stages = shipsNeural(data) ? ["bm25", "neural"] : ["bm25"];
-  for (const split of ["train", "test"]) {
-    for (const retriever of stages) measure(lab, split, { retriever, weight: null }, { windowsSet });
-  }
-  if (shipsNeural(data)) chooseWeight(lab, { windowsSet, settings: { retriever: "neural-score" } });
 }
 
 /** The answer to `url` ("/api/bm25/search?q=..."): the route's JSON, or a Refusal thrown.

@@ -23,20 +23,6 @@ import { runAhead } from "./routes.js";
  * arriving during a slice waits no longer than the largest step before it. */
 export const QUESTIONS_A_SLICE = 24;
 
-/** The answer cache's key of a request (worker.js's, and ahead.js's for what it hands over). */
-export const requestKey = (method, url, body) => `${method} ${url} ${JSON.stringify(body)}`;
-
-/** What the second Worker (ahead.js) answers after the LSA fit, while the first answers the
- * page's first requests: the requests of exhibit II's "Map the grid" and of exhibit III's fit
- * (its spectrum, pairs and twins), as the page asks them on its first clicks, in that order
- * (each [method, url, body]). */
-export const aheadRequests = (data) => [
-  ["GET", `/api/bm25/grid?stem=${data.meta.stem}`, null],
-  ["GET", "/api/lsa", null],
-  ["GET", "/api/lsa/pairs", null],
-  ["GET", "/api/lsa/twins", null],
-];
-
 const setting = (data, name) => data.meta.settings.find((s) => s.name === name);
 
 /** The warm-up's steps for the site's `data`, in the order the Worker runs them. */

@@ -10,11 +10,9 @@
 // weights only when a typed text, or a chunking other than the lab's own, needs encoding (a
 // chunking's texts one at a time, other requests answered in between: encodeChunks). The
 // data starts loading as the Worker starts, and once the page is ready, while no request waits,
-// the Worker computes what a visitor's first clicks ask for (warmup.js). A second Worker
-// (ahead.js), started by the page beside this one, fits the LSA model and answers the first
-// grid and LSA clicks meanwhile, and hands them over (meetAhead below).
+// the Worker computes what a visitor's first clicks ask for (warmup.js).
 
-import { Refusal, adoptLsa, answer, prepareWithoutLsa } from "./routes.js";
+import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
 import {
   NeedsChunkVectors,
@@ -28,8 +26,7 @@ import {
 import { encode, encoderPath } from "./embedding/neural/encoder.js";
 import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
-import { NeedsFit, expectFit } from "./exhibits/lsa.js";
-import { requestKey, warmUps } from "./warmup.js";
+import { warmUps } from "./warmup.js";
 
 const SITE = new URL("../../", import.meta.url);
 
@@ -173,18 +170,12 @@ async function encodeOnce(data, need, progress) {
   }
 }
 
-/** The route's answer, each typed text and chunk it lacks a vector for encoded here first, the
- * LSA fit the second Worker is computing awaited (what needs no fit computed meanwhile). */
+/** The route's answer, each typed text and chunk it lacks a vector for encoded here first. */
 async function compute(data, url, progress, request) {
   for (;;) {
     try {
       return answer(data, url, progress, request);
     } catch (error) {
-      if (error instanceof NeedsFit) {
-        prepareOnce(data);
-        if (adoptLsa(data, await error.coming)) postMessage({ ahead: { adopted: "lsa" } });
-        continue;
-      }
       if (error instanceof NeedsChunkVectors) {
         await encodeOnce(data, error, progress);
         continue;
@@ -248,86 +239,8 @@ function warmUpLater(idle = WARM_UP_IDLE_MS) {
   }, idle);
 }
 
-const keyOf = requestKey;
-
-// What the second Worker (ahead.js) hands over, through the MessageChannel port the page gives
-// both: {promised: [key]} first (the requests it will answer, warmup.js's aheadRequests), then
-// {lsa: fit or null} (routes.js's fitAhead), then for each request its progress marks
-// ({key, progress: [done, total, what]}) and {key, answer} (null: it failed there), and
-// {gone: true} once it ends. A request for a promised key waits for that answer (its progress
-// relayed) rather than computing it twice; once the second Worker is gone (or the page says it
-// failed: {aheadGone}) nothing waits, and what it did not hand over is computed here. The Worker
-// posts {ahead: {adopted: "lsa"}} on taking the fit, {ahead: {kept: key}} on keeping an answer
-// and {ahead: {answered: key}} on answering a request that waited for it (the page ignores
-// them; tests read them).
-const promised = new Map();
-let aheadGone = () => {};
-let prepared = false;
-
-/** Compute, once, what exhibit IV's table needs before the fit (routes.js's prepareWithoutLsa). */
-function prepareOnce(data) {
-  if (prepared) return;
-  prepared = true;
-  try {
-    prepareWithoutLsa(data);
-  } catch {
-    // Nothing kept: the request itself computes it and says what went wrong.
-  }
-}
-
-function promise(key) {
-  let entry = promised.get(key);
-  if (entry === undefined) {
-    let resolve;
-    const value = new Promise((r) => {
-      resolve = r;
-    });
-    entry = { value, resolve, progress: new Set() };
-    promised.set(key, entry);
-  }
-  return entry;
-}
-
-function meetAhead(port) {
-  let settleFit;
-  const fit = new Promise((resolve) => {
-    settleFit = resolve;
-  });
-  aheadGone = () => {
-    settleFit(null);
-    for (const entry of promised.values()) entry.resolve(null);
-    promised.clear();
-  };
-  port.onmessage = ({ data: m }) => {
-    if (m.promised) for (const key of m.promised) promise(key);
-    else if ("lsa" in m) settleFit(m.lsa);
-    else if (m.progress) for (const p of promised.get(m.key)?.progress ?? []) p(...m.progress);
-    else if ("answer" in m) {
-      const entry = promised.get(m.key);
-      promised.delete(m.key);
-      if (m.answer !== null) {
-        load().then(() => {
-          answers.set(m.key, m.answer);
-          postMessage({ ahead: { kept: m.key } });
-        }, () => {});
-      }
-      entry?.resolve(m.answer);
-    } else if (m.gone) aheadGone();
-  };
-  load().then((data) => expectFit(data, fit), () => {});
-}
-
-/** The second Worker's answer to a promised request (null: compute it here), its progress
- * relayed to `progress` meanwhile. */
-async function fromAhead(key, progress) {
-  const entry = promised.get(key);
-  entry.progress.add(progress);
-  try {
-    return await entry.value;
-  } finally {
-    entry.progress.delete(progress);
-  }
-}
+/** The answer cache's key of a request. */
+const keyOf = (method, url, body) => `${method} ${url} ${JSON.stringify(body)}`;
 
 /** The cached answer to a request, or undefined (for tests: what the warm-up left). */
 export function cachedAnswer(method, url, body = null) {
@@ -338,14 +251,6 @@ load().catch(() => {}); // a failed load is reported to the first request
 let warming = false;
 
 self.onmessage = async (event) => {
-  if (event.data.ahead) {
-    meetAhead(event.data.ahead);
-    return;
-  }
-  if (event.data.aheadGone) {
-    aheadGone();
-    return;
-  }
   if (event.data.warmUp) {
     // The page is ready (answers.js's warmUp): its own first requests are answered.
     warming = true;
@@ -359,12 +264,8 @@ self.onmessage = async (event) => {
   try {
     const data = await load();
     let value = answers.get(key);
-    const progress = (done, total, what) => postMessage({ id, progress: { done, total, what } });
-    if (value === undefined && promised.has(key)) {
-      value = (await fromAhead(key, progress)) ?? undefined;
-      if (value !== undefined) postMessage({ ahead: { answered: key } });
-    }
     if (value === undefined) {
+      const progress = (done, total, what) => postMessage({ id, progress: { done, total, what } });
       value = await compute(data, url, progress, { method, body });
       answers.set(key, value);
     }

@@ -20,40 +20,9 @@ import { countWords, identifiers } from "../text/tokens.js";
 import { bm25Ranking, snippet } from "./bm25.js";
 import { chunkRow, defaultOf, fixedOf } from "./lab.js";
 
-// The served lab's fit, by data, while another Worker computes it (worker.js, ahead.js): a
-// promise of the fit, or of null should that Worker fail.
-const COMING = new WeakMap();
-
-/** Thrown by lsaModel while the served lab's fit is `coming` from another Worker: the caller
- * awaits it, hands it to adoptFit and asks again (as for NeedsEncoding, exhibits/neural.js). */
-export class NeedsFit extends Error {
-  constructor(coming) {
-    super("the LSA fit is being computed by the second Worker");
-    this.coming = coming;
-  }
-}
-
-/** Say that the fit of `data`'s served lab (the one not stemmed otherwise) is `coming` (a
- * promise of lsaModel's value, or of null), so that lsaModel waits for it, not fits twice. */
-export function expectFit(data, coming) {
-  COMING.set(data, coming);
-}
-
-/** Take `fit` (lsaModel's value, fitted by another Worker from the same data, or null: fit
- * here) as `lab`'s, no longer waiting for one; whether it was taken (not if `lab` had one). */
-export function adoptFit(lab, fit) {
-  COMING.delete(lab.data);
-  if (!fit || lab._lsa) return false;
-  lab._lsa = fit;
-  return true;
-}
-
-/** The lab's LSA fit (windows, model, ||A||_F^2), built once; `progress(done, total, what)`.
- * NeedsFit while another Worker computes the served lab's (expectFit). */
+/** The lab's LSA fit (windows, model, ||A||_F^2), built once; `progress(done, total, what)`. */
 export function lsaModel(lab, { windowsSet, progress = () => {} }) {
   if (lab._lsa) return lab._lsa;
-  const coming = COMING.get(lab.data);
-  if (coming !== undefined && lab.stem === lab.data.meta.stem) throw new NeedsFit(coming);
   const { meta } = lab;
   const minimum = fixedOf(meta, "lsa_windows");
   const size = fixedOf(meta, "lsa_window_words");
