@@ -12,6 +12,7 @@
 // data starts loading as the Worker starts, and once the page is ready, while no request waits,
 // the Worker computes what a visitor's first clicks ask for (warmup.js).
 
+import "./modules.js"; // first: the whole engine asked for at once
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
 import {
