@@ -536,6 +536,18 @@ def test_the_workers_warm_up_leaves_its_answers_cached_equal_to_cold_ones_and_yi
     assert out["during"]["status"] == 200 and out["during"]["body"]["results"]
 
 
+def test_the_worker_started_early_prepares_the_pages_first_heavy_answer(site: Path) -> None:
+    # The page's first script starts the Worker and says {prepare}: once the data is in, the
+    # Worker computes exhibit IV's table on test before the page asks, keeps it, and answers
+    # the page's request with it, equal to the same request answered cold.
+    out = node_json("site_prepare.mjs", str(site))
+    assert out["prepared"] == {"method": "GET", "url": "/api/fusion/table?split=test", "body": None}
+    assert out["posted"][0] == ["prepared"]
+    assert out["kept"] == out["cold"]
+    assert out["reply"]["status"] == 200 and out["reply"]["body"] == out["cold"]
+    assert "{ prepare: true }" in EARLY_WORKER
+
+
 #: Two chunkings other than the lab's own that lack few texts, the second sharing some with the
 #: first: heading chunks of at most 110 words lack 2 of the handbook's texts, of at most 101
 #: words those 2 and 2 more (the test counts them afresh), each encoded in seconds.

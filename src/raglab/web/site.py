@@ -308,10 +308,12 @@ def site_data(lab: Lab, neural: dict[str, Any] | None = None) -> dict[str, Any]:
 
 #: The written page's first script: the engine's Worker started while the page is parsed, before
 #: its stylesheet and modules arrive (a module script runs only once both have), for
-#: ``answers.js`` to take (``window.raglabWorker``).
+#: ``answers.js`` to take (``window.raglabWorker``), and told to prepare the page's first heavy
+#: answer once its data is in (``engine/warmup.js``'s ``PREPARED``).
 EARLY_WORKER = (
     "<script>window.raglabWorker = "
-    'new Worker("static/engine/worker.js", { type: "module" });</script>'
+    'new Worker("static/engine/worker.js", { type: "module" }); '
+    "window.raglabWorker.postMessage({ prepare: true });</script>"
 )
 
 
