@@ -91,11 +91,26 @@ def open_site(
     return page, foreign, errors
 
 
+#: Run in the page before its own scripts: the Workers it starts, counted in window.__workers.
+COUNT_WORKERS = """(() => {
+  window.__workers = [];
+  const Base = window.Worker;
+  window.Worker = class extends Base {
+    constructor(url, options) {
+      super(url, options);
+      window.__workers.push(String(url));
+    }
+  };
+})();"""
+
+
 @pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280", "390"])
 def test_the_static_site_computes_exhibits_one_to_six_in_the_tab(
     browser: Browser, site_url: str, lab: Lab, viewport: ViewportSize
 ) -> None:
-    page, foreign, errors = open_site(browser, site_url, viewport)
+    page, foreign, errors = open_site(browser, site_url, viewport, COUNT_WORKERS)
+    # One engine Worker, started by the page's first script and taken by answers.js.
+    assert page.evaluate("window.__workers") == ["static/engine/worker.js"]
     expect(page.locator("#site-note")).to_contain_text("computed in this tab, with no server")
     # With the neural files the site lacks nothing, so the note names nothing lacking.
     expect(page.locator("#site-note")).not_to_contain_text("does not hold")

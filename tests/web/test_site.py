@@ -30,6 +30,7 @@ from raglab.settings import (
 )
 from raglab.web.site import (
     DATA_FILE,
+    EARLY_WORKER,
     LACKS,
     LACKS_NEURAL,
     NEURAL_FILE,
@@ -80,6 +81,42 @@ def test_the_page_starts_the_worker_first_and_fetches_every_script_at_once(site:
     assert all(p_.startswith("static/engine/") for p_ in engine) and len(engine) > 20
     assert all((site / href).is_file() for _, href in hrefs)
     assert page.index(TAB_MARKER) < first < page.index("</head>")
+    # The Worker starts in the page's first script, before its stylesheet and its modules (a
+    # module script runs only once the stylesheet is in): its own load overlaps the page's.
+    early = page.index(EARLY_WORKER)
+    assert page.index(TAB_MARKER) < early < first < page.index('<link rel="stylesheet"')
+    assert page.count("<script") == page[early:].count("<script")
+
+
+#: An engine module's static imports (``import ... from "./x.js"`` and ``import "./x.js"``).
+IMPORT = re.compile(r'^(?:import|export)\s[^;]*?["\'](\.{1,2}/[^"\']+)["\'];', re.MULTILINE)
+
+
+def test_the_worker_asks_for_every_engine_module_by_the_third_round(site: Path) -> None:
+    # A module's imports are asked for once it has arrived: the Worker's cold start waited on
+    # each level of its imports in turn (twelve). Counted here as the browser asks: round 1 the
+    # Worker's script, round n + 1 the imports of round n's modules not asked for before.
+    engine = site / "static" / "engine"
+    modules = {p.relative_to(engine).as_posix() for p in engine.rglob("*.js")}
+
+    def imports(name: str) -> set[str]:
+        text = (engine / name).read_text(encoding="utf-8")
+        base = (engine / name).parent
+        return {
+            (base / target).resolve().relative_to(engine.resolve()).as_posix()
+            for target in IMPORT.findall(text)
+        }
+
+    asked = {"worker.js": 1}
+    level = {"worker.js"}
+    while level:
+        later = {m for name in level for m in imports(name)} - asked.keys()
+        asked.update(dict.fromkeys(later, max(asked.values()) + 1))
+        level = later
+    assert asked.keys() == modules
+    assert max(asked.values()) <= 3, sorted(asked.items(), key=lambda kv: kv[1])[-3:]
+    # modules.js lists every module but the Worker's own script and itself.
+    assert imports("modules.js") == modules - {"worker.js", "modules.js"}
 
 
 #: Requests the page's exhibits I to IV make, at the defaults and at corner settings.
@@ -497,6 +534,18 @@ def test_the_workers_warm_up_leaves_its_answers_cached_equal_to_cold_ones_and_yi
     order = out["order"]
     assert order.index("reply 2") < order.index("warmed 2"), order
     assert out["during"]["status"] == 200 and out["during"]["body"]["results"]
+
+
+def test_the_worker_started_early_prepares_the_pages_first_heavy_answer(site: Path) -> None:
+    # The page's first script starts the Worker and says {prepare}: once the data is in, the
+    # Worker computes exhibit IV's table on test before the page asks, keeps it, and answers
+    # the page's request with it, equal to the same request answered cold.
+    out = node_json("site_prepare.mjs", str(site))
+    assert out["prepared"] == {"method": "GET", "url": "/api/fusion/table?split=test", "body": None}
+    assert out["posted"][0] == ["prepared"]
+    assert out["kept"] == out["cold"]
+    assert out["reply"]["status"] == 200 and out["reply"]["body"] == out["cold"]
+    assert "{ prepare: true }" in EARLY_WORKER
 
 
 #: Two chunkings other than the lab's own that lack few texts, the second sharing some with the

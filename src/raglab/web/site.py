@@ -306,16 +306,28 @@ def site_data(lab: Lab, neural: dict[str, Any] | None = None) -> dict[str, Any]:
     }
 
 
+#: The written page's first script: the engine's Worker started while the page is parsed, before
+#: its stylesheet and modules arrive (a module script runs only once both have), for
+#: ``answers.js`` to take (``window.raglabWorker``), and told to prepare the page's first heavy
+#: answer once its data is in (``engine/warmup.js``'s ``PREPARED``).
+EARLY_WORKER = (
+    "<script>window.raglabWorker = "
+    'new Worker("static/engine/worker.js", { type: "module" }); '
+    "window.raglabWorker.postMessage({ prepare: true });</script>"
+)
+
+
 def preloads(static: Path) -> str:
     """The lines a written site's page carries after its engine marker, so a cold load waits on
-    one round trip for its scripts, not one for each level of imports: the in-tab engine's
-    interface (``answers.js``) run first, starting the Worker and its data's download while the
-    page's other modules load; a ``modulepreload`` for every one of the page's modules; and a
+    one round trip for its scripts, not one for each level of imports: the engine's Worker
+    started by the page's first script (:data:`EARLY_WORKER`), its modules and data loading
+    while the page's own load; the in-tab engine's interface (``answers.js``) run first of the
+    modules, taking that Worker; a ``modulepreload`` for every one of the page's modules; and a
     ``prefetch`` of the Worker's modules and of the data file, so the Worker's imports and
     fetch find them in the browser's cache."""
     page = sorted(p.name for p in static.glob("*.js") if not p.name.startswith("label."))
     engine = sorted(p.relative_to(static).as_posix() for p in (static / "engine").rglob("*.js"))
-    lines = ['<script type="module" src="static/answers.js"></script>']
+    lines = [EARLY_WORKER, '<script type="module" src="static/answers.js"></script>']
     lines += [f'<link rel="modulepreload" href="static/{name}">' for name in page]
     lines += [f'<link rel="prefetch" href="static/{name}">' for name in engine]
     lines.append(f'<link rel="prefetch" href="{DATA_FILE}">')

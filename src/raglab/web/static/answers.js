@@ -78,7 +78,9 @@ function showMissing(url, message) {
 }
 
 function startWorker() {
-  worker = new Worker(new URL("./engine/worker.js", import.meta.url), { type: "module" });
+  // A written site's page starts the Worker in its first script, before this module arrives
+  // (src/raglab/web/site.py's EARLY_WORKER): taken here, else started now.
+  worker = window.raglabWorker ?? new Worker(new URL("./engine/worker.js", import.meta.url), { type: "module" });
   worker.onmessage = (event) => {
     const { id, progress, status, body } = event.data;
     const entry = waiting.get(id);

@@ -23,6 +23,13 @@ import { runAhead } from "./routes.js";
  * arriving during a slice waits no longer than the largest step before it. */
 export const QUESTIONS_A_SLICE = 24;
 
+/** What the Worker computes the moment its data is in when the page started it early (its first
+ * script's {prepare}, src/raglab/web/site.py's EARLY_WORKER), before the page's modules have
+ * arrived to ask anything: exhibit IV's table on test, the first request of the page's that fits
+ * the LSA model and ranks every question (the others it sends with it find their rankings
+ * made). [method, url, body] as the page asks it. */
+export const PREPARED = ["GET", "/api/fusion/table?split=test", null];
+
 const setting = (data, name) => data.meta.settings.find((s) => s.name === name);
 
 /** The warm-up's steps for the site's `data`, in the order the Worker runs them. */

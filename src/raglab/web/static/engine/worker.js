@@ -10,8 +10,12 @@
 // weights only when a typed text, or a chunking other than the lab's own, needs encoding (a
 // chunking's texts one at a time, other requests answered in between: encodeChunks). The
 // data starts loading as the Worker starts, and once the page is ready, while no request waits,
-// the Worker computes what a visitor's first clicks ask for (warmup.js).
+// the Worker computes what a visitor's first clicks ask for (warmup.js). A page that starts the
+// Worker before its own modules arrive says {prepare: true}: the Worker then computes its first
+// heavy request as soon as the data is in (warmup.js's PREPARED), in time the page would
+// otherwise leave it idle.
 
+import "./modules.js"; // first: the whole engine asked for at once
 import { Refusal, answer } from "./routes.js";
 import { LruCache } from "./base/lru.js";
 import {
@@ -26,7 +30,7 @@ import {
 import { encode, encoderPath } from "./embedding/neural/encoder.js";
 import { loadWeights } from "./embedding/neural/weights.js";
 import { wordPieceTokenizer } from "./embedding/neural/wordpiece.js";
-import { warmUps } from "./warmup.js";
+import { PREPARED, warmUps } from "./warmup.js";
 
 const SITE = new URL("../../", import.meta.url);
 
@@ -250,7 +254,32 @@ export function cachedAnswer(method, url, body = null) {
 load().catch(() => {}); // a failed load is reported to the first request
 let warming = false;
 
+/** Once the data is in, and unless a request is under way, compute warmup.js's PREPARED and keep
+ * its answer; then post {prepared: {method, url, body}} (the page ignores it; tests read it). */
+function prepare() {
+  load().then(
+    (data) =>
+      setTimeout(() => {
+        const [method, url, body] = PREPARED;
+        const key = keyOf(method, url, body);
+        if (busy > 0 || answers.get(key) !== undefined) return;
+        try {
+          answers.set(key, answer(data, url, () => {}, { method, body }));
+        } catch {
+          return; // the page's own request computes it and says what went wrong
+        }
+        postMessage({ prepared: { method, url, body } });
+      }, 0),
+    () => {},
+  );
+}
+
 self.onmessage = async (event) => {
+  if (event.data.prepare) {
+    // Started by the page's first script, before its modules arrive to ask anything.
+    prepare();
+    return;
+  }
   if (event.data.warmUp) {
     // The page is ready (answers.js's warmUp): its own first requests are answered.
     warming = true;
