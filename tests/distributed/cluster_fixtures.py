@@ -2,8 +2,9 @@
 module's own for a test that kills its workers, and the means to kill one at a chosen moment.
 
 tests/distributed/conftest.py holds the session-wide fixtures: one 2-process LocalCluster
-(``client``) for every module, the handbook (the session's ``handbook_lab``) and Cranfield (the
-session's ``cranfield_import``). A
+(``client``) for every module, the handbook (the session's ``handbook_lab``), Cranfield (the
+session's ``cranfield_import``) and the single machine's outputs of commands
+(:class:`SingleMachine`, each command run once for every test comparing against it). A
 module whose tests kill workers imports :func:`client` from here instead (``from
 tests.distributed.cluster_fixtures import client``), which gives it a cluster of its own and
 leaves the shared one whole. This folder is the package ``tests.distributed``, so it does not
@@ -22,6 +23,7 @@ Dask module (tests/distributed/test_no_dask.py checks the command line's side of
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -29,6 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 import raglab
 import raglab.cli._cluster as cluster_module
+from raglab.cli.main import main
 from raglab.distributed.cluster import connect
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
@@ -182,3 +186,55 @@ def recorded_labs(monkeypatch: pytest.MonkeyPatch) -> list[Lab]:
 
     monkeypatch.setattr(cluster_module, "Lab", Recorded)
     return labs
+
+
+#: The environment that decides a command's output besides its words: the vector cache (whether
+#: the vectors it reads are encoded or read) and the report's fixed creation time.
+OUTPUT_ENVIRONMENT = ("RAGLAB_CACHE_DIR", "SOURCE_DATE_EPOCH")
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What one in-process command gave: its exit status, stdout and stderr (the file's path
+    written ``OUT`` in them), and the bytes of the file it wrote at ``OUT`` (None: none)."""
+
+    status: int
+    out: str
+    err: str
+    file: bytes | None
+
+
+class SingleMachine:
+    """The single machine's output of a command (``raglab.cli.main.main`` in this process, no
+    cluster option), run the first time a test asks for it and kept for the session: the oracle
+    several modules compare their cluster's output against (the handbook's report, its default
+    run), computed once instead of once a test.
+
+    A word of ``argv`` starting ``OUT.`` names the file the command writes (``OUT.json``: a JSON
+    report), in a folder of the command's own under ``folder``. A command is the same when its
+    words, the working folder and :data:`OUTPUT_ENVIRONMENT` are (so a test that points
+    RAGLAB_CACHE_DIR at a folder of its own gets a run of its own, and a run under the session's
+    warm cache was run under it)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.done: dict[tuple[object, ...], Output] = {}
+
+    def __call__(self, *argv: str) -> Output:
+        key = (argv, os.getcwd(), *(os.environ.get(name) for name in OUTPUT_ENVIRONMENT))
+        if key not in self.done:
+            self.done[key] = self._run(list(argv), self.folder / str(len(self.done)))
+        return self.done[key]
+
+    def _run(self, argv: list[str], folder: Path) -> Output:
+        folder.mkdir()
+        names = [word for word in argv if word.startswith("OUT.")]
+        paths = {name: folder / name for name in names}
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main([str(paths.get(word, word)) for word in argv])
+        printed = [out.getvalue(), err.getvalue()]
+        for path in paths.values():
+            printed = [text.replace(str(path), "OUT") for text in printed]
+        written = [path.read_bytes() for path in paths.values() if path.exists()]
+        return Output(status, *printed, written[0] if written else None)

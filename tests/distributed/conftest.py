@@ -1,4 +1,5 @@
-"""Session-wide fixtures of the Dask tests: one 2-process LocalCluster, the handbook, Cranfield.
+"""Session-wide fixtures of the Dask tests: one 2-process LocalCluster, the handbook, Cranfield,
+and the single machine's outputs of the commands several modules compare their cluster's against.
 
 Every module of this folder shares the one cluster (``client``) and the data; none may stop a worker of it. A
 module whose tests kill workers takes a cluster of its own
@@ -15,6 +16,7 @@ import pytest
 
 from raglab.distributed.cluster import connect
 from raglab.pipeline.lab import Lab
+from tests.distributed.cluster_fixtures import SingleMachine
 
 
 @pytest.fixture(scope="package")
@@ -43,3 +45,10 @@ def cranfield_dir(cranfield_import: Path) -> Path:
 def cranfield(cranfield_dir: Path) -> Lab:
     """Cranfield with Snowball stemming, the classic comparison's setting."""
     return Lab.load(cranfield_dir / "pages", cranfield_dir / "questions.jsonl", stem=True)
+
+
+@pytest.fixture(scope="session")
+def single_machine(tmp_path_factory: pytest.TempPathFactory) -> SingleMachine:
+    """The single machine's output of each command a test compares against, run once for the
+    session (:class:`~tests.distributed.cluster_fixtures.SingleMachine`)."""
+    return SingleMachine(tmp_path_factory.mktemp("single-machine"))

@@ -32,6 +32,7 @@ from raglab.formats.beir import import_beir
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import SEED, chunk_overlap, chunk_size
+from tests.distributed.cluster_fixtures import SingleMachine
 
 KEYS = [ChunkingKey("heading"), ChunkingKey("fixed", 50, 10), ChunkingKey("sentence", 40)]
 
@@ -140,15 +141,19 @@ def _opened(dask_worker: Any) -> list[str]:
 
 
 def test_a_run_reads_each_page_file_once_on_the_workers(
-    client: Any, handbook: Lab, capsys: pytest.CaptureFixture[str]
+    client: Any,
+    handbook: Lab,
+    capsys: pytest.CaptureFixture[str],
+    single_machine: SingleMachine,
 ) -> None:
     """Oracle: the single machine's ``run --json`` (its bytes), and the workers' own record of
     the files they open. ``run`` on the cluster locates the answer passages, cuts the LSA windows
     and chunks and counts the pages: the workers read the pages once for all three, so each of
     the handbook's page files is opened once, on one worker, and the output is unchanged."""
     argv = ["run", "--retriever", "bm25", "--json"]
-    assert main(argv) == 0
-    single = capsys.readouterr().out
+    run = single_machine(*argv)
+    assert run.status == 0
+    single = run.out
     files = [str(Path(p.source).absolute()) for p in handbook.corpus]
     folder = Path(files[0]).parent
     client.register_plugin(OpenedFiles(folder), name="opened-files")

@@ -25,7 +25,7 @@ from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.corpus.pages import Page
 from raglab.distributed.cluster import dashboard_line, shards
-from tests.distributed.cluster_fixtures import recorded_labs
+from tests.distributed.cluster_fixtures import Output, SingleMachine, recorded_labs
 
 
 def _cli(capsys: pytest.CaptureFixture[str], argv: list[str], status: int = 0) -> tuple[str, str]:
@@ -55,7 +55,7 @@ def _cranfield_options(folder: Path) -> list[str]:
 
 
 def test_handbook_run_is_byte_identical_and_prints_its_stages(
-    capsys: pytest.CaptureFixture[str], client: Any
+    capsys: pytest.CaptureFixture[str], client: Any, single_machine: SingleMachine
 ) -> None:
     """Oracle: ``raglab run --json`` and ``raglab run`` (its table) on one machine. Under
     ``--json`` stderr stays empty; without it the dashboard line comes first, then one line per
@@ -63,12 +63,12 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     counting and the reduction, ranking every question, and the reranker's candidates scored
     by BM25 (the neural vectors, cached by the single machine's
     run, are not encoded again)."""
-    single_json, _ = _cli(capsys, ["run", "--json"])
+    single_json = _single(single_machine, "run", "--json").out
     assert '"outcomes"' in single_json
     cluster_json, err = _cli(capsys, ["run", "--json", *_address(client)])
     assert cluster_json == single_json
     assert err == ""
-    single_table, _ = _cli(capsys, ["run"])
+    single_table = _single(single_machine, "run").out
     cluster_table, err = _cli(capsys, ["run", *_address(client)])
     assert cluster_table == single_table
     lines = err.splitlines()
@@ -89,7 +89,10 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
 
 
 def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
-    capsys: pytest.CaptureFixture[str], client: Any, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    client: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    single_machine: SingleMachine,
 ) -> None:
     """Oracle: ``raglab run --json`` on one machine. With the cluster, the answer passages'
     places in the pages, the first stage's rankings, the reranker's BM25 feature (every
@@ -98,7 +101,7 @@ def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     rankings (the weights and lambdas chosen on train) come from the workers: the same bytes,
     with the client's passage finder, BM25 index, LSA fit, reading of a question and measuring
     made impossible."""
-    single_json, _ = _cli(capsys, ["run", "--json"])
+    single_json = _single(single_machine, "run", "--json").out
 
     monkeypatch.setattr(indexes_module, "BM25Index", _refuse("built a BM25 index"))
     monkeypatch.setattr(indexes_module, "fit_lsa", _refuse("fitted LSA"))
@@ -110,6 +113,13 @@ def test_a_clustered_run_does_none_of_the_heavy_work_on_the_client(
     assert cluster_json == single_json
     with pytest.raises(AssertionError, match=r"the client (located|built|fitted|read|measured) "):
         _cli(capsys, ["run", "--json"])
+
+
+def _single(single_machine: SingleMachine, *argv: str) -> Output:
+    """The command's output on one machine (run once for the session), which succeeded."""
+    output = single_machine(*argv)
+    assert output.status == 0, output.err
+    return output
 
 
 def _held_text(page: Page) -> str | None:
@@ -162,17 +172,18 @@ def test_handbook_report_is_byte_identical(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     fmt: str,
+    single_machine: SingleMachine,
 ) -> None:
     """Oracle: the report file ``raglab report`` writes on one machine (SOURCE_DATE_EPOCH set,
     so its ``created`` time is fixed), JSON and Markdown, and its ``--json`` summary."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    files, printed = [], []
-    for extra in ([], _address(client)):
-        out = tmp_path / f"{len(extra)}.{fmt}"
-        text, _ = _cli(capsys, ["report", "--out", str(out), "--json", *extra])
-        files.append(out.read_bytes())
-        printed.append(text.replace(str(out), "OUT"))
-    assert len(files[0]) > 10_000
+    single = _single(single_machine, "report", "--out", f"OUT.{fmt}", "--json")
+    files, printed = [single.file], [single.out]
+    out = tmp_path / f"cluster.{fmt}"
+    text, _ = _cli(capsys, ["report", "--out", str(out), "--json", *_address(client)])
+    files.append(out.read_bytes())
+    printed.append(text.replace(str(out), "OUT"))
+    assert files[0] is not None and len(files[0]) > 10_000
     assert files[1] == files[0]
     assert printed[1] == printed[0]
 
@@ -182,6 +193,7 @@ def test_a_clustered_report_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
     client: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    single_machine: SingleMachine,
 ) -> None:
     """Oracle: ``raglab report --format json`` on one machine. With the cluster, every BM25
     ranking (the run, the rankers' table, exhibit II's k1 x b grid and its best and default
@@ -189,15 +201,14 @@ def test_a_clustered_report_builds_no_bm25_index_and_fits_no_lsa_on_the_client(
     from the workers: the same bytes, with the client's BM25 index, LSA fit and measuring made
     impossible."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    single = tmp_path / "single.json"
-    _cli(capsys, ["report", "--out", str(single), "--quiet"])
+    single = _single(single_machine, "report", "--out", "OUT.json", "--json")
 
     monkeypatch.setattr(indexes_module, "BM25Index", _refuse("built a BM25 index"))
     monkeypatch.setattr(indexes_module, "fit_lsa", _refuse("fitted LSA"))
     monkeypatch.setattr(retrieval_module, "evaluate", _refuse("measured rankings"))
     clustered = tmp_path / "cluster.json"
     _, err = _cli(capsys, ["report", "--out", str(clustered), *_address(client)])
-    assert clustered.read_bytes() == single.read_bytes()
+    assert clustered.read_bytes() == single.file
     assert "search the k1 x b grid (exhibit II)" in err
 
 

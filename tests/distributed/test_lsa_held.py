@@ -22,7 +22,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import lsa_ranking
 from raglab.run_settings import ChunkingKey
 from raglab.settings import LSA_OVERSAMPLE, LSA_RANK, SEED
-from tests.distributed.cluster_fixtures import KillOnce, client, killed
+from tests.distributed.cluster_fixtures import KillOnce, SingleMachine, client, killed
 
 __all__ = ["client"]  # the module's own cluster: one test here kills workers
 
@@ -136,15 +136,19 @@ def _arrays(value: Any) -> list[np.ndarray]:
 
 
 def test_a_clustered_run_leaves_the_lsa_model_on_the_workers(
-    client: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    client: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    single_machine: SingleMachine,
 ) -> None:
     """Oracle: ``raglab run --json`` on one machine, the number of questions and the rank. The
     default run (the RRF of BM25 and LSA, the reranker's LSA cosine) on the cluster prints
     the same bytes, while the client's LSA model holds no array longer than questions + k
     (the fit's U has a row per term, its Vt a column per window) and no chunk set holds the
     chunks' fold-ins."""
-    assert main(["run", "--json"]) == 0
-    single = capsys.readouterr().out
+    run = single_machine("run", "--json")
+    assert run.status == 0
+    single = run.out
     seen: list[tuple[Lab, Any]] = []
     prime = distributed_pipeline.prime_lsa
 

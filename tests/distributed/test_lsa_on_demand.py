@@ -17,7 +17,7 @@ import pytest
 from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.settings import LSA_RANK
-from tests.distributed.cluster_fixtures import recorded_labs
+from tests.distributed.cluster_fixtures import SingleMachine, recorded_labs
 
 #: The tasks of an LSA fit: the windows cut from the pages, A's term blocks, the small problem.
 FIT_TASKS = ("cut_window_pieces", "term_block", "_small_problem")
@@ -76,6 +76,7 @@ def test_a_clustered_report_reads_exhibit_iii_off_the_workers(
     client: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    single_machine: SingleMachine,
 ) -> None:
     """Oracle: ``raglab report --format json`` on one machine, and the number of questions and
     the rank. On the cluster the same bytes, while exhibit III's spectrum (the windows' and
@@ -84,13 +85,13 @@ def test_a_clustered_report_reads_exhibit_iii_off_the_workers(
     client never cut the LSA windows (before, the report gathered U, the idf, the vocabulary
     and Vt, and cut and tokenised every window here)."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    single = tmp_path / "single.json"
-    assert main(["report", "--out", str(single), "--quiet"]) == 0
+    single = single_machine("report", "--out", "OUT.json", "--json")
+    assert single.status == 0
     labs = recorded_labs(monkeypatch)
     clustered = tmp_path / "cluster.json"
     assert main(["report", "--out", str(clustered), "--quiet", *_address(client)]) == 0
     capsys.readouterr()
-    assert clustered.read_bytes() == single.read_bytes()
+    assert clustered.read_bytes() == single.file
     (lab,) = labs
     model = lab.indexes.lsa
     assert not model.gathered

@@ -22,7 +22,7 @@ from raglab.distributed.cluster import connect
 from raglab.pipeline.lab import Lab
 from raglab.run_settings import ChunkingKey
 from raglab.settings import default
-from tests.distributed.cluster_fixtures import KillOnce, client, killed
+from tests.distributed.cluster_fixtures import KillOnce, SingleMachine, client, killed
 
 __all__ = ["client"]  # a fixture, used by name: a cluster of its own
 
@@ -111,6 +111,7 @@ def test_a_worker_killed_in_every_phase_changes_no_byte_of_the_report(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    single_machine: SingleMachine,
 ) -> None:
     """Oracle: the report ``raglab report`` writes on one machine (SOURCE_DATE_EPOCH set). On
     the cluster a worker process kills itself as it starts the first task of each phase
@@ -118,8 +119,8 @@ def test_a_worker_killed_in_every_phase_changes_no_byte_of_the_report(
     command succeeds, every phase lost a worker, the cluster kept both nannies, and the report
     is the same bytes."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    single = tmp_path / "single.json"
-    assert main(["report", "--out", str(single), "--quiet"]) == 0
+    single = single_machine("report", "--out", "OUT.json", "--json")
+    assert single.status == 0
     marks = tmp_path / "killed"
     marks.mkdir()
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "empty-cache"))
@@ -134,4 +135,4 @@ def test_a_worker_killed_in_every_phase_changes_no_byte_of_the_report(
     assert killed(marks) == set(PHASES)
     # Each lost worker's nanny restarted it, however long that took: none was closed.
     assert len(client.cluster.workers) == 2
-    assert clustered.read_bytes() == single.read_bytes()
+    assert clustered.read_bytes() == single.file
