@@ -132,3 +132,39 @@ def test_plain_pages_cost_nothing_to_plan(tmp_path: Path) -> None:
         assert full.page("a").text.startswith("# A")
     with pytest.raises(KeyError):
         full.page("z")
+
+
+def test_what_is_found_in_a_page_goes_with_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``found_in`` gives ``find(text)`` (each page's length, the oracle: 100) once while the
+    text is kept, drops it with the text (a budget of two pages: reading c drops a), and keeps
+    at most ``CLIENT_SECTION_PAGES`` pages' of one kind (two here); a kind of its own is kept
+    beside it. The old pages had no such store: every stage kept what it found for every page
+    it read."""
+    import raglab.corpus.pages as pages_module
+
+    monkeypatch.setattr(pages_module, "CLIENT_SECTION_PAGES", 2)
+    _, held, texts, asked = _held(_folder(tmp_path), budget=200)
+    calls: list[str] = []
+
+    def find(text: str) -> int:
+        calls.append(text)
+        return len(text)
+
+    pages = {page.id: page for page in held}
+    assert isinstance(pages["a"], HeldPage)
+    assert pages["a"].found_in("n", find) == 100
+    assert pages["a"].found_in("n", find) == 100
+    assert len(calls) == 1  # kept with the text
+    assert pages["b"].found_in("n", find) == 100
+    assert pages["b"].found_in("other", find) == 100
+    assert {key for key in texts._found} == {("a", "n"), ("b", "n"), ("b", "other")}
+    pages["c"].found_in("n", find)  # fetching c drops a's text, and what was found in it
+    assert list(texts._kept) == ["b", "c"]
+    assert {key for key in texts._found} == {("b", "n"), ("b", "other"), ("c", "n")}
+    monkeypatch.setattr(pages_module, "CLIENT_SECTION_PAGES", 1)
+    pages["b"].found_in("n", find)  # kept; now one page's of a kind at most: c's goes
+    assert {key for key in texts._found} == {("b", "n"), ("b", "other")}
+    assert asked == [["a"], ["b"], ["c"]]
+    assert len(calls) == 4

@@ -92,7 +92,9 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     each); and the arrays with an entry a chunk are the chunk list's three (starts, ends, word
     counts), where the chunks' ages for the reranker's recency feature made a fourth before
     (an array, list, tuple or dict of 143 entries, the number of chunks, which no count of
-    questions, pages or sections here gives)."""
+    questions, pages or sections here gives). The reader's sentence bounds are kept for the
+    kept pages only (two arrays a page), where every page a context was packed from kept
+    them before."""
     data = _folder(tmp_path)
     argv = ["run", "--retriever", "bm25", "--json", *data]
     assert main(argv) == 0
@@ -116,6 +118,16 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     assert set(texts._sections) <= set(texts._kept)
     kept = [s for found in texts._sections.values() for s in found]
     assert set(map(id, sections)) == set(map(id, kept))
+    # The reader's sentence bounds (starts, ends) of a page: one array of 2 x SECTIONS entries
+    # each (the item and filler sentences of every part; heading lines are not quotable), kept
+    # with the page's text only, where every page a context was packed from kept them before.
+    bounds = [
+        o
+        for o in reached
+        if isinstance(o, np.ndarray) and o.dtype == np.int64 and o.shape == (2 * SECTIONS,)
+    ]
+    assert len(bounds) <= 2 * len(texts._kept) < 2 * PAGES
+    assert {page for page, _ in texts._found} <= set(texts._kept)
     (chunks,) = [cs.chunks for cs in lab.indexes._chunk_sets._data.values()]
     assert len(chunks) == CHUNKS
     sized = [o for o in reached if isinstance(o, np.ndarray) and o.shape[:1] == (CHUNKS,)]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar, cast
 
 from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
 from raglab.errors import InputError, Problem
@@ -59,6 +60,7 @@ _WESTERN_SLACK = 0.1
 # is read as UTF-8 with each bad sequence replaced by U+FFFD while there is one, or they are at
 # most this share of its bytes (a binary file's share is far larger, and it holds control bytes).
 _REPAIR_SHARE = 0.01
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,9 @@ class PageTexts:
         # The sections of the kept pages whose sections were asked for last, dropped with their
         # text, and at most CLIENT_SECTION_PAGES pages' (the last used first out).
         self._sections: dict[str, tuple[Section, ...]] = {}
+        # What a stage found in a kept page's text (its sentences' bounds, say), by (page id,
+        # what), dropped with the text, and at most CLIENT_SECTION_PAGES pages' of each kind.
+        self._found: dict[tuple[str, str], object] = {}
         # Each held page's length in characters, known when it was read: what a batch weighs.
         self._sizes: dict[str, int] = {}
         # The pages the stages now running will read, in order (page id -> place), oldest first.
@@ -190,6 +195,8 @@ class PageTexts:
             oldest = next(iter(self._kept))
             self.kept_chars -= len(self._kept.pop(oldest))
             self._sections.pop(oldest, None)
+            for key in [key for key in self._found if key[0] == oldest]:
+                del self._found[key]
         return self._kept[page_id]
 
     def sections(self, page_id: str, title: str) -> tuple[Section, ...]:
@@ -204,6 +211,22 @@ class PageTexts:
         while len(self._sections) > CLIENT_SECTION_PAGES:
             self._sections.pop(next(iter(self._sections)))
         return found
+
+    def found_in(self, page_id: str, what: str, find: Callable[[str], T]) -> T:
+        """``find(text)`` of page ``page_id``'s text, kept under ``what`` while the text is,
+        for the last :data:`~raglab.settings.CLIENT_SECTION_PAGES` pages asked for ``what`` at
+        most (as :meth:`sections`): what a stage derives from a page it reads stays no longer
+        than the text it came from."""
+        text = self.text(page_id)
+        key = (page_id, what)
+        found = self._found.pop(key, None)
+        if found is None:
+            found = find(text)
+        self._found[key] = found
+        same = [other for other in self._found if other[1] == what]
+        for other in same[: max(0, len(same) - CLIENT_SECTION_PAGES)]:
+            del self._found[other]
+        return cast(T, found)
 
 
 class HeldPage(Page):
@@ -240,6 +263,10 @@ class HeldPage(Page):
     @property
     def n_words(self) -> int:
         return self._n_words
+
+    def found_in(self, what: str, find: Callable[[str], T]) -> T:
+        """``find(text)``, kept while this page's text is (:meth:`PageTexts.found_in`)."""
+        return self._texts.found_in(self.id, what, find)
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         return Page, tuple(getattr(self, f.name) for f in dataclasses.fields(Page))

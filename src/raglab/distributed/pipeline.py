@@ -36,7 +36,8 @@ reduced table, :meth:`~raglab.distributed.bm25.DistributedBM25.term_columns`), s
 builds no table of every chunk there.
 
 What stays on the client, O(chunks): the lab itself (the pages' metadata, each page's text,
-and the sections found in it, fetched from the workers when a stage reads it, questions, and
+and the sections and the reader's sentence bounds found in it, fetched from the workers when
+a stage reads it and kept with it, questions, and
 its chunk list for ids, relevance, packing and the reader's inputs, held as offsets and word
 counts, 24 bytes a chunk, :class:`~raglab.chunking.table.ChunkTable`: a chunk and its text are
 made from its page only while a stage reads it, and a candidate's age is read off its page's,

@@ -22,7 +22,7 @@ import numpy as np
 
 from raglab.base.ranking import IntArray, Ranking
 from raglab.base.sentinels import NOT_GIVEN, Sentinel
-from raglab.corpus.pages import Corpus, load_corpus
+from raglab.corpus.pages import Corpus, HeldPage, load_corpus
 from raglab.corpus.questions import Question, QuestionSet, load_questions
 from raglab.errors import DataLimit, InputError, Problem
 from raglab.pipeline.cache import Caches
@@ -39,6 +39,18 @@ if (
     TYPE_CHECKING
 ):  # raglab.embedding.neural loads tokenizers and safetensors: only when a model is used
     pass
+
+
+def _quotable_bounds(text: str) -> tuple[IntArray, IntArray]:
+    """The (starts, ends) of ``text``'s sentences that lie on no heading line, (n,) int64 each:
+    the sentences a reader can quote."""
+    found = []
+    for a, b in sentence_spans(text):
+        line_start = text.rfind("\n", 0, a) + 1
+        if not text[line_start:a].lstrip().startswith("#"):
+            found.append((a, b))
+    table = np.asarray(found, dtype=np.int64).reshape(-1, 2)
+    return table[:, 0].copy(), table[:, 1].copy()
 
 
 def _stemmed_terms(text: str, start: int, end: int) -> frozenset[str]:
@@ -187,16 +199,15 @@ class Lab:
         """:meth:`sentences` lying whole inside one of ``bounds`` ((start, end) offsets in the
         page), in page order: what a context packed from chunks with these bounds can quote.
         The stemmed terms are found for these sentences only (and kept)."""
-        if page_id not in self._sentence_bounds:
-            text = self.corpus.page(page_id).text
-            found = []
-            for a, b in sentence_spans(text):
-                line_start = text.rfind("\n", 0, a) + 1
-                if not text[line_start:a].lstrip().startswith("#"):
-                    found.append((a, b))
-            table = np.asarray(found, dtype=np.int64).reshape(-1, 2)
-            self._sentence_bounds[page_id] = (table[:, 0].copy(), table[:, 1].copy())
-        starts, ends = self._sentence_bounds[page_id]
+        page = self.corpus.page(page_id)
+        if isinstance(page, HeldPage):
+            # Kept with the page's text, not for every page read: a Dask client's pages are
+            # held on the workers, and it keeps what it read of them within a budget.
+            starts, ends = page.found_in("sentence bounds", _quotable_bounds)
+        else:
+            if page_id not in self._sentence_bounds:
+                self._sentence_bounds[page_id] = _quotable_bounds(page.text)
+            starts, ends = self._sentence_bounds[page_id]
         inside = np.zeros(starts.shape, dtype=bool)
         for start, end in bounds:
             inside |= (starts >= start) & (ends <= end)
