@@ -63,6 +63,18 @@ def test_reading_a_chunk_table_fetches_its_pages_in_one_call(tmp_path: Path) -> 
     assert texts.round_trips == 1 and texts.fetched == 5 and texts.kept_chars == 500
 
 
+def test_taking_a_few_chunks_fetches_their_pages_in_one_call(tmp_path: Path) -> None:
+    """Oracle: the full table's chunks. Chunks taken out of order from three pages (as a
+    reranker's candidates come) equal ``[mine[i] for i in rows]`` field for field, and their
+    pages came in one call, in the order first asked (one call a page without the plan)."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=10_000)
+    mine, theirs = _tables(full, held)
+    rows = [9, 2, 3, 8, 5]  # pages e, b, b, e, c
+    assert theirs.take(rows) == [mine[i] for i in rows]
+    assert asked == [["e", "b", "c"]]
+    assert texts.round_trips == 1 and texts.fetched == 3
+
+
 def test_a_batch_larger_than_the_budget_is_split(tmp_path: Path) -> None:
     """Budget 250 characters: two pages of 100 fit, three do not, so the five pages come in
     calls of two, two and one, and the client never keeps more than 250 characters."""

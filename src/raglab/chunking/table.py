@@ -119,6 +119,14 @@ class ChunkTable(Sequence[Chunk]):
                 for i in range(int(self.first[p]), int(self.first[p + 1])):
                     yield self._make(p, i, sections)
 
+    def take(self, rows: Sequence[int]) -> list[Chunk]:
+        """Chunks ``rows``, in that order, as ``[self[i] for i in rows]`` gives them, their
+        pages read as one plan (:func:`~raglab.corpus.pages.reading`): a stage that reads a few
+        chunks a question (the reranker's candidates) fetches their held pages in one round
+        trip, not one a page."""
+        with reading(self.pages[self._page_of(int(i))] for i in rows):
+            return [self[int(i)] for i in rows]
+
     def rows_of(self, page_id: str) -> range:
         """The rows of page ``page_id``'s chunks (empty for a page this chunking lacks)."""
         p = self._page_row.get(page_id)

@@ -219,7 +219,7 @@ class ChunkSet:
         """The retrieval tokens of chunks ``idx``: :attr:`tokens`' rows."""
         if "tokens" in self.__dict__:
             return [self.tokens[i] for i in idx.tolist()]
-        return [self.indexes.tokens(self.chunks[i].text) for i in idx.tolist()]
+        return [self.indexes.tokens(c.text) for c in self.chunks.take(idx.tolist())]
 
     def lsa_rows(self, idx: IntArray) -> FloatArray:
         """Chunks ``idx`` folded into the LSA space, (len(idx), k): :attr:`lsa_projections`'
@@ -233,13 +233,13 @@ class ChunkSet:
         """:attr:`identifiers` of chunks ``idx``."""
         if "identifiers" in self.__dict__:
             return [self.identifiers[i] for i in idx.tolist()]
-        return [identifiers(self.chunks[i].text) for i in idx.tolist()]
+        return [identifiers(c.text) for c in self.chunks.take(idx.tolist())]
 
     def title_terms_of(self, idx: IntArray) -> list[set[str]]:
         """:attr:`title_terms` of chunks ``idx``."""
         if "title_terms" in self.__dict__:
             return [self.title_terms[i] for i in idx.tolist()]
-        return [self._title_terms(self.chunks[i]) for i in idx.tolist()]
+        return [self._title_terms(c) for c in self.chunks.take(idx.tolist())]
 
     def tfidf_rows(self, idx: IntArray) -> SparseMatrix:
         """:attr:`tfidf`'s rows for chunks ``idx``, CSR (len(idx), V). Without the table or
