@@ -169,3 +169,48 @@ def test_the_candidates_ages_come_off_their_pages_without_an_array_of_every_chun
             assert len({float(a) for a in want}) > 2
     if undated in (3, 7):
         assert parities == {0, 1}  # an even and an odd number of dated chunks
+
+
+def test_a_questions_features_take_its_candidates_once(
+    handbook_lab: Lab, whole: ChunkSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reranker's features read each candidate's tokens, identifiers and title terms: on a
+    chunking without whole tables, the candidates are made once a question (one round trip to
+    held pages' holders past the text budget; the old code took them three times: tokens,
+    identifiers and title terms), and the
+    matrix equals the one computed from the whole tables, bit for bit. A question with other
+    candidates takes its own."""
+    from raglab.pipeline.reranking import (
+        CANDIDATE_BM25,
+        candidate_bm25,
+        candidate_bm25_key,
+        candidates,
+        features,
+    )
+    from raglab.run_settings import RetrievalSettings
+
+    thin = Lab(handbook_lab.corpus, handbook_lab.questions)
+    thin.indexes.term_statistics = _lookup(whole)
+    cs = thin.indexes.chunk_set()
+    taken: list[list[int]] = []
+    take = ChunkTable.take
+
+    def counted(table: ChunkTable, rows: Sequence[int]) -> list:  # type: ignore[type-arg]
+        if table is cs.chunks:
+            taken.append(list(rows))
+        return take(table, rows)
+
+    monkeypatch.setattr(ChunkTable, "take", counted)
+    first_stage = RetrievalSettings(retriever="bm25")
+    for n, q in enumerate(handbook_lab.questions.split("train")[:2], start=1):
+        cand = candidates(handbook_lab, q, first_stage)
+        # The candidates' BM25 scores kept as a cluster's client keeps them, so no whole table
+        # of tokens is built here for BM25.
+        scores = candidate_bm25(handbook_lab, whole, q, cand.indices, first_stage)
+        kept = thin.caches.of(CANDIDATE_BM25).setdefault(candidate_bm25_key(first_stage, q.id), {})
+        kept.update(zip(cand.indices.tolist(), scores.tolist(), strict=True))
+        got = features(thin, cs, q, cand, first_stage)
+        want = features(handbook_lab, whole, q, cand, first_stage)
+        assert got.tobytes() == want.tobytes()
+        assert taken[-1] == cand.indices.tolist() and len(taken) == n
+    assert not set(WHOLE_TABLES) & set(vars(cs))

@@ -81,6 +81,9 @@ class ChunkSet:
             else made(key)
         )
         self.n_words = self.chunks.n_words
+        # The chunks last taken by :meth:`_taken`, by their rows' bytes: the reranker reads the
+        # same candidates three times a question (tokens, identifiers, title terms).
+        self._last_taken: tuple[bytes, list[Chunk]] | None = None
         self._relevance: dict[str, dict[int, float]] = {}
         for q in indexes.questions:
             self._relevance[q.id] = self._relevant(q)
@@ -215,11 +218,24 @@ class ChunkSet:
     # BM25 runs on a Dask cluster never tokenises every chunk. Each row depends on its own chunk
     # alone (and, for TF-IDF, on the collection's N and df), so it equals the table's bit for bit.
 
+    def _taken(self, idx: IntArray) -> list[Chunk]:
+        """Chunks ``idx`` (``ChunkTable.take``), made once for consecutive calls with the same
+        rows: past the page-text budget each take is a round trip to the pages' holders, and
+        a question's features read its candidates three times."""
+        rows = np.asarray(idx, dtype=np.int64)
+        key = rows.tobytes()
+        last = self._last_taken
+        if last is not None and last[0] == key:
+            return last[1]
+        chunks = self.chunks.take(rows.tolist())
+        self._last_taken = (key, chunks)
+        return chunks
+
     def token_rows(self, idx: IntArray) -> list[list[str]]:
         """The retrieval tokens of chunks ``idx``: :attr:`tokens`' rows."""
         if "tokens" in self.__dict__:
             return [self.tokens[i] for i in idx.tolist()]
-        return [self.indexes.tokens(c.text) for c in self.chunks.take(idx.tolist())]
+        return [self.indexes.tokens(c.text) for c in self._taken(idx)]
 
     def lsa_rows(self, idx: IntArray) -> FloatArray:
         """Chunks ``idx`` folded into the LSA space, (len(idx), k): :attr:`lsa_projections`'
@@ -233,13 +249,13 @@ class ChunkSet:
         """:attr:`identifiers` of chunks ``idx``."""
         if "identifiers" in self.__dict__:
             return [self.identifiers[i] for i in idx.tolist()]
-        return [identifiers(c.text) for c in self.chunks.take(idx.tolist())]
+        return [identifiers(c.text) for c in self._taken(idx)]
 
     def title_terms_of(self, idx: IntArray) -> list[set[str]]:
         """:attr:`title_terms` of chunks ``idx``."""
         if "title_terms" in self.__dict__:
             return [self.title_terms[i] for i in idx.tolist()]
-        return [self._title_terms(c) for c in self.chunks.take(idx.tolist())]
+        return [self._title_terms(c) for c in self._taken(idx)]
 
     def tfidf_rows(self, idx: IntArray) -> SparseMatrix:
         """:attr:`tfidf`'s rows for chunks ``idx``, CSR (len(idx), V). Without the table or
