@@ -23,6 +23,11 @@ What the whole session shares, built once:
 - Beside the session, on the machine's other core, once the tests are collected: the
   prewarming (tests/prewarm.py), the Node parity suite (:func:`start_node_suite`) and the
   benchmark sweep's smoke run (:func:`start_sweep`), each only when a collected test reads it.
+
+``make test`` runs the tests on two pytest-xdist workers, one a core (``-n 2``). Each worker is
+a session of its own: it builds what its share of the tests reads, once, and prewarms what its
+collection needs; the Node suite and the sweep, each read by one test, start on the worker that
+runs their test, when it first asks (:func:`xdist_worker`).
 """
 
 from __future__ import annotations
@@ -64,6 +69,15 @@ PREWARM: list[subprocess.Popen[bytes]] = []
 NODE_SUITE: list[background.Background] = []
 #: The benchmark sweep's smoke run beside the session (tests/test_benchmarks.py reads it).
 SWEEP: list[background.Background] = []
+#: Whether a collected test reads the Node suite's run, not only its fixtures (set once the
+#: tests are collected; ``node_suite`` starts the suite with Node when it does).
+NODE_SUITE_WANTS_NODE: list[bool] = []
+
+
+def xdist_worker(config: pytest.Config) -> bool:
+    """Whether this session is one of pytest-xdist's workers (``make test`` runs two, one a
+    core), each running its share of the tests as a session of its own."""
+    return hasattr(config, "workerinput")
 
 
 def count_files(folder: Path) -> int:
@@ -256,12 +270,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if what and not config.option.collectonly:
         start_prewarming(config, what)
-    if any("sweep_run" in item.fixturenames for item in items) and not config.option.collectonly:
+    # An xdist worker collects every test but runs about half of them: a job that one test
+    # reads starts when that test first asks (on its worker), so two workers never run it twice.
+    eager = not config.option.collectonly and not xdist_worker(config)
+    if any("sweep_run" in item.fixturenames for item in items) and eager:
         start_sweep(config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
     node = any("node_suite_run" in item.fixturenames for item in items)
-    if (node or any("parity_dir" in item.fixturenames for item in items)) and not (
-        config.option.collectonly
-    ):
+    NODE_SUITE_WANTS_NODE[:] = [node]
+    if (node or any("parity_dir" in item.fixturenames for item in items)) and eager:
         factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
         start_node_suite(factory.getbasetemp(), node=node)
     # Then, before them, the modules that read Cranfield (they wait for its vectors, prewarmed

@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 
 from tests.background import Background
-from tests.conftest import NODE_SUITE, start_node_suite
+from tests.conftest import NODE_SUITE, NODE_SUITE_WANTS_NODE, start_node_suite
 from tests.web.static.engine.node_suite import DONE
 
 
 def node_suite(tmp_path_factory: pytest.TempPathFactory, *, node: bool) -> Background:
-    """The session's Node suite subprocess; started here if the collection started none."""
+    """The session's Node suite subprocess; started here if the collection started none (as on
+    an xdist worker), with Node when this fixture or a collected test needs its run."""
     if not NODE_SUITE:
+        node = node or any(NODE_SUITE_WANTS_NODE)
         start_node_suite(tmp_path_factory.getbasetemp(), node=node)
     return NODE_SUITE[0]
 
