@@ -91,7 +91,8 @@ def test_a_page_over_the_budget_comes_alone_and_kept_pages_are_not_fetched(
     tmp_path: Path,
 ) -> None:
     """Budget 150: a planned page lacking comes alone when the next would pass the budget; a
-    page kept already is skipped in the batch; without a plan a page comes alone. Budget 50,
+    page kept already is not fetched, but counts against the budget and stays; without a plan
+    a page comes alone. Budget 50,
     under one page: each page comes alone, and is kept all the same."""
     full, held, texts, asked = _held(_folder(tmp_path), budget=150)
     assert held.page("c").text == full.page("c").text  # no plan: c alone
@@ -101,11 +102,14 @@ def test_a_page_over_the_budget_comes_alone_and_kept_pages_are_not_fetched(
     asked.clear()
     texts.budget = 250
     with reading([held.page(i) for i in "abcde"]):
-        # Budget 250: b's batch takes c, d would pass it; a's skips b and c, kept, and takes d.
+        # Budget 250: b's batch takes c, d would pass it. a's batch passes b, kept: b counts
+        # against the budget and is marked as used, a planned page about to be read; then c,
+        # kept too, would pass the budget, so a comes alone, and c, the least recently used,
+        # goes (the old code fetched d with a and evicted b and c, both planned after a).
         assert held.page("b").text == full.page("b").text
         assert held.page("a").text == full.page("a").text
-    assert asked == [["b", "c"], ["a", "d"]]
-    assert list(texts._kept) == ["a", "d"]
+    assert asked == [["b", "c"], ["a"]]
+    assert list(texts._kept) == ["b", "a"]
     asked.clear()
     texts.budget = 50
     with reading([held.page(i) for i in "abcde"]):
@@ -180,3 +184,18 @@ def test_what_is_found_in_a_page_goes_with_its_text(
     assert {key for key in texts._found} == {("b", "n"), ("b", "other")}
     assert asked == [["a"], ["b"], ["c"]]
     assert len(calls) == 4
+
+
+def test_a_batch_never_evicts_the_kept_pages_it_plans_to_read(tmp_path: Path) -> None:
+    """Budget 300, pages of 100: after a, b and c are read (kept, a the oldest), a block plans
+    d, a, e. d's batch passes a, kept (it counts and is marked as used), and takes e: the batch
+    weighs 200 beside a's 100, so b and c go and a stays, read without a round trip (the old
+    code fetched d and e and evicted a, the oldest, then fetched a again)."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=300)
+    for i in "abc":
+        assert held.page(i).text == full.page(i).text
+    asked.clear()
+    with reading([held.page(i) for i in "dae"]):
+        assert [held.page(i).text for i in "dae"] == [full.page(i).text for i in "dae"]
+    assert asked == [["d", "e"]]
+    assert list(texts._kept) == ["d", "a", "e"] and texts.kept_chars == 300

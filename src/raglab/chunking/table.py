@@ -11,7 +11,8 @@ question (the reranker, the reader's packing) makes only those.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import overload
 
 import numpy as np
@@ -121,11 +122,18 @@ class ChunkTable(Sequence[Chunk]):
 
     def take(self, rows: Sequence[int]) -> list[Chunk]:
         """Chunks ``rows``, in that order, as ``[self[i] for i in rows]`` gives them, their
-        pages read as one plan (:func:`~raglab.corpus.pages.reading`): a stage that reads a few
-        chunks a question (the reranker's candidates) fetches their held pages in one round
-        trip, not one a page."""
-        with reading(self.pages[self._page_of(int(i))] for i in rows):
+        pages read as one plan (:meth:`reading`): a stage that reads a few chunks a question
+        (the reranker's candidates) fetches their held pages in one round trip, not one a
+        page."""
+        with self.reading(rows):
             return [self[int(i)] for i in rows]
+
+    def reading(self, rows: Iterable[int]) -> AbstractContextManager[None]:
+        """A block that will read chunks ``rows``, in that order: their pages are its plan
+        (:func:`~raglab.corpus.pages.reading`). Around a stage over many questions' chunks,
+        their held pages come in batches of the text budget, not in one round trip a
+        question."""
+        return reading(self.pages[self._page_of(int(i))] for i in rows)
 
     def rows_of(self, page_id: str) -> range:
         """The rows of page ``page_id``'s chunks (empty for a page this chunking lacks)."""

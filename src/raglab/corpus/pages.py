@@ -154,9 +154,14 @@ class PageTexts:
     def _batch(self, page_id: str) -> list[str]:
         """``page_id`` and, after it, the pages each plan naming it reads after it that are not
         kept, the plans taken oldest first (the widest: a batch of questions before one
-        question's), while the batch's texts fit the budget."""
+        question's), while the batch's texts fit the budget beside the kept pages it passes.
+        Those are about to be read: they count against the budget and are marked as used now,
+        so that the batch never evicts them (which cost the reranker's and the packing's
+        questions a second round trip when a page of theirs was kept from the question before).
+        """
         batch = {page_id: None}
         total = self._sizes.get(page_id, 0)
+        passed: dict[str, None] = {}
         for order, place in self._plans:
             k = place.get(page_id)
             if k is None:
@@ -164,12 +169,20 @@ class PageTexts:
             for j in range(k + 1, len(order)):  # not a slice: a plan may name every page
                 other = order[j]
                 size = self._sizes.get(other)
-                if size is None or other in self._kept or other in batch:
+                if size is None or other in batch or other in passed:
                     continue
                 if total + size > self.budget:
-                    return list(batch)
-                batch[other] = None
+                    break
+                if other in self._kept:
+                    passed[other] = None
+                else:
+                    batch[other] = None
                 total += size
+            else:
+                continue
+            break
+        for other in passed:
+            self._kept[other] = self._kept.pop(other)
         return list(batch)
 
     def text(self, page_id: str) -> str:

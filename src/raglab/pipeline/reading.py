@@ -41,6 +41,7 @@ from raglab.text.tokens import tokenize
 __all__ = [
     "READINGS",
     "check_reader",
+    "packed_count",
     "prepare_reading",
     "prepared_questions",
     "prepared_split",
@@ -58,6 +59,12 @@ READER_DF: CacheKind[ChunkingKey, tuple[int, dict[str, int]]] = CacheKind(
 )
 
 
+def packed_count(cs: ChunkSet, ranking: Ranking, read: ReadSettings) -> int:
+    """k_budget: how many of ``ranking``'s first chunks fit the context's ``read.budget`` words
+    (:func:`~raglab.reading.reader.pack`, from the chunks' word counts: no text is read)."""
+    return pack(cs.n_words[ranking.indices], budget=read.budget)
+
+
 def prepare_reading(
     lab: Lab, cs: ChunkSet, q: Question, ranking: Ranking, read: ReadSettings
 ) -> ReadingInput:
@@ -69,13 +76,13 @@ def prepare_reading(
         weights = idf_weights(
             set(tokenize(q.question, stem=True, analyzer=READER_ANALYZER)), df, n_chunks
         )
-    k_budget = pack([int(cs.n_words[i]) for i in ranking.indices.tolist()], budget=read.budget)
+    k_budget = packed_count(cs, ranking, read)
     depth = read.final_depth(len(cs))
     rel = cs.relevance(q)
     first = first_relevant_rank(ranking, rel) if rel else None
     packed = tuple(
         (c.id, c.page_id, c.start, c.end)
-        for c in (cs.chunks[i] for i in ranking.indices[:k_budget].tolist())
+        for c in cs.chunks.take(ranking.indices[:k_budget].tolist())
     )
     pages = dict.fromkeys(page for _, page, _, _ in packed)
     # Only what the reader can quote: the sentences lying whole inside a packed chunk, and their

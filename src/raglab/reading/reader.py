@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from raglab.base.ranking import FloatArray
+from raglab.base.ranking import FloatArray, IntArray
 
 # New constant of this module: coverages are ratios of small integers compared against decimal
 # thresholds (0.35 = 7/20), so "equal to the threshold" is decided with this float slack.
@@ -41,7 +41,7 @@ Vectors = npt.NDArray[np.floating[Any]]
 Span = tuple[str, int, int]
 
 
-def pack(chunk_words: Sequence[int], *, budget: int) -> int:
+def pack(chunk_words: Sequence[int] | IntArray, *, budget: int) -> int:
     """k_budget: how many chunks, taken in rank order, fit a context of ``budget`` words.
 
     ``chunk_words[i]`` is the word count of the chunk at rank i + 1. Chunks are taken while the
