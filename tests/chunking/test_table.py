@@ -52,19 +52,3 @@ def test_the_table_holds_offsets_not_chunks(handbook_lab: Lab) -> None:
     assert {a.dtype for a in arrays} == {np.dtype(np.int64)}
     assert sum(a.size for a in arrays) == 3 * len(table) + len(handbook_lab.corpus) + 1
     assert not any(isinstance(x, Chunk) for x in held)
-
-
-@pytest.mark.parametrize(("method", "size", "overlap"), SETTINGS[:2])
-def test_a_table_of_offsets_found_elsewhere_reads_as_the_chunked_one(
-    handbook_lab: Lab, method: str, size: int, overlap: int | None
-) -> None:
-    """Oracle: the table chunked here. Its page counts and rows given to ``of_offsets`` make
-    the same chunks; counts that do not add up to the rows are refused."""
-    pages = handbook_lab.corpus.pages
-    table = ChunkTable(pages, method=method, size=size, overlap=overlap)
-    counts = np.diff(table.first)
-    again = ChunkTable.of_offsets(pages, counts, table.starts, table.ends, table.n_words)
-    assert list(again) == list(table)
-    assert again.first.tolist() == table.first.tolist()
-    with pytest.raises(ValueError, match="counts"):
-        ChunkTable.of_offsets(pages, counts + 1, table.starts, table.ends, table.n_words)

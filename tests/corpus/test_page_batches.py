@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from raglab.chunking.held_table import HeldChunkTable
 from raglab.chunking.table import ChunkTable
 from raglab.corpus.pages import Corpus, HeldPage, PageTexts, load_corpus, reading
 from raglab.run_settings import ChunkingKey
@@ -43,12 +44,19 @@ def _held(folder: Path, budget: int) -> tuple[Corpus, Corpus, PageTexts, list[li
 
 
 def _tables(full: Corpus, held: Corpus) -> tuple[ChunkTable, ChunkTable]:
-    """The heading chunker's table of the full pages, and the same offsets over the held ones
+    """The heading chunker's table of the full pages, and the same counts over the held ones
     (as the cluster gives them: no text read to find them)."""
     key = ChunkingKey().resolved()
     mine = ChunkTable(full.pages, method=key.method, size=key.size, overlap=key.overlap)
     counts = mine.first[1:] - mine.first[:-1]
-    theirs = ChunkTable.of_offsets(held.pages, counts, mine.starts, mine.ends, mine.n_words)
+    theirs = HeldChunkTable.of_counts(
+        held.pages,
+        counts,
+        mine.total_words,
+        method=key.method,
+        size=key.size,
+        overlap=key.overlap,
+    )
     return mine, theirs
 
 

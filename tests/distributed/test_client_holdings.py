@@ -1,7 +1,8 @@
 """What the client's lab holds once ``raglab run --retriever bm25`` is done on the cluster: no
 object a heading of every page (the pages' sections stay with their texts on the workers), and
-no array of one entry a chunk beyond the chunk list's offsets (the reranker's candidates' ages
-are read off their pages).
+no array of one entry a chunk (the chunk list holds each page's count of chunks, and a page's
+rows are cut again from its text when it is read; the reranker's candidates' ages are read off
+their pages).
 
 Oracle: ``raglab run --retriever bm25 --json`` on one machine (the same bytes), the generated
 folder's own counts (pages x sections, one chunk a section) and the pages the client keeps
@@ -89,8 +90,8 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     """The same bytes as one machine; then, of the objects the client's lab reaches, the
     sections are those of the pages the client keeps (a budget of two pages' characters
     here), where every page held its sections before (one a chunk: 143, and a title section
-    each); and the arrays with an entry a chunk are the chunk list's three (starts, ends, word
-    counts), where the chunks' ages for the reranker's recency feature made a fourth before
+    each); and no array has an entry a chunk, where the chunk list held three (starts, ends,
+    word counts) and the chunks' ages for the reranker's recency feature made a fourth before
     (an array, list, tuple or dict of 143 entries, the number of chunks, which no count of
     questions, pages or sections here gives). The reader's sentence bounds are kept for the
     kept pages only (two arrays a page), where every page a context was packed from kept
@@ -130,7 +131,9 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     assert {page for page, _ in texts._found} <= set(texts._kept)
     (chunks,) = [cs.chunks for cs in lab.indexes._chunk_sets._data.values()]
     assert len(chunks) == CHUNKS
-    sized = [o for o in reached if isinstance(o, np.ndarray) and o.shape[:1] == (CHUNKS,)]
-    per_chunk = {id(chunks.starts), id(chunks.ends), id(chunks.n_words)}
-    assert {id(o) for o in sized} == per_chunk
+    # No array of a number a chunk either: the table holds each page's count of chunks, and a
+    # page's rows are cut again from its text when it is read (the old code: the chunks'
+    # starts, ends and word counts, 24 bytes a chunk).
+    assert not [o for o in reached if isinstance(o, np.ndarray) and o.shape[:1] == (CHUNKS,)]
+    assert chunks.first.shape == (PAGES + 1,)
     assert not [o for o in reached if isinstance(o, list | tuple | dict) and len(o) == CHUNKS]

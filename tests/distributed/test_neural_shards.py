@@ -150,9 +150,9 @@ def test_a_neural_report_chunks_each_partition_once_and_gathers_no_vector(
     tables: list[Any] = []
     chunk_table = chunking_module.chunk_table
 
-    def table_spy(client: Any, pages: Any, parts: Any) -> Any:
+    def table_spy(client: Any, pages: Any, parts: Any, key: Any) -> Any:
         tables.append(parts)
-        return chunk_table(client, pages, parts)
+        return chunk_table(client, pages, parts, key)
 
     monkeypatch.setattr(chunking_module, "chunk_table", table_spy)
     with get_task_stream(client) as stream:

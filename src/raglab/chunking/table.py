@@ -56,35 +56,20 @@ class ChunkTable(Sequence[Chunk]):
         self.n_words: IntArray = np.asarray(n_words, dtype=np.int64)
         self._page_row = {page.id: p for p, page in enumerate(self.pages)}
 
-    @classmethod
-    def of_offsets(
-        cls,
-        pages: Sequence[Page],
-        counts: IntArray,
-        starts: IntArray,
-        ends: IntArray,
-        n_words: IntArray,
-    ) -> ChunkTable:
-        """The table of ``pages`` chunked elsewhere: ``counts[p]`` chunks of page p, the rows'
-        ``starts``, ``ends`` and ``n_words`` in page order (what the constructor finds)."""
-        if len(counts) != len(pages) or int(np.sum(counts)) != len(starts):
-            raise ValueError(
-                f"{len(counts)} pages' counts of {len(starts)} chunks for {len(pages)} pages"
-            )
-        table = object.__new__(cls)
-        table.pages = tuple(pages)
-        table.first = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        table.starts = np.asarray(starts, dtype=np.int64)
-        table.ends = np.asarray(ends, dtype=np.int64)
-        table.n_words = np.asarray(n_words, dtype=np.int64)
-        table._page_row = {page.id: p for p, page in enumerate(table.pages)}
-        return table
-
     def __len__(self) -> int:
-        return len(self.starts)
+        return int(self.first[-1])
 
     def _page_of(self, i: int) -> int:
         return int(np.searchsorted(self.first, i, side="right")) - 1
+
+    def _page_rows(self, p: int) -> tuple[IntArray, IntArray, IntArray]:
+        """Page ``p``'s chunks' starts, ends and word counts, in row order."""
+        a, b = int(self.first[p]), int(self.first[p + 1])
+        return self.starts[a:b], self.ends[a:b], self.n_words[a:b]
+
+    def _row(self, p: int, i: int) -> tuple[int, int, int]:
+        """Chunk ``i``'s start, end and word count (``p``: its page)."""
+        return int(self.starts[i]), int(self.ends[i]), int(self.n_words[i])
 
     def _make(self, p: int, i: int, sections: Sequence[Section] | None = None) -> Chunk:
         page = self.pages[p]
@@ -93,10 +78,18 @@ class ChunkTable(Sequence[Chunk]):
             page_sections(page) if sections is None else sections,
             i,
             i - int(self.first[p]),
-            int(self.starts[i]),
-            int(self.ends[i]),
-            int(self.n_words[i]),
+            *self._row(p, i),
         )
+
+    def words_of(self, rows: Sequence[int] | IntArray) -> IntArray:
+        """The word counts of chunks ``rows`` (int64, in that order)."""
+        got: IntArray = self.n_words[np.asarray(rows, dtype=np.int64)]
+        return got
+
+    @property
+    def total_words(self) -> int:
+        """The word counts' sum over every chunk."""
+        return int(self.n_words.sum())
 
     @overload
     def __getitem__(self, i: int) -> Chunk: ...
@@ -155,8 +148,9 @@ class ChunkTable(Sequence[Chunk]):
         (:meth:`raglab.chunking.chunk.ChunkIndex.containing`'s answer)."""
         if start < 0 or end < start:
             raise ValueError(f"need 0 <= start <= end, got start={start}, end={end}")
-        rows = self.rows_of(page_id)
-        inside = (self.starts[rows.start : rows.stop] <= start) & (
-            self.ends[rows.start : rows.stop] >= end
-        )
-        return (np.flatnonzero(inside) + rows.start).tolist()
+        p = self._page_row.get(page_id)
+        if p is None:
+            return []
+        starts, ends, _ = self._page_rows(p)
+        inside = (starts <= start) & (ends >= end)
+        return (np.flatnonzero(inside) + int(self.first[p])).tolist()

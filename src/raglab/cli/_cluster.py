@@ -417,7 +417,7 @@ def cluster_lab(
             return cut[key]
 
         def table(chunking: ChunkingKey) -> Any:
-            return chunk_table(client, corpus.pages, chunked(chunking))
+            return chunk_table(client, corpus.pages, chunked(chunking), chunking)
 
         lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read, table)
         if check is not None:

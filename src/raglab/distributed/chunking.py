@@ -42,7 +42,7 @@ import numpy as np
 from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
-from raglab.chunking.table import ChunkTable
+from raglab.chunking.held_table import HeldChunkTable
 from raglab.corpus.pages import CORPUS_SUFFIXES, Page, parse_page, read_page_file
 from raglab.distributed.cluster import shards
 from raglab.distributed.shard import ShardCounts
@@ -56,9 +56,9 @@ __all__ = [
     "ChunkedPartition",
     "PagesRead",
     "chunk_beir",
+    "chunk_counts",
     "chunk_folder",
     "chunk_jsonl_lines",
-    "chunk_offsets",
     "chunk_partition",
     "chunk_table",
     "count_chunks",
@@ -186,30 +186,38 @@ def chunk_partition(read: PagesRead, key: ChunkingKey) -> ChunkedPartition:
     )
 
 
-def chunk_offsets(part: ChunkedPartition) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """Task: a partition's chunks as :class:`~raglab.chunking.table.ChunkTable` rows: each
-    page's number of chunks (n_pages,), and the chunks' starts, ends and word counts (n_chunks,)."""
+def chunk_counts(part: ChunkedPartition) -> tuple[IntArray, int]:
+    """Task: a partition's chunks counted for a
+    :class:`~raglab.chunking.held_table.HeldChunkTable`: each page's number of chunks
+    (n_pages,) and the chunks' words in all. The rows stay here: the client cuts a page again
+    when it reads it."""
     row = {page_id: p for p, (page_id, _, _) in enumerate(part.pages)}
     counts = np.zeros(len(part.pages), dtype=np.int64)
     for c in part.chunks:
         counts[row[c.page_id]] += 1
-    return (
-        counts,
-        np.asarray([c.start for c in part.chunks], dtype=np.int64),
-        np.asarray([c.end for c in part.chunks], dtype=np.int64),
-        np.asarray([c.n_words for c in part.chunks], dtype=np.int64),
+    return counts, sum(c.n_words for c in part.chunks)
+
+
+def chunk_table(
+    client: Any, pages: Sequence[Page], parts: Sequence[Any], key: ChunkingKey
+) -> HeldChunkTable:
+    """The :class:`~raglab.chunking.held_table.HeldChunkTable` of ``pages`` (the corpus's, in
+    order) under the chunking ``key`` from the workers' chunked partitions of their files
+    (``parts``, futures of :class:`ChunkedPartition`, in file order): each page's count of
+    chunks and the words in all come here, no row and no text."""
+    key = key.resolved()
+    got = client.gather([client.submit(chunk_counts, part, pure=False) for part in parts])
+    counts = (np.concatenate([c for c, _ in got]) if got else np.zeros(0, dtype=np.int64)).astype(
+        np.int64
     )
-
-
-def chunk_table(client: Any, pages: Sequence[Page], parts: Sequence[Any]) -> ChunkTable:
-    """The :class:`~raglab.chunking.table.ChunkTable` of ``pages`` (the corpus's, in order)
-    from the workers' chunked partitions of their files (``parts``, futures of
-    :class:`ChunkedPartition`, in file order): offsets only come here, no text."""
-    rows = client.gather([client.submit(chunk_offsets, part, pure=False) for part in parts])
-    if not rows:
-        return ChunkTable.of_offsets(pages, *(np.zeros(0, dtype=np.int64),) * 4)
-    counts, starts, ends, n_words = (np.concatenate(column) for column in zip(*rows, strict=True))
-    return ChunkTable.of_offsets(pages, counts, starts, ends, n_words)
+    return HeldChunkTable.of_counts(
+        pages,
+        counts,
+        sum(words for _, words in got),
+        method=key.method,
+        size=key.size,
+        overlap=key.overlap,
+    )
 
 
 def page_texts(read: PagesRead, ids: Sequence[str]) -> list[str]:

@@ -80,13 +80,21 @@ class ChunkSet:
             if made is None
             else made(key)
         )
-        self.n_words = self.chunks.n_words
         # The chunks last taken by :meth:`_taken`, by their rows' bytes: the reranker reads the
         # same candidates three times a question (tokens, identifiers, title terms).
         self._last_taken: tuple[bytes, list[Chunk]] | None = None
         self._relevance: dict[str, dict[int, float]] = {}
-        for q in indexes.questions:
-            self._relevance[q.id] = self._relevant(q)
+        # A span's chunks are found in its page's rows: a Dask client's table cuts the labelled
+        # pages again (HeldChunkTable), their texts fetched in batches, not one a question.
+        labelled = (
+            indexes.corpus.page(span.page_id)
+            for q in indexes.questions
+            for span in q.spans
+            if span.page_id in indexes.corpus
+        )
+        with reading(labelled):
+            for q in indexes.questions:
+                self._relevance[q.id] = self._relevant(q)
 
     def _relevant(self, q: Question) -> dict[int, float]:
         if q.spans:

@@ -59,10 +59,25 @@ READER_DF: CacheKind[ChunkingKey, tuple[int, dict[str, int]]] = CacheKind(
 )
 
 
+#: The first ranks whose word counts :func:`packed_count` reads at once (doubled while they all
+#: fit): a context of the default budget holds a few chunks.
+PACK_PREFIX = 8
+
+
 def packed_count(cs: ChunkSet, ranking: Ranking, read: ReadSettings) -> int:
     """k_budget: how many of ``ranking``'s first chunks fit the context's ``read.budget`` words
-    (:func:`~raglab.reading.reader.pack`, from the chunks' word counts: no text is read)."""
-    return pack(cs.n_words[ranking.indices], budget=read.budget)
+    (:func:`~raglab.reading.reader.pack`). The word counts are read for a prefix of the ranking
+    that doubles until a chunk in it does not fit: a Dask client's table reads them off the
+    chunks' pages (:class:`~raglab.chunking.held_table.HeldChunkTable`), so only the first
+    few chunks' pages are read, not the whole ranking's. ``pack`` of that prefix equals
+    ``pack`` of the whole ranking: packing stops at the first chunk that does not fit."""
+    idx = ranking.indices
+    n = min(len(idx), PACK_PREFIX)
+    while True:
+        k = pack(cs.chunks.words_of(idx[:n]), budget=read.budget)
+        if k < n or n == len(idx):
+            return k
+        n = min(len(idx), 2 * n)
 
 
 def prepare_reading(
