@@ -213,4 +213,5 @@ def test_a_questions_features_take_its_candidates_once(
         want = features(handbook_lab, whole, q, cand, first_stage)
         assert got.tobytes() == want.tobytes()
         assert taken[-1] == cand.indices.tolist() and len(taken) == n
+        assert cs._held is None  # the chunks went with the question's features
     assert not set(WHOLE_TABLES) & set(vars(cs))

@@ -12,6 +12,7 @@ lab itself holds the data they are built from. Nothing here computes a result an
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -80,9 +81,9 @@ class ChunkSet:
             if made is None
             else made(key)
         )
-        # The chunks last taken by :meth:`_taken`, by their rows' bytes: the reranker reads the
-        # same candidates three times a question (tokens, identifiers, title terms).
-        self._last_taken: tuple[bytes, list[Chunk]] | None = None
+        # The rows :meth:`holding` holds their chunks for, by their bytes, and those chunks once
+        # made; None outside such a block (no chunk outlives the stage that read it).
+        self._held: tuple[bytes, list[Chunk] | None] | None = None
         self._relevance: dict[str, dict[int, float]] = {}
         # A span's chunks are found in its page's rows: a Dask client's table cuts the labelled
         # pages again (HeldChunkTable), their texts fetched in batches, not one a question.
@@ -226,17 +227,29 @@ class ChunkSet:
     # BM25 runs on a Dask cluster never tokenises every chunk. Each row depends on its own chunk
     # alone (and, for TF-IDF, on the collection's N and df), so it equals the table's bit for bit.
 
+    @contextlib.contextmanager
+    def holding(self, idx: IntArray) -> Iterator[None]:
+        """While the block runs, chunks ``idx`` are made once (``ChunkTable.take``) for every
+        read of their rows in that order (:meth:`token_rows`, :meth:`identifiers_of`,
+        :meth:`title_terms_of`), and let go when it ends: a question's features read its
+        candidates three times, and past a Dask client's page-text budget each take is a round
+        trip to the pages' holders."""
+        self._held = (np.asarray(idx, dtype=np.int64).tobytes(), None)
+        try:
+            yield
+        finally:
+            self._held = None
+
     def _taken(self, idx: IntArray) -> list[Chunk]:
-        """Chunks ``idx`` (``ChunkTable.take``), made once for consecutive calls with the same
-        rows: past the page-text budget each take is a round trip to the pages' holders, and
-        a question's features read its candidates three times."""
+        """Chunks ``idx``: those :meth:`holding` holds for these rows, else made now."""
         rows = np.asarray(idx, dtype=np.int64)
-        key = rows.tobytes()
-        last = self._last_taken
-        if last is not None and last[0] == key:
-            return last[1]
-        chunks = self.chunks.take(rows.tolist())
-        self._last_taken = (key, chunks)
+        held = self._held
+        if held is None or held[0] != rows.tobytes():
+            return self.chunks.take(rows.tolist())
+        chunks = held[1]
+        if chunks is None:
+            chunks = self.chunks.take(rows.tolist())
+            self._held = (held[0], chunks)
         return chunks
 
     def token_rows(self, idx: IntArray) -> list[list[str]]:

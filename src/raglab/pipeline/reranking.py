@@ -151,17 +151,17 @@ def features(
     idx = cand.indices
     text = q if isinstance(q, str) else q.question
     bm25 = candidate_bm25(lab, cs, q, idx, first_stage)
-    cosine = _cosines(lab, cs, q, idx, first_stage)
-    return candidate_features(
-        bm25=bm25,
-        cosine=cosine,
-        question_identifiers=identifiers(text),
-        chunk_identifiers=cs.identifiers_of(idx),
-        question_terms=set(lab.indexes.query_tokens(q)),
-        title_terms=cs.title_terms_of(idx),
-        age_years=cs.ages_of(idx),
-        rank=np.arange(1, len(idx) + 1, dtype=np.int64),
-    )
+    with cs.holding(idx):
+        return candidate_features(
+            bm25=bm25,
+            cosine=_cosines(lab, cs, q, idx, first_stage),
+            question_identifiers=identifiers(text),
+            chunk_identifiers=cs.identifiers_of(idx),
+            question_terms=set(lab.indexes.query_tokens(q)),
+            title_terms=cs.title_terms_of(idx),
+            age_years=cs.ages_of(idx),
+            rank=np.arange(1, len(idx) + 1, dtype=np.int64),
+        )
 
 
 def _question_features(
