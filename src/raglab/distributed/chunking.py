@@ -31,6 +31,7 @@ file system; a remote cluster needs them on shared storage at the same paths.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
 from raglab.chunking.held_table import HeldChunkTable
 from raglab.corpus.pages import CORPUS_SUFFIXES, Page, parse_page, read_page_file
-from raglab.distributed.cluster import shards
+from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.shard import ShardCounts
 from raglab.errors import InputError, Problem, RaglabWarning
 from raglab.formats.beir import _json_object, _read_id, _read_string
@@ -91,6 +92,11 @@ class ChunkedPartition:
     pages: tuple[tuple[str, str, str | None], ...]
     problems: tuple[Problem, ...]
     lines: int = 0
+
+    def __sizeof__(self) -> int:
+        # What Dask's scheduler weighs (dask.sizeof falls back on sys.getsizeof) before copying
+        # it to another worker: at least its chunks' texts, not the bare object's 64 bytes.
+        return object.__sizeof__(self) + sum(sys.getsizeof(c.text) for c in self.chunks)
 
 
 def folder_files(folder: str | Path) -> list[Path]:
@@ -150,6 +156,10 @@ class PagesRead:
 
     pages: tuple[Page, ...]
     problems: tuple[Problem, ...]
+
+    def __sizeof__(self) -> int:
+        # As ChunkedPartition's: at least its pages' texts, not the bare object's 64 bytes.
+        return object.__sizeof__(self) + sum(sys.getsizeof(p.text) for p in self.pages)
 
 
 def read_partition(paths: Sequence[str], encoding: str | None = None) -> PagesRead:
@@ -241,8 +251,9 @@ def text_fetcher(
         for i, source in enumerate(sources):
             wanted.setdefault(group_of[str(Path(source).absolute())], []).append(i)
         parts = read()
+        # Each partition's pages stay on their worker: the task goes to them, not they to it.
         asked = {
-            g: client.submit(page_texts, parts[g], [ids[i] for i in rows], pure=False)
+            g: submit_beside(client, page_texts, parts[g], [ids[i] for i in rows])
             for g, rows in wanted.items()
         }
         texts: list[str] = [""] * len(ids)

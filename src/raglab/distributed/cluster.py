@@ -36,6 +36,7 @@ __all__ = [
     "require_dask",
     "shards",
     "share",
+    "submit_beside",
 ]
 
 INSTALL_HINT = "pip install 'raglab[dask]'"
@@ -617,6 +618,38 @@ def share(client: Any, value: Any) -> Any:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sending large graph")
         return client.submit(_held, value, pure=False)
+
+
+def submit_beside(client: Any, function: Callable[..., Any], held: Any, *args: Any) -> Any:
+    """A future of ``function(held, *args)``, run on a worker that holds ``held`` (a future of a
+    value the workers keep, such as a partition's pages) so that the value is not copied.
+
+    Without a restriction, Dask's scheduler runs a task whose group has more than twice the
+    cluster's threads and whose inputs come from fewer than five tasks (a page-text fetch a
+    question, over four partitions) as a "root-ish" task: on the least busy worker, wherever
+    its input lies, which then copies the input from its holder (a partition's pages,
+    megabytes of frozen dataclasses pickled on one worker and unpickled on the other, for a few
+    page texts); and a task of several inputs goes where moving them looks cheapest. Waits
+    until ``held`` is computed (its holders are known then), so it suits a caller that gathers
+    the result at once. The restriction is loose: once no worker named holds ``held`` (its
+    holder lost, the value computed again elsewhere), the task runs wherever Dask puts it."""
+    from concurrent.futures import CancelledError
+
+    import distributed
+
+    # Typed as Any: parts of distributed are untyped, and mypy runs with or without it.
+    wait: Any = distributed.wait
+    try:
+        wait([held])
+    except CancelledError:
+        holders = []  # the work was cancelled: the caller's gather says why, as it would have
+    else:
+        holders = list(client.who_has([held]).get(held.key, ()))
+    if not holders:  # lost since: Dask computes it again and places the task by itself
+        return client.submit(function, held, *args, pure=False)
+    return client.submit(
+        function, held, *args, pure=False, workers=holders, allow_other_workers=True
+    )
 
 
 def _serves_dashboard() -> bool:

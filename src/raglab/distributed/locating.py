@@ -24,7 +24,7 @@ from raglab.corpus.passages import (
     WholeCorpusFinder,
 )
 from raglab.distributed.chunking import PagesRead, read_partitions
-from raglab.distributed.cluster import share
+from raglab.distributed.cluster import share, submit_beside
 
 __all__ = ["locate_in_pages", "locate_on_cluster"]
 
@@ -65,7 +65,8 @@ def locate_on_cluster(
     if read is None:
         read = read_partitions(client, files, partitions=partitions, encoding=encoding)
     sent = share(client, unique)
-    parts = client.gather([client.submit(locate_in_pages, part, sent, pure=False) for part in read])
+    # Each partition searched on its worker (submit_beside): its pages are not copied.
+    parts = client.gather([submit_beside(client, locate_in_pages, part, sent) for part in read])
     found = {
         needle: [span for part in parts for span in part[i]] for i, needle in enumerate(unique)
     }

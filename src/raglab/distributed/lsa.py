@@ -78,7 +78,7 @@ from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.base.threads import blas_thread_count, blas_threads
 from raglab.distributed.chunking import PagesRead, read_partitions
-from raglab.distributed.cluster import shards, share
+from raglab.distributed.cluster import shards, share, submit_beside
 from raglab.distributed.lsa_held import HeldLSA
 from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.sketch import seeded_matrix
@@ -282,7 +282,8 @@ def cut_windows(
         if read is None
         else list(read)
     )
-    words = client.gather([client.submit(_page_words, p, pure=False) for p in pages])
+    # Each task goes to its partition's pages (submit_beside), never they to it.
+    words = client.gather([submit_beside(client, _page_words, p) for p in pages])
     if tuple(i for ids, _ in words for i in ids) != tuple(page_ids):
         raise ValueError(
             "the Dask workers read other pages than this machine did: the corpus folder must be "
@@ -293,7 +294,7 @@ def cut_windows(
     n = len(planned)
     ranges = share(client, planned)
     pieces = [
-        client.submit(cut_window_pieces, p, c, int(f), ranges, analyzer, stem, pure=False)
+        submit_beside(client, cut_window_pieces, p, c, int(f), ranges, analyzer, stem)
         for p, (_, c), f in zip(pages, words, firsts[:-1].tolist(), strict=True)
     ]
     term_sets = [client.submit(_piece_terms, p, pure=False) for p in pieces]

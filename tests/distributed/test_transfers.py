@@ -1,0 +1,126 @@
+"""A partition's pages and chunks stay on the worker that holds them: the tasks that read them
+(the page texts fetched past the client's budget, above all) go to that worker.
+
+Oracles: the workers' own record of every value they fetched from another worker (Dask's
+``transfer_incoming_log``: each fetch's keys), the keys of the partitions' futures, the texts'
+own lengths, and ``raglab run --json`` on one machine (its bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dask.sizeof import sizeof
+
+import raglab.cli._cluster as cluster_module
+from raglab.cli.main import main
+from raglab.corpus.pages import load_corpus
+from raglab.distributed.chunking import (
+    chunk_partition,
+    folder_files,
+    read_partition,
+    read_partitions,
+    text_fetcher,
+)
+from raglab.run_settings import ChunkingKey
+
+PAGES = 16
+SECTIONS = 9
+
+
+def _folder(root: Path) -> list[str]:
+    """``PAGES`` pages of ``SECTIONS`` sections and one question a page (half train, half test),
+    each answer its section's first sentence; the run's data options."""
+    pages = root / "pages"
+    pages.mkdir()
+    lines = []
+    for p in range(PAGES):
+        parts = [f"---\nid: p{p}\ntitle: Page {p}\n---\n# Page {p}\n"]
+        for x in range(SECTIONS):
+            words = " ".join(f"v{(p * 5 + x * 3 + j) % 40}" for j in range(9))
+            parts.append(f"\n## Part {x}\n\nItem p{p}x{x} {words}. More words of part {x}.\n")
+        (pages / f"p{p}.md").write_text("".join(parts), encoding="utf-8")
+        x = p % SECTIONS
+        answer = f"Item p{p}x{x} " + " ".join(f"v{(p * 5 + x * 3 + j) % 40}" for j in range(9))
+        question = f"What about p{p}x{x} v{(p * 5 + x * 3 + 1) % 40}?"
+        split = "train" if p % 2 == 0 else "test"
+        row = {"id": f"q{p}", "split": split, "kind": "keyword", "question": question}
+        lines.append(json.dumps({**row, "answer": answer + "."}))
+    (root / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ["--corpus", str(pages), "--questions", str(root / "questions.jsonl")]
+
+
+def _fetched_keys(dask_worker: Any) -> list[tuple[float, str]]:
+    """Run on each worker: (start time, key) of every value it fetched from another worker."""
+    return [
+        (entry["start"], str(key))
+        for entry in dask_worker.transfer_incoming_log
+        for key in entry["keys"]
+    ]
+
+
+def _moved_since(client: Any, start: float) -> list[str]:
+    return [key for got in client.run(_fetched_keys).values() for t, key in got if t >= start]
+
+
+def test_page_texts_are_read_where_their_partition_lies(client: Any, tmp_path: Path) -> None:
+    """Oracle: the workers' transfer logs and the pages' own texts. Twenty fetches, each of a
+    page of every partition (as the reranker's candidates past the text budget ask, one fetch a
+    question), give the pages' texts and copy no partition's pages from worker to worker. Before
+    the fetch went to the partition's worker, Dask ran such tasks, once their group outgrew the
+    cluster's threads, on whichever worker was free, which copied the partition to it."""
+    _folder(tmp_path)
+    files = [f.absolute() for f in folder_files(tmp_path / "pages")]
+    pages = load_corpus(tmp_path / "pages").pages
+    read = read_partitions(client, files)
+    client.gather(read)  # read, before the clock starts: this test is about the fetches
+    start = time.time()
+    fetch = text_fetcher(client, files, lambda: read)
+    for round_ in range(20):
+        picked = [pages[(round_ + step) % PAGES] for step in range(0, PAGES, PAGES // len(read))]
+        assert fetch([p.source for p in picked], [p.id for p in picked]) == [p.text for p in picked]
+    moved = _moved_since(client, start)
+    held = {f.key for f in read}
+    assert [key for key in moved if key in held] == []
+
+
+def test_a_partition_weighs_at_least_its_texts(tmp_path: Path) -> None:
+    """Oracle: the texts' own sizes (``sys.getsizeof``). What Dask's scheduler weighs before it
+    copies a partition to another worker (``dask.sizeof``) counts every page's text, and every
+    chunk's, not the bare object's few bytes (48 before, which made a copy look free)."""
+    _folder(tmp_path)
+    files = [str(f.absolute()) for f in folder_files(tmp_path / "pages")]
+    read = read_partition(files)
+    texts = sum(sys.getsizeof(p.text) for p in read.pages)
+    assert sizeof(read) >= texts
+    part = chunk_partition(read, ChunkingKey("heading"))
+    assert len(part.chunks) == PAGES * SECTIONS
+    assert sizeof(part) >= sum(sys.getsizeof(c.text) for c in part.chunks)
+
+
+def test_a_run_past_the_text_budget_moves_no_partition(
+    client: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Oracle: the single machine's ``run --json`` (its bytes) and the workers' transfer logs.
+    ``raglab run --retriever bm25`` on the cluster with the client's page-text budget at two
+    pages (so the reranker's candidates and the packing fetch pages question by question, as at
+    300,000 chunks under the real budget) gives the same bytes, and no worker fetches a
+    partition's pages (``read_partition``) or chunks (``chunk_partition``) from another."""
+    argv = ["run", *_folder(tmp_path), "--retriever", "bm25", "--json"]
+    assert main(argv) == 0
+    single = capsys.readouterr().out
+    page_chars = max(len(p.text) for p in load_corpus(tmp_path / "pages").pages)
+    monkeypatch.setattr(cluster_module, "CLIENT_PAGE_TEXT_BUDGET", 2 * page_chars)
+    start = time.time()
+    assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+    assert capsys.readouterr().out == single
+    moved = _moved_since(client, start)
+    assert [k for k in moved if k.startswith(("read_partition-", "chunk_partition-"))] == []
