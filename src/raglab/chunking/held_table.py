@@ -22,8 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from raglab.base.ranking import IntArray
-from raglab.chunking.chunkers import chunk_pages
-from raglab.chunking.table import ChunkTable
+from raglab.chunking.table import ChunkTable, page_rows
 from raglab.corpus.pages import HeldPage, Page
 
 __all__ = ["HeldChunkTable"]
@@ -78,11 +77,11 @@ class HeldChunkTable(ChunkTable):
 
     def _cut(self, p: int) -> tuple[IntArray, IntArray, IntArray]:
         method, size, overlap = self._chunking
-        chunks = chunk_pages([self.pages[p]], method=method, size=size, overlap=overlap)
+        a, b, w = page_rows(self.pages[p], method=method, size=size, overlap=overlap)
         return (
-            np.asarray([c.start for c in chunks], dtype=np.int64),
-            np.asarray([c.end for c in chunks], dtype=np.int64),
-            np.asarray([c.n_words for c in chunks], dtype=np.int64),
+            np.asarray(a, dtype=np.int64),
+            np.asarray(b, dtype=np.int64),
+            np.asarray(w, dtype=np.int64),
         )
 
     def _row(self, p: int, i: int) -> tuple[int, int, int]:

@@ -22,7 +22,16 @@ from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages, make_chunk, page_sections
 from raglab.corpus.pages import Page, Section, reading
 
-__all__ = ["ChunkTable"]
+__all__ = ["ChunkTable", "page_rows"]
+
+
+def page_rows(
+    page: Page, *, method: str, size: int | None, overlap: int | None
+) -> tuple[list[int], list[int], list[int]]:
+    """One page's chunks under a chunker, as rows: their starts, ends and word counts, in
+    order (``chunk_pages([page], ...)``, whose offsets do not depend on the other pages)."""
+    chunks = chunk_pages([page], method=method, size=size, overlap=overlap)
+    return [c.start for c in chunks], [c.end for c in chunks], [c.n_words for c in chunks]
 
 
 class ChunkTable(Sequence[Chunk]):
@@ -45,11 +54,11 @@ class ChunkTable(Sequence[Chunk]):
         ends: list[int] = []
         n_words: list[int] = []
         for p, page in enumerate(self.pages):
-            chunks = chunk_pages([page], method=method, size=size, overlap=overlap)
-            counts[p] = len(chunks)
-            starts.extend(c.start for c in chunks)
-            ends.extend(c.end for c in chunks)
-            n_words.extend(c.n_words for c in chunks)
+            a, b, w = page_rows(page, method=method, size=size, overlap=overlap)
+            counts[p] = len(a)
+            starts.extend(a)
+            ends.extend(b)
+            n_words.extend(w)
         self.first: IntArray = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.starts: IntArray = np.asarray(starts, dtype=np.int64)
         self.ends: IntArray = np.asarray(ends, dtype=np.int64)
