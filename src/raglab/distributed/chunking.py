@@ -31,7 +31,6 @@ file system; a remote cluster needs them on shared storage at the same paths.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from raglab.chunking.held_table import HeldChunkTable
 from raglab.corpus.pages import CORPUS_SUFFIXES, Page, parse_page, read_page_file
 from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.shard import ShardCounts
+from raglab.distributed.weight import held_bytes
 from raglab.errors import InputError, Problem, RaglabWarning
 from raglab.formats.beir import _json_object, _read_id, _read_string
 from raglab.formats.collection import PageRecord, page_markdown
@@ -94,9 +94,7 @@ class ChunkedPartition:
     lines: int = 0
 
     def __sizeof__(self) -> int:
-        # What Dask's scheduler weighs (dask.sizeof falls back on sys.getsizeof) before copying
-        # it to another worker: at least its chunks' texts, not the bare object's 64 bytes.
-        return object.__sizeof__(self) + sum(sys.getsizeof(c.text) for c in self.chunks)
+        return object.__sizeof__(self) + held_bytes(*(c.text for c in self.chunks))
 
 
 def folder_files(folder: str | Path) -> list[Path]:
@@ -158,8 +156,7 @@ class PagesRead:
     problems: tuple[Problem, ...]
 
     def __sizeof__(self) -> int:
-        # As ChunkedPartition's: at least its pages' texts, not the bare object's 64 bytes.
-        return object.__sizeof__(self) + sum(sys.getsizeof(p.text) for p in self.pages)
+        return object.__sizeof__(self) + held_bytes(*(p.text for p in self.pages))
 
 
 def read_partition(paths: Sequence[str], encoding: str | None = None) -> PagesRead:

@@ -47,6 +47,7 @@ import numpy as np
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
 from raglab.distributed.shard import merge_top_k
+from raglab.distributed.weight import held_bytes
 from raglab.embedding.lsa import (
     _TIE_DECIMALS,
     LSAModel,
@@ -72,6 +73,9 @@ class TermRows:
     terms: tuple[str, ...]
     idf: FloatArray
     U: FloatArray
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + held_bytes(self.terms, self.idf, self.U)
 
 
 def _term_rows(

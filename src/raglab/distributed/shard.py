@@ -39,6 +39,7 @@ from raglab.base.ranking import FloatArray, IntArray
 from raglab.bm25 import compiled as _bm25_compiled
 from raglab.bm25.formula import impact, length_term, lucene_idf, saturation
 from raglab.bm25.postings import build_postings, per_term_reduce
+from raglab.distributed.weight import held_bytes
 
 __all__ = [
     "GlobalStatistics",
@@ -68,6 +69,11 @@ class ShardCounts:
     docs: np.ndarray
     tf: np.ndarray
     lengths: IntArray
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + held_bytes(
+            self.terms, self.indptr, self.docs, self.tf, self.lengths
+        )
 
     @classmethod
     def from_tokens(cls, token_lists: Sequence[Sequence[str]]) -> ShardCounts:
@@ -103,6 +109,9 @@ class GlobalStatistics:
     n_docs: int
     total_length: int
     df: Mapping[str, int]
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + held_bytes(self.df)
 
     @property
     def avgdl(self) -> float:
@@ -160,6 +169,11 @@ class ScoredShard:
         lengths = counts.lengths.astype(np.float64)
         avgdl = stats.avgdl
         self.ratio: FloatArray = lengths / avgdl if avgdl > 0 else np.ones_like(lengths)
+
+    def __sizeof__(self) -> int:
+        return object.__sizeof__(self) + held_bytes(
+            self.counts, self._column, self.idf, self.ratio, self._bounds
+        )
 
     def scores(self, query: Sequence[str], k1: float, b: float) -> FloatArray:
         """BM25 score of each of the shard's documents for one query, shape (n,), float64
