@@ -14,7 +14,10 @@ their blocks, laid out in the same order (a sub-vocabulary of a sorted vocabular
 :class:`raglab.embedding.lsa.LSAModel` over those rows gives every projection bit for bit.
 
 Search (:func:`rank_on_shards`): each shard of a chunking (a partition of chunks on its worker)
-tokenises its chunks, takes its terms' rows from the blocks, worker to worker, folds its chunks
+tokenises its chunks, takes its terms' rows from the blocks (its distinct terms go to each
+block's worker and only their rows come back: every task reading a block runs where the block
+lies, :func:`raglab.distributed.cluster.submit_beside`, since a block is U's rows for a share of
+the whole vocabulary, tens of MB at a million chunks), folds its chunks
 in and divides each row by its norm (:func:`raglab.embedding.lsa.unit_rows`); each question's
 unit fold-in (its terms' rows fetched to the client) goes to every shard, which scores its
 chunks as :meth:`raglab.embedding.lsa.LSAModel.search` does (``clip(row_dots(unit, q))``, each
@@ -46,6 +49,7 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
+from raglab.distributed.cluster import submit_beside
 from raglab.distributed.shard import merge_top_k
 from raglab.distributed.weight import held_bytes
 from raglab.embedding.lsa import (
@@ -220,7 +224,7 @@ class HeldLSA(Spectrum):
             if b >= 0:
                 wanted[b].append(token)
         asked = [
-            self._client.submit(_rows_of, rows, ts, pure=False)
+            submit_beside(self._client, _rows_of, rows, ts)
             for rows, ts in zip(self._rows, wanted, strict=True)
             if ts
         ]
@@ -260,7 +264,7 @@ class HeldLSA(Spectrum):
             return self._whole.strongest_terms(count, keep)
         parts = self._client.gather(
             [
-                self._client.submit(_strongest, rows, self.s, count, keep, pure=False)
+                submit_beside(self._client, _strongest, rows, self.s, count, keep)
                 for rows in self._rows
             ]
         )
@@ -286,7 +290,7 @@ class HeldLSA(Spectrum):
             return []
         parts = self._client.gather(
             [
-                self._client.submit(_nearest, rows, self.s, target, word, k, pure=False)
+                submit_beside(self._client, _nearest, rows, self.s, target, word, k)
                 for rows in self._rows
             ]
         )
@@ -401,7 +405,7 @@ def rank_on_shards(
     units = []
     for t in tokens:
         terms = submit(_distinct, t)
-        pieces = [submit(_rows_of, rows, terms) for rows in model.rows_futures()]
+        pieces = [submit_beside(client, _rows_of, rows, terms) for rows in model.rows_futures()]
         units.append(submit(_unit_projections, t, model.s, model.frobenius_sq, *pieces))
     del tokens
     queries = unit_rows(model.project(question_tokens))
