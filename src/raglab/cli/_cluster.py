@@ -455,6 +455,16 @@ def cluster_lab(
                     "on the shards"
                 ):
                     prime_lsa_rankings(client, lab, lsa, chunked(one.chunking), one)
+        if run is not None and run[0].reader_scoring == "idf":
+            from raglab.distributed.reading import prime_reader_df
+
+            # Before the BM25 index: it lets the partitions go once counted (without a neural
+            # retriever), and these are counted where they are, not cut again.
+            key = run[0].chunking
+            with stage(
+                "count the reader's document frequencies of the run's chunks on the workers"
+            ):
+                prime_reader_df(client, lab, key, chunked(key))
         indexes: dict[ChunkingKey, Any] = {}
         planned = contextlib.ExitStack()
 

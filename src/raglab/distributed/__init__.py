@@ -9,6 +9,7 @@
   ``corpus.jsonl`` split by lines).
 - :mod:`.evaluation`: questions spread over the workers, metrics gathered.
 - :mod:`.pipeline`: a lab's BM25 rankings computed on the cluster.
+- :mod:`.reading`: the reader's IDF document frequencies counted on the workers.
 - :mod:`.importing`: ``raglab import beir`` with ``corpus.jsonl`` read and checked on the
   workers, by ranges of lines.
 - :mod:`.lsa`: LSA with the TF-IDF term x window matrix in row blocks on the workers.

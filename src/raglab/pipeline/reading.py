@@ -21,7 +21,7 @@ cluster runs the second step on its workers for slices of the questions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from raglab.base.ranking import Ranking
 from raglab.corpus.questions import Question
@@ -48,13 +48,15 @@ __all__ = [
     "read_question",
     "read_split",
     "reader_df",
+    "reader_tokens",
     "reader_vectors",
 ]
 
 #: The readings of a split's questions, in file order, by (split, read settings).
 READINGS: CacheKind[tuple[str, ReadSettings], list[Reading]] = CacheKind("readings", CACHE_SIZE * 8)
-#: (N, df) of the reader's stemmed terms over a chunking's chunks.
-READER_DF: CacheKind[ChunkingKey, tuple[int, dict[str, int]]] = CacheKind(
+#: (N, df) of the reader's stemmed terms over a chunking's chunks (a Dask client's: of the
+#: questions' terms only, :func:`raglab.distributed.reading.prime_reader_df`).
+READER_DF: CacheKind[ChunkingKey, tuple[int, Mapping[str, int]]] = CacheKind(
     "reader document frequencies", CACHE_SIZE
 )
 
@@ -88,9 +90,7 @@ def prepare_reading(
     weights = None
     if read.reader_scoring == "idf":
         n_chunks, df = reader_df(lab, cs)
-        weights = idf_weights(
-            set(tokenize(q.question, stem=True, analyzer=READER_ANALYZER)), df, n_chunks
-        )
+        weights = idf_weights(set(reader_tokens(q.question)), df, n_chunks)
     k_budget = packed_count(cs, ranking, read)
     depth = read.final_depth(len(cs))
     rel = cs.relevance(q)
@@ -194,13 +194,19 @@ def read_question(lab: Lab, q: Question, read: ReadSettings, reranker: Reranker 
     return read_prepared(prepared_questions(lab, read, (q,), reranker)[0])
 
 
-def reader_df(lab: Lab, cs: ChunkSet) -> tuple[int, dict[str, int]]:
-    """(N, df) of the reader's terms (stemmed, as it reads sentences) over one chunking's chunks:
-    what IDF-weighted coverage weighs the question's terms with."""
+def reader_tokens(text: str) -> list[str]:
+    """The reader's terms of a text (a question, a chunk): stemmed, by READER_ANALYZER, as it
+    reads sentences."""
+    return tokenize(text, stem=True, analyzer=READER_ANALYZER)
 
-    def build() -> tuple[int, dict[str, int]]:
-        return document_frequencies(
-            tokenize(c.text, stem=True, analyzer=READER_ANALYZER) for c in cs.chunks
-        )
+
+def reader_df(lab: Lab, cs: ChunkSet) -> tuple[int, Mapping[str, int]]:
+    """(N, df) of the reader's terms (:func:`reader_tokens`) over one chunking's chunks: what
+    IDF-weighted coverage weighs the question's terms with. Counted here from every chunk unless
+    the lab holds them already (a Dask cluster counts them on its workers,
+    :func:`raglab.distributed.reading.prime_reader_df`)."""
+
+    def build() -> tuple[int, Mapping[str, int]]:
+        return document_frequencies(reader_tokens(c.text) for c in cs.chunks)
 
     return lab.caches.of(READER_DF).get(cs.key, build)
