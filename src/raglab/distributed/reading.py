@@ -35,6 +35,7 @@ from typing import Any
 
 from raglab.distributed.bm25 import TREE_ARITY, reduce_tree
 from raglab.distributed.chunking import ChunkedPartition
+from raglab.distributed.cluster import submit_beside
 from raglab.distributed.shard import GlobalStatistics
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import READER_DF, reader_tokens
@@ -87,9 +88,10 @@ def count_reader_terms(part: ChunkedPartition) -> GlobalStatistics:
 def reader_frequencies(client: Any, parts: Sequence[Any], *, arity: int = TREE_ARITY) -> Any:
     """A future of the whole chunking's reader (N, df) as
     :class:`~raglab.distributed.shard.GlobalStatistics`: each of ``parts`` (futures of
-    :class:`~raglab.distributed.chunking.ChunkedPartition`) counted where it is held, the counts
+    :class:`~raglab.distributed.chunking.ChunkedPartition`) counted on a worker holding it
+    (:func:`~raglab.distributed.cluster.submit_beside`: never copied), the counts
     added in a tree of ``arity`` tables a task on the workers."""
-    counts = [client.submit(count_reader_terms, part, pure=False) for part in parts]
+    counts = [submit_beside(client, count_reader_terms, part) for part in parts]
     return reduce_tree(client, counts, arity)
 
 
