@@ -135,7 +135,7 @@ def test_a_run_with_lsa_moves_no_term_block(
     ``raglab run --retriever lsa`` on the cluster gives the same bytes, and no worker fetches an
     LSA term block (``_term_rows``: U's rows for a share of the vocabulary) from another: the
     tasks reading a block (the rows of a shard's or a question's terms) run where it lies.
-    Before, Dask placed them as it placed the page fetches, and the blocks moved (16 to 21
+    Before, Dask placed them as it placed the page fetches, and the blocks moved (6 to 21
     copies in a 20,000-chunk run, 27 to 96 MB)."""
     argv = ["run", *_folder(tmp_path), "--retriever", "lsa", "--json"]
     assert main(argv) == 0
