@@ -136,3 +136,27 @@ def test_a_worker_killed_in_every_phase_changes_no_byte_of_the_report(
     # Each lost worker's nanny restarted it, however long that took: none was closed.
     assert len(client.cluster.workers) == 2
     assert clustered.read_bytes() == single.file
+
+
+def test_a_worker_killed_counting_the_readers_terms_changes_no_byte(
+    client: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    single_machine: SingleMachine,
+) -> None:
+    """Oracle: ``raglab run --reader-scoring idf --json`` on one machine. On the cluster a
+    worker kills itself as it starts counting a partition's reader terms (the IDF-weighted
+    coverage's document frequencies, :mod:`raglab.distributed.reading`): the run succeeds, a
+    worker was lost there, and the output is the same bytes."""
+    argv = ["run", "--reader-scoring", "idf", "--retriever", "bm25", "--json"]
+    single = single_machine(*argv)
+    assert single.status == 0
+    marks = tmp_path / "killed"
+    marks.mkdir()
+    client.register_plugin(KillOnce(("count_reader_terms",), marks), name="kill-once")
+    try:
+        assert main([*argv, "--scheduler", client.scheduler.address]) == 0
+    finally:
+        client.unregister_worker_plugin("kill-once")
+    assert killed(marks) == {"count_reader_terms"}
+    assert capsys.readouterr().out == single.out
