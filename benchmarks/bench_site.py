@@ -481,16 +481,28 @@ def cold_context(browser: Browser) -> BrowserContext:
     return context
 
 
+#: The cold load's memory row: the tab's renderer process once all six exhibits are rendered.
+COLD_RSS = "the tab's renderer process, resident, once all six are rendered (MiB)"
+
+
 def cold_load(
-    browser: Browser, base: str, into: dict[str, list[tuple[float, float]]]
+    browser: Browser,
+    base: str,
+    into: dict[str, list[tuple[float, float]]],
+    memory: dict[str, list[tuple[float, float]]] | None = None,
 ) -> tuple[int, int]:
     """One cold load in a new context (:func:`render_all`); the bytes it transferred (bodies
-    and headers, the Worker's requests included) and the number of requests."""
+    and headers, the Workers' requests included) and the number of requests. With ``memory``,
+    the MiB resident in the tab's renderer process (its Workers run in it) once rendered, as
+    :data:`COLD_RSS`."""
+    before = renderers()
     context = cold_context(browser)
     requests: list[Request] = []
     # A function of ours: Playwright cannot wrap a builtin such as list.append as a handler.
     context.on("requestfinished", lambda request: requests.append(request))
     render_all(context.new_page(), base, into)
+    if memory is not None:
+        memory.setdefault(COLD_RSS, []).append((renderer_rss(before), load1()))
     sizes = [r.sizes() for r in requests]
     context.close()
     return sum(x["responseBodySize"] + x["responseHeadersSize"] for x in sizes), len(sizes)
@@ -737,13 +749,14 @@ def versus(site: Path, other: Path, cold: int, env: dict[str, str]) -> str:
     """Cold loads of ``site`` and ``other`` in turn (``cold`` of each; the first of each pair
     alternates, so a load that drifts weighs on both alike): the cold-load table of the two."""
     times: tuple[dict[str, list[tuple[float, float]]], ...] = ({}, {})
+    memory: tuple[dict[str, list[tuple[float, float]]], ...] = ({}, {})
     with served(site, env) as a, served(other, env) as b, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         try:
             for i in range(cold):
                 for which in (0, 1) if i % 2 == 0 else (1, 0):
                     say(f"cold load {i + 1} of {'the site' if which == 0 else other}")
-                    cold_load(browser, (a, b)[which], times[which])
+                    cold_load(browser, (a, b)[which], times[which], memory[which])
         finally:
             browser.close()
     out = [
@@ -758,6 +771,13 @@ def versus(site: Path, other: Path, cold: int, env: dict[str, str]) -> str:
         out.append(
             f"| {name} | {cold_cells(times[0][name])} | {cold_cells(times[1][name])} | {goal} |"
         )
+    for name in memory[0]:
+        cells = [
+            f"{statistics.median(x for x, _ in m[name]):,.0f} MiB | "
+            f"{statistics.median(a for _, a in m[name]):.2f}"
+            for m in memory
+        ]
+        out.append(f"| {name} | {cells[0]} | {cells[1]} | |")
     return "\n".join(out)
 
 
