@@ -236,8 +236,15 @@ def cosine_matrix(X: SparseMatrix | FloatArray) -> FloatArray:
 
     Returns a dense (m, m) float64 array ``C[i, j] = x_i . x_j / (||x_i|| ||x_j||)``, clipped to
     [-1, 1] against rounding. A zero row has cosine 0 with every row, itself included. Meant for
-    small m (the chunks of one ranking), since the result is dense.
+    small m (the chunks of one ranking), since the result is dense. A sparse ``X`` is made dense
+    over the columns its rows hold only: a column no row holds adds nothing to a norm or a dot
+    product, and the whole width is the vocabulary, which identifiers make grow with the chunks
+    (m x V x 8 bytes, twice, was the largest transient of a million-chunk run's client).
     """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        used, held = np.unique(X.indices, return_inverse=True)
+        X = sp.csr_matrix((X.data, held.ravel(), X.indptr), shape=(X.shape[0], used.size))
     dense = _dense(X)
     if dense.ndim != 2:
         raise ValueError(f"X must be 2-d, got shape {dense.shape}")
