@@ -112,3 +112,17 @@ test("a search's top k from the scores: best first, ties to the lower index, unm
     }
   }
 });
+
+test("termScores into a given array: that array, zeroed first, the same scores bit for bit", () => {
+  // Oracle: termScores without an array (a fresh one), which the parity runs above check
+  // against Python's scores. The grid passes one array through every query and cell.
+  const { index, queries } = build(runs()[0]);
+  const out = new Float64Array(index.nDocs).fill(7.5); // a previous query's scores, say
+  for (const q of queries.slice(0, 20)) {
+    const terms = index.stats.queryTerms(q);
+    const fresh = index.termScores(terms);
+    assert.equal(index.termScores(terms, out), out);
+    const bits = (a) => Array.from(a, (x) => (Object.is(x, -0) ? "-0" : x));
+    assert.deepEqual(bits(out), bits(fresh));
+  }
+});

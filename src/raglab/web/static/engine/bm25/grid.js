@@ -15,10 +15,12 @@ export function gridTopK(index, queries, { k1s, bs, k, onProgress = null }) {
   const total = k1s.length * bs.length;
   let done = 0;
   const terms = queries.map((q) => index.stats.queryTerms(q));
+  // One array of scores serves every query of every cell: a search keeps its indices alone.
+  const scores = new Float64Array(index.nDocs);
   return k1s.map((k1) =>
     bs.map((b) => {
       const cell = index.withParams({ k1, b });
-      const out = terms.map((q) => cell.termSearch(q, { k }).indices);
+      const out = terms.map((q) => cell.scoresSearch(cell.termScores(q, scores), { k }).indices);
       done += 1;
       if (onProgress) onProgress(done, total);
       return out;

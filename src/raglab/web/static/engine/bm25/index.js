@@ -41,12 +41,15 @@ export class BM25Index {
   }
 
   /** scores() from the query's terms and weights (statistics.js's queryTerms), which do not
-   * depend on k1 or b: the grid works them out once a query, not once a cell. */
-  termScores({ terms, weights }) {
+   * depend on k1 or b: the grid works them out once a query, not once a cell. `out`, when
+   * given (nDocs long), is zeroed and filled instead of a new array: the grid's thousands of
+   * queries and cells each allocated one (off the heap, every scavenge sweeping them). */
+  termScores({ terms, weights }, out = null) {
     SCORED.queries += 1;
     const { stats, k1, lengthTerms } = this;
     const { indptr, docs, tf } = stats;
-    const out = new Float64Array(stats.nDocs);
+    if (out === null) out = new Float64Array(stats.nDocs);
+    else out.fill(0);
     for (let i = 0; i < terms.length; i++) {
       const col = terms[i];
       const w = weights[i];

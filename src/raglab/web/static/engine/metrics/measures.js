@@ -42,20 +42,26 @@ export function judge(rankings, relevant, depth) {
   return rankings.map((ranking, q) => {
     if (new Set(ranking).size !== ranking.length) throw new Error(`question ${q}: a chunk is ranked twice`);
     const labels = labelMap(relevant[q]);
-    const gains = new Float64Array(depth);
+    // Plain arrays: a Float64Array of more than eight entries is allocated off the heap, and
+    // the cold page judges thousands of rankings.
+    const gains = new Array(depth).fill(0);
     let first = 0;
     ranking.forEach((doc, i) => {
       const g = labels.get(doc) ?? 0;
       if (i < depth) gains[i] = g;
       if (g > 0 && first === 0) first = i + 1;
     });
-    const ideal = new Float64Array(depth);
+    const ideal = new Array(depth).fill(0);
     [...labels.values()].sort((a, b) => b - a).slice(0, depth).forEach((g, i) => (ideal[i] = g));
     return { gains, ideal, first, nRelevant: labels.size };
   });
 }
 
-const countHits = (j, k) => j.gains.slice(0, k).filter((g) => g > 0).length;
+function countHits(j, k) {
+  let hits = 0;
+  for (let i = 0; i < Math.min(k, j.gains.length); i++) if (j.gains[i] > 0) hits += 1;
+  return hits;
+}
 
 function discountedSum(gains, k) {
   let out = 0.0;

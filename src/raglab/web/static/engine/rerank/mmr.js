@@ -21,7 +21,9 @@ export function mmr(relevance, similarity, { lam, k, order = null }) {
   if (!(k >= 0)) throw new Error("k must be non-negative");
   const picked = [];
   const available = new Array(n).fill(true);
-  const maxSim = new Float64Array(n).fill(-Infinity);
+  // A plain array: a Float64Array of more than eight entries is allocated off the heap, and
+  // the λ sweep reorders every list at every λ.
+  const maxSim = new Array(n).fill(-Infinity);
   for (let step = 0; step < Math.min(k, n); step++) {
     let next = -1;
     let best = -Infinity;
