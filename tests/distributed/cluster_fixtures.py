@@ -81,6 +81,18 @@ class KillOnce(WorkerPlugin):  # type: ignore[misc]
         os.kill(os.getpid() if self.pid is None else self.pid, signal.SIGKILL)
 
 
+def write_folder(root: Path, pages: dict[str, str], questions: list[dict[str, str]]) -> list[str]:
+    """Write ``pages`` (file stem to Markdown) under ``root/pages`` and ``questions`` (one JSON
+    object a line) to ``root/questions.jsonl``; the run's data options naming them."""
+    folder = root / "pages"
+    folder.mkdir()
+    for stem, text in pages.items():
+        (folder / f"{stem}.md").write_text(text, encoding="utf-8")
+    rows = "\n".join(json.dumps(q) for q in questions) + "\n"
+    (root / "questions.jsonl").write_text(rows, encoding="utf-8")
+    return ["--corpus", str(folder), "--questions", str(root / "questions.jsonl")]
+
+
 def killed(folder: Path) -> set[str]:
     """The functions whose first task cost a worker its life (:class:`KillOnce`)."""
     return {p.name for p in folder.iterdir()}

@@ -10,7 +10,6 @@ questions' terms lie on 4 of its 12 pages only.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import READER_DF, reader_df, reader_tokens
 from raglab.reading.reader import idf_weights
 from raglab.run_settings import ChunkingKey
-from tests.distributed.cluster_fixtures import SingleMachine, recorded_labs
+from tests.distributed.cluster_fixtures import SingleMachine, recorded_labs, write_folder
 
 PAGES = 12
 SECTIONS = 6
@@ -86,9 +85,7 @@ def _folder(root: Path) -> list[str]:
     """``PAGES`` pages of ``SECTIONS`` parts, each part holding two terms of its own and words
     every page shares; a question on each of the first ``ASKED`` pages (half train, half test),
     asking two of its own terms, so BM25 ranks that page's chunks alone; the data options."""
-    pages = root / "pages"
-    pages.mkdir()
-    lines = []
+    pages, questions = {}, []
     for p in range(PAGES):
         parts = [f"---\nid: p{p}\ntitle: Page {p}\n---\n# Page {p}\n"]
         for x in range(SECTIONS):
@@ -96,19 +93,19 @@ def _folder(root: Path) -> list[str]:
                 f"\n## Part {x}\n\nThe {_word(p, x)} holds {_word(p, x + 50)} firmly. "
                 "Common filler words follow here.\n"
             )
-        (pages / f"p{p}.md").write_text("".join(parts), encoding="utf-8")
+        pages[f"p{p}"] = "".join(parts)
         if p < ASKED:
             x = p % SECTIONS
-            row = {
-                "id": f"q{p}",
-                "split": "train" if p % 2 == 0 else "test",
-                "kind": "keyword",
-                "question": f"Which {_word(p, x)} holds {_word(p, x + 50)}?",
-                "answer": f"The {_word(p, x)} holds {_word(p, x + 50)} firmly.",
-            }
-            lines.append(json.dumps(row))
-    (root / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return ["--corpus", str(pages), "--questions", str(root / "questions.jsonl")]
+            questions.append(
+                {
+                    "id": f"q{p}",
+                    "split": "train" if p % 2 == 0 else "test",
+                    "kind": "keyword",
+                    "question": f"Which {_word(p, x)} holds {_word(p, x + 50)}?",
+                    "answer": f"The {_word(p, x)} holds {_word(p, x + 50)} firmly.",
+                }
+            )
+    return write_folder(root, pages, questions)
 
 
 def _tasks(stream: Any, name: str) -> int:

@@ -8,7 +8,6 @@ own lengths, and ``raglab run --json`` on one machine (its bytes).
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from raglab.distributed.chunking import (
     text_fetcher,
 )
 from raglab.run_settings import ChunkingKey
+from tests.distributed.cluster_fixtures import write_folder
 
 PAGES = 16
 SECTIONS = 9
@@ -36,23 +36,20 @@ SECTIONS = 9
 def _folder(root: Path) -> list[str]:
     """``PAGES`` pages of ``SECTIONS`` sections and one question a page (half train, half test),
     each answer its section's first sentence; the run's data options."""
-    pages = root / "pages"
-    pages.mkdir()
-    lines = []
+    pages, questions = {}, []
     for p in range(PAGES):
         parts = [f"---\nid: p{p}\ntitle: Page {p}\n---\n# Page {p}\n"]
         for x in range(SECTIONS):
             words = " ".join(f"v{(p * 5 + x * 3 + j) % 40}" for j in range(9))
             parts.append(f"\n## Part {x}\n\nItem p{p}x{x} {words}. More words of part {x}.\n")
-        (pages / f"p{p}.md").write_text("".join(parts), encoding="utf-8")
+        pages[f"p{p}"] = "".join(parts)
         x = p % SECTIONS
         answer = f"Item p{p}x{x} " + " ".join(f"v{(p * 5 + x * 3 + j) % 40}" for j in range(9))
         question = f"What about p{p}x{x} v{(p * 5 + x * 3 + 1) % 40}?"
         split = "train" if p % 2 == 0 else "test"
         row = {"id": f"q{p}", "split": split, "kind": "keyword", "question": question}
-        lines.append(json.dumps({**row, "answer": answer + "."}))
-    (root / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return ["--corpus", str(pages), "--questions", str(root / "questions.jsonl")]
+        questions.append({**row, "answer": answer + "."})
+    return write_folder(root, pages, questions)
 
 
 def _fetched_keys(dask_worker: Any) -> list[tuple[float, str]]:
