@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -620,7 +620,13 @@ def share(client: Any, value: Any) -> Any:
         return client.submit(_held, value, pure=False)
 
 
-def submit_beside(client: Any, function: Callable[..., Any], held: Any, *args: Any) -> Any:
+def submit_beside(
+    client: Any,
+    function: Callable[..., Any],
+    held: Any,
+    *args: Any,
+    on: Sequence[str] | None = None,
+) -> Any:
     """A future of ``function(held, *args)``, run on a worker that holds ``held`` (a future of a
     value the workers keep, such as a partition's pages) so that the value is not copied.
 
@@ -629,10 +635,22 @@ def submit_beside(client: Any, function: Callable[..., Any], held: Any, *args: A
     question, over four partitions) as a "root-ish" task: on the least busy worker, wherever
     its input lies, which then copies the input from its holder (a partition's pages,
     megabytes of frozen dataclasses pickled on one worker and unpickled on the other, for a few
-    page texts); and a task of several inputs goes where moving them looks cheapest. Waits
-    until ``held`` is computed (its holders are known then), so it suits a caller that gathers
-    the result at once. The restriction is loose: once no worker named holds ``held`` (its
-    holder lost, the value computed again elsewhere), the task runs wherever Dask puts it."""
+    page texts); and a task of several inputs goes where moving them looks cheapest. ``on``:
+    the holders already known (:func:`holders`), for a caller that places many tasks beside the
+    same values; else they are asked for here, which waits until ``held`` is computed, so it
+    suits a caller that gathers the result at once. The restriction is loose: once no worker
+    named holds ``held`` (its holder lost, the value computed again elsewhere), the task runs
+    wherever Dask puts it."""
+    named = list(holders(client, [held])[0] if on is None else on)
+    if not named:  # lost since: Dask computes it again and places the task by itself
+        return client.submit(function, held, *args, pure=False)
+    return client.submit(function, held, *args, pure=False, workers=named, allow_other_workers=True)
+
+
+def holders(client: Any, futures: Sequence[Any]) -> list[tuple[str, ...]]:
+    """The addresses of the workers holding each of ``futures``, once all are computed: one
+    wait and one question to the scheduler for them all. Empty for a future whose work was
+    cancelled (the caller's gather says why, as it would have) or lost since."""
     from concurrent.futures import CancelledError
 
     import distributed
@@ -640,16 +658,11 @@ def submit_beside(client: Any, function: Callable[..., Any], held: Any, *args: A
     # Typed as Any: parts of distributed are untyped, and mypy runs with or without it.
     wait: Any = distributed.wait
     try:
-        wait([held])
+        wait(list(futures))
     except CancelledError:
-        holders = []  # the work was cancelled: the caller's gather says why, as it would have
-    else:
-        holders = list(client.who_has([held]).get(held.key, ()))
-    if not holders:  # lost since: Dask computes it again and places the task by itself
-        return client.submit(function, held, *args, pure=False)
-    return client.submit(
-        function, held, *args, pure=False, workers=holders, allow_other_workers=True
-    )
+        return [() for _ in futures]
+    found = client.who_has(list(futures))
+    return [tuple(found.get(f.key, ())) for f in futures]
 
 
 def _serves_dashboard() -> bool:

@@ -49,7 +49,7 @@ import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.base.topk import top_k
-from raglab.distributed.cluster import submit_beside
+from raglab.distributed.cluster import holders, submit_beside
 from raglab.distributed.shard import merge_top_k
 from raglab.distributed.weight import held_bytes
 from raglab.embedding.lsa import (
@@ -162,6 +162,7 @@ class HeldLSA(Spectrum):
         "_client",
         "_columns",
         "_firsts",
+        "_holders",
         "_rows",
         "_shape",
         "_whole",
@@ -188,6 +189,10 @@ class HeldLSA(Spectrum):
         self.s = s
         self.frobenius_sq = frobenius_sq
         self._whole: LSAModel | None = None
+        # The workers holding each block, asked for once: every fold-in and search places
+        # tasks beside the blocks, and asking the scheduler each time was two round trips a
+        # block a question.
+        self._holders: list[tuple[str, ...]] | None = None
 
     @classmethod
     def of(
@@ -223,11 +228,7 @@ class HeldLSA(Spectrum):
             b = bisect.bisect_right(self._firsts, token) - 1
             if b >= 0:
                 wanted[b].append(token)
-        asked = [
-            submit_beside(self._client, _rows_of, rows, ts)
-            for rows, ts in zip(self._rows, wanted, strict=True)
-            if ts
-        ]
+        asked = [self.beside(_rows_of, b, ts) for b, ts in enumerate(wanted) if ts]
         return _model(self.s, self.frobenius_sq, *self._client.gather(asked))
 
     def project(self, token_lists: Sequence[Sequence[str]]) -> FloatArray:
@@ -263,10 +264,7 @@ class HeldLSA(Spectrum):
         if self._whole is not None:
             return self._whole.strongest_terms(count, keep)
         parts = self._client.gather(
-            [
-                submit_beside(self._client, _strongest, rows, self.s, count, keep)
-                for rows in self._rows
-            ]
+            [self.beside(_strongest, b, self.s, count, keep) for b in range(self.blocks)]
         )
         merged = [
             (-float(norm), b, i, term)
@@ -289,10 +287,7 @@ class HeldLSA(Spectrum):
         if not np.any(target):
             return []
         parts = self._client.gather(
-            [
-                submit_beside(self._client, _nearest, rows, self.s, target, word, k)
-                for rows in self._rows
-            ]
+            [self.beside(_nearest, b, self.s, target, word, k) for b in range(self.blocks)]
         )
         merged = [
             (-key, b, i, term, score)
@@ -341,9 +336,21 @@ class HeldLSA(Spectrum):
             )
         return self._whole
 
-    def rows_futures(self) -> list[Any]:
-        """The term blocks' futures of :class:`TermRows`, in vocabulary order."""
-        return list(self._rows)
+    @property
+    def blocks(self) -> int:
+        """How many term blocks the model's rows are cut into."""
+        return len(self._rows)
+
+    def beside(self, function: Callable[..., Any], block: int, *args: Any) -> Any:
+        """A future of ``function(rows, *args)``, ``rows`` the :class:`TermRows` of term block
+        ``block`` (in vocabulary order), run on a worker holding it
+        (:func:`raglab.distributed.cluster.submit_beside`): a block is U's rows for a share of
+        the vocabulary, tens of MB at a million chunks, and only what the task returns moves."""
+        if self._holders is None:
+            self._holders = holders(self._client, self._rows)
+        return submit_beside(
+            self._client, function, self._rows[block], *args, on=self._holders[block]
+        )
 
 
 def _chunk_tokens(part: Any, analyzer: str, stem: bool) -> list[list[str]]:
@@ -405,7 +412,7 @@ def rank_on_shards(
     units = []
     for t in tokens:
         terms = submit(_distinct, t)
-        pieces = [submit_beside(client, _rows_of, rows, terms) for rows in model.rows_futures()]
+        pieces = [model.beside(_rows_of, b, terms) for b in range(model.blocks)]
         units.append(submit(_unit_projections, t, model.s, model.frobenius_sq, *pieces))
     del tokens
     queries = unit_rows(model.project(question_tokens))
