@@ -35,7 +35,7 @@ from typing import Any
 
 from raglab.distributed.bm25 import TREE_ARITY, reduce_tree
 from raglab.distributed.chunking import ChunkedPartition
-from raglab.distributed.cluster import submit_beside
+from raglab.distributed.cluster import holders, submit_beside
 from raglab.distributed.shard import GlobalStatistics
 from raglab.pipeline.lab import Lab
 from raglab.pipeline.reading import READER_DF, reader_tokens
@@ -91,7 +91,11 @@ def reader_frequencies(client: Any, parts: Sequence[Any], *, arity: int = TREE_A
     :class:`~raglab.distributed.chunking.ChunkedPartition`) counted on a worker holding it
     (:func:`~raglab.distributed.cluster.submit_beside`: never copied), the counts
     added in a tree of ``arity`` tables a task on the workers."""
-    counts = [submit_beside(client, count_reader_terms, part) for part in parts]
+    on = holders(client, parts)  # one round trip for every partition, not one each
+    counts = [
+        submit_beside(client, count_reader_terms, part, on=where)
+        for part, where in zip(parts, on, strict=True)
+    ]
     return reduce_tree(client, counts, arity)
 
 
