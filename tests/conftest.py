@@ -159,6 +159,17 @@ class LabMaker:
             ours._chunk_sets.setdefault(key, own)
 
 
+@pytest.fixture(autouse=True)
+def no_encoding_after_the_test() -> Iterator[None]:
+    """After each test, the background neural encoding of every app served in-process is
+    stopped (tests/web/client.py): a thread left running wrote the vectors of one test's
+    requests into the cache folder a later test had set as its own."""
+    yield
+    client = sys.modules.get("tests.web.client")
+    if client is not None:
+        client.stop_encoding()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_blas_thread() -> Iterator[None]:
     """BLAS runs on one thread for the whole session (threadpoolctl, which scikit-learn of the

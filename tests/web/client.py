@@ -1,17 +1,38 @@
 """The in-process face of the web app for tests: a synchronous client over httpx's
 ASGITransport, and the timings of a few interactions (reported at the end of the run by
-tests/web/conftest.py, never asserted)."""
+tests/web/conftest.py, never asserted).
+
+Every app a test serves in-process is kept in :data:`APPS` (:func:`served`; :class:`Api` adds its
+own): after each test its background neural encoding is stopped (tests/conftest.py), so no thread
+one test started goes on writing vectors, into a cache folder another test has set.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 TIMINGS: list[tuple[str, float]] = []
+
+#: The apps served in-process by tests (module docstring).
+APPS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def served(app: Any) -> Any:
+    """``app`` (from :func:`raglab.web.app.create_app`), kept in :data:`APPS`."""
+    APPS.add(app)
+    return app
+
+
+def stop_encoding() -> None:
+    """Stop the neural encoding of every app in :data:`APPS` (each resumes when next asked)."""
+    for app in list(APPS):
+        app.state.raglab.encoding.stop()
 
 
 def record_timing(name: str, ms: float) -> None:
@@ -25,6 +46,9 @@ class Api:
 
     app: Any
     calls: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        served(self.app)
 
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         transport = httpx.ASGITransport(app=self.app, raise_app_exceptions=False)

@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from raglab.pipeline.lab import Lab
 from raglab.web.app import create_app
+from tests.web.client import served
 from tests.web.pages import LAPTOP, PHONE, Opener
 
 expect.set_options(timeout=15_000)
@@ -272,7 +273,7 @@ def test_the_exhibits_stay_in_reach_at_the_foot_of_a_phone_page(
 def test_favicon_is_served_and_named_by_the_api_index(lab: Lab) -> None:
     # A client of its own, not the session's ``api``: that one runs an event loop of its own,
     # which this module's browser (running one in this thread) would refuse.
-    api = TestClient(create_app(lab), base_url="http://127.0.0.1:8000")
+    api = TestClient(served(create_app(lab)), base_url="http://127.0.0.1:8000")
     icon = api.get("/favicon.ico")
     assert icon.status_code == 200
     assert icon.headers["content-type"] == "image/x-icon"

@@ -10,6 +10,7 @@ the handbook takes seconds, the first answers come before it ends.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -21,7 +22,9 @@ import pytest
 from raglab.pipeline.exhibits.neural import neural_view
 from raglab.pipeline.lab import Lab
 from raglab.settings import NEURAL_RETRIEVERS
+from raglab.web.app import create_app
 from raglab.web.encoding import NeuralEncoding, query_texts
+from tests.pipeline.small_corpus import write_small_lab
 from tests.web.conftest import serving
 
 ENCODED_WITHIN_S = 600
@@ -96,3 +99,60 @@ def test_a_cache_holding_every_vector_is_ready_at_once(lab: Lab, warm_neural_cac
         "total": 0,
         "error": None,
     }
+
+
+def _vector_files(cache: Path) -> list[Path]:
+    return sorted(cache.rglob("*.npy"))
+
+
+def test_a_stopped_encoding_writes_nothing_more_and_starts_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stop() called as the thread starts ends it in its first batch: the thread is gone, no
+    vector is written then or later, no error is recorded; a later start() encodes them all.
+    Oracle: the small lab's distinct chunk texts, counted."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(cache))
+    small = write_small_lab(tmp_path / "lab")
+    encoding = NeuralEncoding(small, threading.RLock())
+    encoding.start()
+    assert encoding.running
+    encoding.stop()
+    assert not encoding.running
+    progress = encoding.progress()
+    assert progress["ready"] is False and progress["error"] is None
+    assert progress["done"] == progress["total"]
+    assert _vector_files(cache) == []
+    time.sleep(0.5)
+    assert _vector_files(cache) == []
+
+    encoding.start()
+    assert encoding.wait(ENCODED_WITHIN_S)
+    texts = {c.text for c in small.indexes.chunk_set().chunks}
+    (folder,) = (cache / "neural").iterdir()
+    assert len(list(folder.glob("*.npy"))) == len(texts)
+
+
+def test_a_server_shutting_down_stops_its_encoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leaving the app's lifespan (the server's shutdown) ends the encoding it started: no
+    thread of the stopped server writes a vector afterwards, not even into a cache folder set
+    after it stopped."""
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
+    app = create_app(write_small_lab(tmp_path / "lab"))
+    state = app.state.raglab
+
+    async def serve_briefly() -> None:
+        async with app.router.lifespan_context(app):
+            deadline = time.monotonic() + 60
+            while not state.encoding.running and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert state.encoding.running
+
+    asyncio.run(serve_briefly())
+    assert not state.encoding.running and state.closing.is_set()
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "later"))
+    time.sleep(0.5)
+    assert not (tmp_path / "later").exists()
+    assert not state.encoding.progress()["ready"]

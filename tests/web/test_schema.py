@@ -34,10 +34,11 @@ from starlette.testclient import TestClient
 from raglab.pipeline.lab import Lab
 from raglab.settings import CHUNK_SIZES, default
 from raglab.web.app import create_app
+from tests.web.client import served
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-APP = create_app(Lab.load(), hosts=["testserver"])
+APP = served(create_app(Lab.load(), hosts=["testserver"]))
 SCHEMA_TIMEOUT_S = 300
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 #: Every answer is checked by all of these; positive_data_acceptance fails a request the schema

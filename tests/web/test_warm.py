@@ -25,6 +25,7 @@ from raglab.web.app import create_app
 from raglab.web.idle import IdleGate
 from raglab.web.state import WebState, plain
 from raglab.web.warm import vectors_cached, warm, warm_later
+from tests.web.client import served
 
 # What the page asks for as it opens (app.js and each exhibit's init), at the defaults: every
 # GET route of the API with its required parameters filled in.
@@ -121,7 +122,7 @@ def fully_warmed() -> dict[str, Any]:
     warm(lab)
     for task in warm_later(lab):
         task()
-    app = create_app(lab)
+    app = served(create_app(lab))
 
     async def ask() -> dict[str, Any]:
         async with _client(app) as client:
@@ -139,7 +140,7 @@ def test_warm_builds_everything_the_first_page_reads() -> None:
     lab = Lab.load()
     warm(lab)
     built = _count_builds(lab)
-    app = create_app(lab)
+    app = served(create_app(lab))
 
     async def first_page() -> None:
         async with _client(app) as client:
@@ -168,7 +169,7 @@ def test_requests_during_background_warming_answer_as_after_it(
     answered before, during or after its task: with the same numbers every time."""
     lab = Lab.load()
     warm(lab)
-    app = create_app(lab, later=warm_later(lab), quiet=0.0)
+    app = served(create_app(lab, later=warm_later(lab), quiet=0.0))
     state = app.state.raglab
     assert isinstance(state, WebState)
 
@@ -204,7 +205,7 @@ def test_a_request_waits_for_the_task_in_progress_instead_of_building_it_again()
         assert release.wait(30)
         intact_curve(lab, overlap=50)
 
-    app = create_app(lab, later=[slow_curve], quiet=0.0)
+    app = served(create_app(lab, later=[slow_curve], quiet=0.0))
 
     async def scenario() -> Any:
         async with app.router.lifespan_context(app), _client(app) as client:
@@ -257,7 +258,7 @@ def test_waiting_for_a_quiet_server_returns_once_the_last_request_has_ended() ->
 
 def test_the_gate_counts_every_http_request_the_app_serves() -> None:
     lab = Lab.load()
-    app = create_app(lab)
+    app = served(create_app(lab))
     state = app.state.raglab
     assert isinstance(state, WebState)
     seen: list[int] = []

@@ -170,10 +170,14 @@ def _run_later(state: WebState, tasks: Sequence[Callable[[], object]]) -> None:
             # waits at most for the task in progress and then finds its result cached. A task
             # the data cannot support raises ValueError; the request that needs it will say why.
             state.idle.wait()
+            if state.closing.is_set():
+                return
             with state.lock, suppress(ValueError):
                 task()
         # Then the default end-to-end run, on the runs' own lab under its own lock.
         state.idle.wait()
+        if state.closing.is_set():
+            return
         with suppress(ValueError):
             end_to_end.warm_run(state)
     finally:
@@ -186,6 +190,8 @@ def _when_ready(state: WebState, tasks: Sequence[Callable[[], object]]) -> None:
     :func:`_run_later` does."""
     for task in tasks:
         state.idle.wait()
+        if state.closing.is_set():
+            return
         with state.lock, suppress(ValueError):
             task()
 
@@ -219,14 +225,22 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # From the start, outside the lab's lock: the server answers at once meanwhile.
-        threading.Thread(
+        starting = threading.Thread(
             target=state.encoding.start, name="raglab-neural-start", daemon=True
-        ).start()
+        )
+        starting.start()
         if later:
             threading.Thread(target=_run_later, args=(state, list(later)), daemon=True).start()
         else:
             state.later_done.set()
-        yield
+        try:
+            yield
+        finally:
+            # The start only looks the cache up (seconds at most); once it has returned, no
+            # encoding thread can begin after close() has ended the one running.
+            state.closing.set()
+            starting.join()
+            state.close()
 
     app = FastAPI(
         title="RAG lab",

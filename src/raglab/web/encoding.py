@@ -33,6 +33,11 @@ __all__ = ["ENCODING_RETRY_S", "NeuralEncoding", "StillEncoding", "describe", "q
 ENCODING_RETRY_S = 1
 
 
+class _Stopped(Exception):
+    """Raised in the encoding thread, between batches, once :meth:`NeuralEncoding.stop` is
+    called: it ends the thread without recording an error."""
+
+
 class StillEncoding(Exception):
     """The request needs neural vectors that are still being encoded: answered 202, its body
     the progress (:meth:`NeuralEncoding.progress`) and a sentence saying so."""
@@ -85,12 +90,20 @@ class NeuralEncoding:
         self._error: str | None = None
         self._thread: threading.Thread | None = None
         self._announced = False
+        self._stopping = False
 
     @property
     def started(self) -> bool:
         """Whether :meth:`start` has run for any chunking (or the model is missing)."""
         with self._state:
             return bool(self._ready or self._queued) or self._error is not None or not self.needed
+
+    @property
+    def running(self) -> bool:
+        """Whether the encoding thread is alive now."""
+        with self._state:
+            thread = self._thread
+        return thread is not None and thread.is_alive()
 
     @property
     def needed(self) -> bool:
@@ -108,7 +121,7 @@ class NeuralEncoding:
         with self._state:
             if not self.needed or resolved in self._ready or resolved in self._queued:
                 return
-            if self._error is not None:
+            if self._error is not None or self._stopping:
                 return
         try:
             chunks, queries = self._texts(resolved)
@@ -126,7 +139,7 @@ class NeuralEncoding:
             return
         announce = False
         with self._state:
-            if resolved in self._ready or resolved in self._queued:
+            if resolved in self._ready or resolved in self._queued or self._stopping:
                 return
             if missing == 0:
                 # The chunks' vectors are all on disk: ready now (the questions' vectors, if
@@ -165,10 +178,34 @@ class NeuralEncoding:
         with self._state:
             self._done += n
             self._state.notify_all()
+            if self._stopping:
+                raise _Stopped
+
+    def stop(self) -> None:
+        """Drop the chunkings queued, end the encoding thread after the batch in progress, and
+        return once it has ended. The vectors of the chunking it was encoding are not kept (the
+        cache is written when a chunking's last batch is done); what was finished stays on disk.
+        A later :meth:`start` begins again. The server calls it as it shuts down, so no thread
+        of a stopped server goes on encoding and writing the cache."""
+        with self._state:
+            self._stopping = True
+            thread = self._thread
+        try:
+            if thread is not None:
+                thread.join()
+        finally:
+            with self._state:
+                self._stopping = False
 
     def _work(self) -> None:
         while True:
             with self._state:
+                if self._stopping:
+                    # What was queued is dropped; a later start() counts it again.
+                    self._queue.clear()
+                    self._queued.clear()
+                    self._total = self._done
+                    self._queries_queued = self._queries_done
                 if not self._queue:
                     self._thread = None  # under the lock: start() then starts a new one
                     return
@@ -182,6 +219,8 @@ class NeuralEncoding:
                     for text in dense.uncached(model, queries, queries=True):
                         dense.encode_query(model, text)
                         self._step(1)
+            except _Stopped:
+                continue  # the loop's top ends the thread
             except Exception as exc:
                 with self._state:
                     self._error = f"{type(exc).__name__}: {exc}"

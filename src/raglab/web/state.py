@@ -60,7 +60,8 @@ class WebState:
 
     ``encoding`` encodes the neural vectors in the background (:mod:`raglab.web.encoding`);
     ``idle`` counts the requests in flight, so background work can wait for a quiet moment;
-    ``later_done`` is set once the background work given to the app has all run.
+    ``later_done`` is set once the background work given to the app has all run; ``closing``
+    once the server shuts down (:meth:`close`), so the background starts no further task.
     """
 
     lab: Lab
@@ -69,6 +70,7 @@ class WebState:
     cache: BoundedCache[Hashable, Any] = field(default_factory=lambda: BoundedCache(CACHE_SIZE * 4))
     idle: IdleGate = field(default_factory=IdleGate)
     later_done: threading.Event = field(default_factory=threading.Event)
+    closing: threading.Event = field(default_factory=threading.Event)
     max_waiting: int = MAX_WAITING
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
     _in_flight: dict[Hashable, Future[Any]] = field(default_factory=dict)
@@ -94,6 +96,12 @@ class WebState:
         self.runner.runs = lab.runs
         self.runner.evaluator = lab.evaluator
         self.encoding = NeuralEncoding(lab, self.lock)
+
+    def close(self) -> None:
+        """Stop the background work as the server shuts down: no further task starts, and the
+        neural encoding ends after its batch in progress (:meth:`NeuralEncoding.stop`)."""
+        self.closing.set()
+        self.encoding.stop()
 
     def compute(self, key: Hashable, build: Callable[[], T], *, run: bool = False) -> T:
         """``build()``'s result for ``key``: from the cache, from the computation of the same
