@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from distributed import get_task_stream
 from raglab.bm25.grid import grid_top_k
 from raglab.bm25.index import BM25Index
 from raglab.distributed.bm25 import TREE_ARITY, DistributedBM25, count_partition, reduce_tree
@@ -65,6 +66,30 @@ def test_term_columns_are_the_sorted_vocabulary_and_df_of_every_chunk(
     assert df.tolist() == [sum(t in doc for doc in tokens) for t in terms]
     with pytest.raises(ValueError, match="not in the collection"):
         index.term_columns(["zzz-no-chunk-holds-this"])
+
+
+def test_term_columns_asked_ahead_are_answered_without_a_task(client: Any, handbook: Lab) -> None:
+    """Oracle: the same index's term_columns asked of the worker. Once ``ahead`` has looked up
+    a set of terms, any sorted subset is answered from it, equal value for value and dtype for
+    dtype, with no task; a term outside the set is asked of the worker again."""
+    index = index_lab(client, handbook)
+    vocabulary = sorted({t for doc in handbook.indexes.chunk_set().tokens for t in doc})
+    kept = vocabulary[::7]
+    wanted = [kept[1:9], kept[-3:], [kept[0]]]
+    expected = [index.term_columns(terms) for terms in wanted]
+    index.ahead(kept)
+    with get_task_stream(client) as stream:
+        got = [index.term_columns(terms) for terms in wanted]
+    assert stream.data == []
+    for (n, v, columns, df), (n_want, v_want, columns_want, df_want) in zip(
+        got, expected, strict=True
+    ):
+        assert (n, v) == (n_want, v_want)
+        assert columns.tolist() == columns_want.tolist() and columns.dtype == columns_want.dtype
+        assert df.tolist() == df_want.tolist() and df.dtype == df_want.dtype
+    with get_task_stream(client) as stream:
+        index.term_columns([vocabulary[1]])
+    assert len(stream.data) == 1
 
 
 def test_handbook_fixed_chunks_at_other_parameters(client: Any, handbook: Lab) -> None:

@@ -65,9 +65,15 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     run, are not encoded again)."""
     single_json = _single(single_machine, "run", "--json").out
     assert '"outcomes"' in single_json
-    cluster_json, err = _cli(capsys, ["run", "--json", *_address(client)])
+    with get_task_stream(client) as stream:
+        cluster_json, err = _cli(capsys, ["run", "--json", *_address(client)])
     assert cluster_json == single_json
     assert err == ""
+    # What the reranker and MMR read of the candidates' terms is fetched ahead, once: their
+    # columns and df in one task (it was one a question, 80), their LSA rows a task a block
+    # in a few batches (it was 587 tasks, about 7 a question).
+    assert _tasks(stream, "term_columns") == 1
+    assert _tasks(stream, "_rows_of") < 80
     single_table = _single(single_machine, "run").out
     cluster_table, err = _cli(capsys, ["run", *_address(client)])
     assert cluster_table == single_table
@@ -75,7 +81,7 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     assert lines[0].startswith("Dask dashboard: ")
     stages = [line for line in lines if line.startswith("cluster: ")]
     # No encoding stage: the single machine's run cached every vector this run reads.
-    assert len(stages) == 8, err
+    assert len(stages) == 9, err
     assert "answer passages in 58 page files on the workers" in stages[0]
     assert "fit LSA on" in stages[1] and "in row blocks" in stages[1]
     assert "rank 80 questions by LSA cosine (depth 100) on the shards" in stages[2]
@@ -83,7 +89,8 @@ def test_handbook_run_is_byte_identical_and_prints_its_stages(
     assert "reduce N, avgdl, n_t" in stages[4]
     assert "rank 80 questions by BM25" in stages[5] and stages[5].endswith(" s)")
     assert "score the reranker's candidates of 80 questions by BM25" in stages[6]
-    assert "read and diagnose the end-to-end run's questions on the workers" in stages[7]
+    assert "term statistics and LSA rows of the reranker's candidates of 80" in stages[7]
+    assert "read and diagnose the end-to-end run's questions on the workers" in stages[8]
     _, quiet_err = _cli(capsys, ["run", "--quiet", *_address(client)])
     assert "cluster: " not in quiet_err and "Dask dashboard" not in quiet_err
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import raglab.distributed.pipeline as distributed_pipeline
+from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.distributed.chunking import submit_files
 from raglab.distributed.lsa import fit_held_lsa
@@ -168,6 +169,30 @@ def test_a_clustered_run_leaves_the_lsa_model_on_the_workers(
     for key in [ChunkingKey().resolved()]:
         kept = lab.indexes.chunk_set(key).__dict__
         assert "lsa_projections" not in kept and "lsa_unit_projections" not in kept
+
+
+def test_rows_kept_ahead_fold_in_the_same_bits_without_a_task(client: Any, handbook: Lab) -> None:
+    """Oracle: the handbook lab's model fitted on one machine. After ``ahead`` of the terms of
+    the first 20 chunks and every question, their fold-ins, a question's search and a word's
+    neighbours are the same bits, and the fold-ins and search ask the workers for no row; a
+    list with a term outside them fetches its rows again."""
+    ref = handbook.indexes.lsa
+    held = _held(client, handbook)
+    cs = handbook.indexes.chunk_set()
+    chunks = [list(t) for t in cs.tokens[:20]]
+    questions = [handbook.indexes.query_tokens(q) for q in handbook.questions]
+    held.ahead({t for tokens in chunks + questions for t in tokens})
+    with get_task_stream(client) as stream:
+        assert held.project(chunks).tobytes() == ref.project(chunks).tobytes()
+        for tokens in questions[:5]:
+            assert held.project([tokens]).tobytes() == ref.project([tokens]).tobytes()
+    assert stream.data == []
+    word = questions[0][0]
+    assert held.neighbours(word, k=5) == ref.neighbours(word, k=5)
+    outside = [list(t) for t in cs.tokens[-3:]]
+    with get_task_stream(client) as stream:
+        assert held.project(outside).tobytes() == ref.project(outside).tobytes()
+    assert any(str(task["key"]).startswith("_rows_of-") for task in stream.data)
 
 
 def test_a_held_model_finds_neighbours_and_strongest_terms_where_its_rows_lie(

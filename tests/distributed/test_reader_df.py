@@ -18,6 +18,7 @@ import pytest
 from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.distributed.chunking import submit_files
+from raglab.distributed.cluster import shards
 from raglab.distributed.reading import (
     QuestionTermFrequencies,
     prime_reader_df,
@@ -122,19 +123,25 @@ def test_a_clustered_idf_run_tokenises_no_chunk_on_the_client(
     cluster. An IDF run fetches no page text more than the coverage run (the pages of the
     questions' answers and packed chunks, ASKED of the PAGES), where counting its df on the
     client read every page; its df is counted by one task per partition on the workers, and
-    the coverage run counts none and primes no df."""
+    the coverage run counts none and primes no df. The IDF run's stage line counts the
+    folder's chunks (a lab loaded here) and the shards."""
     data = _folder(tmp_path)
+    n_chunks = len(Lab.load(Path(data[1]), Path(data[3])).indexes.chunk_set())
     fetched: dict[str, int] = {}
     counted: dict[str, int] = {}
     labs = recorded_labs(monkeypatch)
     for scoring in ("coverage", "idf"):
-        argv = ["run", "--retriever", "bm25", "--reader-scoring", scoring, "--json", *data]
+        # The table, not --json: the stage lines are printed then.
+        argv = ["run", "--retriever", "bm25", "--reader-scoring", scoring, *data]
         assert main(argv) == 0
         single = capsys.readouterr().out
-        assert '"outcomes"' in single
+        assert "Accuracy" in single
         with get_task_stream(client) as stream:
             assert main([*argv, "--scheduler", str(client.scheduler.address)]) == 0
-        assert capsys.readouterr().out == single
+        printed = capsys.readouterr()
+        assert printed.out == single
+        line = f"document frequencies of {n_chunks} chunks in {shards(client)} shards"
+        assert (line in printed.err) == (scoring == "idf"), printed.err
         lab = labs[-1]
         held = next(iter({getattr(page, "_texts", None) for page in lab.corpus}))
         fetched[scoring] = held.fetched

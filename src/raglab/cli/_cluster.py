@@ -355,6 +355,7 @@ def cluster_lab(
         lsa_keys,
         prime_bm25,
         prime_candidate_bm25,
+        prime_candidate_terms,
         prime_grid,
         prime_lsa,
         prime_lsa_rankings,
@@ -461,10 +462,12 @@ def cluster_lab(
             # Before the BM25 index: it lets the partitions go once counted (without a neural
             # retriever), and these are counted where they are, not cut again.
             key = run[0].chunking
+            parts = chunked(key)
             with stage(
-                "count the reader's document frequencies of the run's chunks on the workers"
+                f"count the reader's document frequencies of {len(lab.indexes.chunk_set(key))} "
+                f"chunks in {len(parts)} shards on the workers"
             ):
-                prime_reader_df(client, lab, key, chunked(key))
+                prime_reader_df(client, lab, key, parts)
         indexes: dict[ChunkingKey, Any] = {}
         planned = contextlib.ExitStack()
 
@@ -506,6 +509,11 @@ def cluster_lab(
             # The reranker's features, MMR and the packing read these candidates' pages: each
             # page a stage lacks comes with the candidates' pages after it, in one round trip.
             planned.enter_context(texts.ahead(_candidate_pages(lab, rerank)))
+            with stage(
+                f"fetch the term statistics and LSA rows of the reranker's candidates of "
+                f"{len(lab.questions)} questions"
+            ):
+                prime_candidate_terms(lab, index, rerank)
         if run is not None:
             from raglab.distributed.end_to_end import prime_readings
 

@@ -30,7 +30,7 @@ tasks whose results died with it, from their inputs, on the workers left (and a 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -190,6 +190,8 @@ class DistributedBM25:
         self.sizes = tuple(int(n) for n in sizes)
         self._frequencies = frequencies
         self._vocabulary: Any = None  # the reduced table's terms sorted, on its worker
+        # (N, V, {term: (column, df)}) of the terms asked for ahead (:meth:`ahead`).
+        self._ahead: tuple[int, int, dict[str, tuple[int, int]]] | None = None
 
     @classmethod
     def from_counts(
@@ -355,6 +357,12 @@ class DistributedBM25:
         frequency, looked up on the worker holding the reduced table (sorted there once), so
         TF-IDF rows of chosen chunks (:meth:`raglab.pipeline.indexes.ChunkSet.tfidf_rows`)
         need no table on the client. ValueError for a term no chunk holds."""
+        if self._ahead is not None and all(t in self._ahead[2] for t in terms):
+            n_docs, n_terms, known = self._ahead
+            found = [known[t] for t in terms]
+            columns = np.array([c for c, _ in found], dtype=np.int64)
+            df = np.array([d for _, d in found], dtype=np.int64)
+            return n_docs, n_terms, columns, df
         if self._frequencies is None:
             raise ValueError("this index holds no reduced table")
         if self._vocabulary is None:
@@ -364,6 +372,16 @@ class DistributedBM25:
         )
         result: tuple[int, int, IntArray, IntArray] = self._client.gather(future)
         return result
+
+    def ahead(self, terms: Iterable[str]) -> None:
+        """Look up the columns and document frequencies of ``terms`` (each held by some chunk)
+        in one round trip and keep them here, so a later :meth:`term_columns` of terms among
+        them asks the workers nothing (the reranker's candidates' TF-IDF rows, a question at a
+        time). Replaces what an earlier call kept: the memory is that of the terms asked."""
+        asked = sorted(set(terms))
+        n_docs, n_terms, columns, df = self.term_columns(asked)
+        known = dict(zip(asked, zip(columns.tolist(), df.tolist(), strict=True), strict=True))
+        self._ahead = (int(n_docs), int(n_terms), known)
 
     def scores(self, query: Sequence[str], *, k1: float, b: float) -> FloatArray:
         """Every document's score for one query, shape (N,), gathered from the shards (for

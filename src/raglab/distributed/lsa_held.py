@@ -39,7 +39,7 @@ bits and the same ties. The model's shape (terms, windows) is known from the fit
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
@@ -159,6 +159,7 @@ class HeldLSA(Spectrum):
     term, and fetches the rows a fold-in needs."""
 
     __slots__ = (
+        "_ahead",
         "_client",
         "_columns",
         "_firsts",
@@ -193,6 +194,8 @@ class HeldLSA(Spectrum):
         # tasks beside the blocks, and asking the scheduler each time was two round trips a
         # block a question.
         self._holders: list[tuple[str, ...]] | None = None
+        # The tokens asked for ahead and the model over their rows (:meth:`ahead`).
+        self._ahead: tuple[frozenset[str], LSAModel] | None = None
 
     @classmethod
     def of(
@@ -220,9 +223,22 @@ class HeldLSA(Spectrum):
         shape = (ranges[-1][1], column_ranges[-1][1])
         return cls(client, rows, firsts, columns, s=s, frobenius_sq=frobenius_sq, shape=shape)
 
-    def rows_for(self, tokens: Sequence[str] | set[str]) -> LSAModel:
+    def ahead(self, tokens: Iterable[str]) -> None:
+        """Fetch the rows of ``tokens``' terms in one round trip and keep them here, so a later
+        fold-in or search whose tokens are all among them asks the workers nothing (the
+        reranker's cosine, a question and its candidates at a time). Replaces what an earlier
+        call kept: the memory is one row of U a term found."""
+        asked = frozenset(tokens)
+        self._ahead = None
+        self._ahead = (asked, self.rows_for(asked))
+
+    def rows_for(self, tokens: Sequence[str] | set[str] | frozenset[str]) -> LSAModel:
         """The model over the rows of those of ``tokens`` in the vocabulary, fetched from their
-        blocks (each token asked of the one block whose terms could hold it)."""
+        blocks (each token asked of the one block whose terms could hold it), or the model kept
+        by :meth:`ahead` when it holds them all. A model over more terms folds in the same bits:
+        a token list's TF-IDF entries, their order and its norm are its own terms' alone."""
+        if self._ahead is not None and self._ahead[0].issuperset(tokens):
+            return self._ahead[1]
         wanted: list[list[str]] = [[] for _ in self._rows]
         for token in sorted(set(tokens)):
             b = bisect.bisect_right(self._firsts, token) - 1
@@ -283,7 +299,8 @@ class HeldLSA(Spectrum):
         own = self.rows_for([word])
         if word not in own.vocabulary:
             return []
-        target = unit_rows(own.U * self.s[None, :])[0]
+        at = own.vocabulary[word]  # the model kept ahead may hold other rows too
+        target = unit_rows(own.U[at : at + 1] * self.s[None, :])[0]
         if not np.any(target):
             return []
         parts = self._client.gather(
