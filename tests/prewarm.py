@@ -8,9 +8,9 @@ need, in this order:
   compiled into numba's cache. ranx asks numba to cache them (``cache=True``), so the test process
   loads each one compiled instead of compiling it; in a fresh environment (CI's new virtual
   environment) that compiling is about a minute of one core, which the first test calling ranx
-  paid. The calls below use the types the tests pass (string ids of the widths the tests' ids
-  have, integer grades, float scores), so numba's cache holds the same specialisations; what
-  ranx computes here is thrown away.
+  paid. The calls below use the types the tests pass (document ids of :data:`RANX_DOC_WIDTH`
+  characters, integer grades, float scores), so numba's cache holds the same specialisations;
+  what ranx computes here is thrown away.
 - ``cranfield``: imports Cranfield as the session's ``cranfield_import`` does and encodes the
   default chunking's chunks, in one call, as the first command on Cranfield would, so the vectors
   in the cache are those that command computes.
@@ -41,31 +41,29 @@ def import_argv(out: Path) -> list[str]:
     return [*argv, "--qrels", str(CRANFIELD_DIR / "cranqrel")]
 
 
-#: The lengths of the document ids the tests give ranx (ranx holds ids as fixed-width strings, and
-#: numba compiles its functions once per width): tests/fusion "d0" to "d99" (3), tests/metrics
-#: 1 and 3, tests/cli/test_trec_export.py's handbook chunks (32) and Cranfield pages (4 and 6).
-ID_WIDTHS = (1, 3, 4, 6, 32)
-#: The one width the fusion tests' ids have (the others reach only ``evaluate``).
-FUSE_WIDTH = 3
+#: ranx holds document ids as fixed-width strings, and numba compiles its functions once per
+#: width: 13 to 58 s of one core a width in a fresh environment, 132 s for the five widths the
+#: tests' ids had (1, 3, 4, 6 and 32). Every test gives ranx its document ids padded to this one
+#: width (:func:`ranx_doc`), the length of the handbook's longest chunk id.
+RANX_DOC_WIDTH = 32
 
 
-def doc_ids(width: int, n: int) -> list[str]:
-    """``n`` distinct document ids of ``width`` characters."""
-    return [chr(ord("a") + i) + "0" * (width - 1) for i in range(n)]
+def ranx_doc(label: str) -> str:
+    """``label`` right-padded with spaces to :data:`RANX_DOC_WIDTH` characters: distinct ids
+    stay distinct and keep their order (a space sorts before every character an id holds)."""
+    return label.ljust(RANX_DOC_WIDTH)
 
 
 def warm_ranx() -> None:
-    """Call every ranx function the tests call, on two questions, with ids of each of
-    :data:`ID_WIDTHS`: ``fuse`` (RRF unnormalised and min-max, weighted sum min-max:
-    tests/fusion, ids of :data:`FUSE_WIDTH` only), ``evaluate`` per question and as means (tests/metrics) and ir_measures' ranx
-    provider (tests/cli/test_trec_export.py)."""
-    for width in ID_WIDTHS:
-        warm_ranx_ids(*doc_ids(width, 4), fuse=width == FUSE_WIDTH)
+    """Call every ranx function the tests call, on two questions, with ids of
+    :data:`RANX_DOC_WIDTH` characters: ``fuse`` (RRF unnormalised and min-max, weighted sum
+    min-max: tests/fusion), ``evaluate`` per question and as means (tests/metrics) and
+    ir_measures' ranx provider (tests/cli/test_trec_export.py)."""
+    warm_ranx_ids(*(ranx_doc(chr(ord("a") + i)) for i in range(4)))
 
 
-def warm_ranx_ids(d1: str, d2: str, d3: str, d4: str, *, fuse: bool) -> None:
-    """:func:`warm_ranx`'s calls with the document ids ``d1`` to ``d4`` (``fuse`` too with
-    ``fuse``)."""
+def warm_ranx_ids(d1: str, d2: str, d3: str, d4: str) -> None:
+    """:func:`warm_ranx`'s calls with the document ids ``d1`` to ``d4``."""
     import ir_measures
     import pandas as pd
     import ranx
@@ -82,8 +80,7 @@ def warm_ranx_ids(d1: str, d2: str, d3: str, d4: str, *, fuse: bool) -> None:
         ("min-max", "rrf", {"k": 60}),
         ("min-max", "wsum", {"weights": [0.3, 0.7]}),
     ):
-        if fuse:
-            ranx.fuse(runs, norm=norm, method=method, params=params).to_dict()
+        ranx.fuse(runs, norm=norm, method=method, params=params).to_dict()
     metrics = ["hit_rate@1", "recall@1", "precision@3", "mrr", "ndcg@10"]
     qrels = ranx.Qrels(grades)
     ranx.evaluate(qrels, runs[0], metrics, return_mean=False, make_comparable=True)

@@ -22,7 +22,7 @@ import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ir_measures
 import numpy as np
@@ -37,10 +37,12 @@ from raglab.pipeline.lab import Lab
 from raglab.pipeline.retrieval import measure, ranker_table
 from raglab.run_settings import RetrievalSettings
 from raglab.settings import RETRIEVERS, default
+from tests.prewarm import ranx_doc
 
 #: Every retriever, the neural ones included (CI installs the model).
 RETRIEVERS = RETRIEVERS
 ORACLES = ("pytrec_eval", "ranx")
+V = TypeVar("V")
 #: Our metric -> (pytrec_eval's name, ir_measures' measure).
 MEASURES = {
     "recall@1": ("success_1", Success @ 1),
@@ -164,13 +166,20 @@ def scored(run_file: Path, qrels_file: Path, questions: set[str], oracle: str) -
         measures = {str(m): key for key, (_, m) in MEASURES.items()}
         with ranx_strings():  # ranx wants the same queries in run and qrels
             evaluator = ir_measures.providers.registry["ranx"].evaluator(
-                [m for _, m in MEASURES.values()], qrels
+                [m for _, m in MEASURES.values()], _padded(qrels)
             )
-            rows = list(evaluator.iter_calc({q: run[q] for q in questions}))
+            rows = list(evaluator.iter_calc(_padded({q: run[q] for q in questions})))
         assert {r.query_id for r in rows} == questions
         for r in rows:
             values[measures[str(r.measure)]].append(float(r.value))
     return {key: math.fsum(v) / len(questions) for key, v in values.items()}
+
+
+def _padded(table: dict[str, dict[str, V]]) -> dict[str, dict[str, V]]:
+    """``table`` (question -> document -> value) with the document ids padded to one width
+    (``ranx_doc``): ranx compiles its functions once per width of id, and no measure reads
+    an id but to match a run's to the qrels'."""
+    return {q: {ranx_doc(d): v for d, v in docs.items()} for q, docs in table.items()}
 
 
 def assert_agree(values: dict[str, float], ours: dict[str, float]) -> None:
@@ -189,7 +198,7 @@ def test_evaluators_on_a_judged_query_missing_from_the_run() -> None:
     }
     assert ir_measures.calc_aggregate([RR], qrels, run) == {RR: 0.5}
     with ranx_strings(), pytest.raises(AssertionError, match="do not match"):
-        ir_measures.providers.registry["ranx"].calc_aggregate([RR], qrels, run)
+        ir_measures.providers.registry["ranx"].calc_aggregate([RR], _padded(qrels), _padded(run))
 
 
 HANDBOOK_TEST = answerable(bundled_questions_path(), "test")

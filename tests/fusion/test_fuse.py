@@ -13,6 +13,7 @@ from raglab.base.ranking import Ranking
 from raglab.fusion.rrf import rrf, rrf_all
 from raglab.fusion.score import minmax, score_fusion, score_fusion_all
 from raglab.settings import RRF_K, default
+from tests.prewarm import ranx_doc
 
 N_DOCS = 50
 
@@ -42,12 +43,17 @@ def random_runs(seed: int, n_rankers: int, n_questions: int) -> list[list[Rankin
     ]
 
 
+def doc(d: int) -> str:
+    """Chunk ``d``'s id as the tests give it to ranx (one width for every test: ranx_doc)."""
+    return ranx_doc(f"d{d}")
+
+
 def to_ranx(run: list[Ranking], depth: int) -> ranx.Run:
     """One ranker's top ``depth`` per question as a ranx Run (ranx fuses whole lists)."""
     return ranx.Run(
         {
             f"q{q:03d}": {
-                f"d{d}": float(s) for d, s in zip(r.indices[:depth], r.scores[:depth], strict=True)
+                doc(d): float(s) for d, s in zip(r.indices[:depth], r.scores[:depth], strict=True)
             }
             for q, r in enumerate(run)
         }
@@ -55,7 +61,7 @@ def to_ranx(run: list[Ranking], depth: int) -> ranx.Run:
 
 
 def as_dict(fused: Ranking) -> dict[str, float]:
-    return {f"d{d}": float(s) for d, s in zip(fused.indices, fused.scores, strict=True)}
+    return {doc(d): float(s) for d, s in zip(fused.indices, fused.scores, strict=True)}
 
 
 def assert_ordered(fused: Ranking) -> None:
@@ -264,7 +270,7 @@ def test_swapping_the_rankers_with_the_weight_gives_the_same_fusion(seed: int) -
         assert as_dict(x).keys() == as_dict(y).keys()
         scores_y = as_dict(y)
         # y's scores read in x's order: equal to x's within rounding, so x's order is y's too.
-        in_x_order = [scores_y[f"d{d}"] for d in x.indices.tolist()]
+        in_x_order = [scores_y[doc(d)] for d in x.indices.tolist()]
         np.testing.assert_allclose(in_x_order, x.scores, rtol=0, atol=1e-15)
 
 

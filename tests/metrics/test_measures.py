@@ -33,6 +33,7 @@ from raglab.metrics.measures import (
     top1_accuracy_per_query,
 )
 from raglab.settings import NDCG_K, PRECISION_K, RECALL_KS
+from tests.prewarm import ranx_doc
 
 N_DOCS = 60
 
@@ -74,16 +75,19 @@ def as_qrels(relevant: list[Relevance]) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     for q, labels in enumerate(relevant):
         if isinstance(labels, Mapping):
-            qrels[f"q{q:03d}"] = {f"d{d}": int(g) for d, g in labels.items()}
+            qrels[f"q{q:03d}"] = {ranx_doc(f"d{d}"): int(g) for d, g in labels.items()}
         else:
-            qrels[f"q{q:03d}"] = {f"d{d}": 1 for d in labels}
+            qrels[f"q{q:03d}"] = {ranx_doc(f"d{d}"): 1 for d in labels}
     return qrels
 
 
 def as_run(rankings: list[IntArray]) -> dict[str, dict[str, float]]:
-    """Distinct, decreasing scores, so neither oracle has to break a tie."""
+    """Distinct, decreasing scores, so neither oracle has to break a tie. Ids of one width
+    (``ranx_doc``): ranx compiles its functions once per width."""
     return {
-        f"q{q:03d}": {f"d{d}": float(len(ranking) - i) for i, d in enumerate(ranking.tolist())}
+        f"q{q:03d}": {
+            ranx_doc(f"d{d}"): float(len(ranking) - i) for i, d in enumerate(ranking.tolist())
+        }
         for q, ranking in enumerate(rankings)
     }
 
