@@ -40,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests import background
-from tests.prewarm import import_argv
+from tests.prewarm import DONE, import_argv
 
 if TYPE_CHECKING:
     from raglab.corpus.pages import Corpus
@@ -63,7 +64,8 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 USER_CACHE = Path.home() / ".cache" / "raglab"
 #: Files in USER_CACHE when the session started (tests/test_isolation.py compares).
 USER_CACHE_FILES: list[int] = []
-#: The subprocess warming ranx and Cranfield's chunk vectors while the first tests run (tests/prewarm.py).
+#: The subprocess warming ranx and Cranfield's chunk vectors while the first tests run
+#: (tests/prewarm.py), when this xdist worker started the run's one.
 PREWARM: list[subprocess.Popen[bytes]] = []
 #: The Node parity suite running beside the session (tests/web/static/engine/node_suite.py).
 NODE_SUITE: list[background.Background] = []
@@ -187,22 +189,52 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
+def shared_temp(config: pytest.Config) -> Path:
+    """The temporary folder every pytest-xdist worker of this run shares (the parent of each
+    worker's base folder), or the session's base folder without xdist."""
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    base = factory.getbasetemp()
+    return base.parent if xdist_worker(config) else base
+
+
 def start_prewarming(config: pytest.Config, what: Sequence[str]) -> None:
     """Start the warm-ups ``what`` names (tests/prewarm.py: ranx's compiled functions, then
-    Cranfield's chunk vectors) on the other core, into the session's caches, while the first
-    tests run; its output goes to ``prewarm/log.txt`` in the session's temporary folder."""
-    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
-    prewarm = factory.getbasetemp() / "prewarm"
-    prewarm.mkdir(exist_ok=True)
+    Cranfield's chunk vectors) on the other core while the first tests run, once for the whole
+    run: the first xdist worker to make ``prewarm/`` in the shared temporary folder starts it,
+    with a vector cache of its own there (each worker copies the vectors into its session's
+    cache: :func:`prewarmed`). Its output goes to ``prewarm/log.txt``. (Each worker had one:
+    ranx compiled twice at once, Cranfield encoded twice, about 2 minutes of a core.)"""
+    prewarm = shared_temp(config) / "prewarm"
+    try:
+        prewarm.mkdir()  # atomic: one worker wins
+    except FileExistsError:
+        return
+    env = {**os.environ, "RAGLAB_CACHE_DIR": str(prewarm / "cache")}
     with open(prewarm / "log.txt", "w") as log:
         PREWARM.append(
             subprocess.Popen(
                 [sys.executable, "-m", "tests.prewarm", str(prewarm), *what],
                 cwd=Path(__file__).resolve().parents[1],
+                env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
         )
+
+
+def prewarmed(config: pytest.Config, cache: Path, timeout: float = 900.0) -> int:
+    """Wait for the run's prewarming (:func:`start_prewarming`, in this worker or another) to
+    end, copy the vectors it encoded into ``cache``, and return its exit status."""
+    prewarm = shared_temp(config) / "prewarm"
+    done = prewarm / DONE
+    deadline = time.monotonic() + timeout
+    while not done.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the prewarming did not end within {timeout:.0f} s ({prewarm})")
+        time.sleep(0.2)
+    if (prewarm / "cache").is_dir():
+        shutil.copytree(prewarm / "cache", cache, dirs_exist_ok=True)
+    return int(done.read_text())
 
 
 def start_node_suite(basetemp: Path, *, node: bool) -> background.Background:
@@ -317,7 +349,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for job in [*NODE_SUITE, *SWEEP]:
         job.stop()
     for process in PREWARM:
-        if process.poll() is None:
+        # Another xdist worker may still wait for it: given time to end (a few minutes of a
+        # core at most), stopped only when it does not.
+        try:
+            process.wait(timeout=600)
+        except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
 
@@ -329,13 +365,15 @@ def session_cache() -> Path:
 
 
 @pytest.fixture(scope="session")
-def cranfield_import(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cranfield_import(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Path:
     """Cranfield imported once per session by ``raglab import glasgow``: a folder holding
     ``pages/`` (1,400 pages) and ``questions.jsonl``."""
     from raglab.cli.main import main
 
-    for process in PREWARM:
-        process.wait()  # its vectors are in the cache before any command reads Cranfield
+    # Its vectors are in the cache before any command reads Cranfield.
+    assert prewarmed(request.config, Path(os.environ["RAGLAB_CACHE_DIR"])) == 0
     out = tmp_path_factory.mktemp("cranfield-import") / "cranfield"
     argv = import_argv(out)
     # A session fixture cannot take capsys: the summary and warnings are swallowed here.

@@ -25,11 +25,14 @@ import contextlib
 import io
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 CRANFIELD_DIR = Path(__file__).resolve().parent / "fixtures" / "cranfield"
 #: What the prewarming can do, in the order it does it.
 WARM_UPS = ("ranx", "cranfield")
+#: The file the prewarming writes its exit status to as it ends, in its folder.
+DONE = "done"
 
 
 def import_argv(out: Path) -> list[str]:
@@ -118,6 +121,17 @@ def warm_cranfield(folder: Path) -> int:
 
 
 def main(folder: str, *what: str) -> int:
+    """Do the warm-ups ``what`` names into ``folder``, then write its exit status to
+    ``folder/DONE`` (whatever happened: every xdist worker's tests wait for that file)."""
+    code = 1
+    try:
+        code = warm(Path(folder), what)
+    finally:
+        (Path(folder) / DONE).write_text(str(code))
+    return code
+
+
+def warm(folder: Path, what: Sequence[str]) -> int:
     unknown = set(what) - set(WARM_UPS)
     if unknown:
         print(f"prewarm: unknown warm-up {sorted(unknown)}; known: {WARM_UPS}", file=sys.stderr)
@@ -126,7 +140,7 @@ def main(folder: str, *what: str) -> int:
     if "ranx" in what:
         warm_ranx()
     if "cranfield" in what:
-        return warm_cranfield(Path(folder))
+        return warm_cranfield(folder)
     return 0
 
 

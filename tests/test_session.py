@@ -11,11 +11,15 @@ test that reads Cranfield has run.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import PREWARM
+import pytest
+
+from tests.conftest import PREWARM, shared_temp
+from tests.prewarm import DONE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,9 +80,16 @@ def test_a_session_that_calls_ranx_prewarms_ranx_alone(tmp_path: Path) -> None:
     assert ran == [tokens, *fusion], out
 
 
-def test_a_session_that_reads_cranfield_prewarms_its_vectors(cranfield_import: Path) -> None:
-    """This test reads Cranfield (``cranfield_import``), so the session started one prewarming
-    process, which ``cranfield_import`` waited for: it has ended, with status 0."""
-    assert len(PREWARM) == 1
-    assert PREWARM[0].returncode == 0
+def test_a_session_that_reads_cranfield_prewarms_its_vectors(
+    cranfield_import: Path, request: pytest.FixtureRequest
+) -> None:
+    """This test reads Cranfield (``cranfield_import``), so the run started one prewarming
+    process (in this xdist worker or the other, never both), which ``cranfield_import`` waited
+    for: it has ended, with status 0, and its Cranfield vectors are in this session's cache."""
+    prewarm = shared_temp(request.config) / "prewarm"
+    assert (prewarm / DONE).read_text() == "0"
+    assert len(PREWARM) <= 1 and all(p.returncode == 0 for p in PREWARM)
     assert (cranfield_import / "questions.jsonl").is_file()
+    theirs = {p.relative_to(prewarm / "cache") for p in (prewarm / "cache").rglob("*.npy")}
+    cache = Path(os.environ["RAGLAB_CACHE_DIR"])
+    assert theirs and theirs <= {p.relative_to(cache) for p in cache.rglob("*.npy")}
