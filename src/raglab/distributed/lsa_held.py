@@ -229,7 +229,7 @@ class HeldLSA(Spectrum):
         reranker's cosine, a question and its candidates at a time). Replaces what an earlier
         call kept: the memory is one row of U a term found."""
         asked = frozenset(tokens)
-        self._ahead = None
+        self._ahead = None  # fetched afresh: a kept superset would keep its memory too
         self._ahead = (asked, self.rows_for(asked))
 
     def rows_for(self, tokens: Sequence[str] | set[str] | frozenset[str]) -> LSAModel:

@@ -236,8 +236,9 @@ def create_app(
         try:
             yield
         finally:
-            # The start only looks the cache up (seconds at most); once it has returned, no
-            # encoding thread can begin after close() has ended the one running.
+            # No further background task starts from now; the start only looks the cache up
+            # (seconds at most), and once it has returned no encoding thread can begin after
+            # close() has ended the one running.
             state.closing.set()
             starting.join()
             state.close()
