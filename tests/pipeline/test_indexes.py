@@ -71,6 +71,30 @@ def test_chosen_rows_equal_the_whole_tables_without_building_them(
     assert not set(WHOLE_TABLES) & set(vars(cs))
 
 
+def test_chosen_rows_tokenise_each_chunk_once(
+    handbook_lab: Lab, whole: ChunkSet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the whole token table. Without it, rows read again (a question's candidates, by
+    its features, its MMR and its packing) are the same tokens, each chunk tokenised once,
+    and a chunk set that holds its whole table tokenises nothing more."""
+    thin = Lab(handbook_lab.corpus, handbook_lab.questions)
+    thin.indexes.term_statistics = _lookup(whole)
+    cs = thin.indexes.chunk_set()
+    texts: list[str] = []
+    tokens = thin.indexes.tokens
+
+    def counted(text: str) -> list[str]:
+        texts.append(text)
+        return tokens(text)
+
+    monkeypatch.setattr(thin.indexes, "tokens", counted)
+    first, second = np.array([5, 2, 9]), np.array([9, 5, 2, 11])
+    for idx in (first, first, second, second, first):
+        assert cs.token_rows(idx) == [whole.tokens[i] for i in idx]
+    assert len(texts) == len(first) + len(second)  # the second's first read took all four
+    assert "tokens" not in vars(cs)
+
+
 def test_without_term_statistics_the_rows_come_from_the_whole_table(handbook_lab: Lab) -> None:
     thin = Lab(handbook_lab.corpus, handbook_lab.questions)
     cs = thin.indexes.chunk_set()

@@ -67,6 +67,11 @@ NeuralSearch = Callable[[ChunkingKey, Question | str, int], Ranking]
 LSASearch = Callable[[ChunkingKey, list[str], int], Ranking | None]
 
 
+#: Chunks whose tokens a chunk set without its whole token table keeps (:meth:`ChunkSet.token_rows`):
+#: every candidate of a few hundred questions, at about 10 KB a chunk of 200 tokens at most.
+TOKEN_MEMO_CHUNKS = 2048
+
+
 class ChunkSet:
     """One chunking of the corpus with everything retrieval needs about its chunks."""
 
@@ -84,6 +89,10 @@ class ChunkSet:
         # The rows :meth:`holding` holds their chunks for, by their bytes, and those chunks once
         # made; None outside such a block (no chunk outlives the stage that read it).
         self._held: tuple[bytes, list[Chunk] | None] | None = None
+        # Tokens of the chunks read a few at a time (no whole token table: a Dask client), by
+        # chunk: a question's candidates are read by its features, its MMR at each lambda and
+        # the packing, and tokenising them again was a sixth of a clustered report's time.
+        self._token_memo: BoundedCache[int, list[str]] = BoundedCache(TOKEN_MEMO_CHUNKS)
         self._relevance: dict[str, dict[int, float]] = {}
         # A span's chunks are found in its page's rows: a Dask client's table cuts the labelled
         # pages again (HeldChunkTable), their texts fetched in batches, not one a question.
@@ -256,7 +265,20 @@ class ChunkSet:
         """The retrieval tokens of chunks ``idx``: :attr:`tokens`' rows."""
         if "tokens" in self.__dict__:
             return [self.tokens[i] for i in idx.tolist()]
-        return [self.indexes.tokens(c.text) for c in self._taken(idx)]
+        rows = idx.tolist()
+        memo = self._token_memo
+        kept: list[list[str]] = []
+        for i in rows:
+            tokens = memo.find(i)
+            if tokens is None:
+                break
+            kept.append(tokens)
+        else:
+            return kept
+        out = [self.indexes.tokens(c.text) for c in self._taken(idx)]
+        for i, tokens in zip(rows, out, strict=True):
+            memo.setdefault(i, tokens)
+        return out
 
     def lsa_rows(self, idx: IntArray) -> FloatArray:
         """Chunks ``idx`` folded into the LSA space, (len(idx), k): :attr:`lsa_projections`'
