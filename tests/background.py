@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,10 +32,7 @@ class Background:
 
     def wait_for(self, marker: str) -> bool:
         """Wait until ``folder/marker`` exists or the subprocess ends; whether it exists."""
-        path = self.folder / marker
-        while not path.exists() and self.process.poll() is None:
-            time.sleep(POLL_S)
-        return path.exists()
+        return wait_for_file(self.folder / marker, running=lambda: self.process.poll() is None)
 
     def finish(self, timeout: float) -> tuple[int | None, str]:
         """The exit status (``None`` when still running after ``timeout`` seconds, then killed)
@@ -52,6 +49,20 @@ class Background:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+
+def wait_for_file(
+    path: Path, *, running: Callable[[], bool] = lambda: True, timeout: float | None = None
+) -> bool:
+    """Wait until ``path`` exists, while ``running()`` says its writer still runs and for at
+    most ``timeout`` seconds (None: no limit); whether it exists. The writer may be another
+    process's subprocess (another xdist worker's), known only by the file it writes."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not path.exists() and running():
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        time.sleep(POLL_S)
+    return path.exists()
 
 
 def start(

@@ -38,9 +38,7 @@ import io
 import os
 import re
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +64,7 @@ USER_CACHE = Path.home() / ".cache" / "raglab"
 USER_CACHE_FILES: list[int] = []
 #: The subprocess warming ranx and Cranfield's chunk vectors while the first tests run
 #: (tests/prewarm.py), when this xdist worker started the run's one.
-PREWARM: list[subprocess.Popen[bytes]] = []
+PREWARM: list[background.Background] = []
 #: The Node parity suite running beside the session (tests/web/static/engine/node_suite.py).
 NODE_SUITE: list[background.Background] = []
 #: The benchmark sweep's smoke run beside the session (tests/test_benchmarks.py reads it).
@@ -210,16 +208,8 @@ def start_prewarming(config: pytest.Config, what: Sequence[str]) -> None:
     except FileExistsError:
         return
     env = {**os.environ, "RAGLAB_CACHE_DIR": str(prewarm / "cache")}
-    with open(prewarm / "log.txt", "w") as log:
-        PREWARM.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.prewarm", str(prewarm), *what],
-                cwd=Path(__file__).resolve().parents[1],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        )
+    argv = [sys.executable, "-m", "tests.prewarm", str(prewarm), *what]
+    PREWARM.append(background.start(prewarm, argv, Path(__file__).resolve().parents[1], env))
 
 
 def prewarmed(config: pytest.Config, cache: Path, timeout: float = 900.0) -> int:
@@ -227,11 +217,8 @@ def prewarmed(config: pytest.Config, cache: Path, timeout: float = 900.0) -> int
     end, copy the vectors it encoded into ``cache``, and return its exit status."""
     prewarm = shared_temp(config) / "prewarm"
     done = prewarm / DONE
-    deadline = time.monotonic() + timeout
-    while not done.exists():
-        if time.monotonic() > deadline:
-            pytest.fail(f"the prewarming did not end within {timeout:.0f} s ({prewarm})")
-        time.sleep(0.2)
+    if not background.wait_for_file(done, timeout=timeout):
+        pytest.fail(f"the prewarming did not end within {timeout:.0f} s ({prewarm})")
     if (prewarm / "cache").is_dir():
         shutil.copytree(prewarm / "cache", cache, dirs_exist_ok=True)
     return int(done.read_text())
@@ -348,14 +335,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the prewarming, the Node suite and the sweep if the session ends before they do."""
     for job in [*NODE_SUITE, *SWEEP]:
         job.stop()
-    for process in PREWARM:
+    for job in PREWARM:
         # Another xdist worker may still wait for it: given time to end (a few minutes of a
         # core at most), stopped only when it does not.
-        try:
-            process.wait(timeout=600)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        job.finish(timeout=600)
 
 
 @pytest.fixture(scope="session")

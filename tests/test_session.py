@@ -89,7 +89,7 @@ def test_a_session_that_reads_cranfield_prewarms_its_vectors(
     prewarm = shared_temp(request.config) / "prewarm"
     assert (prewarm / DONE).read_text() == "0"
     # It writes ``done`` as it ends, a moment before its process exits.
-    assert len(PREWARM) <= 1 and all(p.wait(timeout=120) == 0 for p in PREWARM)
+    assert len(PREWARM) <= 1 and all(job.finish(timeout=120)[0] == 0 for job in PREWARM)
     assert (cranfield_import / "questions.jsonl").is_file()
     theirs = {p.relative_to(prewarm / "cache") for p in (prewarm / "cache").rglob("*.npy")}
     cache = Path(os.environ["RAGLAB_CACHE_DIR"])
