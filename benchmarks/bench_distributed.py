@@ -26,10 +26,12 @@ checked after (a disagreement raises, and no time is reported).
 
 ``--cli CHUNKS`` measures the command line instead, as a user runs it: ``raglab run --retriever
 bm25 --json`` on a generated folder (:func:`make_cli_corpus`: pages of 100 one-chunk sections,
-200 questions), on one machine and with ``--workers 2``, in fresh processes whose peak RSS
-(VmHWM) is read every 0.1 s, the client's and each worker process's; the two outputs must be
-the same bytes (:class:`Disagreement` otherwise). ``--cli 10000,100000`` took about 3 minutes
-on 2 shared cores (2026-12-06).
+200 questions), on one machine and with ``--scheduler`` on a 2-worker LocalCluster started in
+a process of its own (since 2026-12-07; before, ``--workers 2``, whose scheduler runs in the
+client's process and adds its memory to the client's), in fresh processes whose peak RSS
+(VmHWM) is read every 0.1 s: the client's, the scheduler's process's and each worker
+process's; the two outputs must be the same bytes (:class:`Disagreement` otherwise).
+``--cli 10000,100000`` took about 3 minutes on 2 shared cores (2026-12-06).
 
     python benchmarks/bench_distributed.py --cli 10000,100000
     python benchmarks/bench_distributed.py --cli 1000000
@@ -43,14 +45,16 @@ the token lists and writes the partitions' files).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -477,35 +481,88 @@ def _hwm_mb(pid: int) -> float | None:
     return None
 
 
-def cli_peaks(argv: Sequence[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
-    """Run ``raglab *argv`` in a child process and follow the peak RSS (VmHWM) of it and of
-    every process it starts (the LocalCluster's workers), read every 0.1 s until each ends:
-    the last reading of a process is its peak but for its last 0.1 s. Returns the exit status,
-    the seconds, the client's peak and each worker's, and the output's length."""
-    import psutil
+def _cluster_process(address_file: str) -> None:
+    """``--cluster-process FILE``: a LocalCluster of :data:`WORKERS` single-threaded worker
+    processes in this process, its scheduler here too; writes the scheduler's address to FILE
+    and lives until killed. The client then runs in its own process (``--scheduler``), so the
+    client's peak is its own and the scheduler's is this process's."""
+    import logging
 
+    import distributed
+
+    cluster = distributed.LocalCluster(
+        n_workers=WORKERS,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+    Path(address_file + ".part").write_text(cluster.scheduler_address)
+    Path(address_file + ".part").rename(address_file)
+    while True:
+        time.sleep(3600)
+
+
+class _Family:
+    """The peak RSS (VmHWM) of a process and of every process it starts, read on demand."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.peaks: dict[int, float] = {}
+        self.names: dict[int, str] = {}
+
+    def read(self) -> None:
+        import psutil
+
+        try:
+            family = [self.root, *self.root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return
+        for child in family:
+            mb = _hwm_mb(child.pid)
+            if mb is None:
+                continue
+            self.peaks[child.pid] = max(mb, self.peaks.get(child.pid, 0.0))
+            if child.pid not in self.names:
+                try:
+                    self.names[child.pid] = " ".join(child.cmdline())
+                except psutil.Error:
+                    self.names[child.pid] = ""
+
+    def own(self) -> float:
+        return self.peaks.get(self.root.pid, 0.0)
+
+    def workers(self) -> list[float]:
+        # The worker processes run multiprocessing's spawn_main; its resource tracker is small.
+        return sorted(
+            mb for pid, mb in self.peaks.items() if pid != self.root.pid
+            and "spawn_main" in self.names[pid] and "resource_tracker" not in self.names[pid]
+        )  # fmt: skip
+
+
+def cli_peaks(
+    argv: Sequence[str], env: dict[str, str], timeout: float, cluster: _Family | None = None
+) -> dict[str, Any]:
+    """Run ``raglab *argv`` in a child process and follow the peak RSS (VmHWM) of it and of
+    every process it starts (a LocalCluster's workers), and of ``cluster``'s processes (a
+    cluster in a process of its own, :func:`_cluster_process`), read every 0.1 s until the
+    command ends: the last reading of a process is its peak but for its last 0.1 s. Returns
+    the exit status, the seconds, the client's peak, the scheduler's (``cluster``'s process;
+    None without one) and each worker's, and the output."""
     cmd = [sys.executable, "-m", "raglab", *argv]
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        peaks: dict[int, float] = {}
-        names: dict[int, str] = {}
-        root = psutil.Process(proc.pid)
+        client = _Family(proc.pid)
         while proc.poll() is None:
             if time.perf_counter() - t0 > timeout:
                 proc.kill()
                 raise RuntimeError(f"raglab {' '.join(argv)} ran past {timeout:.0f} s")
-            try:
-                family = [root, *root.children(recursive=True)]
-            except psutil.NoSuchProcess:
-                break
-            for child in family:
-                mb = _hwm_mb(child.pid)
-                if mb is not None:
-                    peaks[child.pid] = max(mb, peaks.get(child.pid, 0.0))
-                    if child.pid not in names:
-                        with_name = " ".join(child.cmdline()) if child.pid != proc.pid else "client"
-                        names[child.pid] = with_name
+            for family in (client, cluster):
+                if family is not None:
+                    family.read()
             time.sleep(CLI_POLL_S)
         seconds = time.perf_counter() - t0
         out.seek(0)
@@ -513,29 +570,49 @@ def cli_peaks(argv: Sequence[str], env: dict[str, str], timeout: float) -> dict[
         output, errors = out.read(), err.read().decode(errors="replace")
     if proc.returncode != 0:
         raise RuntimeError(f"raglab {' '.join(argv)} exited {proc.returncode}: {errors[-2000:]}")
-    # The worker processes run multiprocessing's spawn_main; its resource tracker is small.
-    workers = sorted(
-        mb for pid, mb in peaks.items() if pid != proc.pid and "spawn_main" in names[pid]
-        and "resource_tracker" not in names[pid]
-    )  # fmt: skip
     return {
         "rc": proc.returncode,
         "seconds": seconds,
-        "client_mb": peaks.get(proc.pid, 0.0),
-        "workers_mb": workers,
+        "client_mb": client.own(),
+        "scheduler_mb": None if cluster is None else cluster.own(),
+        "workers_mb": (client if cluster is None else cluster).workers(),
         "output_bytes": len(output),
         "output": output.decode(),
     }
 
 
+@contextlib.contextmanager
+def _cluster(env: dict[str, str], timeout: float) -> Iterator[tuple[str, _Family]]:
+    """A LocalCluster in a process of its own (:func:`_cluster_process`): its scheduler's
+    address and its processes' peaks, the process killed (workers and all) at the end."""
+    with tempfile.TemporaryDirectory(prefix="bench-distributed-cluster-") as tmp:
+        address = Path(tmp) / "address"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--cluster-process", str(address)]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+        try:
+            t0 = time.perf_counter()
+            while not address.exists():
+                if proc.poll() is not None or time.perf_counter() - t0 > timeout:
+                    raise RuntimeError("the benchmark's LocalCluster did not start")
+                time.sleep(0.1)
+            yield address.read_text(), _Family(proc.pid)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def cli_report(sizes: Sequence[int], *, timeout: float = 7200) -> list[str]:
-    """``raglab run --retriever bm25 --workers 2 --json`` (and the same on one machine, without
-    ``--workers``) on a generated folder of each size: the peaks, seconds and whether the two
-    outputs are the same bytes."""
+    """``raglab run --retriever bm25 --json`` on a generated folder of each size, on one
+    machine and with ``--scheduler`` on a :data:`WORKERS`-worker LocalCluster started in a
+    process of its own (as a deployment runs its scheduler apart from the client; with
+    ``--workers`` the scheduler runs in the client's process and its memory adds to the
+    client's): the peaks (one machine; the client, the scheduler's process and each worker),
+    seconds and whether the two outputs are the same bytes."""
     lines = [
         "| Chunks | Questions | One machine (s) | Peak RSS, one machine (MB) | Cluster (s) | "
-        "Peak RSS, client (MB) | Peak RSS, each worker (MB) | Outputs |",
-        "|---:|---:|---:|---:|---:|---:|---:|---|",
+        "Peak RSS, client (MB) | Peak RSS, scheduler (MB) | Peak RSS, each worker (MB) | "
+        "Outputs |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="bench-distributed-cli-") as tmp:
@@ -548,14 +625,16 @@ def cli_report(sizes: Sequence[int], *, timeout: float = 7200) -> list[str]:
                     str(questions), "--retriever", "bm25", "--json"]  # fmt: skip
             print(f"  raglab run at {n:,} chunks, one machine ...", file=sys.stderr, flush=True)
             one = cli_peaks(argv, env, timeout)
-            print(f"  raglab run at {n:,} chunks, --workers {WORKERS} ...", file=sys.stderr)
-            two = cli_peaks([*argv, "--workers", str(WORKERS)], env, timeout)
+            print(f"  raglab run at {n:,} chunks, --scheduler ({WORKERS} workers) ...",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            with _cluster(env, timeout) as (address, cluster):
+                two = cli_peaks([*argv, "--scheduler", address], env, timeout, cluster)
         if one["output"] != two["output"]:
             raise Disagreement(f"{n:,} chunks: the cluster's output differs from one machine's")
         same = "same bytes"
         lines.append(
             f"| {n:,} | {min(CLI_QUESTIONS, n)} | {one['seconds']:.1f} | {one['client_mb']:,.0f} "
-            f"| {two['seconds']:.1f} | {two['client_mb']:,.0f} | "
+            f"| {two['seconds']:.1f} | {two['client_mb']:,.0f} | {two['scheduler_mb']:,.0f} | "
             f"{', '.join(f'{x:,.0f}' for x in two['workers_mb'])} | {same} |"
         )
         print(lines[-1], file=sys.stderr, flush=True)
@@ -581,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--worker", nargs=3, metavar=("KIND", "CHUNKS", "REF"), help=argparse.SUPPRESS
     )
+    parser.add_argument("--cluster-process", metavar="FILE", help=argparse.SUPPRESS)
     parser.add_argument("--sizes", default="", help="comma-separated chunk counts")
     parser.add_argument("--timeout", type=float, default=7200, help="seconds a worker may take")
     parser.add_argument(
@@ -591,6 +671,9 @@ def main(argv: list[str] | None = None) -> int:
         "--json` as a user runs it instead (client's and workers' peaks)",
     )
     args = parser.parse_args(argv)
+    if args.cluster_process:
+        _cluster_process(args.cluster_process)
+        return 0
     if args.worker:
         kind, n, ref = args.worker
         print(json.dumps(WORKER_KINDS[kind](int(n), Path(ref))))

@@ -60,6 +60,22 @@ def test_the_cluster_benchmark_runs_small_and_finds_the_sides_equal(tmp_path: Pa
     assert "U, 48 singular values, Vt, idf and ||A||_F^2 bit for bit" in out
 
 
+def test_the_command_line_benchmark_runs_small_with_the_scheduler_apart(tmp_path: Path) -> None:
+    """oracle: the benchmark's own check, ``raglab run --json``'s output on one machine and on
+    a cluster compared as bytes: at 300 chunks it prints a row saying so, with a peak for the
+    client, for the scheduler's own process (the cluster runs apart from the client, so the
+    client's peak is its own) and for each of the two workers."""
+    out = _run("bench_distributed.py", "--cli", "300", tmp_path=tmp_path)
+    rows = [line for line in out.splitlines() if line.startswith("| 300 |")]
+    assert len(rows) == 1, out
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[-1] == "same bytes"
+    client, scheduler, workers = cells[5], cells[6], cells[7].split(", ")
+    assert len(workers) == 2
+    # Each a process's peak: at least an interpreter with numpy (tens of MB), none zero.
+    assert all(float(x.replace(",", "")) > 30 for x in (client, scheduler, *workers)), rows
+
+
 def test_the_sweep_runs_small_and_finds_bm25s_ranking_as_we_do(
     sweep_run: tuple[int | None, str],
 ) -> None:
