@@ -490,7 +490,9 @@ def _cluster_process(address_file: str) -> None:
 
     import distributed
 
-    cluster = distributed.LocalCluster(
+    # Typed as Any: parts of distributed are untyped.
+    local_cluster: Any = distributed.LocalCluster
+    cluster = local_cluster(
         n_workers=WORKERS,
         threads_per_worker=1,
         processes=True,

@@ -207,3 +207,27 @@ def test_a_batch_never_evicts_the_kept_pages_it_plans_to_read(tmp_path: Path) ->
         assert [held.page(i).text for i in "dae"] == [full.page(i).text for i in "dae"]
     assert asked == [["d", "e"]]
     assert list(texts._kept) == ["d", "a", "e"] and texts.kept_chars == 300
+
+
+def test_room_is_made_before_a_batch_comes(tmp_path: Path) -> None:
+    """Budget 250, pages of 100: the texts kept when the fetcher is called and the batch it
+    brings weigh 250 characters at most together, at every call (worked by hand: a and b
+    come first; before c and d come, a and b go, so 0 + 200; e then comes beside d, the one
+    of c and d it leaves: 100 + 100). The old code fetched c and d beside a and b (400) and
+    let a and b go only once the batch had come. The same calls, pages and texts either way."""
+    full, held, texts, asked = _held(_folder(tmp_path), budget=250)
+    fetch = texts.fetch
+    assert fetch is not None
+    at_call: list[tuple[int, list[str]]] = []
+
+    def watched(ids: list[str]) -> list[str]:
+        at_call.append((texts.kept_chars, sorted(texts._kept)))
+        return fetch(ids)
+
+    texts.fetch = watched
+    mine, theirs = _tables(full, held)
+    assert list(theirs) == list(mine)
+    assert asked == [["a", "b"], ["c", "d"], ["e"]]
+    assert at_call == [(0, []), (0, []), (100, ["d"])]
+    for (kept, _), batch in zip(at_call, asked, strict=True):
+        assert kept + 100 * len(batch) <= 250

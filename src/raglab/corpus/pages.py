@@ -107,7 +107,8 @@ class PageTexts:
     in order, one round trip a call (None until they can be fetched: a Dask cluster's workers
     once it is open), with the texts last used kept up to ``budget`` characters in all (the one
     just fetched always: a bound on this process's memory whatever the corpus's size, while a
-    corpus under it is fetched once a page).
+    corpus under it is fetched once a page). The bound holds while a batch arrives too: room
+    for it is made before it is fetched.
 
     A stage that will read many pages says which, in the order it reads them (:func:`reading`,
     :meth:`ahead`): a page it lacks is then fetched with the pages after it in that order which
@@ -197,20 +198,31 @@ class PageTexts:
                 f"the text of page {page_id!r} is held elsewhere, and nothing fetches it"
             )
         batch = self._batch(page_id)
+        # Room is made before the batch comes, not after: the texts it replaces would
+        # otherwise be held beside it while it arrives (two budgets' worth of text, and the
+        # message's frames), and which pages go is the same either way (the oldest).
+        incoming = sum(self._sizes.get(other, 0) for other in batch)
+        self._drop_oldest(self.budget - incoming, keep=0)
         got = self.fetch(batch)
         self.round_trips += 1
         self.fetched += len(batch)
         for other, text in zip(batch, got, strict=True):
             self._kept[other] = text
             self.kept_chars += len(text)
-        # The batch weighs at most the budget (or is one page): what goes is older.
-        while self.kept_chars > self.budget and len(self._kept) > 1:
+        # A page over the budget comes alone and stays; a text longer than it was when held
+        # (a file changed meanwhile) is the only other way past the budget.
+        self._drop_oldest(self.budget, keep=1)
+        return self._kept[page_id]
+
+    def _drop_oldest(self, room: int, *, keep: int) -> None:
+        """Let the least recently used texts go, with what was found in them, until at most
+        ``room`` characters are kept or only ``keep`` texts are left."""
+        while self.kept_chars > max(room, 0) and len(self._kept) > keep:
             oldest = next(iter(self._kept))
             self.kept_chars -= len(self._kept.pop(oldest))
             self._sections.pop(oldest, None)
             for key in [key for key in self._found if key[0] == oldest]:
                 del self._found[key]
-        return self._kept[page_id]
 
     def sections(self, page_id: str, title: str) -> tuple[Section, ...]:
         """The sections of page ``page_id`` (title ``title``), found in its text
