@@ -239,3 +239,41 @@ def test_a_questions_features_take_its_candidates_once(
         assert taken[-1] == cand.indices.tolist() and len(taken) == n
         assert cs._held is None  # the chunks went with the question's features
     assert not set(WHOLE_TABLES) & set(vars(cs))
+
+
+def test_window_bounds_hold_the_ranges_in_sixteen_bytes_a_window() -> None:
+    """oracle: the ranges themselves, and tracemalloc. ``window_bounds`` of the windows over
+    1,000,000 words (the even windows of ``window_ranges``, 3,907 of them) gives back every
+    range as (start, stop); unpickled (as Dask's scheduler holds a shared value while tasks
+    need it) it weighs 16 bytes a window and a fixed header, where the list of ranges a
+    cluster's LSA cut used to share weighed 151 (a ``range`` and two int objects a
+    window). An empty or a one-window corpus keeps its shape."""
+    import pickle
+    import tracemalloc
+
+    from raglab.embedding.lsa import window_count, window_ranges
+    from raglab.pipeline.indexes import window_bounds
+
+    ranges = window_ranges(1_000_000, count=window_count(1_000_000), cap=1_000_000)
+    assert len(ranges) == 3_907
+    bounds = window_bounds(ranges)
+    assert bounds.shape == (2, 3_907) and bounds.dtype == np.int64
+    assert [
+        range(a, b) for a, b in zip(bounds[0].tolist(), bounds[1].tolist(), strict=True)
+    ] == ranges
+
+    def unpickled_bytes(value: object) -> int:
+        data = pickle.dumps(value)
+        tracemalloc.start()
+        try:
+            held = pickle.loads(data)
+            size = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        del held
+        return size
+
+    assert unpickled_bytes(bounds) <= 16 * len(ranges) + 1_000
+    assert unpickled_bytes(ranges) > 100 * len(ranges)
+    assert window_bounds([]).shape == (2, 0)
+    assert window_bounds([range(7)]).tolist() == [[0], [7]]

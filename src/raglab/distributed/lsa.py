@@ -84,7 +84,7 @@ from raglab.embedding.lsa import LSAModel, power_iterations_for
 from raglab.embedding.sketch import seeded_matrix
 from raglab.embedding.svd import _lu_basis, _orthonormal, check_positive_int, small_problem
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, check_token_lists, tfidf_matrix
-from raglab.pipeline.indexes import window_pieces
+from raglab.pipeline.indexes import window_bounds, window_pieces
 from raglab.text.tokens import count_words, tokenize
 
 #: Token columns as they travel: 4 bytes each.
@@ -192,17 +192,18 @@ def cut_window_pieces(
     read: PagesRead,
     counts: IntArray,
     first_word: int,
-    ranges: Sequence[range],
+    bounds: IntArray,
     analyzer: str,
     stem: bool,
 ) -> Pieces:
-    """Task: the partition's pieces of the windows, tokenised as ``Indexes.tokens`` does."""
+    """Task: the partition's pieces of the windows (``bounds``:
+    :func:`raglab.pipeline.indexes.window_bounds`), tokenised as ``Indexes.tokens`` does."""
 
     def tokens(text: str) -> list[str]:
         return tokenize(text, stem=stem, analyzer=analyzer)
 
     texts = [p.text for p in read.pages]
-    return list(window_pieces(texts, counts, first_word, ranges, tokens))
+    return list(window_pieces(texts, counts, first_word, bounds, tokens))
 
 
 def _piece_terms(pieces: Pieces) -> list[str]:
@@ -292,9 +293,11 @@ def cut_windows(
     firsts = np.cumsum([0] + [int(c.sum()) for _, c in words])
     planned = plan(int(firsts[-1]))
     n = len(planned)
-    ranges = share(client, planned)
+    # As two arrays, not range objects: the scheduler keeps what is shared while it is needed.
+    bounds = share(client, window_bounds(planned))
+    del planned
     pieces = [
-        submit_beside(client, cut_window_pieces, p, c, int(f), ranges, analyzer, stem)
+        submit_beside(client, cut_window_pieces, p, c, int(f), bounds, analyzer, stem)
         for p, (_, c), f in zip(pages, words, firsts[:-1].tolist(), strict=True)
     ]
     term_sets = [client.submit(_piece_terms, p, pure=False) for p in pieces]
