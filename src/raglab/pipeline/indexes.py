@@ -480,9 +480,10 @@ class Indexes:
 
 
 def window_bounds(ranges: Sequence[range]) -> IntArray:
-    """The LSA windows' word ranges as one array, (2, n windows): starts, then stops. Eight
-    bytes a bound where a ``range`` object weighs 48: what travels to a cluster's workers
-    (and stays with the task that sends it) for up to ``LSA_MAX_WINDOWS`` windows."""
+    """The LSA windows' word ranges as one array, (2, n windows): starts, then stops. Sixteen
+    bytes a window where a ``range`` and its two ints weigh about 150: the form they travel in
+    to a cluster's workers, and are held in by the scheduler while those tasks need them, for
+    up to ``LSA_MAX_WINDOWS`` windows."""
     bounds: IntArray = np.array(
         [[r.start for r in ranges], [r.stop for r in ranges]], dtype=np.int64
     ).reshape(2, len(ranges))
