@@ -427,10 +427,10 @@ CLI_QUESTIONS = 200  # half train, half test; each asks for the first sentence o
 CLI_POLL_S = 0.1
 
 
-def make_cli_corpus(root: Path, n_chunks: int) -> Path:
-    """A folder ``root/pages`` of ``ceil(n_chunks / 100)`` Markdown pages of 100 sections (one
-    chunk each) and ``root/questions.jsonl``; returns the questions file. Seeded: the same
-    folder at every call. Each section's first sentence starts with its own id (``p7x12``), so
+def make_cli_corpus(root: Path, n_chunks: int, sections: int = CLI_SECTIONS) -> Path:
+    """A folder ``root/pages`` of ``ceil(n_chunks / sections)`` Markdown pages of ``sections``
+    sections (one chunk each; default 100) and ``root/questions.jsonl``; returns the questions
+    file. Seeded: the same folder at every call. Each section's first sentence starts with its own id (``p7x12``), so
     a question names its section and every answer lies whole in one chunk."""
     rng = np.random.default_rng(SEED)
     ranks = np.arange(1, CLI_VOCABULARY + 1, dtype=np.float64)
@@ -438,15 +438,15 @@ def make_cli_corpus(root: Path, n_chunks: int) -> Path:
     words = np.array([f"w{i}" for i in range(CLI_VOCABULARY)])
     pages = root / "pages"
     pages.mkdir(parents=True)
-    n_pages = -(-n_chunks // CLI_SECTIONS)
-    per_page = CLI_SECTIONS * CLI_SENTENCES * 11
+    n_pages = -(-n_chunks // sections)
+    per_page = sections * CLI_SENTENCES * 11
     for page in range(n_pages):
         drawn = words[rng.choice(CLI_VOCABULARY, size=per_page, p=p)].reshape(-1, 11)
         parts = [
             f"---\nid: p{page}\ntitle: Page {page}\nupdated: 2025-01-01\nstatus: current\n---\n"
             f"# Page {page}\n"
         ]
-        for x in range(min(CLI_SECTIONS, n_chunks - page * CLI_SECTIONS)):
+        for x in range(min(sections, n_chunks - page * sections)):
             rows = drawn[x * CLI_SENTENCES : (x + 1) * CLI_SENTENCES]
             sentences = [f"Item p{page}x{x} " + " ".join(rows[0]) + "."]
             sentences += [(" ".join(r) + ".").capitalize() for r in rows[1:]]
@@ -455,7 +455,7 @@ def make_cli_corpus(root: Path, n_chunks: int) -> Path:
     picks = rng.choice(n_chunks, size=min(CLI_QUESTIONS, n_chunks), replace=False)
     lines = []
     for i, c in enumerate(picks.tolist()):
-        page, x = divmod(c, CLI_SECTIONS)
+        page, x = divmod(c, sections)
         text = (pages / f"p{page}.md").read_text(encoding="utf-8")
         answer = text.split(f"## Part {x}\n\n", 1)[1].split(". ", 1)[0] + "."
         question = f"What about p{page}x{x} " + " ".join(answer.split()[2:6]) + "?"
@@ -603,23 +603,26 @@ def _cluster(env: dict[str, str], timeout: float) -> Iterator[tuple[str, _Family
             proc.wait()
 
 
-def cli_report(sizes: Sequence[int], *, timeout: float = 7200) -> list[str]:
+def cli_report(
+    sizes: Sequence[int], *, timeout: float = 7200, sections: int = CLI_SECTIONS
+) -> list[str]:
     """``raglab run --retriever bm25 --json`` on a generated folder of each size, on one
     machine and with ``--scheduler`` on a :data:`WORKERS`-worker LocalCluster started in a
     process of its own (as a deployment runs its scheduler apart from the client; with
     ``--workers`` the scheduler runs in the client's process and its memory adds to the
     client's): the peaks (one machine; the client, the scheduler's process and each worker),
-    seconds and whether the two outputs are the same bytes."""
+    seconds and whether the two outputs are the same bytes. ``sections``: chunks a page
+    (:func:`make_cli_corpus`)."""
     lines = [
-        "| Chunks | Questions | One machine (s) | Peak RSS, one machine (MB) | Cluster (s) | "
+        "| Chunks | Pages | Questions | One machine (s) | Peak RSS, one machine (MB) | Cluster (s) | "
         "Peak RSS, client (MB) | Peak RSS, scheduler (MB) | Peak RSS, each worker (MB) | "
         "Outputs |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="bench-distributed-cli-") as tmp:
             root = Path(tmp)
-            questions = make_cli_corpus(root / "data", n)
+            questions = make_cli_corpus(root / "data", n, sections)
             env = {**os.environ, "RAGLAB_CACHE_DIR": str(root / "cache")}
             src = str(Path(__file__).resolve().parents[1] / "src")
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
@@ -635,7 +638,7 @@ def cli_report(sizes: Sequence[int], *, timeout: float = 7200) -> list[str]:
             raise Disagreement(f"{n:,} chunks: the cluster's output differs from one machine's")
         same = "same bytes"
         lines.append(
-            f"| {n:,} | {min(CLI_QUESTIONS, n)} | {one['seconds']:.1f} | {one['client_mb']:,.0f} "
+            f"| {n:,} | {-(-n // sections):,} | {min(CLI_QUESTIONS, n)} | {one['seconds']:.1f} | {one['client_mb']:,.0f} "
             f"| {two['seconds']:.1f} | {two['client_mb']:,.0f} | {two['scheduler_mb']:,.0f} | "
             f"{', '.join(f'{x:,.0f}' for x in two['workers_mb'])} | {same} |"
         )
@@ -672,6 +675,13 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated chunk counts: measure `raglab run --retriever bm25 --workers 2 "
         "--json` as a user runs it instead (client's and workers' peaks)",
     )
+    parser.add_argument(
+        "--sections",
+        type=int,
+        default=CLI_SECTIONS,
+        help=f"with --cli: sections (chunks) a generated page (default {CLI_SECTIONS}; 1: pages "
+        "of one chunk, as a BEIR import gives)",
+    )
     args = parser.parse_args(argv)
     if args.cluster_process:
         _cluster_process(args.cluster_process)
@@ -682,7 +692,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     load = os.getloadavg()
     if args.cli:
-        lines = cli_report([int(s) for s in args.cli.split(",")], timeout=args.timeout)
+        lines = cli_report(
+            [int(s) for s in args.cli.split(",")], timeout=args.timeout, sections=args.sections
+        )
         print("\n".join(lines))
         print(f"- Load average {' / '.join(f'{x:.2f}' for x in load)} at the start (1/5/15 min).")
         return 0

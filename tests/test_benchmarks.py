@@ -70,7 +70,8 @@ def test_the_command_line_benchmark_runs_small_with_the_scheduler_apart(tmp_path
     assert len(rows) == 1, out
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[-1] == "same bytes"
-    client, scheduler, workers = cells[5], cells[6], cells[7].split(", ")
+    assert cells[1] == "3"  # pages of 100 sections, one chunk each
+    client, scheduler, workers = cells[6], cells[7], cells[8].split(", ")
     assert len(workers) == 2
     # Each a process's peak: at least an interpreter with numpy (tens of MB), none zero.
     assert all(float(x.replace(",", "")) > 30 for x in (client, scheduler, *workers)), rows

@@ -8,13 +8,13 @@ worked by hand from the pages' lengths (every page 100 characters).
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import pytest
 
 from raglab.chunking.held_table import HeldChunkTable
 from raglab.chunking.table import ChunkTable
+from raglab.corpus.page_columns import PageColumns
 from raglab.corpus.pages import Corpus, HeldPage, PageTexts, load_corpus, reading
 from raglab.run_settings import ChunkingKey
 
@@ -32,7 +32,7 @@ def _held(folder: Path, budget: int) -> tuple[Corpus, Corpus, PageTexts, list[li
     full = load_corpus(folder)
     assert [len(p.text) for p in full] == [100] * 5
     texts = PageTexts(budget)
-    held = load_corpus(folder, held=partial(HeldPage.of, texts=texts))
+    held = load_corpus(folder, held=lambda prefix: PageColumns(texts, prefix=prefix))
     asked: list[list[str]] = []
 
     def fetch(ids: list[str]) -> list[str]:

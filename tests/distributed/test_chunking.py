@@ -7,6 +7,7 @@ Python's own record of every file a worker opens (an audit hook, :class:`OpenedF
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -23,13 +24,18 @@ from raglab.distributed.chunking import (
     chunk_beir,
     chunk_folder,
     chunk_table,
+    page_digest,
+    page_files,
     read_partitions,
+    same_pages,
     submit_files,
     text_fetcher,
 )
+from raglab.distributed.lsa import cut_windows
+from raglab.distributed.pipeline import index_lab
 from raglab.errors import InputError
 from raglab.formats.beir import import_beir
-from raglab.pipeline.lab import Lab
+from raglab.pipeline.lab import Lab, no_questions
 from raglab.run_settings import ChunkingKey
 from raglab.settings import SEED, chunk_overlap, chunk_size
 from tests.distributed.cluster_fixtures import SingleMachine
@@ -185,6 +191,60 @@ def test_the_chunk_table_and_page_texts_come_from_the_workers(
     assert table.words_of(range(len(table))).tolist() == theirs.n_words.tolist()
     assert list(table) == list(theirs)
     fetch = text_fetcher(client, files, lambda: read)
-    pages = [handbook.corpus.pages[i] for i in (len(files) - 1, 0, len(files) // 2)]
-    got = fetch([p.source for p in pages], [p.id for p in pages])
+    rows = [len(files) - 1, 0, len(files) // 2]
+    pages = [handbook.corpus.pages[i] for i in rows]
+    got = fetch(rows, [p.id for p in pages])
     assert got == [p.text for p in pages]
+
+
+def test_same_pages_compares_each_partitions_count_and_digest() -> None:
+    """Oracle: BLAKE2b of the ids by hand (each id's UTF-8 bytes and a NUL, 16-byte digest).
+    The partitions hold the pages exactly when their counts cut ``ids`` into runs of those
+    digests; another order, a page missing or one more are told."""
+    by_hand = hashlib.blake2b(b"a\0b\0", digest_size=16).digest()
+    assert page_digest(["a", "b"]) == by_hand
+    parts = [(2, page_digest(["a", "b"])), (1, page_digest(["c"]))]
+    assert same_pages(["a", "b", "c"], parts)
+    assert same_pages(["a", "b", "c"], [(1, page_digest(["a"])), (2, page_digest(["b", "c"]))])
+    assert not same_pages(["b", "a", "c"], parts)
+    assert not same_pages(["a", "b"], parts)
+    assert not same_pages(["a", "b", "c", "d"], parts)
+    # Ids whose joined text is the same are still told apart (each ends with a NUL).
+    assert not same_pages(["ab", "c"], [(2, page_digest(["a", "bc"]))])
+
+
+def test_the_workers_reading_other_pages_is_refused(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the folder as this machine read it, then one page's id changed on disk before
+    the workers read it (what a remote cluster seeing other files at the same paths does):
+    indexing and cutting the LSA windows on the workers are refused, not computed over other
+    pages. Unchanged, the same calls succeed."""
+    for name in "abcd":
+        (tmp_path / f"{name}.md").write_text(f"---\nid: {name}\n---\n# {name}\n\nSome words.\n")
+    lab = Lab(load_corpus(tmp_path), no_questions())
+    assert index_lab(client, lab, partitions=2).n_docs == 4
+    lsa_ranges = lab.indexes.lsa_ranges
+    files = page_files(lab.corpus)
+    ok = cut_windows(
+        client,
+        files,
+        lab.corpus.ids,
+        lsa_ranges,
+        analyzer=lab.indexes.analyzer,
+        stem=lab.indexes.stem,
+    )
+    assert ok.n > 0
+    (tmp_path / "c.md").write_text("---\nid: elsewhere\n---\n# c\n\nSome words.\n")
+    fresh = Lab(lab.corpus, no_questions())
+    with pytest.raises(ValueError, match="read other pages than this machine did"):
+        index_lab(client, fresh, partitions=2)
+    with pytest.raises(ValueError, match="read other pages than this machine did"):
+        cut_windows(
+            client,
+            files,
+            lab.corpus.ids,
+            lsa_ranges,
+            analyzer=lab.indexes.analyzer,
+            stem=lab.indexes.stem,
+        )

@@ -79,8 +79,9 @@ def test_page_texts_are_read_where_their_partition_lies(client: Any, tmp_path: P
     start = time.time()
     fetch = text_fetcher(client, files, lambda: read)
     for round_ in range(20):
-        picked = [pages[(round_ + step) % PAGES] for step in range(0, PAGES, PAGES // len(read))]
-        assert fetch([p.source for p in picked], [p.id for p in picked]) == [p.text for p in picked]
+        rows = [(round_ + step) % PAGES for step in range(0, PAGES, PAGES // len(read))]
+        picked = [pages[row] for row in rows]
+        assert fetch(rows, [p.id for p in picked]) == [p.text for p in picked]
     moved = _moved_since(client, start)
     held = {f.key for f in read}
     assert [key for key in moved if key in held] == []

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from raglab.base.ranking import IntArray
-from raglab.chunking.table import ChunkTable, page_rows
+from raglab.chunking.table import ChunkTable, kept_pages, page_rows
 from raglab.corpus.pages import HeldPage, Page
 
 __all__ = ["HeldChunkTable"]
@@ -53,9 +53,8 @@ class HeldChunkTable(ChunkTable):
         if len(counts) != len(pages):
             raise ValueError(f"{len(counts)} pages' counts for {len(pages)} pages")
         table = object.__new__(cls)
-        table.pages = tuple(pages)
+        table.pages, table._page_row = kept_pages(pages)
         table.first = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        table._page_row = {page.id: p for p, page in enumerate(table.pages)}
         table._chunking = (method, size, overlap)
         table._total_words = int(total_words)
         return table

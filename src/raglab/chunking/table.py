@@ -11,7 +11,7 @@ question (the reranker, the reader's packing) makes only those.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import overload
 
@@ -20,9 +20,9 @@ import numpy as np
 from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages, make_chunk, page_sections
-from raglab.corpus.pages import Page, Section, reading
+from raglab.corpus.pages import Page, PageShelf, Section, reading
 
-__all__ = ["ChunkTable", "page_rows"]
+__all__ = ["ChunkTable", "kept_pages", "page_rows"]
 
 
 def page_rows(
@@ -32,6 +32,16 @@ def page_rows(
     order (``chunk_pages([page], ...)``, whose offsets do not depend on the other pages)."""
     chunks = chunk_pages([page], method=method, size=size, overlap=overlap)
     return [c.start for c in chunks], [c.end for c in chunks], [c.n_words for c in chunks]
+
+
+def kept_pages(pages: Sequence[Page]) -> tuple[Sequence[Page], Mapping[str, int]]:
+    """``pages`` as a table keeps them, with each id's row: a shelf (a Dask client's pages as
+    columns, :class:`~raglab.corpus.pages.PageShelf`) as it is, with its own index, so no
+    chunking holds an object or an entry a page; any other sequence as a tuple and a dict."""
+    if isinstance(pages, PageShelf):
+        return pages, pages.rows
+    kept = tuple(pages)
+    return kept, {page.id: p for p, page in enumerate(kept)}
 
 
 class ChunkTable(Sequence[Chunk]):
@@ -48,7 +58,7 @@ class ChunkTable(Sequence[Chunk]):
     def __init__(
         self, pages: Sequence[Page], *, method: str, size: int | None, overlap: int | None
     ) -> None:
-        self.pages = tuple(pages)
+        self.pages, self._page_row = kept_pages(pages)
         counts = np.zeros(len(self.pages), dtype=np.int64)
         starts: list[int] = []
         ends: list[int] = []
@@ -63,7 +73,6 @@ class ChunkTable(Sequence[Chunk]):
         self.starts: IntArray = np.asarray(starts, dtype=np.int64)
         self.ends: IntArray = np.asarray(ends, dtype=np.int64)
         self.n_words: IntArray = np.asarray(n_words, dtype=np.int64)
-        self._page_row = {page.id: p for p, page in enumerate(self.pages)}
 
     def __len__(self) -> int:
         return int(self.first[-1])

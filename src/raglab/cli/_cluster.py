@@ -31,7 +31,8 @@ from raglab.cli._common import (
     print_corpus_warnings,
 )
 from raglab.cli.options import given_settings
-from raglab.corpus.pages import Corpus, HeldPage, PageTexts
+from raglab.corpus.page_columns import PageColumns
+from raglab.corpus.pages import Corpus, PageTexts
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
@@ -166,7 +167,7 @@ def _located_lab(
     stage: Any,
     corpus: Corpus,
     needles: list[Any] | None,
-    files: list[Path],
+    files: Sequence[Path],
     read: Callable[[], list[Any]],
     table: Callable[[ChunkingKey], Any],
 ) -> Lab:
@@ -342,6 +343,7 @@ def cluster_lab(
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
     from raglab.distributed.chunking import (
         chunk_table,
+        page_files,
         read_partitions,
         submit_files,
         text_fetcher,
@@ -374,7 +376,7 @@ def cluster_lab(
     # and the stages fetch the few each question batch reads (kept here up to a budget of
     # characters, with the sections found in them).
     texts = PageTexts(CLIENT_PAGE_TEXT_BUDGET)
-    corpus = load_data_corpus(args, held=partial(HeldPage.of, texts=texts))
+    corpus = load_data_corpus(args, held=lambda prefix: PageColumns(texts, prefix=prefix))
     print_corpus_warnings(corpus)
     needles = _question_needles(args)
     neural = any(dense.is_neural(one.retriever) for one in wanted) or (
@@ -389,9 +391,8 @@ def cluster_lab(
         model=None if model is None else str(Path(model).absolute()),
     ) as client:
         # Each page file read once on the workers, when a stage first needs the pages, and
-        # held there for every other (locating, the LSA windows, each chunking). Absolute:
-        # the workers do not share this process's working folder.
-        files = [Path(page.source).absolute() for page in corpus]
+        # held there for every other (locating, the LSA windows, each chunking).
+        files = page_files(corpus)
         held: list[list[Any]] = []
 
         def read() -> list[Any]:
@@ -402,7 +403,7 @@ def cluster_lab(
             return held[0]
 
         fetch = text_fetcher(client, files, read)
-        texts.fetch = lambda ids: fetch([corpus.page(i).source for i in ids], ids)
+        texts.fetch = lambda ids: fetch([corpus.row(i) for i in ids], ids)
         cut: dict[ChunkingKey, list[Any]] = {}
 
         def chunked(chunking: ChunkingKey) -> list[Any]:

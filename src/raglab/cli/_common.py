@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.corpus.pages import Corpus, Page, load_corpus
+from raglab.corpus.pages import Corpus, PageShelf, load_corpus
 from raglab.corpus.questions import QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
@@ -131,7 +131,7 @@ def load_data(args: argparse.Namespace) -> Data:
 
 
 def load_data_corpus(
-    args: argparse.Namespace, *, held: Callable[[Page], Page] | None = None
+    args: argparse.Namespace, *, held: Callable[[str], PageShelf] | None = None
 ) -> Corpus:
     """:func:`load_data`'s corpus (its options checked first), or InputError. ``held``: what
     is kept of each page read and checked (:func:`raglab.corpus.pages.load_corpus`)."""

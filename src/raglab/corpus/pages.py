@@ -17,17 +17,18 @@ or forced with ``encoding=``; a file no encoding fits is skipped), and a page wi
 
 from __future__ import annotations
 
+import abc
 import codecs
 import contextlib
 import dataclasses
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TypeVar, cast, overload
 
 from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
 from raglab.errors import InputError, Problem
@@ -131,6 +132,9 @@ class PageTexts:
         self._found: dict[tuple[str, str], object] = {}
         # Each held page's length in characters, known when it was read: what a batch weighs.
         self._sizes: dict[str, int] = {}
+        #: A page's length in characters (None: not held), from :meth:`hold`'s notes unless
+        #: something holding the pages' lengths already says (a corpus kept as columns).
+        self.size_of: Callable[[str], int | None] = self._sizes.get
         # The pages the stages now running will read, in order (page id -> place), oldest first.
         self._plans: list[tuple[list[str], dict[str, int]]] = []
 
@@ -161,7 +165,7 @@ class PageTexts:
         questions a second round trip when a page of theirs was kept from the question before).
         """
         batch = {page_id: None}
-        total = self._sizes.get(page_id, 0)
+        total = self.size_of(page_id) or 0
         passed: dict[str, None] = {}
         for order, place in self._plans:
             k = place.get(page_id)
@@ -169,7 +173,7 @@ class PageTexts:
                 continue
             for j in range(k + 1, len(order)):  # not a slice: a plan may name every page
                 other = order[j]
-                size = self._sizes.get(other)
+                size = self.size_of(other)
                 if size is None or other in batch or other in passed:
                     continue
                 if total + size > self.budget:
@@ -201,7 +205,7 @@ class PageTexts:
         # Room is made before the batch comes, not after: the texts it replaces would
         # otherwise be held beside it while it arrives (two budgets' worth of text, and the
         # message's frames), and which pages go is the same either way (the oldest).
-        incoming = sum(self._sizes.get(other, 0) for other in batch)
+        incoming = sum((self.size_of(other) or 0) for other in batch)
         self._drop_oldest(self.budget - incoming, keep=0)
         got = self.fetch(batch)
         self.round_trips += 1
@@ -254,6 +258,9 @@ class PageTexts:
         return cast(T, found)
 
 
+_HELD_FIELDS = tuple(f for f in dataclasses.fields(Page) if f.name not in ("text", "sections"))
+
+
 class HeldPage(Page):
     """A :class:`Page` whose text is held elsewhere and fetched when read (:class:`PageTexts`):
     the same fields, the text and the sections (found in the text, as :func:`parse_page` finds
@@ -268,13 +275,20 @@ class HeldPage(Page):
     @classmethod
     def of(cls, page: Page, texts: PageTexts) -> HeldPage:
         """``page`` without its text, which ``texts`` gives when it is read."""
-        held = object.__new__(cls)
-        for f in dataclasses.fields(Page):
-            if f.name not in ("text", "sections"):
-                object.__setattr__(held, f.name, getattr(page, f.name))
-        object.__setattr__(held, "_n_words", page.n_words)
-        object.__setattr__(held, "_texts", texts)
         texts.hold(page.id, len(page.text))
+        return cls.made(
+            texts, page.n_words, **{f.name: getattr(page, f.name) for f in _HELD_FIELDS}
+        )
+
+    @classmethod
+    def made(cls, texts: PageTexts, n_words: int, **fields: object) -> HeldPage:
+        """The page of ``fields`` (every :class:`Page` field but ``text`` and ``sections``)
+        and ``n_words`` words, whose text ``texts`` holds (its size known there already)."""
+        held = object.__new__(cls)
+        for f in _HELD_FIELDS:
+            object.__setattr__(held, f.name, fields[f.name])
+        object.__setattr__(held, "_n_words", n_words)
+        object.__setattr__(held, "_texts", texts)
         return held
 
     @property
@@ -312,19 +326,65 @@ def reading(pages: Iterable[Page]) -> Iterator[None]:
         yield
 
 
+class PageShelf(Sequence[Page]):
+    """Where :func:`load_corpus` keeps the pages it reads, in order: added one by one, then
+    read by row, their ids' rows found in :attr:`rows` (the first row of an id given twice)."""
+
+    @abc.abstractmethod
+    def add(self, page: Page) -> None:
+        """Keep ``page`` as the next row."""
+
+    @property
+    @abc.abstractmethod
+    def rows(self) -> Mapping[str, int]:
+        """Page id -> its row (the first, for an id given twice)."""
+
+
+class _PageList(PageShelf):
+    """The :class:`PageShelf` of a corpus that holds its pages, texts and all."""
+
+    def __init__(self) -> None:
+        self._pages: list[Page] = []
+
+    def add(self, page: Page) -> None:
+        self._pages.append(page)
+
+    @property
+    def rows(self) -> Mapping[str, int]:
+        rows: dict[str, int] = {}
+        for k, page in enumerate(self._pages):
+            rows.setdefault(page.id, k)
+        return rows
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+    @overload
+    def __getitem__(self, i: int) -> Page: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Page]: ...
+    def __getitem__(self, i: int | slice) -> Page | Sequence[Page]:
+        return self._pages[i]
+
+
 @dataclass(frozen=True)
 class Corpus:
     """An ordered collection of pages with unique ids, with the warnings found while reading
     them (a page read in a detected encoding, a file skipped, an empty page, keys kept as
-    metadata)."""
+    metadata). ``pages``: a tuple, or a sequence that finds its own ids (a
+    :class:`PageShelf`: a Dask client's pages kept as columns), kept as it is."""
 
-    pages: tuple[Page, ...]
+    pages: Sequence[Page]
     root: str = "<memory>"
     warnings: tuple[Problem, ...] = field(default=(), compare=False)
-    _by_id: dict[str, Page] = field(init=False, repr=False, compare=False)
+    _rows: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_by_id", {p.id: p for p in self.pages})
+        rows: Mapping[str, int] | None = getattr(self.pages, "rows", None)
+        if rows is None:
+            object.__setattr__(self, "pages", tuple(self.pages))
+            rows = {p.id: k for k, p in enumerate(self.pages)}
+        object.__setattr__(self, "_rows", rows)
 
     def __iter__(self) -> Iterator[Page]:
         return iter(self.pages)
@@ -333,11 +393,28 @@ class Corpus:
         return len(self.pages)
 
     def __contains__(self, page_id: object) -> bool:
-        return page_id in self._by_id
+        return page_id in self._rows
 
     def page(self, page_id: str) -> Page:
         """The page with this id; ``KeyError`` when there is none."""
-        return self._by_id[page_id]
+        return self.pages[self._rows[page_id]]
+
+    def row(self, page_id: str) -> int:
+        """The place of the page with this id among :attr:`pages`; ``KeyError`` when none."""
+        return self._rows[page_id]
+
+    @property
+    def ids(self) -> Sequence[str]:
+        """Every page's id, in order, read without making the pages where they are kept as
+        columns (a shelf with ``ids``)."""
+        ids: Sequence[str] | None = getattr(self.pages, "ids", None)
+        return [p.id for p in self.pages] if ids is None else ids
+
+    @property
+    def sources(self) -> Sequence[str]:
+        """Every page's source (its file), in order, as :attr:`ids` reads them."""
+        sources: Sequence[str] | None = getattr(self.pages, "sources", None)
+        return [p.source for p in self.pages] if sources is None else sources
 
     @property
     def n_words(self) -> int:
@@ -710,7 +787,7 @@ def load_corpus(
     progress: Callable[[list[Path]], Iterable[Path]] | None = None,
     encoding: str | None = None,
     strict: bool = False,
-    held: Callable[[Page], Page] | None = None,
+    held: Callable[[str], PageShelf] | None = None,
 ) -> Corpus:
     """Load every ``*.md`` and ``*.txt`` page under ``path`` (recursively, in sorted order).
 
@@ -730,9 +807,10 @@ def load_corpus(
     :attr:`Corpus.warnings`, as is every page without a word. ``ValueError`` for an ``encoding``
     Python does not know.
 
-    ``held``: what is kept of each page once it is read and checked (None: the page itself);
-    :meth:`HeldPage.of` keeps its metadata only (no text, no sections), so that no more than
-    one page's text is held at once while the folder is read.
+    ``held``: where the pages are kept once read (None: a tuple of them), made from the folder's
+    path with its separator (what every page's ``source`` starts with): a shelf that keeps each
+    page's metadata only (:class:`raglab.corpus.page_columns.PageColumns`) holds no more than one
+    page's text at once while the folder is read, and the corpus's pages are that shelf.
     """
     if encoding is not None:
         try:
@@ -749,37 +827,46 @@ def load_corpus(
     files = sorted(
         p for p in root.rglob("*") if p.suffix.lower() in CORPUS_SUFFIXES and p.is_file()
     )
-    problems: list[Problem] = []
+    # Each problem with where it goes among the others: the files in the order read, a
+    # duplicate id just after its file (a file with a page has no problem of its own).
+    found: list[tuple[tuple[int, int], Problem]] = []
     warnings: list[Problem] = []
-    pages: list[Page] = []
-    seen: dict[str, str] = {}
-    # Whether each page has a word, found while its text is at hand (``held`` may drop it).
-    worded: dict[str, bool] = {}
+    pages: PageShelf = _PageList() if held is None else held(_prefix(root))
+    # Whether each page has a word, found while its text is at hand (``held`` drops it).
+    worded = bytearray()
     documents = DocumentReader()  # .html/.pdf/.docx: Markdown-like text, or a warning and skip
     for file in files if progress is None else progress(files):
         page, file_problems, file_warnings = read_page_file(
             file, encoding=encoding, strict=strict, documents=documents
         )
-        problems.extend(file_problems)
+        found.extend(((len(pages), 0), problem) for problem in file_problems)
         warnings.extend(file_warnings)
         if page is None:
             continue
-        if page.id in seen:
-            problems.append(
-                Problem(
-                    str(file),
-                    f"duplicate page id, also used by {seen[page.id]}",
-                    None,
-                    "id",
-                    page.id,
+        worded.append(_WORD.search(page.text) is not None)
+        pages.add(page)
+    # An id given twice: found over the kept pages (no dict of every id while reading).
+    rows = pages.rows
+    twice: dict[int, int] = {}
+    for k, page in enumerate(pages):
+        first = rows[page.id]
+        if first != k:
+            twice[k] = first
+            found.append(
+                (
+                    (k, 1),
+                    Problem(
+                        page.source,
+                        f"duplicate page id, also used by {pages[first].source}",
+                        None,
+                        "id",
+                        page.id,
+                    ),
                 )
             )
-            continue
-        seen[page.id] = str(file)
-        worded[page.id] = _WORD.search(page.text) is not None
-        pages.append(page if held is None else held(page))
-    for page in pages:
-        if page.supersedes is not None and page.supersedes not in seen:
+    problems = [problem for _, problem in sorted(found, key=lambda one: one[0])]
+    for k, page in enumerate(pages):
+        if k not in twice and page.supersedes is not None and page.supersedes not in rows:
             problems.append(
                 Problem(
                     page.source,
@@ -796,7 +883,7 @@ def load_corpus(
         # Every file was skipped: why each was is the error (a document's reason was warned).
         problems.extend(warnings)
         problems.append(Problem(str(root), "no page could be read (each file is named above)"))
-    elif not problems and not any(worded.values()):
+    elif not problems and not any(worded):
         problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:
         raise InputError(problems)
@@ -808,19 +895,29 @@ def load_corpus(
             None,
             page.id,
         )
-        for page in pages
-        if not worded[page.id]
+        for k, page in enumerate(pages)
+        if not worded[k]
     )
-    with_meta = [page for page in pages if page.meta]
+    # Counted page by page: a held page is made when read, and let go after.
+    with_meta = 0
+    meta_keys: set[str] = set()
+    for page in pages:
+        with_meta += bool(page.meta)
+        meta_keys.update(page.meta)
     if with_meta:
-        keys = sorted({key for page in with_meta for key in page.meta})
+        keys = sorted(meta_keys)
         listing = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
         warnings.append(
             Problem(
                 str(root),
-                f"{len(with_meta)} {'page carries' if len(with_meta) == 1 else 'pages carry'} "
+                f"{with_meta} {'page carries' if with_meta == 1 else 'pages carry'} "
                 f"front-matter keys RAG lab does not use ({listing}): kept as metadata "
                 "(--strict refuses them)",
             )
         )
-    return Corpus(tuple(pages), str(root), tuple(warnings))
+    return Corpus(tuple(pages) if held is None else pages, str(root), tuple(warnings))
+
+
+def _prefix(root: Path) -> str:
+    """What the path of every file found under ``root`` starts with (``rglob``'s)."""
+    return "" if root == Path(".") else str(root / "_")[:-1]

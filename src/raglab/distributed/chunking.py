@@ -31,11 +31,12 @@ file system; a remote cluster needs them on shared storage at the same paths.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
 from raglab.chunking.held_table import HeldChunkTable
-from raglab.corpus.pages import CORPUS_SUFFIXES, Page, parse_page, read_page_file
+from raglab.corpus.pages import CORPUS_SUFFIXES, Corpus, Page, parse_page, read_page_file
 from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.shard import ShardCounts
 from raglab.distributed.weight import held_bytes
@@ -66,10 +67,13 @@ __all__ = [
     "file_partitions",
     "folder_files",
     "gather_chunks",
+    "page_digest",
+    "page_files",
     "page_texts",
     "read_files",
     "read_partition",
     "read_partitions",
+    "same_pages",
     "submit_beir",
     "submit_files",
     "text_fetcher",
@@ -235,18 +239,18 @@ def page_texts(read: PagesRead, ids: Sequence[str]) -> list[str]:
 
 def text_fetcher(
     client: Any, files: Sequence[Path], read: Callable[[], Sequence[Any]]
-) -> Callable[[Sequence[str], Sequence[str]], list[str]]:
-    """``fetch(sources, ids)``: the texts of pages ``ids`` read from files ``sources`` (as in
-    ``files``), from the partitions the workers hold (``read()``: :func:`read_partitions` of
-    ``files`` at its default partitions), one task per partition asked."""
-    group_of = {
-        file: g for g, group in enumerate(file_partitions(files, shards(client))) for file in group
-    }
+) -> Callable[[Sequence[int], Sequence[str]], list[str]]:
+    """``fetch(rows, ids)``: the texts of pages ``ids`` read from files ``files[rows[i]]``, from
+    the partitions the workers hold (``read()``: :func:`read_partitions` of ``files`` at its
+    default partitions), one task per partition asked. A file's partition is found among the
+    partitions' first rows (O(partitions) here, not an entry a file)."""
+    bounds = np.cumsum([0] + [len(group) for group in file_partitions(files, shards(client))])
 
-    def fetch(sources: Sequence[str], ids: Sequence[str]) -> list[str]:
+    def fetch(rows: Sequence[int], ids: Sequence[str]) -> list[str]:
         wanted: dict[int, list[int]] = {}
-        for i, source in enumerate(sources):
-            wanted.setdefault(group_of[str(Path(source).absolute())], []).append(i)
+        groups = np.searchsorted(bounds, np.asarray(rows, dtype=np.int64), side="right") - 1
+        for i, g in enumerate(groups.tolist()):
+            wanted.setdefault(g, []).append(i)
         parts = read()
         # Each partition's pages stay on their worker: the task goes to them, not they to it.
         asked = {
@@ -260,6 +264,54 @@ def text_fetcher(
         return texts
 
     return fetch
+
+
+class _AbsolutePaths(Sequence[Path]):
+    """``sources`` as absolute paths (against ``cwd``), each made when read."""
+
+    def __init__(self, sources: Sequence[str], cwd: Path) -> None:
+        self._sources = sources
+        self._cwd = cwd
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+    @overload
+    def __getitem__(self, i: int) -> Path: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Path]: ...
+    def __getitem__(self, i: int | slice) -> Path | Sequence[Path]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._cwd / self._sources[i]
+
+
+def page_files(corpus: Corpus) -> Sequence[Path]:
+    """The file of each page of ``corpus``, in order, as an absolute path (the workers do not
+    share this process's working folder): made from the pages' sources when read, so a
+    corpus kept as columns (:class:`~raglab.corpus.page_columns.PageColumns`) holds no path
+    a page beside its sources."""
+    return _AbsolutePaths(corpus.sources, Path.cwd())
+
+
+def page_digest(ids: Iterable[str]) -> bytes:
+    """A 16-byte BLAKE2b digest of page ids, in order: what a partition's worker and the client
+    compare, so neither sends the other every id."""
+    digest = hashlib.blake2b(digest_size=16)
+    for page_id in ids:
+        digest.update(page_id.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.digest()
+
+
+def same_pages(ids: Sequence[str], parts: Sequence[tuple[int, bytes]]) -> bool:
+    """Whether the partitions, each ``(its number of pages, page_digest of their ids)`` in
+    order, hold exactly the pages ``ids``."""
+    start = 0
+    for n, digest in parts:
+        if start + n > len(ids) or page_digest(ids[k] for k in range(start, start + n)) != digest:
+            return False
+        start += n
+    return start == len(ids)
 
 
 def chunk_jsonl_lines(lines: Sequence[str], source: str, key: ChunkingKey) -> ChunkedPartition:

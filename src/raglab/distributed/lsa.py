@@ -77,7 +77,7 @@ import numpy.typing as npt
 from raglab.base.exact import rounded, scaled_sum_of_squares
 from raglab.base.ranking import FloatArray, IntArray
 from raglab.base.threads import blas_thread_count, blas_threads
-from raglab.distributed.chunking import PagesRead, read_partitions
+from raglab.distributed.chunking import PagesRead, page_digest, read_partitions, same_pages
 from raglab.distributed.cluster import shards, share, submit_beside
 from raglab.distributed.lsa_held import HeldLSA
 from raglab.embedding.lsa import LSAModel, power_iterations_for
@@ -182,22 +182,31 @@ class WindowColumns:
 Pieces = list[tuple[int, list[str]]]
 
 
-def _page_words(read: PagesRead) -> tuple[tuple[str, ...], IntArray]:
-    """Task: the partition's page ids and each page's word count (``count_words``)."""
+def _page_words(read: PagesRead) -> tuple[tuple[int, bytes], IntArray]:
+    """Task: the partition's pages as :func:`~raglab.distributed.chunking.same_pages` compares
+    them (their number, their ids' digest) and each page's word count (``count_words``)."""
     counts = np.array([count_words(p.text) for p in read.pages], dtype=np.int64)
-    return tuple(p.id for p in read.pages), counts
+    return (len(read.pages), page_digest(p.id for p in read.pages)), counts
+
+
+def _words_in_all(words: tuple[tuple[int, bytes], IntArray]) -> tuple[tuple[int, bytes], int]:
+    """Task: :func:`_page_words`' answer with its words summed: what the client needs of it."""
+    return words[0], int(words[1].sum())
 
 
 def cut_window_pieces(
     read: PagesRead,
-    counts: IntArray,
+    words: tuple[tuple[int, bytes], IntArray],
     first_word: int,
     bounds: IntArray,
     analyzer: str,
     stem: bool,
 ) -> Pieces:
     """Task: the partition's pieces of the windows (``bounds``:
-    :func:`raglab.pipeline.indexes.window_bounds`), tokenised as ``Indexes.tokens`` does."""
+    :func:`raglab.pipeline.indexes.window_bounds`), tokenised as ``Indexes.tokens`` does, its
+    pages' word counts those :func:`_page_words` found on this worker (they stay here: the
+    client never holds an integer a page)."""
+    counts = words[1]
 
     def tokens(text: str) -> list[str]:
         return tokenize(text, stem=stem, analyzer=analyzer)
@@ -272,7 +281,8 @@ def cut_windows(
     (:func:`raglab.distributed.chunking.read_partitions`; ``read``: partitions of ``files``
     already read there for another stage, which are cut where they are, no file read again;
     ``partitions`` and ``encoding`` are then theirs), which sends
-    back its page ids and word counts (O(pages)); ``plan(n_words)`` gives the windows' word
+    back its number of pages, their ids' digest and its words in all (its pages' word counts
+    stay there); ``plan(n_words)`` gives the windows' word
     ranges (``Indexes.lsa_ranges``); each worker tokenises the pieces of the windows lying in
     its pages and sends its sorted terms to a task that merges them into the vocabulary (the
     client receives its length only), and the workers number the tokens and join each window's pieces in partition order. The client
@@ -284,21 +294,22 @@ def cut_windows(
         else list(read)
     )
     # Each task goes to its partition's pages (submit_beside), never they to it.
-    words = client.gather([submit_beside(client, _page_words, p) for p in pages])
-    if tuple(i for ids, _ in words for i in ids) != tuple(page_ids):
+    words = [submit_beside(client, _page_words, p) for p in pages]
+    summed = client.gather([submit_beside(client, _words_in_all, w) for w in words])
+    if not same_pages(page_ids, [seen for seen, _ in summed]):
         raise ValueError(
             "the Dask workers read other pages than this machine did: the corpus folder must be "
             "at the same path, with the same files, on every worker"
         )
-    firsts = np.cumsum([0] + [int(c.sum()) for _, c in words])
+    firsts = np.cumsum([0] + [n for _, n in summed])
     planned = plan(int(firsts[-1]))
     n = len(planned)
     # As two arrays, not range objects: the scheduler keeps what is shared while it is needed.
     bounds = share(client, window_bounds(planned))
     del planned
     pieces = [
-        submit_beside(client, cut_window_pieces, p, c, int(f), bounds, analyzer, stem)
-        for p, (_, c), f in zip(pages, words, firsts[:-1].tolist(), strict=True)
+        submit_beside(client, cut_window_pieces, p, w, int(f), bounds, analyzer, stem)
+        for p, w, f in zip(pages, words, firsts[:-1].tolist(), strict=True)
     ]
     term_sets = [client.submit(_piece_terms, p, pure=False) for p in pieces]
     # Merged on a worker: the vocabulary (a string a term) never comes to the client.

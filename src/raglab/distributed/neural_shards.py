@@ -39,14 +39,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.corpus.questions import Question
-from raglab.distributed.chunking import ChunkedPartition, submit_files
+from raglab.distributed.chunking import ChunkedPartition, page_files, submit_files
 from raglab.distributed.cluster import share
 from raglab.distributed.neural import count_missing, store_missing
 from raglab.distributed.shard import merge_top_k
@@ -180,10 +179,13 @@ class ShardedNeural:
         key = chunking.resolved()
         folder = str(cache_folder(lab.indexes.neural_model).absolute())
         if parts is None:
-            # Absolute: the workers do not share this process's working folder.
-            files = [Path(page.source).absolute() for page in lab.corpus]
             parts = submit_files(
-                client, files, key, partitions=partitions, encoding=encoding, read=read
+                client,
+                page_files(lab.corpus),
+                key,
+                partitions=partitions,
+                encoding=encoding,
+                read=read,
             )
         sizes = client.gather([client.submit(_size, p, pure=False) for p in parts])
         if sum(sizes) != len(lab.indexes.chunk_set(key)):

@@ -54,14 +54,20 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from raglab.base.ranking import Ranking
 from raglab.distributed.bm25 import DistributedBM25
-from raglab.distributed.chunking import ChunkedPartition, count_chunks, submit_files
+from raglab.distributed.chunking import (
+    ChunkedPartition,
+    count_chunks,
+    page_digest,
+    page_files,
+    same_pages,
+    submit_files,
+)
 from raglab.distributed.lsa import WindowColumns, cut_windows, fit_held_lsa
 from raglab.distributed.lsa_held import HeldLSA, rank_on_shards
 from raglab.embedding.lsa import LSASpace
@@ -98,8 +104,10 @@ def no_stage(what: str) -> Iterator[None]:
     yield
 
 
-def _page_ids(part: ChunkedPartition) -> tuple[tuple[str, ...], int]:
-    return tuple(p[0] for p in part.pages), len(part.chunks)
+def _page_ids(part: ChunkedPartition) -> tuple[tuple[int, bytes], int]:
+    """Task: the partition's pages as :func:`~raglab.distributed.chunking.same_pages` compares
+    them (their number, their ids' digest) and its number of chunks."""
+    return (len(part.pages), page_digest(p[0] for p in part.pages)), len(part.chunks)
 
 
 def index_lab(
@@ -123,18 +131,16 @@ def index_lab(
     the partitions already chunked under ``chunking`` (:func:`raglab.distributed.chunking.submit_files`'
     futures, shared with the neural shards), used as they are."""
     key = (chunking or ChunkingKey()).resolved()
-    # Absolute: the workers do not share this process's working folder.
-    files = [Path(page.source).absolute() for page in lab.corpus]
+    files = page_files(lab.corpus)
     with stage(f"read and chunk {len(files)} page files on the workers"):
         if parts is None:
             parts = submit_files(
                 client, files, key, partitions=partitions, encoding=encoding, read=read
             )
         seen = client.gather([client.submit(_page_ids, p, pure=False) for p in parts])
-    page_ids = tuple(i for ids, _ in seen for i in ids)
     n_chunks = sum(n for _, n in seen)
-    expected = tuple(page.id for page in lab.corpus)
-    if page_ids != expected or n_chunks != len(lab.indexes.chunk_set(key)):
+    same = same_pages(lab.corpus.ids, [pages for pages, _ in seen])
+    if not same or n_chunks != len(lab.indexes.chunk_set(key)):
         raise ValueError(
             "the Dask workers read other pages than this machine did: the corpus folder must be "
             "at the same path, with the same files, on every worker"
@@ -260,13 +266,11 @@ def prime_lsa(
 
     def windows() -> WindowColumns:
         if not cut:
-            # Absolute: the workers do not share this process's working folder.
-            files = [Path(page.source).absolute() for page in lab.corpus]
             cut.append(
                 cut_windows(
                     client,
-                    files,
-                    [page.id for page in lab.corpus],
+                    page_files(lab.corpus),
+                    lab.corpus.ids,
                     indexes.lsa_ranges,
                     analyzer=indexes.analyzer,
                     stem=indexes.stem,

@@ -23,6 +23,7 @@ from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.table import ChunkTable
+from raglab.corpus.page_columns import PageColumns
 from raglab.corpus.pages import Corpus, reading
 from raglab.corpus.questions import Question, QuestionSet
 from raglab.embedding.lsa import LSASpace, fit_lsa, unit_rows, window_count, window_ranges
@@ -197,11 +198,18 @@ class ChunkSet:
         chunks = self.chunks
         assert isinstance(chunks, ChunkTable)
         counts = np.diff(chunks.first)
-        days = np.array(
-            [0 if page.updated is None else page.updated.toordinal() for page in chunks.pages],
-            dtype=np.float64,
+        pages = chunks.pages
+        # date.toordinal() is 1 or more: 0 is a page without a date.
+        ordinals = (
+            pages.updated_ordinals()
+            if isinstance(pages, PageColumns)
+            else np.array(
+                [0 if page.updated is None else page.updated.toordinal() for page in pages],
+                dtype=np.int64,
+            )
         )
-        dated = np.array([page.updated is not None for page in chunks.pages], dtype=bool)
+        days = ordinals.astype(np.float64)
+        dated = ordinals != 0
         known = dated & (counts > 0)
         if not known.any():
             return np.zeros(len(chunks.pages), dtype=np.float64)
