@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from raglab.corpus.page_columns import IdIndex, PageColumns, StringColumn
+from raglab.corpus.page_columns import IdIndex, PageColumns
 from raglab.corpus.pages import Corpus, HeldPage, Page, PageTexts, load_corpus
 from raglab.errors import InputError
 
@@ -21,21 +21,6 @@ def _columns(folder: Path) -> tuple[Corpus, Corpus, PageTexts]:
     held = load_corpus(folder, held=lambda prefix: PageColumns(texts, prefix=prefix))
     texts.fetch = lambda ids: [full.page(i).text for i in ids]
     return full, held, texts
-
-
-def test_a_string_column_gives_back_every_string_it_was_given() -> None:
-    """Oracle: the list of strings itself, and its UTF-8 bytes for the weight. The prefix is
-    held once; a string without it (and an empty one, and one of non-ASCII letters) comes
-    back whole."""
-    strings = ["/data/pages/a.md", "/data/pages/sub/é ü.md", "", "elsewhere/b.md", "/data/pages/"]
-    column = StringColumn(strings, prefix="/data/pages/")
-    assert list(column) == strings and len(column) == 5
-    assert [column[i] for i in range(-5, 5)] == strings + strings
-    assert column[1:4] == strings[1:4]
-    with pytest.raises(IndexError):
-        column[5]
-    # Without the prefix: "a.md", "sub/é ü.md" (12 bytes), "\0" + "", "\0elsewhere/b.md", "".
-    assert column.nbytes() == (4 + 12 + 1 + 15 + 0) + 8 * 6
 
 
 def test_the_id_index_finds_every_row_and_tells_a_shared_hash_apart() -> None:

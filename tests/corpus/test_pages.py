@@ -462,3 +462,43 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(
     again = held.page("a").sections
     assert again == full.page("a").sections and list(texts._sections) == ["a"]
     assert texts.fetched == 6 and set(texts._kept) == {"a", "b"}
+
+
+def test_corpus_files_come_in_the_order_sorting_the_paths_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: ``sorted(p for p in root.rglob("*") if p.suffix.lower() in CORPUS_SUFFIXES and
+    p.is_file())``, what the folder's reading was. Names that sort differently as strings and
+    as paths ("a b/…" against "a/…", "b/…" against "b.md"), any case of a suffix, a dotfile, a
+    folder named like a page, a link to a page and a link to a folder, and the folder given as
+    "." or as an absolute path: the same files, in the same order."""
+    for name in (
+        "a/b.md", "a b/x.md", "a.md", "b/z.txt", "b.md", "B.MD", "c/d/e.HTML", "c/d.md",
+        ".hidden.md", ".md", "notes.rst", "x.md/inside.md", "z-last.txt",
+    ):  # fmt: skip
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# T\n\nWords.\n")
+    (tmp_path / "link.md").symlink_to(tmp_path / "a.md")
+    (tmp_path / "linked").symlink_to(tmp_path / "c", target_is_directory=True)
+
+    def by_rglob(root: Path) -> list[str]:
+        return [
+            str(p)
+            for p in sorted(root.rglob("*"))
+            if p.suffix.lower() in pages_module.CORPUS_SUFFIXES and p.is_file()
+        ]
+
+    got = list(pages_module.corpus_files(tmp_path))
+    assert got == by_rglob(tmp_path)
+    # As strings "a b/x.md" < "a.md" < "a/b.md"; as paths "a" < "a b" < "a.md".
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in got][:5] == [
+        ".hidden.md",
+        "B.MD",
+        "a/b.md",
+        "a b/x.md",
+        "a.md",
+    ]
+    monkeypatch.chdir(tmp_path)
+    assert list(pages_module.corpus_files(Path("."))) == by_rglob(Path("."))
+    assert list(pages_module.corpus_files(Path("a"))) == by_rglob(Path("a")) == ["a/b.md"]

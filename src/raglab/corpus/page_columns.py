@@ -6,7 +6,7 @@ object a page, with its strings, an index entry, the paths handed to the workers
 partition map, that weighed 1.13 KB a page (tracemalloc over 1,000 pages of the benchmark's
 corpus): 1.1 GB at 100M chunks in pages of 100 chunks, 113 GB for one-chunk pages.
 :class:`PageColumns` keeps the same fields as columns: each string field as one UTF-8 buffer and
-(n + 1,) int64 offsets (:class:`StringColumn`), the numbers as arrays, the front-matter keys RAG
+(n + 1,) int64 offsets (:class:`~raglab.corpus.strings.StringColumn`), the numbers as arrays, the front-matter keys RAG
 lab does not use as their JSON, and the ids' index as their hashes sorted ((n,) int64) with each
 one's row ((n,) int32). By hand that is 78 bytes a page (five strings' offsets 40, the numbers
 26, the index 12) beside the strings' own bytes, a path held as the part after the folder it
@@ -27,57 +27,11 @@ import numpy as np
 
 from raglab.base.ranking import IntArray
 from raglab.corpus.pages import HeldPage, Page, PageShelf, PageTexts
+from raglab.corpus.strings import StringColumn
 
-__all__ = ["IdIndex", "PageColumns", "StringColumn"]
+__all__ = ["IdIndex", "PageColumns"]
 
 _STATUS = ("current", "superseded")
-
-
-class StringColumn(Sequence[str]):
-    """``n`` strings as one UTF-8 buffer and (n + 1,) int64 offsets, string i being
-    ``data[offsets[i]:offsets[i + 1]]`` decoded, after ``prefix`` (what the strings added
-    begin with, stripped and held once: a corpus folder's path; a string that does not is kept
-    whole, after a NUL, which no path or page field holds)."""
-
-    __slots__ = ("_data", "_offsets", "prefix")
-
-    def __init__(self, strings: Sequence[str] = (), *, prefix: str = "") -> None:
-        self.prefix = prefix
-        self._data = bytearray()
-        self._offsets = array("q", [0])
-        for one in strings:
-            self.append(one)
-
-    def append(self, value: str) -> None:
-        """Add ``value`` at the end."""
-        kept = value[len(self.prefix) :] if value.startswith(self.prefix) else "\0" + value
-        self._data += kept.encode("utf-8", "surrogatepass")
-        self._offsets.append(len(self._data))
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[str]: ...
-    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        j = i + n if i < 0 else i
-        if not 0 <= j < n:
-            raise IndexError(f"string {i} of {n}")
-        kept = self._data[self._offsets[j] : self._offsets[j + 1]].decode("utf-8", "surrogatepass")
-        return kept[1:] if kept[:1] == "\0" else self.prefix + kept
-
-    def __iter__(self) -> Iterator[str]:
-        for j in range(len(self)):
-            yield self[j]
-
-    def nbytes(self) -> int:
-        """The buffer's and the offsets' bytes."""
-        return len(self._data) + self._offsets.itemsize * len(self._offsets)
 
 
 class IdIndex(Mapping[str, int]):

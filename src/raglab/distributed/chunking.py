@@ -44,7 +44,7 @@ from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
 from raglab.chunking.held_table import HeldChunkTable
-from raglab.corpus.pages import CORPUS_SUFFIXES, Corpus, Page, parse_page, read_page_file
+from raglab.corpus.pages import Corpus, Page, corpus_files, parse_page, read_page_file
 from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.shard import ShardCounts
 from raglab.distributed.weight import held_bytes
@@ -106,7 +106,7 @@ def folder_files(folder: str | Path) -> list[Path]:
     root = Path(folder)
     if not root.is_dir():
         raise InputError([Problem(str(root), "corpus folder does not exist or is not a folder")])
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in CORPUS_SUFFIXES and p.is_file())
+    return [Path(file) for file in corpus_files(root)]
 
 
 def file_partitions(files: Sequence[Path], n_partitions: int) -> list[list[str]]:
