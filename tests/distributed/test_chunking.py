@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -24,8 +25,10 @@ from raglab.distributed.chunking import (
     chunk_beir,
     chunk_folder,
     chunk_table,
+    file_partitions,
     page_digest,
     page_files,
+    partition_bounds,
     read_partitions,
     same_pages,
     submit_files,
@@ -248,3 +251,44 @@ def test_the_workers_reading_other_pages_is_refused(
             analyzer=lab.indexes.analyzer,
             stem=lab.indexes.stem,
         )
+
+
+def _cut_by_running_total(sizes: list[int], n_partitions: int) -> list[list[int]]:
+    """The rule by hand, file by file: a new group once the bytes before a file reach the next
+    multiple of total / n (the loop ``file_partitions`` ran before its cuts were searched)."""
+    total = sum(sizes)
+    n = max(1, min(n_partitions, len(sizes)))
+    groups: list[list[int]] = [[]]
+    running = 0
+    for k, size in enumerate(sizes):
+        if groups[-1] and running >= total * len(groups) / n and len(groups) < n:
+            groups.append([])
+        groups[-1].append(k)
+        running += size
+    return groups if sizes else []
+
+
+def test_partition_bounds_cut_where_the_running_total_crosses_each_share(tmp_path: Path) -> None:
+    """Oracle: the running-total rule file by file (:func:`_cut_by_running_total`), on files
+    of seeded random sizes (some empty, counted as one byte, one far larger than the rest) and
+    on evenly sized ones, for 1 to 9 partitions and more partitions than files."""
+    rng = np.random.default_rng(SEED)
+    for trial in range(6):
+        folder = tmp_path / f"t{trial}"
+        folder.mkdir()
+        n_files = int(rng.integers(1, 40))
+        sizes = rng.integers(0, 500, size=n_files).tolist() if trial % 2 else [100] * n_files
+        if trial == 3:
+            sizes[n_files // 2] = 50_000
+        files = []
+        for k, size in enumerate(sizes):
+            path = folder / f"{k:03d}.md"
+            path.write_bytes(b"x" * size)
+            files.append(path)
+        weights = [max(1, size) for size in sizes]
+        for n in [*range(1, 10), n_files + 3]:
+            want = _cut_by_running_total(weights, n)
+            bounds = partition_bounds(files, n)
+            assert bounds == [g[0] for g in want] + [n_files], (trial, n)
+            assert file_partitions(files, n) == [[str(files[k]) for k in g] for g in want]
+    assert partition_bounds([], 4) == [0] and file_partitions([], 4) == []

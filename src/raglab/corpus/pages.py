@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from importlib import resources
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TypeVar, cast, overload
 
 from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
@@ -923,6 +923,13 @@ def _prefix(root: Path) -> str:
     return "" if root == Path(".") else str(root / "_")[:-1]
 
 
+def _suffix(name: str) -> str:
+    """A file name's suffix, as ``PurePath(name).suffix`` gives it (none for ``.md`` or
+    ``a.``)."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
+
+
 def corpus_files(root: Path) -> StringColumn:
     """The paths of the corpus files under ``root`` (:data:`CORPUS_SUFFIXES`, any case, under
     every sub-folder), as ``sorted(p for p in root.rglob("*") if ...)`` gives them, held as
@@ -935,14 +942,22 @@ def corpus_files(root: Path) -> StringColumn:
     files = StringColumn(prefix=_prefix(root))
 
     def walk(folder: str, base: str) -> None:
+        # Names only, not an os.DirEntry each: a flat folder of a million pages is read here.
+        names: list[str] = []
+        folders: set[str] = set()
         with os.scandir(folder) as found:
-            entries = sorted(found, key=lambda entry: entry.name)
-        for entry in entries:
-            path = base + entry.name
-            if entry.is_dir() and not entry.is_symlink():
-                walk(path, path + os.sep)
-            elif PurePath(entry.name).suffix.lower() in CORPUS_SUFFIXES and entry.is_file():
-                files.append(path)
+            for entry in found:
+                if entry.is_dir() and not entry.is_symlink():
+                    folders.add(entry.name)
+                    names.append(entry.name)
+                elif _suffix(entry.name).lower() in CORPUS_SUFFIXES and entry.is_file():
+                    names.append(entry.name)
+        names.sort()
+        for name in names:
+            if name in folders:
+                walk(base + name, base + name + os.sep)
+            else:
+                files.append(base + name)
 
     walk(str(root), files.prefix)
     return files

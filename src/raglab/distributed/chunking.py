@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ __all__ = [
     "page_digest",
     "page_files",
     "page_texts",
+    "partition_bounds",
     "read_files",
     "read_partition",
     "read_partitions",
@@ -109,22 +111,38 @@ def folder_files(folder: str | Path) -> list[Path]:
     return [Path(file) for file in corpus_files(root)]
 
 
+def partition_bounds(files: Sequence[Path], n_partitions: int) -> list[int]:
+    """Where :func:`file_partitions` cuts ``files``: each group's first file, then
+    ``len(files)`` (group g is ``files[bounds[g]:bounds[g + 1]]``), found from the files' sizes
+    alone (an int64 a file), no path kept."""
+    if not len(files):
+        return [0]
+    sizes = np.fromiter(
+        (max(1, files[k].stat().st_size) for k in range(len(files))),
+        dtype=np.int64,
+        count=len(files),
+    )
+    before = np.concatenate([[0], np.cumsum(sizes)[:-1]])  # the bytes before each file
+    total = float(sizes.sum())
+    n = max(1, min(int(n_partitions), len(files)))
+    bounds = [0]
+    # Group c starts at the first file past group c - 1's first whose bytes before it reach
+    # c / n of the total: the running total crosses each multiple once.
+    for c in range(1, n):
+        k = max(bounds[-1] + 1, int(np.searchsorted(before, total * c / n, side="left")))
+        if k >= len(files):
+            break
+        bounds.append(k)
+    bounds.append(len(files))
+    return bounds
+
+
 def file_partitions(files: Sequence[Path], n_partitions: int) -> list[list[str]]:
     """Contiguous groups of ``files`` (at most ``n_partitions``, none empty), cut where the
-    running total of bytes crosses each multiple of total / n_partitions."""
-    if not files:
-        return []
-    sizes = [max(1, f.stat().st_size) for f in files]
-    total = sum(sizes)
-    n = max(1, min(int(n_partitions), len(files)))
-    groups: list[list[str]] = [[]]
-    running = 0
-    for file, size in zip(files, sizes, strict=True):
-        if groups[-1] and running >= total * len(groups) / n and len(groups) < n:
-            groups.append([])
-        groups[-1].append(str(file))
-        running += size
-    return groups
+    running total of bytes crosses each multiple of total / n_partitions
+    (:func:`partition_bounds`)."""
+    bounds = partition_bounds(files, n_partitions)
+    return [[str(files[k]) for k in range(a, b)] for a, b in itertools.pairwise(bounds)]
 
 
 def _chunks_of(pages: Sequence[Page], key: ChunkingKey) -> tuple[Chunk, ...]:
@@ -182,9 +200,11 @@ def read_partitions(
     own, detected, as ``load_corpus`` does). Submitted tasks, not scattered data: a worker lost
     with a partition's pages reads the files again."""
     n = partitions if partitions is not None else shards(client)
+    bounds = partition_bounds(files, n)
+    # One group's paths at a time: never a string a file of the whole corpus here at once.
     return [
-        client.submit(read_partition, group, encoding, pure=False)
-        for group in file_partitions(files, n)
+        client.submit(read_partition, [str(files[k]) for k in range(a, b)], encoding, pure=False)
+        for a, b in itertools.pairwise(bounds)
     ]
 
 
@@ -244,7 +264,7 @@ def text_fetcher(
     the partitions the workers hold (``read()``: :func:`read_partitions` of ``files`` at its
     default partitions), one task per partition asked. A file's partition is found among the
     partitions' first rows (O(partitions) here, not an entry a file)."""
-    bounds = np.cumsum([0] + [len(group) for group in file_partitions(files, shards(client))])
+    bounds = np.asarray(partition_bounds(files, shards(client)), dtype=np.int64)
 
     def fetch(rows: Sequence[int], ids: Sequence[str]) -> list[str]:
         wanted: dict[int, list[int]] = {}
