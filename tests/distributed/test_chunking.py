@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -227,30 +228,22 @@ def test_the_workers_reading_other_pages_is_refused(
         (tmp_path / f"{name}.md").write_text(f"---\nid: {name}\n---\n# {name}\n\nSome words.\n")
     lab = Lab(load_corpus(tmp_path), no_questions())
     assert index_lab(client, lab, partitions=2).n_docs == 4
-    lsa_ranges = lab.indexes.lsa_ranges
-    files = page_files(lab.corpus)
-    ok = cut_windows(
+    windows = partial(
+        cut_windows,
         client,
-        files,
+        page_files(lab.corpus),
         lab.corpus.ids,
-        lsa_ranges,
+        lab.indexes.lsa_ranges,
         analyzer=lab.indexes.analyzer,
         stem=lab.indexes.stem,
     )
-    assert ok.n > 0
+    assert windows().n > 0
     (tmp_path / "c.md").write_text("---\nid: elsewhere\n---\n# c\n\nSome words.\n")
     fresh = Lab(lab.corpus, no_questions())
     with pytest.raises(ValueError, match="read other pages than this machine did"):
         index_lab(client, fresh, partitions=2)
     with pytest.raises(ValueError, match="read other pages than this machine did"):
-        cut_windows(
-            client,
-            files,
-            lab.corpus.ids,
-            lsa_ranges,
-            analyzer=lab.indexes.analyzer,
-            stem=lab.indexes.stem,
-        )
+        windows()
 
 
 def _cut_by_running_total(sizes: list[int], n_partitions: int) -> list[list[int]]:
