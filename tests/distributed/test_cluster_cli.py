@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+import raglab.corpus.pages as pages_module
 import raglab.pipeline.retrieval as retrieval_module
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
@@ -139,23 +140,37 @@ def test_a_relative_corpus_is_read_from_the_same_folder_by_the_workers(
     assert (tmp_path / "cluster.run").read_bytes() == single
 
 
-def test_a_bm25_run_encodes_no_chunk_on_the_cluster(
+def test_a_bm25_run_on_the_cluster_encodes_no_chunk_and_reads_no_page_here(
     capsys: pytest.CaptureFixture[str],
     client: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Oracle: ``raglab run --retriever bm25`` on one machine, which encodes no neural vector
-    (its vector cache stays empty); with the cluster, the same bytes, the cache as empty and no
-    encoding stage on stderr (before, every chunk was encoded on the workers)."""
+    (its vector cache stays empty) and reads each page file once (one call of
+    ``read_page_file`` a page); with the cluster, the same bytes, the cache as empty, no
+    encoding stage on stderr (before, every chunk was encoded on the workers) and no page file
+    read in this process: the workers read them (before, this process read each one too)."""
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
+    read: list[Path] = []
+    reader = pages_module.read_page_file
+
+    def spied(path: Path, **options: Any) -> Any:
+        read.append(path)
+        return reader(path, **options)
+
+    n_pages = len(load_corpus())
+    monkeypatch.setattr(pages_module, "read_page_file", spied)
     single = _stdout(capsys, ["run", "--retriever", "bm25"])
     assert not list((tmp_path / "cache").rglob("*.npy"))
+    assert len(read) == n_pages > 0
+    read.clear()
     assert main(["run", "--retriever", "bm25", *_address(client)]) == 0
     captured = capsys.readouterr()
     assert captured.out == single
     assert "fit LSA" in captured.err and "(neural)" not in captured.err
     assert not list((tmp_path / "cache").rglob("*.npy"))
+    assert read == []
 
 
 def test_a_bm25_run_on_the_cluster_builds_no_table_of_every_chunk_on_the_client(

@@ -26,12 +26,11 @@ from raglab.base.files import read_text
 from raglab.cli._common import (
     DATA_SETTINGS,
     console,
-    load_data_corpus,
+    data_corpus_folder,
     load_lab,
     print_corpus_warnings,
 )
 from raglab.cli.options import given_settings
-from raglab.corpus.page_columns import PageColumns
 from raglab.corpus.pages import Corpus, PageTexts
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
 from raglab.corpus.questions import bundled_questions_path, load_questions
@@ -341,16 +340,11 @@ def cluster_lab(
         yield load_lab(args)
         return
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
-    from raglab.distributed.chunking import (
-        chunk_table,
-        page_files,
-        read_partitions,
-        submit_files,
-        text_fetcher,
-    )
+    from raglab.distributed.chunking import chunk_table, page_files, submit_files, text_fetcher
     from raglab.distributed.cluster import connect, require_dask
     from raglab.distributed.evaluation import evaluate_on_cluster
     from raglab.distributed.lsa_held import text_search
+    from raglab.distributed.pages import load_corpus_on_cluster
     from raglab.distributed.pipeline import (
         bm25_keys,
         index_lab,
@@ -376,8 +370,7 @@ def cluster_lab(
     # and the stages fetch the few each question batch reads (kept here up to a budget of
     # characters, with the sections found in them).
     texts = PageTexts(CLIENT_PAGE_TEXT_BUDGET)
-    corpus = load_data_corpus(args, held=lambda prefix: PageColumns(texts, prefix=prefix))
-    print_corpus_warnings(corpus)
+    folder = data_corpus_folder(args)
     needles = _question_needles(args)
     neural = any(dense.is_neural(one.retriever) for one in wanted) or (
         rerank is not None and dense.is_neural(rerank.retriever)
@@ -390,19 +383,25 @@ def cluster_lab(
         neural=neural,
         model=None if model is None else str(Path(model).absolute()),
     ) as client:
-        # Each page file read once on the workers, when a stage first needs the pages, and
-        # held there for every other (locating, the LSA windows, each chunking).
+        # Each page file read once, on the workers, and held there for every stage (locating,
+        # the LSA windows, each chunking); checked here as one machine checks it.
+        loaded = load_corpus_on_cluster(
+            client,
+            folder,
+            texts=texts,
+            encoding=getattr(args, "encoding", None),
+            progress=lambda parts: progress(
+                parts, description="Reading pages on the workers", quiet=quiet
+            ),
+        )
+        corpus = loaded.corpus
+        print_corpus_warnings(corpus)
         files = page_files(corpus)
-        held: list[list[Any]] = []
 
         def read() -> list[Any]:
-            if not held:
-                held.append(
-                    read_partitions(client, files, encoding=getattr(args, "encoding", None))
-                )
-            return held[0]
+            return loaded.parts
 
-        fetch = text_fetcher(client, files, read)
+        fetch = text_fetcher(client, files, read, bounds=loaded.bounds)
         texts.fetch = lambda ids: fetch([corpus.row(i) for i in ids], ids)
         cut: dict[ChunkingKey, list[Any]] = {}
 

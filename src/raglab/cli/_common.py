@@ -8,10 +8,11 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.corpus.pages import Corpus, PageShelf, load_corpus
+from raglab.corpus.pages import Corpus, PageShelf, corpus_folder, load_corpus
 from raglab.corpus.questions import QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
@@ -130,11 +131,9 @@ def load_data(args: argparse.Namespace) -> Data:
     return Data(corpus, load_questions(args.questions, corpus=corpus))
 
 
-def load_data_corpus(
-    args: argparse.Namespace, *, held: Callable[[str], PageShelf] | None = None
-) -> Corpus:
-    """:func:`load_data`'s corpus (its options checked first), or InputError. ``held``: what
-    is kept of each page read and checked (:func:`raglab.corpus.pages.load_corpus`)."""
+def data_corpus_folder(args: argparse.Namespace) -> Path:
+    """The corpus folder the data options name (:func:`raglab.corpus.pages.corpus_folder`),
+    or InputError: questions without their corpus, a corpus that is not a folder."""
     if args.questions and not args.corpus:
         # Questions without their corpus would be checked against the bundled handbook.
         raise InputError(
@@ -144,6 +143,15 @@ def load_data_corpus(
                 )
             ]
         )
+    return corpus_folder(args.corpus, getattr(args, "encoding", None))
+
+
+def load_data_corpus(
+    args: argparse.Namespace, *, held: Callable[[str], PageShelf] | None = None
+) -> Corpus:
+    """:func:`load_data`'s corpus (its options checked first), or InputError. ``held``: what
+    is kept of each page read and checked (:func:`raglab.corpus.pages.load_corpus`)."""
+    data_corpus_folder(args)
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
     return load_corpus(
         args.corpus,

@@ -140,6 +140,39 @@ class PageColumns(PageShelf):
         self._n_words.append(page.n_words)
         self._n_chars.append(len(page.text))
 
+    def extend(self, other: PageColumns) -> None:
+        """Keep ``other``'s pages as the next rows, column by column (pages a Dask worker
+        read, :func:`raglab.distributed.pages.partition_pages`); before the index is built."""
+        if self._rows is not None:
+            raise RuntimeError("pages are added after the ids' index was built")
+        for mine, theirs in zip(self._strings(), other._strings(), strict=True):
+            mine.extend(theirs)
+        for numbers, more in zip(self._numbers(), other._numbers(), strict=True):
+            numbers.extend(more)
+
+    def _strings(self) -> tuple[StringColumn, ...]:
+        return (self.ids, self.titles, self.sources, self.supersedes, self._metas)
+
+    def _numbers(self) -> tuple[array[int] | bytearray, ...]:
+        return (
+            self._updated,
+            self._status,
+            self._has_supersedes,
+            self._first_line,
+            self._n_words,
+            self._n_chars,
+        )
+
+    def __getstate__(self) -> dict[str, object]:
+        # The columns travel (from a Dask worker); the texts' source and the index do not.
+        return {k: v for k, v in self.__dict__.items() if k not in ("texts", "_rows")}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._rows = None
+        self.texts = PageTexts(0)
+        self.texts.size_of = self.chars_of
+
     @property
     def rows(self) -> IdIndex:
         """Page id -> row (:class:`IdIndex`), built once the pages are added."""
@@ -191,7 +224,7 @@ class PageColumns(PageShelf):
 
     def nbytes(self) -> int:
         """What the columns hold, in bytes (the index's arrays included once it is built)."""
-        strings = (self.ids, self.titles, self.sources, self.supersedes, self._metas)
+        strings = self._strings()
         numbers = (self._updated, self._first_line, self._n_words, self._n_chars)
         index = 0 if self._rows is None else self._rows._hashes.nbytes + self._rows._rows.nbytes
         return (

@@ -814,24 +814,13 @@ def load_corpus(
     page's metadata only (:class:`raglab.corpus.page_columns.PageColumns`) holds no more than one
     page's text at once while the folder is read, and the corpus's pages are that shelf.
     """
-    if encoding is not None:
-        try:
-            codecs.lookup(encoding)
-        except LookupError:
-            raise ValueError(
-                f"unknown encoding {encoding!r} (give a Python codec name, such as cp1252)"
-            ) from None
-    root = bundled_handbook_dir() if path is None else Path(path)
-    if not root.exists():
-        raise InputError([Problem(str(root), "corpus folder does not exist")])
-    if not root.is_dir():
-        raise InputError([Problem(str(root), "corpus must be a folder of *.md or *.txt pages")])
+    root = corpus_folder(path, encoding)
     files = corpus_files(root)
     # Each problem with where it goes among the others: the files in the order read, a
     # duplicate id just after its file (a file with a page has no problem of its own).
-    found: list[tuple[tuple[int, int], Problem]] = []
+    found: list[tuple[int, Problem]] = []
     warnings: list[Problem] = []
-    pages: PageShelf = _PageList() if held is None else held(_prefix(root))
+    pages: PageShelf = _PageList() if held is None else held(folder_prefix(root))
     # Whether each page has a word, found while its text is at hand (``held`` drops it).
     worded = bytearray()
     documents = DocumentReader()  # .html/.pdf/.docx: Markdown-like text, or a warning and skip
@@ -839,20 +828,49 @@ def load_corpus(
         page, file_problems, file_warnings = read_page_file(
             Path(file), encoding=encoding, strict=strict, documents=documents
         )
-        found.extend(((len(pages), 0), problem) for problem in file_problems)
+        found.extend((len(pages), problem) for problem in file_problems)
         warnings.extend(file_warnings)
         if page is None:
             continue
-        worded.append(_WORD.search(page.text) is not None)
+        worded.append(has_words(page.text))
         pages.add(page)
+    documents.finish()
+    said = check_pages(root, len(files), pages, found, warnings, worded)
+    return Corpus(tuple(pages) if held is None else pages, str(root), said)
+
+
+def has_words(text: str) -> bool:
+    """Whether ``text`` holds a word character: a page without one is empty to the indexes."""
+    return _WORD.search(text) is not None
+
+
+def check_pages(
+    root: Path,
+    n_files: int,
+    pages: PageShelf,
+    found: Sequence[tuple[int, Problem]],
+    warnings: Sequence[Problem],
+    worded: bytes | bytearray,
+) -> tuple[Problem, ...]:
+    """The warnings of the corpus of ``pages`` read from ``n_files`` files under ``root``,
+    checked as a whole, or :class:`InputError` with every problem: :func:`load_corpus`'s checks
+    after reading, shared by a Dask client whose workers read the files
+    (:func:`raglab.distributed.pages.load_corpus_on_cluster`).
+
+    ``found``: each file's problems, with the row the next page read after it took (they come
+    in that order, a duplicate id just after its page's file); ``warnings``: the files'
+    warnings, in file order; ``worded``: (n_pages,) whether each page has a word
+    (:func:`has_words`). Adds the duplicate ids, the ``supersedes`` naming no page, an empty
+    folder or corpus, the empty pages' and the unused front-matter keys' warnings."""
     # An id given twice: found over the kept pages (no dict of every id while reading).
     rows = pages.rows
+    keyed = [((row, 0), problem) for row, problem in found]
     twice: dict[int, int] = {}
     for k, page in enumerate(pages):
         first = rows[page.id]
         if first != k:
             twice[k] = first
-            found.append(
+            keyed.append(
                 (
                     (k, 1),
                     Problem(
@@ -864,7 +882,7 @@ def load_corpus(
                     ),
                 )
             )
-    problems = [problem for _, problem in sorted(found, key=lambda one: one[0])]
+    problems = [problem for _, problem in sorted(keyed, key=lambda one: one[0])]
     for k, page in enumerate(pages):
         if k not in twice and page.supersedes is not None and page.supersedes not in rows:
             problems.append(
@@ -876,8 +894,7 @@ def load_corpus(
                     page.id,
                 )
             )
-    documents.finish()
-    if not files:
+    if not n_files:
         problems.append(Problem(str(root), "no *.md or *.txt pages found"))
     elif not pages and not problems:
         # Every file was skipped: why each was is the error (a document's reason was warned).
@@ -887,7 +904,8 @@ def load_corpus(
         problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:
         raise InputError(problems)
-    warnings.extend(
+    said = list(warnings)
+    said.extend(
         Problem(
             page.source,
             "page is empty (no words to index): nothing in it can be found",
@@ -907,7 +925,7 @@ def load_corpus(
     if with_meta:
         keys = sorted(meta_keys)
         listing = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
-        warnings.append(
+        said.append(
             Problem(
                 str(root),
                 f"{with_meta} {'page carries' if with_meta == 1 else 'pages carry'} "
@@ -915,10 +933,29 @@ def load_corpus(
                 "(--strict refuses them)",
             )
         )
-    return Corpus(tuple(pages) if held is None else pages, str(root), tuple(warnings))
+    return tuple(said)
 
 
-def _prefix(root: Path) -> str:
+def corpus_folder(path: str | Path | None, encoding: str | None = None) -> Path:
+    """The folder :func:`load_corpus` reads for ``path`` (None: the bundled handbook), or
+    :class:`InputError` when it is not a folder; ``ValueError`` for an ``encoding`` Python does
+    not know."""
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(
+                f"unknown encoding {encoding!r} (give a Python codec name, such as cp1252)"
+            ) from None
+    root = bundled_handbook_dir() if path is None else Path(path)
+    if not root.exists():
+        raise InputError([Problem(str(root), "corpus folder does not exist")])
+    if not root.is_dir():
+        raise InputError([Problem(str(root), "corpus must be a folder of *.md or *.txt pages")])
+    return root
+
+
+def folder_prefix(root: Path) -> str:
     """What the path of every file found under ``root`` starts with (``rglob``'s)."""
     return "" if root == Path(".") else str(root / "_")[:-1]
 
@@ -939,7 +976,7 @@ def corpus_files(root: Path) -> StringColumn:
     Walked folder by folder, each one's entries sorted by name: a path sorts by its parts, so a
     sub-folder's files come at its name's place. As ``rglob`` does, a link to a file is a file
     and a link to a folder is not entered."""
-    files = StringColumn(prefix=_prefix(root))
+    files = StringColumn(prefix=folder_prefix(root))
 
     def walk(folder: str, base: str) -> None:
         # Names only, not an os.DirEntry each: a flat folder of a million pages is read here.

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,15 @@ from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
 from raglab.chunking.held_table import HeldChunkTable
-from raglab.corpus.pages import Corpus, Page, corpus_files, parse_page, read_page_file
+from raglab.corpus.documents.read import DocumentReader
+from raglab.corpus.pages import (
+    Corpus,
+    Page,
+    corpus_files,
+    has_words,
+    parse_page,
+    read_page_file,
+)
 from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.shard import ShardCounts
 from raglab.distributed.weight import held_bytes
@@ -111,14 +120,14 @@ def folder_files(folder: str | Path) -> list[Path]:
     return [Path(file) for file in corpus_files(root)]
 
 
-def partition_bounds(files: Sequence[Path], n_partitions: int) -> list[int]:
+def partition_bounds(files: Sequence[Path] | Sequence[str], n_partitions: int) -> list[int]:
     """Where :func:`file_partitions` cuts ``files``: each group's first file, then
     ``len(files)`` (group g is ``files[bounds[g]:bounds[g + 1]]``), found from the files' sizes
     alone (an int64 a file), no path kept."""
     if not len(files):
         return [0]
     sizes = np.fromiter(
-        (max(1, files[k].stat().st_size) for k in range(len(files))),
+        (max(1, os.stat(files[k]).st_size) for k in range(len(files))),
         dtype=np.int64,
         count=len(files),
     )
@@ -150,60 +159,117 @@ def _chunks_of(pages: Sequence[Page], key: ChunkingKey) -> tuple[Chunk, ...]:
     return tuple(chunk_pages(pages, method=key.method, size=key.size, overlap=key.overlap))
 
 
+def _shown(value: str, read: str, shown: str) -> str:
+    """``value`` with the path a worker read (``read``) written as the client gave it."""
+    return value if read == shown else value.replace(read, shown)
+
+
+def _problem_shown(problem: Problem, read: str, shown: str) -> Problem:
+    if read == shown:
+        return problem
+    return dataclasses.replace(
+        problem,
+        file=_shown(problem.file, read, shown),
+        message=_shown(problem.message, read, shown),
+    )
+
+
 def read_files(
-    paths: Sequence[str], encoding: str | None = None
-) -> tuple[list[Page], list[Problem]]:
+    paths: Sequence[str], encoding: str | None = None, *, cwd: str | None = None
+) -> PagesRead:
     """A worker's pages of ``paths`` as ``load_corpus`` reads each file (``encoding`` as given
-    to it), with the files' problems. A file skipped (no encoding fits it, a document that cannot
-    be read) gives no page; its warnings are left to the client, which read the folder first and
-    gave them there, so a worker stays silent."""
+    to it), with all it says of them (:class:`PagesRead`). ``cwd``: the client's working
+    folder, against which a relative path is read (a worker does not share it); every page,
+    problem and warning names a file as ``paths`` gives it, as the client's own reading would.
+    """
     pages: list[Page] = []
     problems: list[Problem] = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RaglabWarning)
+    problem_rows: list[int] = []
+    said: list[Problem] = []
+    worded = bytearray()
+    documents = DocumentReader()
+    with warnings.catch_warnings(record=True) as caught:
+        # A document's warnings are said where the client is, in file order (:attr:`notes`).
+        warnings.simplefilter("always", RaglabWarning)
         for path in paths:
-            page, file_problems, _ = read_page_file(Path(path), encoding=encoding)
-            problems.extend(file_problems)
+            read = str(Path(cwd) / path) if cwd is not None else path
+            start = len(caught)
+            page, file_problems, file_warnings = read_page_file(
+                Path(read), encoding=encoding, documents=documents
+            )
+            for caught_one in caught[start:]:
+                caught_one.message = RaglabWarning(_shown(str(caught_one.message), read, path))
+            problems.extend(_problem_shown(p, read, path) for p in file_problems)
+            problem_rows.extend(len(pages) for _ in file_problems)
+            said.extend(_problem_shown(w, read, path) for w in file_warnings)
             if page is not None:
-                pages.append(page)
-    return pages, problems
+                worded.append(has_words(page.text))
+                pages.append(dataclasses.replace(page, source=_shown(page.source, read, path)))
+    notes = tuple(str(one.message) for one in caught if issubclass(one.category, RaglabWarning))
+    return PagesRead(
+        tuple(pages),
+        tuple(problems),
+        tuple(problem_rows),
+        tuple(said),
+        bytes(worded),
+        notes,
+        tuple(sorted(documents.skipped.items())),
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class PagesRead:
-    """A partition of page files as a worker read them (:func:`read_files`): its pages, in file
-    order, and the files' problems."""
+    """A partition of page files as a worker read them (:func:`read_files`), and all
+    ``load_corpus`` says of them: its pages, in file order; the files' problems, each with the
+    row in :attr:`pages` the next page read after it took (``problem_rows``); the files'
+    warnings (:attr:`said`, in file order); whether each page has a word (``worded``, a byte a
+    page); the documents' warnings' messages (``notes``), and the documents of each kind
+    skipped for want of the extra that reads them (``skipped``, (suffix, count) pairs)."""
 
     pages: tuple[Page, ...]
     problems: tuple[Problem, ...]
+    problem_rows: tuple[int, ...] = ()
+    said: tuple[Problem, ...] = ()
+    worded: bytes = b""
+    notes: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, int], ...] = ()
 
     def __sizeof__(self) -> int:
         return object.__sizeof__(self) + held_bytes(*(p.text for p in self.pages))
 
 
-def read_partition(paths: Sequence[str], encoding: str | None = None) -> PagesRead:
+def read_partition(
+    paths: Sequence[str], encoding: str | None = None, cwd: str | None = None
+) -> PagesRead:
     """Task: a partition of page files read (:func:`read_files`), held on its worker for every
     stage that needs the pages."""
-    pages, problems = read_files(paths, encoding)
-    return PagesRead(tuple(pages), tuple(problems))
+    return read_files(paths, encoding, cwd=cwd)
 
 
 def read_partitions(
     client: Any,
-    files: Sequence[Path],
+    files: Sequence[Path] | Sequence[str],
     *,
     partitions: int | None = None,
     encoding: str | None = None,
+    cwd: Path | None = None,
+    bounds: Sequence[int] | None = None,
 ) -> list[Any]:
     """Futures of :class:`PagesRead`, one per contiguous partition of ``files``
-    (:func:`file_partitions`; default: two per worker), read in ``encoding`` (None: each page's
-    own, detected, as ``load_corpus`` does). Submitted tasks, not scattered data: a worker lost
+    (:func:`file_partitions`; default: two per worker; ``bounds``: the cuts
+    :func:`partition_bounds` gave already), read in ``encoding`` (None: each page's own,
+    detected, as ``load_corpus`` does); a relative path against ``cwd`` (the client's working
+    folder; None: the paths are absolute). Submitted tasks, not scattered data: a worker lost
     with a partition's pages reads the files again."""
-    n = partitions if partitions is not None else shards(client)
-    bounds = partition_bounds(files, n)
+    if bounds is None:
+        n = partitions if partitions is not None else shards(client)
+        bounds = partition_bounds(files, n)
+    folder = None if cwd is None else str(cwd)
     # One group's paths at a time: never a string a file of the whole corpus here at once.
     return [
-        client.submit(read_partition, [str(files[k]) for k in range(a, b)], encoding, pure=False)
+        client.submit(
+            read_partition, [str(files[k]) for k in range(a, b)], encoding, folder, pure=False
+        )
         for a, b in itertools.pairwise(bounds)
     ]
 
@@ -258,17 +324,23 @@ def page_texts(read: PagesRead, ids: Sequence[str]) -> list[str]:
 
 
 def text_fetcher(
-    client: Any, files: Sequence[Path], read: Callable[[], Sequence[Any]]
+    client: Any,
+    files: Sequence[Path] | Sequence[str],
+    read: Callable[[], Sequence[Any]],
+    *,
+    bounds: Sequence[int] | None = None,
 ) -> Callable[[Sequence[int], Sequence[str]], list[str]]:
     """``fetch(rows, ids)``: the texts of pages ``ids`` read from files ``files[rows[i]]``, from
     the partitions the workers hold (``read()``: :func:`read_partitions` of ``files`` at its
-    default partitions), one task per partition asked. A file's partition is found among the
-    partitions' first rows (O(partitions) here, not an entry a file)."""
-    bounds = np.asarray(partition_bounds(files, shards(client)), dtype=np.int64)
+    default partitions, or cut at ``bounds``), one task per partition asked. A file's partition
+    is found among the partitions' first rows (O(partitions) here, not an entry a file)."""
+    if bounds is None:
+        bounds = partition_bounds(files, shards(client))
+    firsts = np.asarray(bounds, dtype=np.int64)
 
     def fetch(rows: Sequence[int], ids: Sequence[str]) -> list[str]:
         wanted: dict[int, list[int]] = {}
-        groups = np.searchsorted(bounds, np.asarray(rows, dtype=np.int64), side="right") - 1
+        groups = np.searchsorted(firsts, np.asarray(rows, dtype=np.int64), side="right") - 1
         for i, g in enumerate(groups.tolist()):
             wanted.setdefault(g, []).append(i)
         parts = read()
