@@ -199,6 +199,11 @@ CACHE_SIZE: Final = 32
 #: more, and a corpus under it is fetched once a page.
 CLIENT_PAGE_TEXT_BUDGET: Final = 32_000_000
 
+#: Pages whose metadata (all but the text) a cluster's client keeps at once, the last used first
+#: out: the pages' metadata stays on the workers (raglab.distributed.pages.RemotePages), and
+#: about 500 bytes a page kept is 25 MB here at most.
+CLIENT_PAGE_RECORDS: Final = 50_000
+
 #: Pages whose sections (found in their kept texts) a cluster's client keeps at once, the last
 #: used first out: a heading's object each, so not every kept text's (a page a chunk is made from
 #: has its sections found again once they are out).

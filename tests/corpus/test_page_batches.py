@@ -14,7 +14,6 @@ import pytest
 
 from raglab.chunking.held_table import HeldChunkTable
 from raglab.chunking.table import ChunkTable
-from raglab.corpus.page_columns import PageColumns
 from raglab.corpus.pages import Corpus, HeldPage, PageTexts, load_corpus, reading
 from raglab.run_settings import ChunkingKey
 
@@ -32,7 +31,7 @@ def _held(folder: Path, budget: int) -> tuple[Corpus, Corpus, PageTexts, list[li
     full = load_corpus(folder)
     assert [len(p.text) for p in full] == [100] * 5
     texts = PageTexts(budget)
-    held = load_corpus(folder, held=lambda prefix: PageColumns(texts, prefix=prefix))
+    held = Corpus(tuple(HeldPage.of(p, texts) for p in full), full.root, full.warnings)
     asked: list[list[str]] = []
 
     def fetch(ids: list[str]) -> list[str]:

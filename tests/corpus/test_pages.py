@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 import raglab.corpus.pages as pages_module
-from raglab.corpus.page_columns import PageColumns
 from raglab.corpus.pages import (
+    Corpus,
+    HeldPage,
     Page,
     PageTexts,
     find_sections,
@@ -414,7 +415,7 @@ def test_a_utf8_page_with_a_stray_byte_is_read_with_it_replaced(tmp_path: Path) 
 def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Oracle: the same folder read with its texts; the word counts by hand ("#", "A", "One", "two."). Read with ``held`` as columns (``PageColumns``), every page
+    """Oracle: the same folder read with its texts; the word counts by hand ("#", "A", "One", "two."). Held (``HeldPage.of`` each page), every page
     has the same fields, word count and warnings while no page object holds its text: each text
     comes from the PageTexts when read, kept up to the budget of characters (the one just fetched
     always), the older ones fetched again."""
@@ -423,7 +424,7 @@ def test_held_pages_keep_the_metadata_and_fetch_each_text_when_read(
     (tmp_path / "c.txt").write_text("   \n")
     full = load_corpus(tmp_path)
     texts = PageTexts(len(full.page("b").text))  # room for b's text or a's, not both
-    held = load_corpus(tmp_path, held=lambda prefix: PageColumns(texts, prefix=prefix))
+    held = Corpus(tuple(HeldPage.of(p, texts) for p in full), full.root, full.warnings)
     assert [p.id for p in held] == ["a", "b", "c"]
     assert held.warnings == full.warnings
     assert [p.n_words for p in held] == [p.n_words for p in full] == [4, 5, 0]

@@ -20,7 +20,7 @@ import numpy as np
 from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages, make_chunk, page_sections
-from raglab.corpus.pages import Page, PageShelf, Section, reading
+from raglab.corpus.pages import Page, PageShelf, Section, prefetch, reading
 
 __all__ = ["ChunkTable", "kept_pages", "page_rows"]
 
@@ -144,7 +144,10 @@ class ChunkTable(Sequence[Chunk]):
         (:func:`~raglab.corpus.pages.reading`). Around a stage over many questions' chunks,
         their held pages come in batches of the text budget, not in one round trip a
         question."""
-        return reading(self.pages[self._page_of(int(i))] for i in rows)
+        pages = [self._page_of(int(i)) for i in rows]
+        # Pages held elsewhere (a Dask client's) come in one round trip, not one a page.
+        prefetch(self.pages, pages)
+        return reading(self.pages[p] for p in pages)
 
     def rows_of(self, page_id: str) -> range:
         """The rows of page ``page_id``'s chunks (empty for a page this chunking lacks)."""
@@ -154,6 +157,13 @@ class ChunkTable(Sequence[Chunk]):
     def page_id(self, i: int) -> str:
         """The id of chunk ``i``'s page, without making the chunk."""
         return self.pages[self._page_of(i)].id
+
+    def page_ids(self, rows: Iterable[int]) -> list[str]:
+        """The ids of chunks ``rows``' pages, in that order (their pages fetched at once where
+        they are held elsewhere)."""
+        pages = [self._page_of(int(i)) for i in rows]
+        prefetch(self.pages, pages)
+        return [self.pages[p].id for p in pages]
 
     def chunk_id(self, i: int) -> str:
         """The id of chunk ``i`` (``f"{page_id}#{position}"``, as :func:`make_chunk` gives it),

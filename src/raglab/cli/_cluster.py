@@ -33,7 +33,7 @@ from raglab.cli._common import (
 from raglab.cli.options import given_settings
 from raglab.corpus.pages import Corpus, PageTexts
 from raglab.corpus.passages import WholeCorpusFinder, answer_needles
-from raglab.corpus.questions import bundled_questions_path, load_questions
+from raglab.corpus.questions import bundled_questions_path, load_questions, named_pages
 from raglab.formats.progress import progress
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab, no_questions
@@ -149,14 +149,13 @@ def connect_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _question_needles(args: argparse.Namespace) -> list[Any] | None:
-    """The answer passages the questions file asks for (None: a corpus read alone, as
-    load_data reads it), read before any cluster work, so a missing or unreadable file is
-    said at once."""
+def _question_lines(args: argparse.Namespace) -> list[str] | None:
+    """The questions file's lines (None: a corpus read alone, as load_data reads it), read
+    before any cluster work, so a missing or unreadable file is said at once."""
     if args.corpus and not args.questions:
         return None
     file = Path(args.questions) if args.questions else bundled_questions_path()
-    return answer_needles(read_text(file).splitlines())
+    return read_text(file).splitlines()
 
 
 def _located_lab(
@@ -165,7 +164,7 @@ def _located_lab(
     quiet: bool,
     stage: Any,
     corpus: Corpus,
-    needles: list[Any] | None,
+    lines: list[str] | None,
     files: Sequence[Path],
     read: Callable[[], list[Any]],
     table: Callable[[ChunkingKey], Any],
@@ -176,9 +175,12 @@ def _located_lab(
     find (:attr:`~raglab.pipeline.indexes.Indexes.chunk_table`)."""
     from raglab.distributed.locating import locate_on_cluster
 
-    if needles is None:  # a corpus read alone, as load_data reads it
+    if lines is None:  # a corpus read alone, as load_data reads it
         questions = no_questions()
     else:
+        needles = answer_needles(lines)
+        # The pages the questions name, looked up in one round trip a bucket, not one a page.
+        corpus.prefetch_ids(named_pages(lines))
         with stage(
             f"locate {len(needles)} answer passages in {len(files)} page files on the workers"
         ):
@@ -287,11 +289,9 @@ def _candidate_pages(lab: Lab, first_stage: RetrievalSettings) -> list[str]:
     from raglab.pipeline.reranking import candidates
 
     table = lab.indexes.chunk_set(first_stage.chunking).chunks
-    return [
-        table.page_id(i)
-        for q in lab.questions
-        for i in candidates(lab, q, first_stage).indices.tolist()
-    ]
+    return table.page_ids(
+        i for q in lab.questions for i in candidates(lab, q, first_stage).indices.tolist()
+    )
 
 
 def _stages(echo: Callable[[str], object] | None) -> Callable[[str], Any]:
@@ -371,7 +371,7 @@ def cluster_lab(
     # characters, with the sections found in them).
     texts = PageTexts(CLIENT_PAGE_TEXT_BUDGET)
     folder = data_corpus_folder(args)
-    needles = _question_needles(args)
+    lines = _question_lines(args)
     neural = any(dense.is_neural(one.retriever) for one in wanted) or (
         rerank is not None and dense.is_neural(rerank.retriever)
     )
@@ -420,7 +420,7 @@ def cluster_lab(
         def table(chunking: ChunkingKey) -> Any:
             return chunk_table(client, corpus.pages, chunked(chunking), chunking)
 
-        lab = _located_lab(args, client, quiet, stage, corpus, needles, files, read, table)
+        lab = _located_lab(args, client, quiet, stage, corpus, lines, files, read, table)
         if check is not None:
             # What the command refuses, refused before the cluster fits or ranks.
             check(lab)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raglab.cli.options import add_setting_options, given_settings
-from raglab.corpus.pages import Corpus, PageShelf, corpus_folder, load_corpus
+from raglab.corpus.pages import Corpus, corpus_folder, load_corpus
 from raglab.corpus.questions import QuestionSet, load_questions
 from raglab.errors import InputError, Problem
 from raglab.formats.progress import progress
@@ -146,11 +146,8 @@ def data_corpus_folder(args: argparse.Namespace) -> Path:
     return corpus_folder(args.corpus, getattr(args, "encoding", None))
 
 
-def load_data_corpus(
-    args: argparse.Namespace, *, held: Callable[[str], PageShelf] | None = None
-) -> Corpus:
-    """:func:`load_data`'s corpus (its options checked first), or InputError. ``held``: what
-    is kept of each page read and checked (:func:`raglab.corpus.pages.load_corpus`)."""
+def load_data_corpus(args: argparse.Namespace) -> Corpus:
+    """:func:`load_data`'s corpus (its options checked first), or InputError."""
     data_corpus_folder(args)
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "json", False))
     return load_corpus(
@@ -159,7 +156,6 @@ def load_data_corpus(
         encoding=getattr(args, "encoding", None),
         # validate --strict refuses front-matter keys RAG lab does not use, as it once always did.
         strict=bool(getattr(args, "strict", False)),
-        held=held,
     )
 
 

@@ -329,26 +329,33 @@ def reading(pages: Iterable[Page]) -> Iterator[None]:
 
 
 class PageShelf(Sequence[Page]):
-    """Where :func:`load_corpus` keeps the pages it reads, in order: added one by one, then
-    read by row, their ids' rows found in :attr:`rows` (the first row of an id given twice)."""
-
-    @abc.abstractmethod
-    def add(self, page: Page) -> None:
-        """Keep ``page`` as the next row."""
+    """A corpus's pages, in order, read by row, their ids' rows found in :attr:`rows` (the
+    first row of an id given twice), and told which will be read next (:meth:`prefetch`): those
+    :func:`load_corpus` reads here (a list), or a Dask cluster's held on its workers
+    (:class:`raglab.distributed.pages.RemotePages`)."""
 
     @property
     @abc.abstractmethod
     def rows(self) -> Mapping[str, int]:
         """Page id -> its row (the first, for an id given twice)."""
 
+    def prefetch(self, rows: Iterable[int]) -> None:
+        """Say that pages ``rows`` are about to be read: a shelf whose pages are held
+        elsewhere fetches those it lacks at once (:func:`prefetch`); here, nothing."""
+
+    def prefetch_ids(self, ids: Iterable[str]) -> None:
+        """As :meth:`prefetch`, the pages named by their ids (an id no page has is let be)."""
+
 
 class _PageList(PageShelf):
-    """The :class:`PageShelf` of a corpus that holds its pages, texts and all."""
+    """The :class:`PageShelf` of a corpus that holds its pages, texts and all: added one by
+    one as they are read."""
 
     def __init__(self) -> None:
         self._pages: list[Page] = []
 
     def add(self, page: Page) -> None:
+        """Keep ``page`` as the next row."""
         self._pages.append(page)
 
     @property
@@ -420,7 +427,25 @@ class Corpus:
 
     @property
     def n_words(self) -> int:
-        return sum(p.n_words for p in self.pages)
+        total: int | None = getattr(self.pages, "total_words", None)
+        return sum(p.n_words for p in self.pages) if total is None else total
+
+    def prefetch(self, rows: Iterable[int]) -> None:
+        """Say that pages ``rows`` are about to be read (:meth:`PageShelf.prefetch`)."""
+        prefetch(self.pages, rows)
+
+    def prefetch_ids(self, ids: Iterable[str]) -> None:
+        """Say that the pages ``ids`` are about to be read (:meth:`PageShelf.prefetch_ids`)."""
+        if isinstance(self.pages, PageShelf):
+            self.pages.prefetch_ids(ids)
+
+
+def prefetch(pages: Sequence[Page], rows: Iterable[int]) -> None:
+    """Say that ``pages[r]`` for ``r`` in ``rows`` are about to be read: a
+    :class:`PageShelf` whose pages are held elsewhere fetches them in one round trip, not one a
+    page when each is read; pages held here cost nothing."""
+    if isinstance(pages, PageShelf):
+        pages.prefetch(rows)
 
 
 def bundled_handbook_dir() -> Path:
@@ -789,7 +814,6 @@ def load_corpus(
     progress: Callable[[Sequence[str]], Iterable[str]] | None = None,
     encoding: str | None = None,
     strict: bool = False,
-    held: Callable[[str], PageShelf] | None = None,
 ) -> Corpus:
     """Load every ``*.md`` and ``*.txt`` page under ``path`` (recursively, in sorted order).
 
@@ -808,11 +832,6 @@ def load_corpus(
     lab does not use are kept as :attr:`Page.meta` (``strict=True`` refuses them): each is one of
     :attr:`Corpus.warnings`, as is every page without a word. ``ValueError`` for an ``encoding``
     Python does not know.
-
-    ``held``: where the pages are kept once read (None: a tuple of them), made from the folder's
-    path with its separator (what every page's ``source`` starts with): a shelf that keeps each
-    page's metadata only (:class:`raglab.corpus.page_columns.PageColumns`) holds no more than one
-    page's text at once while the folder is read, and the corpus's pages are that shelf.
     """
     root = corpus_folder(path, encoding)
     files = corpus_files(root)
@@ -820,8 +839,8 @@ def load_corpus(
     # duplicate id just after its file (a file with a page has no problem of its own).
     found: list[tuple[int, Problem]] = []
     warnings: list[Problem] = []
-    pages: PageShelf = _PageList() if held is None else held(folder_prefix(root))
-    # Whether each page has a word, found while its text is at hand (``held`` drops it).
+    pages = _PageList()
+    # Whether each page has a word, found while its text is at hand.
     worded = bytearray()
     documents = DocumentReader()  # .html/.pdf/.docx: Markdown-like text, or a warning and skip
     for file in files if progress is None else progress(files):
@@ -835,8 +854,8 @@ def load_corpus(
         worded.append(has_words(page.text))
         pages.add(page)
     documents.finish()
-    said = check_pages(root, len(files), pages, found, warnings, worded)
-    return Corpus(tuple(pages) if held is None else pages, str(root), said)
+    said = check_pages(root, len(files), page_checks(pages, worded), found, warnings)
+    return Corpus(tuple(pages), str(root), said)
 
 
 def has_words(text: str) -> bool:
@@ -844,91 +863,116 @@ def has_words(text: str) -> bool:
     return _WORD.search(text) is not None
 
 
+@dataclass(frozen=True)
+class PageChecks:
+    """What :func:`check_pages` needs of a corpus's pages, found where they are held (one
+    machine's pages, :func:`page_checks`, or a Dask cluster's partitions and id buckets,
+    :mod:`raglab.distributed.pages`), each list in row order.
+
+    ``twice``: each page whose id an earlier page has, (row, id, source, the earlier page's
+    source); ``dangling``: each page, not one of ``twice``, whose ``supersedes`` names no page,
+    (row, id, source, supersedes); ``empty``: each page without a word (:func:`has_words`),
+    (source, id); ``with_meta``: the pages carrying front-matter keys RAG lab does not use, and
+    ``meta_keys`` those keys."""
+
+    n_pages: int
+    twice: Sequence[tuple[int, str, str, str]] = ()
+    dangling: Sequence[tuple[int, str, str, str]] = ()
+    empty: Sequence[tuple[str, str]] = ()
+    with_meta: int = 0
+    meta_keys: frozenset[str] = frozenset()
+
+
+def page_checks(pages: PageShelf, worded: bytes | bytearray) -> PageChecks:
+    """:class:`PageChecks` of ``pages`` (``worded``: (n_pages,) whether each has a word): the
+    ids given twice found over the shelf's index (no dict of every id), a held page made when
+    read and let go after."""
+    rows = pages.rows
+    twice: list[tuple[int, str, str, str]] = []
+    repeated: set[int] = set()
+    for k, page in enumerate(pages):
+        first = rows[page.id]
+        if first != k:
+            repeated.add(k)
+            twice.append((k, page.id, page.source, pages[first].source))
+    dangling = [
+        (k, page.id, page.source, page.supersedes)
+        for k, page in enumerate(pages)
+        if k not in repeated and page.supersedes is not None and page.supersedes not in rows
+    ]
+    with_meta = 0
+    meta_keys: set[str] = set()
+    for page in pages:
+        with_meta += bool(page.meta)
+        meta_keys.update(page.meta)
+    empty = [(page.source, page.id) for k, page in enumerate(pages) if not worded[k]]
+    return PageChecks(len(pages), twice, dangling, empty, with_meta, frozenset(meta_keys))
+
+
 def check_pages(
     root: Path,
     n_files: int,
-    pages: PageShelf,
+    checks: PageChecks,
     found: Sequence[tuple[int, Problem]],
     warnings: Sequence[Problem],
-    worded: bytes | bytearray,
 ) -> tuple[Problem, ...]:
-    """The warnings of the corpus of ``pages`` read from ``n_files`` files under ``root``,
-    checked as a whole, or :class:`InputError` with every problem: :func:`load_corpus`'s checks
-    after reading, shared by a Dask client whose workers read the files
+    """The warnings of the corpus read from ``n_files`` files under ``root``, checked as a
+    whole, or :class:`InputError` with every problem: :func:`load_corpus`'s checks after
+    reading, shared by a Dask client whose workers read the files and find the ``checks``
     (:func:`raglab.distributed.pages.load_corpus_on_cluster`).
 
     ``found``: each file's problems, with the row the next page read after it took (they come
     in that order, a duplicate id just after its page's file); ``warnings``: the files'
-    warnings, in file order; ``worded``: (n_pages,) whether each page has a word
-    (:func:`has_words`). Adds the duplicate ids, the ``supersedes`` naming no page, an empty
-    folder or corpus, the empty pages' and the unused front-matter keys' warnings."""
-    # An id given twice: found over the kept pages (no dict of every id while reading).
-    rows = pages.rows
+    warnings, in file order. Adds the duplicate ids, the ``supersedes`` naming no page, an
+    empty folder or corpus, the empty pages' and the unused front-matter keys' warnings."""
     keyed = [((row, 0), problem) for row, problem in found]
-    twice: dict[int, int] = {}
-    for k, page in enumerate(pages):
-        first = rows[page.id]
-        if first != k:
-            twice[k] = first
-            keyed.append(
-                (
-                    (k, 1),
-                    Problem(
-                        page.source,
-                        f"duplicate page id, also used by {pages[first].source}",
-                        None,
-                        "id",
-                        page.id,
-                    ),
-                )
-            )
+    keyed.extend(
+        (
+            (k, 1),
+            Problem(source, f"duplicate page id, also used by {first}", None, "id", page_id),
+        )
+        for k, page_id, source, first in checks.twice
+    )
     problems = [problem for _, problem in sorted(keyed, key=lambda one: one[0])]
-    for k, page in enumerate(pages):
-        if k not in twice and page.supersedes is not None and page.supersedes not in rows:
-            problems.append(
-                Problem(
-                    page.source,
-                    f"supersedes {page.supersedes!r}, which is not a page of the corpus",
-                    None,
-                    "supersedes",
-                    page.id,
-                )
-            )
+    problems.extend(
+        Problem(
+            source,
+            f"supersedes {supersedes!r}, which is not a page of the corpus",
+            None,
+            "supersedes",
+            page_id,
+        )
+        for _, page_id, source, supersedes in checks.dangling
+    )
     if not n_files:
         problems.append(Problem(str(root), "no *.md or *.txt pages found"))
-    elif not pages and not problems:
+    elif not checks.n_pages and not problems:
         # Every file was skipped: why each was is the error (a document's reason was warned).
         problems.extend(warnings)
         problems.append(Problem(str(root), "no page could be read (each file is named above)"))
-    elif not problems and not any(worded):
+    elif not problems and len(checks.empty) == checks.n_pages:
         problems.append(Problem(str(root), "every page is empty (no words to index)"))
     if problems:
         raise InputError(problems)
     said = list(warnings)
     said.extend(
         Problem(
-            page.source,
+            source,
             "page is empty (no words to index): nothing in it can be found",
             None,
             None,
-            page.id,
+            page_id,
         )
-        for k, page in enumerate(pages)
-        if not worded[k]
+        for source, page_id in checks.empty
     )
-    # Counted page by page: a held page is made when read, and let go after.
-    with_meta = 0
-    meta_keys: set[str] = set()
-    for page in pages:
-        with_meta += bool(page.meta)
-        meta_keys.update(page.meta)
-    if with_meta:
-        keys = sorted(meta_keys)
+    if checks.with_meta:
+        keys = sorted(checks.meta_keys)
         listing = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+        n = checks.with_meta
         said.append(
             Problem(
                 str(root),
-                f"{with_meta} {'page carries' if with_meta == 1 else 'pages carry'} "
+                f"{n} {'page carries' if n == 1 else 'pages carry'} "
                 f"front-matter keys RAG lab does not use ({listing}): kept as metadata "
                 "(--strict refuses them)",
             )

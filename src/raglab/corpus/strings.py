@@ -12,8 +12,6 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import overload
 
-import numpy as np
-
 __all__ = ["StringColumn"]
 
 
@@ -37,18 +35,6 @@ class StringColumn(Sequence[str]):
         kept = value[len(self.prefix) :] if value.startswith(self.prefix) else "\0" + value
         self._data += kept.encode("utf-8", "surrogatepass")
         self._offsets.append(len(self._data))
-
-    def extend(self, other: StringColumn) -> None:
-        """Add ``other``'s strings at the end: its buffer and offsets copied as they are when
-        both columns share their prefix, else string by string."""
-        if other.prefix != self.prefix:
-            for one in other:
-                self.append(one)
-            return
-        base = len(self._data)
-        self._data += other._data
-        shifted = np.frombuffer(other._offsets, dtype=np.int64)[1:] + base
-        self._offsets.frombytes(shifted.tobytes())
 
     def __len__(self) -> int:
         return len(self._offsets) - 1

@@ -35,7 +35,7 @@ import hashlib
 import itertools
 import os
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -381,8 +381,8 @@ class _AbsolutePaths(Sequence[Path]):
 def page_files(corpus: Corpus) -> Sequence[Path]:
     """The file of each page of ``corpus``, in order, as an absolute path (the workers do not
     share this process's working folder): made from the pages' sources when read, so a
-    corpus kept as columns (:class:`~raglab.corpus.page_columns.PageColumns`) holds no path
-    a page beside its sources."""
+    corpus whose pages the workers hold (:class:`~raglab.distributed.pages.RemotePages`)
+    holds no path here."""
     return _AbsolutePaths(corpus.sources, Path.cwd())
 
 
@@ -397,13 +397,27 @@ def page_digest(ids: Iterable[str]) -> bytes:
 
 def same_pages(ids: Sequence[str], parts: Sequence[tuple[int, bytes]]) -> bool:
     """Whether the partitions, each ``(its number of pages, page_digest of their ids)`` in
-    order, hold exactly the pages ``ids``."""
-    start = 0
+    order, hold exactly the pages ``ids``. Ids that know their partitions' digests (a corpus
+    whose pages the workers hold, :class:`raglab.distributed.pages.RemotePages`) are compared
+    by those when cut alike, not read here one by one."""
+    known: Callable[[], list[tuple[int, bytes]]] | None = getattr(ids, "digests", None)
+    if known is not None:
+        theirs = known()
+        if [n for n, _ in theirs] == [n for n, _ in parts]:
+            return theirs == list(parts)
+    # One pass over the ids, in order: ids read from elsewhere come in blocks, not one a call.
+    stream = iter(ids)
     for n, digest in parts:
-        if start + n > len(ids) or page_digest(ids[k] for k in range(start, start + n)) != digest:
+        taken = [0]
+
+        def counted(n: int = n, taken: list[int] = taken) -> Iterator[str]:
+            for one in itertools.islice(stream, n):
+                taken[0] += 1
+                yield one
+
+        if page_digest(counted()) != digest or taken[0] != n:
             return False
-        start += n
-    return start == len(ids)
+    return next(stream, None) is None
 
 
 def chunk_jsonl_lines(lines: Sequence[str], source: str, key: ChunkingKey) -> ChunkedPartition:

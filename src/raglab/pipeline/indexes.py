@@ -23,7 +23,6 @@ from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.table import ChunkTable
-from raglab.corpus.page_columns import PageColumns
 from raglab.corpus.pages import Corpus, reading
 from raglab.corpus.questions import Question, QuestionSet
 from raglab.embedding.lsa import LSASpace, fit_lsa, unit_rows, window_count, window_ranges
@@ -98,6 +97,8 @@ class ChunkSet:
         self._relevance: dict[str, dict[int, float]] = {}
         # A span's chunks are found in its page's rows: a Dask client's table cuts the labelled
         # pages again (HeldChunkTable), their texts fetched in batches, not one a question.
+        # Their pages' metadata too, where it is held elsewhere: one round trip, not one a page.
+        indexes.corpus.prefetch_ids(span.page_id for q in indexes.questions for span in q.spans)
         labelled = (
             indexes.corpus.page(span.page_id)
             for q in indexes.questions
@@ -200,9 +201,12 @@ class ChunkSet:
         counts = np.diff(chunks.first)
         pages = chunks.pages
         # date.toordinal() is 1 or more: 0 is a page without a date.
+        # A shelf that keeps its pages' dates as an array (columns, or a Dask client's pages
+        # on the workers) gives them without a page made.
+        known_dates: Callable[[], IntArray] | None = getattr(pages, "updated_ordinals", None)
         ordinals = (
-            pages.updated_ordinals()
-            if isinstance(pages, PageColumns)
+            known_dates()
+            if known_dates is not None
             else np.array(
                 [0 if page.updated is None else page.updated.toordinal() for page in pages],
                 dtype=np.int64,
