@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import raglab.cli.report as report_module
-import raglab.distributed.chunking as chunking_module
+import raglab.distributed.chunk_table as chunk_table_module
 from raglab.cli.main import main
 from raglab.distributed.chunking import submit_files
 from raglab.distributed.neural_shards import ShardedNeural, load_neural_shard
@@ -148,13 +148,13 @@ def test_a_neural_report_chunks_each_partition_once_and_gathers_no_vector(
     clustered = tmp_path / "cluster.json"
     address = ["--scheduler", str(client.scheduler.address)]
     tables: list[Any] = []
-    chunk_table = chunking_module.chunk_table
+    chunk_table = chunk_table_module.remote_chunk_table
 
-    def table_spy(client: Any, pages: Any, parts: Any, key: Any) -> Any:
+    def table_spy(client: Any, pages: Any, reads: Any, parts: Any, key: Any) -> Any:
         tables.append(parts)
-        return chunk_table(client, pages, parts, key)
+        return chunk_table(client, pages, reads, parts, key)
 
-    monkeypatch.setattr(chunking_module, "chunk_table", table_spy)
+    monkeypatch.setattr(chunk_table_module, "remote_chunk_table", table_spy)
     with get_task_stream(client) as stream:
         assert main([*argv, "--out", str(clustered), *address]) == 0
     capsys.readouterr()

@@ -143,7 +143,8 @@ def test_a_clustered_idf_run_tokenises_no_chunk_on_the_client(
         line = f"document frequencies of {n_chunks} chunks in {shards(client)} shards"
         assert (line in printed.err) == (scoring == "idf"), printed.err
         lab = labs[-1]
-        held = next(iter({getattr(page, "_texts", None) for page in lab.corpus}))
+        # The pages stay on the workers, gone with the cluster: their texts' source is asked.
+        held = lab.corpus.pages.texts
         fetched[scoring] = held.fetched
         counted[scoring] = _tasks(stream, "count_reader_terms")
         assert len(lab.caches.of(READER_DF)) == (scoring == "idf")

@@ -6,8 +6,9 @@ chunk: the workers chunk their partitions and send only those counts. When a sta
 chunk, its page's chunks are cut again from the page's text, which the stage reads anyway to
 make the chunk (``chunk_pages([page], ...)``, the same function and the same offsets as the
 workers'), and kept with the text (:meth:`~raglab.corpus.pages.HeldPage.found_in`): dropped
-with it, within the client's page-text budget. The client then holds O(pages) for a chunking,
-not O(chunks).
+with it, within the client's page-text budget. The table then holds O(pages) for a chunking,
+not O(chunks); a Dask client's keeps even those on the workers
+(:class:`~raglab.distributed.chunk_table.RemoteChunkTable`), and asks for the pages read.
 
 What reads rows: making a chunk, the chunks of a page holding a labelled answer
 (:meth:`containing`), and word counts (:meth:`words_of`, the packing's). A stage that would
@@ -66,7 +67,7 @@ class HeldChunkTable(ChunkTable):
             rows = page.found_in(f"chunk rows {method} {size} {overlap}", lambda _: self._cut(p))
         else:
             rows = self._cut(p)
-        want = int(self.first[p + 1] - self.first[p])
+        want = self._end(p) - self._start(p)
         if len(rows[0]) != want:
             raise ValueError(
                 f"page {page.id!r} cut into {len(rows[0])} chunks here, {want} where it was "
@@ -85,7 +86,7 @@ class HeldChunkTable(ChunkTable):
 
     def _row(self, p: int, i: int) -> tuple[int, int, int]:
         starts, ends, n_words = self._page_rows(p)
-        j = i - int(self.first[p])
+        j = i - self._start(p)
         return int(starts[j]), int(ends[j]), int(n_words[j])
 
     def words_of(self, rows: Sequence[int] | IntArray) -> IntArray:
@@ -96,7 +97,7 @@ class HeldChunkTable(ChunkTable):
         with self.reading(listed):
             for k, i in enumerate(listed):
                 p = self._page_of(i)
-                out[k] = self._page_rows(p)[2][i - int(self.first[p])]
+                out[k] = self._page_rows(p)[2][i - self._start(p)]
         return out
 
     @property

@@ -35,8 +35,8 @@ def page_rows(
 
 
 def kept_pages(pages: Sequence[Page]) -> tuple[Sequence[Page], Mapping[str, int]]:
-    """``pages`` as a table keeps them, with each id's row: a shelf (a Dask client's pages as
-    columns, :class:`~raglab.corpus.pages.PageShelf`) as it is, with its own index, so no
+    """``pages`` as a table keeps them, with each id's row: a shelf (a Dask client's pages,
+    held on its workers: :class:`~raglab.corpus.pages.PageShelf`) as it is, with its own index, so no
     chunking holds an object or an entry a page; any other sequence as a tuple and a dict."""
     if isinstance(pages, PageShelf):
         return pages, pages.rows
@@ -80,9 +80,28 @@ class ChunkTable(Sequence[Chunk]):
     def _page_of(self, i: int) -> int:
         return int(np.searchsorted(self.first, i, side="right")) - 1
 
+    def _start(self, p: int) -> int:
+        """Page ``p``'s first chunk's row."""
+        return int(self.first[p])
+
+    def _end(self, p: int) -> int:
+        """The row after page ``p``'s last chunk."""
+        return int(self.first[p + 1])
+
+    def prefetch_pages(self, pages: Iterable[int]) -> None:
+        """Say that the chunk rows of pages ``pages`` are about to be read: a table whose
+        pages' rows are held elsewhere finds them at once; here, nothing."""
+
+    def page_rows_of(self, rows: Sequence[int] | IntArray) -> IntArray:
+        """The page of each of chunks ``rows`` ((n,) int64, their rows among the pages)."""
+        got: IntArray = (
+            np.searchsorted(self.first, np.asarray(rows, dtype=np.int64), side="right") - 1
+        )
+        return got
+
     def _page_rows(self, p: int) -> tuple[IntArray, IntArray, IntArray]:
         """Page ``p``'s chunks' starts, ends and word counts, in row order."""
-        a, b = int(self.first[p]), int(self.first[p + 1])
+        a, b = self._start(p), self._end(p)
         return self.starts[a:b], self.ends[a:b], self.n_words[a:b]
 
     def _row(self, p: int, i: int) -> tuple[int, int, int]:
@@ -95,7 +114,7 @@ class ChunkTable(Sequence[Chunk]):
             page,
             page_sections(page) if sections is None else sections,
             i,
-            i - int(self.first[p]),
+            i - self._start(p),
             *self._row(p, i),
         )
 
@@ -128,7 +147,7 @@ class ChunkTable(Sequence[Chunk]):
         with reading(self.pages):
             for p, page in enumerate(self.pages):
                 sections = page_sections(page)
-                for i in range(int(self.first[p]), int(self.first[p + 1])):
+                for i in range(self._start(p), self._end(p)):
                     yield self._make(p, i, sections)
 
     def take(self, rows: Sequence[int]) -> list[Chunk]:
@@ -152,7 +171,7 @@ class ChunkTable(Sequence[Chunk]):
     def rows_of(self, page_id: str) -> range:
         """The rows of page ``page_id``'s chunks (empty for a page this chunking lacks)."""
         p = self._page_row.get(page_id)
-        return range(0) if p is None else range(int(self.first[p]), int(self.first[p + 1]))
+        return range(0) if p is None else range(self._start(p), self._end(p))
 
     def page_id(self, i: int) -> str:
         """The id of chunk ``i``'s page, without making the chunk."""
@@ -169,7 +188,7 @@ class ChunkTable(Sequence[Chunk]):
         """The id of chunk ``i`` (``f"{page_id}#{position}"``, as :func:`make_chunk` gives it),
         without making the chunk or reading its page's text."""
         p = self._page_of(i)
-        return f"{self.pages[p].id}#{i - int(self.first[p])}"
+        return f"{self.pages[p].id}#{i - self._start(p)}"
 
     def containing(self, page_id: str, start: int, end: int) -> list[int]:
         """Positions (ascending) of the chunks of ``page_id`` whose span contains [start, end)
@@ -181,4 +200,4 @@ class ChunkTable(Sequence[Chunk]):
             return []
         starts, ends, _ = self._page_rows(p)
         inside = (starts <= start) & (ends >= end)
-        return (np.flatnonzero(inside) + int(self.first[p])).tolist()
+        return (np.flatnonzero(inside) + self._start(p)).tolist()

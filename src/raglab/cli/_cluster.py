@@ -340,11 +340,12 @@ def cluster_lab(
         yield load_lab(args)
         return
     # Imported here: without the options, no Dask module and none of raglab.distributed loads.
-    from raglab.distributed.chunking import chunk_table, page_files, submit_files, text_fetcher
+    from raglab.distributed.chunk_table import remote_chunk_table
+    from raglab.distributed.chunking import page_files, submit_files, text_fetcher
     from raglab.distributed.cluster import connect, require_dask
     from raglab.distributed.evaluation import evaluate_on_cluster
     from raglab.distributed.lsa_held import text_search
-    from raglab.distributed.pages import load_corpus_on_cluster
+    from raglab.distributed.pages import RemotePages, load_corpus_on_cluster
     from raglab.distributed.pipeline import (
         bm25_keys,
         index_lab,
@@ -395,6 +396,8 @@ def cluster_lab(
             ),
         )
         corpus = loaded.corpus
+        pages = corpus.pages
+        assert isinstance(pages, RemotePages)
         print_corpus_warnings(corpus)
         files = page_files(corpus)
 
@@ -418,7 +421,7 @@ def cluster_lab(
             return cut[key]
 
         def table(chunking: ChunkingKey) -> Any:
-            return chunk_table(client, corpus.pages, chunked(chunking), chunking)
+            return remote_chunk_table(client, pages, loaded.parts, chunked(chunking), chunking)
 
         lab = _located_lab(args, client, quiet, stage, corpus, lines, files, read, table)
         if check is not None:

@@ -135,7 +135,7 @@ class PageTexts:
         # Each held page's length in characters, known when it was read: what a batch weighs.
         self._sizes: dict[str, int] = {}
         #: A page's length in characters (None: not held), from :meth:`hold`'s notes unless
-        #: something holding the pages' lengths already says (a corpus kept as columns).
+        #: something holding the pages' lengths already says (a Dask client's pages).
         self.size_of: Callable[[str], int | None] = self._sizes.get
         # The pages the stages now running will read, in order (page id -> place), oldest first.
         self._plans: list[tuple[list[str], dict[str, int]]] = []
@@ -381,7 +381,7 @@ class Corpus:
     """An ordered collection of pages with unique ids, with the warnings found while reading
     them (a page read in a detected encoding, a file skipped, an empty page, keys kept as
     metadata). ``pages``: a tuple, or a sequence that finds its own ids (a
-    :class:`PageShelf`: a Dask client's pages kept as columns), kept as it is."""
+    :class:`PageShelf`: a Dask client's pages held on its workers), kept as it is."""
 
     pages: Sequence[Page]
     root: str = "<memory>"
@@ -414,8 +414,8 @@ class Corpus:
 
     @property
     def ids(self) -> Sequence[str]:
-        """Every page's id, in order, read without making the pages where they are kept as
-        columns (a shelf with ``ids``)."""
+        """Every page's id, in order, read without making the pages where they are held
+        elsewhere (a shelf with ``ids``)."""
         ids: Sequence[str] | None = getattr(self.pages, "ids", None)
         return [p.id for p in self.pages] if ids is None else ids
 

@@ -42,10 +42,8 @@ from typing import Any, overload
 
 import numpy as np
 
-from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
-from raglab.chunking.held_table import HeldChunkTable
 from raglab.corpus.documents.read import DocumentReader
 from raglab.corpus.pages import (
     Corpus,
@@ -68,11 +66,9 @@ __all__ = [
     "ChunkedPartition",
     "PagesRead",
     "chunk_beir",
-    "chunk_counts",
     "chunk_folder",
     "chunk_jsonl_lines",
     "chunk_partition",
-    "chunk_table",
     "count_chunks",
     "file_partitions",
     "folder_files",
@@ -280,40 +276,6 @@ def chunk_partition(read: PagesRead, key: ChunkingKey) -> ChunkedPartition:
         _chunks_of(read.pages, key),
         tuple((p.id, p.source, p.supersedes) for p in read.pages),
         read.problems,
-    )
-
-
-def chunk_counts(part: ChunkedPartition) -> tuple[IntArray, int]:
-    """Task: a partition's chunks counted for a
-    :class:`~raglab.chunking.held_table.HeldChunkTable`: each page's number of chunks
-    (n_pages,) and the chunks' words in all. The rows stay here: the client cuts a page again
-    when it reads it."""
-    row = {page_id: p for p, (page_id, _, _) in enumerate(part.pages)}
-    counts = np.zeros(len(part.pages), dtype=np.int64)
-    for c in part.chunks:
-        counts[row[c.page_id]] += 1
-    return counts, sum(c.n_words for c in part.chunks)
-
-
-def chunk_table(
-    client: Any, pages: Sequence[Page], parts: Sequence[Any], key: ChunkingKey
-) -> HeldChunkTable:
-    """The :class:`~raglab.chunking.held_table.HeldChunkTable` of ``pages`` (the corpus's, in
-    order) under the chunking ``key`` from the workers' chunked partitions of their files
-    (``parts``, futures of :class:`ChunkedPartition`, in file order): each page's count of
-    chunks and the words in all come here, no row and no text."""
-    key = key.resolved()
-    got = client.gather([client.submit(chunk_counts, part, pure=False) for part in parts])
-    counts = (np.concatenate([c for c, _ in got]) if got else np.zeros(0, dtype=np.int64)).astype(
-        np.int64
-    )
-    return HeldChunkTable.of_counts(
-        pages,
-        counts,
-        sum(words for _, words in got),
-        method=key.method,
-        size=key.size,
-        overlap=key.overlap,
     )
 
 

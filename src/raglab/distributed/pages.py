@@ -132,13 +132,6 @@ def page_records(read: PagesRead, rows: Sequence[int]) -> list[Record]:
     return out
 
 
-def _updated(read: PagesRead) -> IntArray:
-    """Task: each of a partition's pages' ``updated`` as ``date.toordinal()`` (0: none)."""
-    return np.array(
-        [0 if p.updated is None else p.updated.toordinal() for p in read.pages], dtype=np.int64
-    )
-
-
 class _RemoteRows(Mapping[str, int]):
     """A :class:`RemotePages`' ids -> rows: asked of the ids' buckets, kept for the pages kept."""
 
@@ -333,12 +326,6 @@ class RemotePages(PageShelf):
             # Least recently used first out: the dict keeps the order of use.
             self._records[row] = self._records.pop(row)
         return record
-
-    def updated_ordinals(self) -> IntArray:
-        """Each page's ``updated`` as ``date.toordinal()`` ((n,) int64, 0 where it has none),
-        gathered from the partitions."""
-        got = self._client.gather([submit_beside(self._client, _updated, p) for p in self._parts])
-        return np.concatenate(got) if got else np.zeros(0, dtype=np.int64)
 
     @overload
     def __getitem__(self, i: int) -> HeldPage: ...

@@ -23,7 +23,7 @@ from raglab.base.ranking import FloatArray, IntArray, Ranking
 from raglab.bm25.index import BM25Index
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.table import ChunkTable
-from raglab.corpus.pages import Corpus, reading
+from raglab.corpus.pages import Corpus, prefetch, reading
 from raglab.corpus.questions import Question, QuestionSet
 from raglab.embedding.lsa import LSASpace, fit_lsa, unit_rows, window_count, window_ranges
 from raglab.embedding.vectors import SparseMatrix, Vocabulary, idf_weights, tfidf_matrix
@@ -97,8 +97,13 @@ class ChunkSet:
         self._relevance: dict[str, dict[int, float]] = {}
         # A span's chunks are found in its page's rows: a Dask client's table cuts the labelled
         # pages again (HeldChunkTable), their texts fetched in batches, not one a question.
-        # Their pages' metadata too, where it is held elsewhere: one round trip, not one a page.
-        indexes.corpus.prefetch_ids(span.page_id for q in indexes.questions for span in q.spans)
+        # Their pages' metadata and chunk rows too, where they are held elsewhere: one round
+        # trip each, not one a page.
+        named = [span.page_id for q in indexes.questions for span in q.spans]
+        named += [page for q in indexes.questions for page in q.pages or ()]
+        corpus = indexes.corpus
+        corpus.prefetch_ids(named)
+        self.chunks.prefetch_pages(corpus.row(i) for i in named if i in corpus)
         labelled = (
             indexes.corpus.page(span.page_id)
             for q in indexes.questions
@@ -201,16 +206,9 @@ class ChunkSet:
         counts = np.diff(chunks.first)
         pages = chunks.pages
         # date.toordinal() is 1 or more: 0 is a page without a date.
-        # A shelf that keeps its pages' dates as an array (columns, or a Dask client's pages
-        # on the workers) gives them without a page made.
-        known_dates: Callable[[], IntArray] | None = getattr(pages, "updated_ordinals", None)
-        ordinals = (
-            known_dates()
-            if known_dates is not None
-            else np.array(
-                [0 if page.updated is None else page.updated.toordinal() for page in pages],
-                dtype=np.int64,
-            )
+        ordinals = np.array(
+            [0 if page.updated is None else page.updated.toordinal() for page in pages],
+            dtype=np.int64,
         )
         days = ordinals.astype(np.float64)
         dated = ordinals != 0
@@ -235,9 +233,25 @@ class ChunkSet:
         if "age_years" in self.__dict__ or not isinstance(chunks, ChunkTable):
             rows: FloatArray = self.age_years[idx]
             return rows
-        page = np.searchsorted(chunks.first, np.asarray(idx, dtype=np.int64), side="right") - 1
-        got: FloatArray = self._page_ages[page]
-        return got
+        page = chunks.page_rows_of(idx)
+        basis: Callable[[], tuple[float, float] | None] | None = getattr(chunks, "age_basis", None)
+        if basis is None:
+            got: FloatArray = self._page_ages[page]
+            return got
+        # Pages held elsewhere (a Dask client's): these chunks' pages' dates read alone, aged
+        # as _page_ages ages every page, from the newest date and the fill found there.
+        found = basis()
+        if found is None:
+            return np.zeros(len(page), dtype=np.float64)
+        newest, fill = found
+        prefetch(chunks.pages, page.tolist())
+        ordinals = np.array(
+            [0 if (d := chunks.pages[p].updated) is None else d.toordinal() for p in page.tolist()],
+            dtype=np.int64,
+        )
+        ages: FloatArray = (newest - ordinals.astype(np.float64)) / DAYS_PER_YEAR
+        ages[ordinals == 0] = fill
+        return ages
 
     @cached_property
     def tfidf(self) -> SparseMatrix:
