@@ -430,10 +430,6 @@ class Corpus:
         total: int | None = getattr(self.pages, "total_words", None)
         return sum(p.n_words for p in self.pages) if total is None else total
 
-    def prefetch(self, rows: Iterable[int]) -> None:
-        """Say that pages ``rows`` are about to be read (:meth:`PageShelf.prefetch`)."""
-        prefetch(self.pages, rows)
-
     def prefetch_ids(self, ids: Iterable[str]) -> None:
         """Say that the pages ``ids`` are about to be read (:meth:`PageShelf.prefetch_ids`)."""
         if isinstance(self.pages, PageShelf):
