@@ -32,8 +32,8 @@ from raglab.cli._common import (
 )
 from raglab.cli.options import given_settings
 from raglab.corpus.pages import Corpus, PageTexts
-from raglab.corpus.passages import WholeCorpusFinder, answer_needles
-from raglab.corpus.questions import bundled_questions_path, load_questions, named_pages
+from raglab.corpus.passages import WholeCorpusFinder, answer_needles, named_pages
+from raglab.corpus.questions import bundled_questions_path, load_questions
 from raglab.formats.progress import progress
 from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab, no_questions

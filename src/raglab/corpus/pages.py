@@ -905,6 +905,24 @@ def page_checks(pages: PageShelf, worded: bytes | bytearray) -> PageChecks:
     return PageChecks(len(pages), twice, dangling, empty, with_meta, frozenset(meta_keys))
 
 
+def duplicate_id(page_id: str, source: str, first: str) -> Problem:
+    """The problem of page ``page_id`` read from ``source`` whose id the page of ``first``
+    has already."""
+    return Problem(source, f"duplicate page id, also used by {first}", None, "id", page_id)
+
+
+def superseding_nothing(page_id: str, source: str, supersedes: str) -> Problem:
+    """The problem of page ``page_id`` read from ``source`` whose ``supersedes`` names no
+    page of the corpus."""
+    return Problem(
+        source,
+        f"supersedes {supersedes!r}, which is not a page of the corpus",
+        None,
+        "supersedes",
+        page_id,
+    )
+
+
 def check_pages(
     root: Path,
     n_files: int,
@@ -923,21 +941,11 @@ def check_pages(
     empty folder or corpus, the empty pages' and the unused front-matter keys' warnings."""
     keyed = [((row, 0), problem) for row, problem in found]
     keyed.extend(
-        (
-            (k, 1),
-            Problem(source, f"duplicate page id, also used by {first}", None, "id", page_id),
-        )
-        for k, page_id, source, first in checks.twice
+        ((k, 1), duplicate_id(page_id, source, first)) for k, page_id, source, first in checks.twice
     )
     problems = [problem for _, problem in sorted(keyed, key=lambda one: one[0])]
     problems.extend(
-        Problem(
-            source,
-            f"supersedes {supersedes!r}, which is not a page of the corpus",
-            None,
-            "supersedes",
-            page_id,
-        )
+        superseding_nothing(page_id, source, supersedes)
         for _, page_id, source, supersedes in checks.dangling
     )
     if not n_files:

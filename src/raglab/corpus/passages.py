@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -111,12 +111,9 @@ class WholeCorpusFinder:
         return found
 
 
-def answer_needles(lines: Iterable[str]) -> list[Needle]:
-    """The (answer, page) pairs a questions file will ask to locate, in first-seen order: each
-    line that is a JSON object with a non-blank string ``answer`` gives it with its ``page``
-    when that is a string. A line the parser will refuse may give one that is never asked for;
-    one it asks for is always here."""
-    out: dict[Needle, None] = {}
+def _objects(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The lines of a questions file that are JSON objects, parsed; the others left out (the
+    questions' parser says what is wrong with them)."""
     for raw in lines:
         if not raw.strip():
             continue
@@ -124,11 +121,34 @@ def answer_needles(lines: Iterable[str]) -> list[Needle]:
             obj = json.loads(raw)
         except json.JSONDecodeError:
             continue
-        if not isinstance(obj, dict):
-            continue
+        if isinstance(obj, dict):
+            yield obj
+
+
+def answer_needles(lines: Iterable[str]) -> list[Needle]:
+    """The (answer, page) pairs a questions file will ask to locate, in first-seen order: each
+    line that is a JSON object with a non-blank string ``answer`` gives it with its ``page``
+    when that is a string. A line the parser will refuse may give one that is never asked for;
+    one it asks for is always here."""
+    out: dict[Needle, None] = {}
+    for obj in _objects(lines):
         answer, page = obj.get("answer"), obj.get("page")
         if isinstance(answer, str) and answer.strip():
             out[(answer, page if isinstance(page, str) else None)] = None
+    return list(out)
+
+
+def named_pages(lines: Iterable[str]) -> list[str]:
+    """The page ids a questions file names (each line's ``page`` and ``pages``), in first-seen
+    order: what checking it will look up in the corpus. A line the parser will refuse may name
+    one it never looks up; one it looks up is always here."""
+    out: dict[str, None] = {}
+    for obj in _objects(lines):
+        page, pages = obj.get("page"), obj.get("pages")
+        if isinstance(page, str):
+            out[page] = None
+        if isinstance(pages, dict | list):
+            out.update((one, None) for one in pages if isinstance(one, str))
     return list(out)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -334,28 +334,6 @@ def split_warnings(questions: QuestionSet) -> list[Problem]:
 
 def _fold(kind: str) -> str:
     return re.sub(r"[\W_]+", "", kind.casefold())
-
-
-def named_pages(lines: Iterable[str]) -> list[str]:
-    """The page ids a questions file names (each line's ``page`` and ``pages``), in first-seen
-    order: what checking it will look up in the corpus. A line the parser will refuse may name
-    one it never looks up; one it looks up is always here."""
-    out: dict[str, None] = {}
-    for raw in lines:
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(obj, dict):
-            continue
-        page, pages = obj.get("page"), obj.get("pages")
-        if isinstance(page, str):
-            out[page] = None
-        if isinstance(pages, dict | list):
-            out.update((one, None) for one in pages if isinstance(one, str))
-    return list(out)
 
 
 def load_questions(

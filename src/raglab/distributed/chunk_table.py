@@ -28,7 +28,7 @@ from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.held_table import HeldChunkTable
 from raglab.corpus.pages import prefetch
-from raglab.distributed.chunking import ChunkedPartition, PagesRead
+from raglab.distributed.chunking import ChunkedPartition, PagesRead, partition_groups
 from raglab.distributed.cluster import submit_beside
 from raglab.distributed.pages import RemotePages
 from raglab.rerank.features import DAYS_PER_YEAR
@@ -143,29 +143,33 @@ class RemoteChunkTable(HeldChunkTable):
         while len(cache) > self._keep:
             del cache[next(iter(cache))]
 
+    def _asked(
+        self, task: Any, firsts: IntArray, rows: list[int]
+    ) -> Iterator[tuple[int, list[int], list[Any]]]:
+        """``task(held[g], rows counted from partition g's first)`` for each partition g
+        holding some of ``rows`` (``firsts``: the partitions' first rows), gathered at once:
+        each partition's places in ``rows`` and its answers."""
+        by_group = partition_groups(firsts, rows)
+        asked = {
+            g: submit_beside(
+                self._client, task, self._held[g], [rows[i] - int(firsts[g]) for i in places]
+            )
+            for g, places in by_group.items()
+        }
+        got = self._client.gather(list(asked.values()))
+        for g, answers in zip(asked, got, strict=True):
+            yield g, by_group[g], answers
+
     def prefetch_chunks(self, rows: Iterable[int]) -> None:
         """Find the pages of those of chunks ``rows`` not known, one task a partition asked."""
         wanted = [r for r in dict.fromkeys(int(r) for r in rows) if r not in self._where]
         wanted = wanted[: self._keep]
         if not wanted:
             return
-        groups = np.searchsorted(self._chunk_bounds, wanted, side="right") - 1
-        by_group: dict[int, list[int]] = {}
-        for row, g in zip(wanted, groups.tolist(), strict=True):
-            by_group.setdefault(g, []).append(row)
-        asked = {
-            g: submit_beside(
-                self._client,
-                _pages_of,
-                self._held[g],
-                [r - int(self._chunk_bounds[g]) for r in rs],
-            )
-            for g, rs in by_group.items()
-        }
-        for g, got in zip(asked, self._client.gather(list(asked.values())), strict=True):
+        for g, places, got in self._asked(_pages_of, self._chunk_bounds, wanted):
             page0, chunk0 = int(self._page_bounds[g]), int(self._chunk_bounds[g])
-            for row, (p, a, b) in zip(by_group[g], got, strict=True):
-                self._kept(self._where, row, page0 + p)
+            for i, (p, a, b) in zip(places, got, strict=True):
+                self._kept(self._where, wanted[i], page0 + p)
                 self._kept(self._spans, page0 + p, (chunk0 + a, chunk0 + b))
 
     def prefetch_pages(self, pages: Iterable[int]) -> None:
@@ -174,20 +178,10 @@ class RemoteChunkTable(HeldChunkTable):
         wanted = wanted[: self._keep]
         if not wanted:
             return
-        groups = np.searchsorted(self._page_bounds, wanted, side="right") - 1
-        by_group: dict[int, list[int]] = {}
-        for p, g in zip(wanted, groups.tolist(), strict=True):
-            by_group.setdefault(g, []).append(p)
-        asked = {
-            g: submit_beside(
-                self._client, _spans, self._held[g], [p - int(self._page_bounds[g]) for p in ps]
-            )
-            for g, ps in by_group.items()
-        }
-        for g, got in zip(asked, self._client.gather(list(asked.values())), strict=True):
+        for g, places, got in self._asked(_spans, self._page_bounds, wanted):
             chunk0 = int(self._chunk_bounds[g])
-            for p, (a, b) in zip(by_group[g], got, strict=True):
-                self._kept(self._spans, p, (chunk0 + a, chunk0 + b))
+            for i, (a, b) in zip(places, got, strict=True):
+                self._kept(self._spans, wanted[i], (chunk0 + a, chunk0 + b))
 
     def _page_of(self, i: int) -> int:
         if i not in self._where:

@@ -42,6 +42,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
 from raglab.corpus.documents.read import DocumentReader
@@ -49,9 +50,11 @@ from raglab.corpus.pages import (
     Corpus,
     Page,
     corpus_files,
+    duplicate_id,
     has_words,
     parse_page,
     read_page_file,
+    superseding_nothing,
 )
 from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.shard import ShardCounts
@@ -77,6 +80,7 @@ __all__ = [
     "page_files",
     "page_texts",
     "partition_bounds",
+    "partition_groups",
     "read_files",
     "read_partition",
     "read_partitions",
@@ -285,6 +289,17 @@ def page_texts(read: PagesRead, ids: Sequence[str]) -> list[str]:
     return [by_id[page_id].text for page_id in ids]
 
 
+def partition_groups(firsts: Sequence[int] | IntArray, rows: Sequence[int]) -> dict[int, list[int]]:
+    """The places in ``rows`` of the rows each partition holds, partition g holding rows
+    ``firsts[g]:firsts[g + 1]`` (an empty partition none), in the order asked: what a task a
+    partition is asked for."""
+    groups = np.searchsorted(firsts, np.asarray(rows, dtype=np.int64), side="right") - 1
+    out: dict[int, list[int]] = {}
+    for i, g in enumerate(groups.tolist()):
+        out.setdefault(g, []).append(i)
+    return out
+
+
 def text_fetcher(
     client: Any,
     files: Sequence[Path] | Sequence[str],
@@ -301,10 +316,7 @@ def text_fetcher(
     firsts = np.asarray(bounds, dtype=np.int64)
 
     def fetch(rows: Sequence[int], ids: Sequence[str]) -> list[str]:
-        wanted: dict[int, list[int]] = {}
-        groups = np.searchsorted(firsts, np.asarray(rows, dtype=np.int64), side="right") - 1
-        for i, g in enumerate(groups.tolist()):
-            wanted.setdefault(g, []).append(i)
+        wanted = partition_groups(firsts, rows)
         parts = read()
         # Each partition's pages stay on their worker: the task goes to them, not they to it.
         asked = {
@@ -482,29 +494,13 @@ def gather_chunks(client: Any, partitions: Sequence[Any]) -> list[Chunk]:
         first_line += part.lines
         for page_id, source, _ in part.pages:
             if page_id in seen:
-                problems.append(
-                    Problem(
-                        source,
-                        f"duplicate page id, also used by {seen[page_id]}",
-                        None,
-                        "id",
-                        page_id,
-                    )
-                )
+                problems.append(duplicate_id(page_id, source, seen[page_id]))
             else:
                 seen[page_id] = source
     for part in parts:
         for page_id, source, supersedes in part.pages:
             if supersedes is not None and supersedes not in seen:
-                problems.append(
-                    Problem(
-                        source,
-                        f"supersedes {supersedes!r}, which is not a page of the corpus",
-                        None,
-                        "supersedes",
-                        page_id,
-                    )
-                )
+                problems.append(superseding_nothing(page_id, source, supersedes))
     if problems:
         raise InputError(problems)
     chunks: list[Chunk] = []

@@ -30,7 +30,6 @@ from typing import Any, overload
 
 import numpy as np
 
-from raglab.base.ranking import IntArray
 from raglab.corpus.documents.read import DocumentReader
 from raglab.corpus.pages import (
     Corpus,
@@ -42,7 +41,13 @@ from raglab.corpus.pages import (
     corpus_files,
     corpus_folder,
 )
-from raglab.distributed.chunking import PagesRead, page_digest, partition_bounds, read_partitions
+from raglab.distributed.chunking import (
+    PagesRead,
+    page_digest,
+    partition_bounds,
+    partition_groups,
+    read_partitions,
+)
 from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.page_ids import PageIds
 from raglab.errors import Problem, RaglabWarning
@@ -243,9 +248,6 @@ class RemotePages(PageShelf):
     def __len__(self) -> int:
         return int(self._firsts[-1])
 
-    def _group(self, rows: IntArray) -> IntArray:
-        return np.searchsorted(self._firsts, rows, side="right") - 1
-
     def prefetch(self, rows: Iterable[int]) -> None:
         """Fetch the metadata of those of pages ``rows`` not kept, one task a partition asked
         (as many as :data:`keep` at most: the first ones)."""
@@ -255,25 +257,21 @@ class RemotePages(PageShelf):
         if not wanted:
             return
         wanted = wanted[: self._keep]
-        asked = np.asarray(wanted, dtype=np.int64)
-        groups = self._group(asked)
-        by_group: dict[int, list[int]] = {}
-        for row, g in zip(wanted, groups.tolist(), strict=True):
-            by_group.setdefault(g, []).append(row)
+        by_group = partition_groups(self._firsts, wanted)
         futures = {
             g: submit_beside(
                 self._client,
                 page_records,
                 self._parts[g],
-                [row - int(self._firsts[g]) for row in rows],
+                [wanted[i] - int(self._firsts[g]) for i in places],
             )
-            for g, rows in by_group.items()
+            for g, places in by_group.items()
         }
         got = self._client.gather(list(futures.values()))
         self.round_trips += 1
         for g, records in zip(futures, got, strict=True):
-            for row, record in zip(by_group[g], records, strict=True):
-                self._keep_record(row, record)
+            for i, record in zip(by_group[g], records, strict=True):
+                self._keep_record(wanted[i], record)
 
     def _keep_record(self, row: int, record: Record) -> None:
         self._records[row] = record
