@@ -23,13 +23,14 @@ from raglab.distributed.pages import CorpusRead, RemotePages, load_corpus_on_clu
 from raglab.pipeline.lab import Lab, no_questions
 from raglab.rerank.features import page_age_years
 from raglab.run_settings import ChunkingKey
+from raglab.settings import CLIENT_PAGE_RECORDS as KEEP
 
 
 def _remote(client: Any, read: CorpusRead, key: ChunkingKey) -> RemoteChunkTable:
     pages = read.corpus.pages
     assert isinstance(pages, RemotePages)
     parts = submit_files(client, [], key, read=read.parts)
-    return remote_chunk_table(client, pages, read.parts, parts, key)
+    return remote_chunk_table(client, pages, read.parts, parts, key, keep=KEEP)
 
 
 @pytest.mark.parametrize("key", [ChunkingKey("heading"), ChunkingKey("fixed", 50, 10)])
@@ -40,7 +41,7 @@ def test_the_table_is_the_one_made_here(client: Any, key: ChunkingKey) -> None:
     from raglab.distributed.chunking import text_fetcher
 
     texts = PageTexts(10**7)
-    read = load_corpus_on_cluster(client, None, texts=texts)
+    read = load_corpus_on_cluster(client, None, texts=texts, keep=KEEP)
     fetch = text_fetcher(client, (), lambda: read.parts, bounds=read.bounds)
     texts.fetch = lambda ids: fetch([read.corpus.row(i) for i in ids], ids)
     k = key.resolved()
@@ -85,7 +86,7 @@ def test_the_ages_are_the_ones_found_here(client: Any, tmp_path: Path, undated: 
     folder = _dated(tmp_path / "pages", undated)
     here = load_corpus(folder)
     texts = PageTexts(10**7)
-    read = load_corpus_on_cluster(client, folder, texts=texts)
+    read = load_corpus_on_cluster(client, folder, texts=texts, keep=KEEP)
     lab = Lab(read.corpus, no_questions())
     for key in (ChunkingKey().resolved(), ChunkingKey("fixed", 40, 10).resolved()):
         made = chunk_pages(here, method=key.method, size=key.size, overlap=key.overlap)

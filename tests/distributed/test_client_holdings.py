@@ -24,6 +24,7 @@ import pytest
 import raglab.cli._cluster as cluster_module
 from raglab.cli.main import main
 from raglab.corpus.pages import PageTexts, Section
+from raglab.distributed.chunk_table import RemoteChunkTable
 from raglab.pipeline.lab import Lab
 from tests.distributed.cluster_fixtures import recorded_labs
 
@@ -135,5 +136,8 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     # page's rows are cut again from its text when it is read (the old code: the chunks'
     # starts, ends and word counts, 24 bytes a chunk).
     assert not [o for o in reached if isinstance(o, np.ndarray) and o.shape[:1] == (CHUNKS,)]
-    assert chunks.first.shape == (PAGES + 1,)
+    # Nor a number a page: each page's first row stays on the workers (RemoteChunkTable; the
+    # table held them here, (PAGES + 1,), at the last change of this test).
+    assert isinstance(chunks, RemoteChunkTable)
+    assert not [o for o in reached if isinstance(o, np.ndarray) and o.shape == (PAGES + 1,)]
     assert not [o for o in reached if isinstance(o, list | tuple | dict) and len(o) == CHUNKS]

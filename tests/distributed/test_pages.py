@@ -22,6 +22,7 @@ from raglab.corpus.pages import Corpus, Page, PageTexts, bundled_handbook_dir, l
 from raglab.distributed.chunking import text_fetcher
 from raglab.distributed.pages import BLOCK_PAGES, CorpusRead, RemotePages, load_corpus_on_cluster
 from raglab.errors import InputError, RaglabWarning
+from raglab.settings import CLIENT_PAGE_RECORDS as KEEP
 from tests.corpus.documents.build import write_docx
 
 
@@ -37,7 +38,7 @@ def _there(client: Any, folder: Path | str) -> tuple[CorpusRead, list[str]]:
     """``load_corpus_on_cluster``, and the RaglabWarnings it gave."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RaglabWarning)
-        read = load_corpus_on_cluster(client, folder, texts=PageTexts(10**6))
+        read = load_corpus_on_cluster(client, folder, texts=PageTexts(10**6), keep=KEEP)
     return read, [str(w.message) for w in caught if issubclass(w.category, RaglabWarning)]
 
 
@@ -215,7 +216,7 @@ def test_the_client_holds_nothing_a_page(client: Any, tmp_path: Path) -> None:
         folder.mkdir()
         for k in range(n):
             (folder / f"p{k:05d}.md").write_text(f"# Page {k}\n\nword {k}\n")
-        read = load_corpus_on_cluster(client, folder, texts=PageTexts(10**6))
+        read = load_corpus_on_cluster(client, folder, texts=PageTexts(10**6), keep=KEEP)
         assert len(read.corpus) == n
         return _weight(read)
 

@@ -39,6 +39,7 @@ from raglab.pipeline import dense
 from raglab.pipeline.lab import Lab, no_questions
 from raglab.run_settings import ChunkingKey, RetrievalSettings, RunSettings
 from raglab.settings import (
+    CLIENT_PAGE_RECORDS,
     CLIENT_PAGE_TEXT_BUDGET,
     CLUSTER_CONNECT_TIMEOUT,
     CLUSTER_NO_WORKERS_TIMEOUT,
@@ -391,6 +392,7 @@ def cluster_lab(
             folder,
             texts=texts,
             encoding=getattr(args, "encoding", None),
+            keep=CLIENT_PAGE_RECORDS,
             progress=lambda parts: progress(
                 parts, description="Reading pages on the workers", quiet=quiet
             ),
@@ -421,7 +423,9 @@ def cluster_lab(
             return cut[key]
 
         def table(chunking: ChunkingKey) -> Any:
-            return remote_chunk_table(client, pages, loaded.parts, chunked(chunking), chunking)
+            return remote_chunk_table(
+                client, pages, loaded.parts, chunked(chunking), chunking, keep=CLIENT_PAGE_RECORDS
+            )
 
         lab = _located_lab(args, client, quiet, stage, corpus, lines, files, read, table)
         if check is not None:

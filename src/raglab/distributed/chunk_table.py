@@ -7,7 +7,8 @@ partition's worker keeps its pages' first chunk rows, counted from the partition
 chunk row and page row (O(partitions)). The page of a chunk and the chunk rows of a page are
 asked of the partition's worker, in one task a partition for the rows a stage says it will
 read (:meth:`RemoteChunkTable.reading`, :meth:`RemoteChunkTable.prefetch_pages`), and kept here
-for the last :data:`~raglab.settings.CLIENT_PAGE_RECORDS` chunks and pages read. A chunk is then
+for the last ``keep`` chunks and pages read (a cluster command's:
+:data:`~raglab.settings.CLIENT_PAGE_RECORDS`). A chunk is then
 made as a held table makes it: its page's rows cut again from the page's text.
 
 The reranker's page ages (:meth:`RemoteChunkTable.age_basis`): the newest date and the median
@@ -33,7 +34,6 @@ from raglab.distributed.cluster import submit_beside
 from raglab.distributed.pages import RemotePages
 from raglab.rerank.features import DAYS_PER_YEAR
 from raglab.run_settings import ChunkingKey
-from raglab.settings import CLIENT_PAGE_RECORDS
 
 __all__ = ["RemoteChunkTable", "chunk_firsts", "remote_chunk_table"]
 
@@ -109,7 +109,7 @@ class RemoteChunkTable(HeldChunkTable):
         method: str,
         size: int | None,
         overlap: int | None,
-        keep: int = CLIENT_PAGE_RECORDS,
+        keep: int,
     ) -> None:
         self._client = client
         self.pages = pages
@@ -255,7 +255,13 @@ class RemoteChunkTable(HeldChunkTable):
 
 
 def remote_chunk_table(
-    client: Any, pages: RemotePages, reads: Sequence[Any], parts: Sequence[Any], key: ChunkingKey
+    client: Any,
+    pages: RemotePages,
+    reads: Sequence[Any],
+    parts: Sequence[Any],
+    key: ChunkingKey,
+    *,
+    keep: int,
 ) -> RemoteChunkTable:
     """The :class:`RemoteChunkTable` of ``pages`` (read on the workers as ``reads``, futures
     of :class:`PagesRead`) under ``key``, from the workers' chunked partitions ``parts``
@@ -263,5 +269,12 @@ def remote_chunk_table(
     key = key.resolved()
     held = [submit_beside(client, chunk_firsts, part) for part in parts]
     return RemoteChunkTable(
-        client, pages, reads, held, method=key.method, size=key.size, overlap=key.overlap
+        client,
+        pages,
+        reads,
+        held,
+        method=key.method,
+        size=key.size,
+        overlap=key.overlap,
+        keep=keep,
     )

@@ -14,8 +14,8 @@ command, by a worker.
 The corpus's pages are then :class:`RemotePages`: a page's metadata (all of it but the text,
 the same fields) is fetched from its partition's worker when a stage reads the page, in one
 round trip per partition for the pages a stage says it will read (:meth:`RemotePages.prefetch`),
-and kept here for the last :data:`~raglab.settings.CLIENT_PAGE_RECORDS` pages read; an id's row
-is asked of its bucket. The client holds each partition's first row, not an entry a page.
+and kept here for the last ``keep`` pages read (a cluster command's:
+:data:`~raglab.settings.CLIENT_PAGE_RECORDS`); an id's row is asked of its bucket. The client holds each partition's first row, not an entry a page.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ from raglab.distributed.chunking import (
 from raglab.distributed.cluster import shards, submit_beside
 from raglab.distributed.page_ids import PageIds
 from raglab.errors import Problem, RaglabWarning
-from raglab.settings import CLIENT_PAGE_RECORDS
 
 __all__ = [
     "CorpusRead",
@@ -208,7 +207,7 @@ class RemotePages(PageShelf):
         texts: PageTexts,
         summaries: Sequence[PartitionSummary],
         *,
-        keep: int = CLIENT_PAGE_RECORDS,
+        keep: int,
     ) -> None:
         self._client = client
         self._parts = list(parts)
@@ -386,7 +385,7 @@ def load_corpus_on_cluster(
     texts: PageTexts,
     encoding: str | None = None,
     progress: Callable[[Sequence[int]], Iterable[int]] | None = None,
-    keep: int = CLIENT_PAGE_RECORDS,
+    keep: int,
 ) -> CorpusRead:
     """``load_corpus(path, encoding=encoding)`` with every file read on the workers and the
     pages held there (:class:`RemotePages`, whose texts ``texts`` fetches; ``keep``: the pages'
