@@ -190,6 +190,16 @@ class ChunkTable(Sequence[Chunk]):
         p = self._page_of(i)
         return f"{self.pages[p].id}#{i - self._start(p)}"
 
+    def chunk_ids(self, rows: Iterable[int]) -> list[str]:
+        """The ids of chunks ``rows``, in that order (:meth:`chunk_id`), their pages found at
+        once where they are held elsewhere."""
+        listed = [int(i) for i in rows]
+        pages = self.page_rows_of(listed).tolist()
+        prefetch(self.pages, pages)
+        return [
+            f"{self.pages[p].id}#{i - self._start(p)}" for i, p in zip(listed, pages, strict=True)
+        ]
+
     def containing(self, page_id: str, start: int, end: int) -> list[int]:
         """Positions (ascending) of the chunks of ``page_id`` whose span contains [start, end)
         (:meth:`raglab.chunking.chunk.ChunkIndex.containing`'s answer)."""

@@ -77,10 +77,7 @@ def chunk_run(
     """Rankings by question id as TREC run entries with chunk ids."""
     cs = lab.indexes.chunk_set(chunking)
     return {
-        qid: [
-            (cs.chunks.chunk_id(i), s)
-            for i, s in zip(r.indices.tolist(), r.scores.tolist(), strict=True)
-        ]
+        qid: list(zip(cs.chunks.chunk_ids(r.indices.tolist()), r.scores.tolist(), strict=True))
         for qid, r in rankings.items()
     }
 
@@ -119,7 +116,9 @@ def qrels(
         elif level == "page":
             out[q.id] = {s.page_id: 1 for s in q.spans}
         else:
-            out[q.id] = {cs.chunks.chunk_id(i): int(g) for i, g in cs.relevance(q).items()}
+            found = cs.relevance(q)
+            ids = cs.chunks.chunk_ids(found)
+            out[q.id] = {chunk: int(g) for chunk, g in zip(ids, found.values(), strict=True)}
     return out
 
 

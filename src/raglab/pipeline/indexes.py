@@ -123,8 +123,9 @@ class ChunkSet:
             return hits
         if q.pages:
             # In chunk order, as a pass over every chunk would give them.
-            rows = sorted(i for page in q.pages for i in self.chunks.rows_of(page))
-            return {i: float(q.pages[self.chunks.page_id(i)]) for i in rows}
+            # Each row with the page it was found under: no row's page asked again.
+            rows = sorted((i, page) for page in q.pages for i in self.chunks.rows_of(page))
+            return {i: float(q.pages[page]) for i, page in rows}
         return {}
 
     def relevance(self, q: Question) -> Relevance:
