@@ -150,9 +150,9 @@ def test_a_neural_report_chunks_each_partition_once_and_gathers_no_vector(
     tables: list[Any] = []
     chunk_table = chunk_table_module.remote_chunk_table
 
-    def table_spy(client: Any, pages: Any, reads: Any, parts: Any, key: Any) -> Any:
+    def table_spy(client: Any, pages: Any, reads: Any, parts: Any, key: Any, **kw: Any) -> Any:
         tables.append(parts)
-        return chunk_table(client, pages, reads, parts, key)
+        return chunk_table(client, pages, reads, parts, key, **kw)
 
     monkeypatch.setattr(chunk_table_module, "remote_chunk_table", table_spy)
     with get_task_stream(client) as stream:
