@@ -94,7 +94,7 @@ def test_a_lost_scheduler_ends_the_command_in_one_line(tmp_path: Path) -> None:
     logs a traceback for each connection it loses) on stderr. The scheduler is killed when
     the worker starts reading the pages."""
     with scheduler_process(tmp_path) as (scheduler, address, _), worker_process(address):
-        _arm(address, ("read_partition",), tmp_path / "killed", scheduler.pid)
+        _arm(address, ("read_range",), tmp_path / "killed", scheduler.pid)
         # A short reconnection window: the line is the same, the wait for a scheduler that
         # will not come back (the default 30 s) is not what is tested.
         command = _command(

@@ -186,7 +186,14 @@ def test_a_cluster_fit_never_builds_the_windows_on_the_client(
 
 #: The tasks that read the page files and cut the LSA windows (raglab.distributed.lsa.cut_windows),
 #: as Dask's key_split names them (without a leading underscore).
-CUTTING = {"read_partition", "page_words", "cut_window_pieces", "piece_terms", "window_piece_ids"}
+CUTTING = {
+    "read_range",
+    "read_partition",
+    "page_words",
+    "cut_window_pieces",
+    "piece_terms",
+    "window_piece_ids",
+}
 
 
 def test_a_cached_model_cuts_no_window(client: Any, handbook: Lab) -> None:

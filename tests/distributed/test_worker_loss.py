@@ -94,7 +94,7 @@ def test_workers_of_a_local_cluster_restarting_slowly_all_come_back() -> None:
 #: windows, chunking, counting the terms, the LSA fit's product A^T Y block after block, encoding
 #: the neural vectors into the cache, the k1 x b grid, measuring.
 PHASES = (
-    "read_partition",
+    "read_range",
     "locate_in_pages",
     "cut_window_pieces",
     "chunk_partition",

@@ -393,6 +393,7 @@ def cluster_lab(
             texts=texts,
             encoding=getattr(args, "encoding", None),
             keep=CLIENT_PAGE_RECORDS,
+            listed=lambda keys: progress(keys, description="Listing the folder", quiet=quiet),
             progress=lambda parts: progress(
                 parts, description="Reading pages on the workers", quiet=quiet
             ),

@@ -21,7 +21,6 @@ import abc
 import codecs
 import contextlib
 import dataclasses
-import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import TypeVar, cast, overload
 
 from raglab.corpus.documents.read import DOCUMENT_SUFFIXES, DocumentReader
-from raglab.corpus.strings import StringColumn
+from raglab.corpus.listing import corpus_files
 from raglab.errors import InputError, Problem
 from raglab.settings import CLIENT_SECTION_PAGES
 from raglab.text.tokens import count_words
@@ -40,9 +39,6 @@ from raglab.text.tokens import count_words
 FRONT_MATTER_FIELDS = ("id", "title", "updated", "status", "supersedes")
 _FIELD_LIST = ", ".join(FRONT_MATTER_FIELDS)
 STATUSES = ("current", "superseded")
-PAGE_SUFFIXES = (".md", ".txt")
-#: Every file a corpus folder's reading takes: pages, and documents read as pages.
-CORPUS_SUFFIXES = PAGE_SUFFIXES + DOCUMENT_SUFFIXES
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^(```|~~~)")
 # tomllib's error messages end with "(at line N, column M)", N counted in the TOML text, or
@@ -1001,48 +997,3 @@ def corpus_folder(path: str | Path | None, encoding: str | None = None) -> Path:
     if not root.is_dir():
         raise InputError([Problem(str(root), "corpus must be a folder of *.md or *.txt pages")])
     return root
-
-
-def folder_prefix(root: Path) -> str:
-    """What the path of every file found under ``root`` starts with (``rglob``'s)."""
-    return "" if root == Path(".") else str(root / "_")[:-1]
-
-
-def _suffix(name: str) -> str:
-    """A file name's suffix, as ``PurePath(name).suffix`` gives it (none for ``.md`` or
-    ``a.``)."""
-    i = name.rfind(".")
-    return name[i:] if 0 < i < len(name) - 1 else ""
-
-
-def corpus_files(root: Path) -> StringColumn:
-    """The paths of the corpus files under ``root`` (:data:`CORPUS_SUFFIXES`, any case, under
-    every sub-folder), as ``sorted(p for p in root.rglob("*") if ...)`` gives them, held as
-    one :class:`~raglab.corpus.strings.StringColumn` (about 8 bytes a file beside its path after
-    ``root``; a ``Path`` a file, with its parts, weighed about 500 while the folder was read).
-
-    Walked folder by folder, each one's entries sorted by name: a path sorts by its parts, so a
-    sub-folder's files come at its name's place. As ``rglob`` does, a link to a file is a file
-    and a link to a folder is not entered."""
-    files = StringColumn(prefix=folder_prefix(root))
-
-    def walk(folder: str, base: str) -> None:
-        # Names only, not an os.DirEntry each: a flat folder of a million pages is read here.
-        names: list[str] = []
-        folders: set[str] = set()
-        with os.scandir(folder) as found:
-            for entry in found:
-                if entry.is_dir() and not entry.is_symlink():
-                    folders.add(entry.name)
-                    names.append(entry.name)
-                elif _suffix(entry.name).lower() in CORPUS_SUFFIXES and entry.is_file():
-                    names.append(entry.name)
-        names.sort()
-        for name in names:
-            if name in folders:
-                walk(base + name, base + name + os.sep)
-            else:
-                files.append(base + name)
-
-    walk(str(root), files.prefix)
-    return files

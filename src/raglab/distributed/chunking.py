@@ -46,10 +46,10 @@ from raglab.base.ranking import IntArray
 from raglab.chunking.chunk import Chunk
 from raglab.chunking.chunkers import chunk_pages
 from raglab.corpus.documents.read import DocumentReader
+from raglab.corpus.listing import corpus_files
 from raglab.corpus.pages import (
     Corpus,
     Page,
-    corpus_files,
     duplicate_id,
     has_words,
     parse_page,

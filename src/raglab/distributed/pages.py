@@ -1,8 +1,9 @@
 """A corpus folder read and checked on the Dask workers, its pages held there: none on the client.
 
 :func:`load_corpus_on_cluster` is :func:`raglab.corpus.pages.load_corpus` with the files read
-where the pages are held for the command (:func:`raglab.distributed.chunking.read_partitions`):
-each partition's worker reads its files as ``load_corpus`` reads each one and says what it
+where the pages are held for the command: the folder is cut into ranges of paths, each listed
+and read by a worker (:mod:`raglab.distributed.listing`; neither the client nor the scheduler
+holds a path a file), and each partition's worker reads its files as ``load_corpus`` reads each one and says what it
 found (:func:`partition_summary`: the files' problems and warnings, the documents' notes, its
 empty pages and unused front-matter keys); the ids are joined in buckets on the workers
 (:class:`~raglab.distributed.page_ids.PageIds`: duplicates, a ``supersedes`` naming no page);
@@ -31,6 +32,7 @@ from typing import Any, overload
 import numpy as np
 
 from raglab.corpus.documents.read import DocumentReader
+from raglab.corpus.listing import Key
 from raglab.corpus.pages import (
     Corpus,
     HeldPage,
@@ -38,17 +40,11 @@ from raglab.corpus.pages import (
     PageShelf,
     PageTexts,
     check_pages,
-    corpus_files,
     corpus_folder,
 )
-from raglab.distributed.chunking import (
-    PagesRead,
-    page_digest,
-    partition_bounds,
-    partition_groups,
-    read_partitions,
-)
+from raglab.distributed.chunking import PagesRead, page_digest, partition_groups
 from raglab.distributed.cluster import shards, submit_beside
+from raglab.distributed.listing import folder_ranges, submit_ranges
 from raglab.distributed.page_ids import PageIds
 from raglab.errors import Problem, RaglabWarning
 
@@ -385,25 +381,20 @@ def load_corpus_on_cluster(
     texts: PageTexts,
     encoding: str | None = None,
     progress: Callable[[Sequence[int]], Iterable[int]] | None = None,
+    listed: Callable[[Iterator[Key]], Iterable[Key]] | None = None,
     keep: int,
 ) -> CorpusRead:
     """``load_corpus(path, encoding=encoding)`` with every file read on the workers and the
     pages held there (:class:`RemotePages`, whose texts ``texts`` fetches; ``keep``: the pages'
     metadata kept here at most): the same pages, the same
     :class:`~raglab.errors.InputError` (the same problems, in the same order) and the same
-    warnings (each document's, as a :class:`~raglab.errors.RaglabWarning`). ``progress`` wraps
-    the partitions' numbers as each one's summary comes."""
+    warnings (each document's, as a :class:`~raglab.errors.RaglabWarning`). ``listed`` wraps
+    the folder's files' keys as the client lists them
+    (:func:`~raglab.distributed.listing.folder_ranges`), ``progress`` the partitions' numbers
+    as each one's summary comes."""
     root = corpus_folder(path, encoding)
-    files = corpus_files(root)
-    parts = read_partitions(
-        client,
-        files,
-        encoding=encoding,
-        cwd=Path.cwd(),
-        bounds=partition_bounds(files, shards(client)),
-    )
-    n_files = len(files)
-    del files  # the paths travelled with the tasks: not held beside the pages' summaries
+    ranges, n_files = folder_ranges(root, shards(client), progress=listed)
+    parts = submit_ranges(client, root, ranges, encoding=encoding, cwd=Path.cwd())
     summaries: list[PartitionSummary] = []
     found: list[tuple[int, Problem]] = []
     said: list[Problem] = []
