@@ -3,10 +3,9 @@ ranx's compiled functions only when a test calls ranx, and the tests calling ran
 others.
 
 Oracle: the prewarming's folder in pytest's base temporary folder (``prewarm/``, made when the
-subprocess starts: :func:`tests.conftest.start_prewarming`, its log's first line naming the
-warm-ups), looked for after a session of a few tests run in a fresh pytest process, and the order
-its verbose report lists them in; and, in this session, the prewarming process itself once a
-test that reads Cranfield has run.
+subprocess starts: :func:`tests.conftest.start_prewarming`), looked for after a session of a few
+tests run in a fresh pytest process; the order a fresh pytest process collects tests in; and, in
+this session, the prewarming process itself once a test that reads Cranfield has run.
 """
 
 from __future__ import annotations
@@ -61,23 +60,33 @@ def test_a_session_that_reads_no_cranfield_starts_no_prewarming(tmp_path: Path) 
     assert not (base / "prewarm").exists()
 
 
-def test_a_session_that_calls_ranx_prewarms_ranx_alone(tmp_path: Path) -> None:
-    """A run of one test comparing with ranx (hand-worked RRF beside it, which calls none) starts
-    the prewarming with ranx's warm-up only: no Cranfield import, no vectors encoded. Named
-    last, a tokeniser test (its module calls no ranx) runs before the fusion module's tests, so
-    the prewarming compiles ranx's functions meanwhile instead of a test compiling them."""
-    base = tmp_path / "base"
-    fusion = [
-        "tests/fusion/test_fuse.py::test_rrf_second_in_both_beats_first_in_one",
-        "tests/fusion/test_fuse.py::test_rrf_equals_ranx[1-None]",
-    ]
-    tokens = "tests/text/test_tokens.py::test_identifiers_stay_one_token_each"
-    out = run_session(base, *fusion, tokens)
-    log = (base / "prewarm" / "log.txt").read_text()
-    assert log.splitlines()[0] == "prewarm: ranx", log
-    assert not (base / "prewarm" / "cranfield").exists()
-    ran = [line.split(" PASSED")[0] for line in out.splitlines() if " PASSED" in line]
-    assert ran == [tokens, *fusion], out
+def test_the_tests_that_call_ranx_come_after_the_others(tmp_path: Path) -> None:
+    """Collected by a fresh pytest process with the session's hooks (``-p tests.conftest``): two
+    modules, one that calls ranx (a module global named ``ranx``, what
+    :func:`tests.conftest.reads_ranx` looks for; a stand-in, since importing ranx itself
+    compiles its functions for half a minute) and, named after it, one that calls none. The one
+    that calls none is listed first, so a session's prewarming compiles ranx's functions
+    meanwhile instead of a test compiling them. (Collecting starts no prewarming.)"""
+    (tmp_path / "test_a_fusion.py").write_text(
+        "import types\n\nranx = types.ModuleType('ranx')\n\n\n"
+        "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n"
+    )
+    (tmp_path / "test_b_tokens.py").write_text("def test_three():\n    pass\n")
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-p", "tests.conftest", "-c", os.devnull,
+            f"--rootdir={tmp_path}", str(tmp_path), "--collect-only", "-q",
+            "-p", "no:cacheprovider",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    listed = [line.split("::")[-1] for line in done.stdout.splitlines() if "::" in line]
+    assert listed == ["test_three", "test_one", "test_two"], done.stdout
 
 
 def test_a_session_that_reads_cranfield_prewarms_its_vectors(

@@ -250,3 +250,18 @@ class SingleMachine:
             printed = [text.replace(str(path), "OUT") for text in printed]
         written = [path.read_bytes() for path in paths.values() if path.exists()]
         return Output(status, *printed, written[0] if written else None)
+
+
+def _fetched_keys(dask_worker: Any) -> list[tuple[float, str]]:
+    """Run on each worker: (start time, key) of every value it fetched from another worker."""
+    return [
+        (entry["start"], str(key))
+        for entry in dask_worker.transfer_incoming_log
+        for key in entry["keys"]
+    ]
+
+
+def moved_since(client: Any, start: float) -> list[str]:
+    """The keys of the values a worker of ``client``'s cluster fetched from another since
+    ``start`` (``time.time()``), from the workers' transfer logs."""
+    return [key for got in client.run(_fetched_keys).values() for t, key in got if t >= start]

@@ -118,24 +118,23 @@ def test_tokens_sent_from_the_client_index_the_same(client: Any, cranfield: Lab)
     _check_index(cranfield, index, BM25Index(tokens, k1=1.2, b=0.75), k=10)
 
 
-@pytest.mark.parametrize("arity", [2, 3, TREE_ARITY])
-def test_frequencies_reduced_in_a_tree_on_the_workers(
-    client: Any, cranfield: Lab, arity: int
-) -> None:
+def test_frequencies_reduced_in_a_tree_on_the_workers(client: Any, cranfield: Lab) -> None:
     """Oracle: BM25Index's own document frequencies over the same tokens (7 uneven partitions,
-    an empty one among them, so a tree of 2 or 3 tables a task has three or two levels). The
-    client holds N and L only; the table comes from the worker that reduced it."""
+    an empty one among them, so a tree of 2 or 3 tables a task has three or two levels, and
+    the default's one), and its scores and top k through the deepest tree's table. The client
+    holds N and L only; the table comes from the worker that reduced it."""
     tokens = cranfield.indexes.chunk_set(WHOLE_PAGES).tokens
     cuts = [0, 1, 1, 200, 450, 451, 1000, len(tokens)]
     parts = [tokens[a:z] for a, z in itertools.pairwise(cuts)]
     futures = client.scatter(parts, hash=False)
     counts = [client.submit(count_partition, f, pure=False) for f in futures]
-    index = DistributedBM25.from_counts(client, counts, arity=arity)
     local = BM25Index(tokens, k1=1.2, b=0.75)
-    assert index.stats.df == {}
     indptr = local.stats.columns.indptr
     want = dict(zip(local.vocabulary.terms, np.diff(indptr).tolist(), strict=True))
-    assert index.document_frequencies() == want
+    for arity in (TREE_ARITY, 3, 2):
+        index = DistributedBM25.from_counts(client, counts, arity=arity)
+        assert index.stats.df == {}
+        assert index.document_frequencies() == want, arity
     _check_index(cranfield, index, local, k=10)
 
 

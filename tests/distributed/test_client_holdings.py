@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import json
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from raglab.cli.main import main
 from raglab.corpus.pages import PageTexts, Section
 from raglab.distributed.chunk_table import RemoteChunkTable
 from raglab.pipeline.lab import Lab
-from tests.distributed.cluster_fixtures import recorded_labs
+from tests.distributed.cluster_fixtures import moved_since, recorded_labs
 
 PAGES = 13
 SECTIONS = 11  # one chunk each under the heading chunker
@@ -96,7 +97,11 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     (an array, list, tuple or dict of 143 entries, the number of chunks, which no count of
     questions, pages or sections here gives). The reader's sentence bounds are kept for the
     kept pages only (two arrays a page), where every page a context was packed from kept
-    them before."""
+    them before.
+
+    And, from the workers' transfer logs, no worker fetched a partition's pages (``read_range``)
+    or chunks (``chunk_partition``) from another while the pages were fetched question by
+    question."""
     data = _folder(tmp_path)
     argv = ["run", "--retriever", "bm25", "--json", *data]
     assert main(argv) == 0
@@ -108,8 +113,13 @@ def test_a_clustered_bm25_run_leaves_no_section_and_no_chunk_sized_array_on_the_
     gc.collect()
     # Held until the end, so no id among them is reused by an object the run makes.
     earlier = gc.get_objects()
+    start = time.time()
     assert main([*argv, "--scheduler", str(client.scheduler.address)]) == 0
     assert capsys.readouterr().out == single
+    # The pages fetched question by question (as at 300,000 chunks under the real budget) are
+    # read where their partition lies: no worker fetched a partition's pages or chunks.
+    read = ("read_range-", "read_partition-", "chunk_partition-")
+    assert [k for k in moved_since(client, start) if k.startswith(read)] == []
     (lab,) = labs
     reached = _reached(lab, {id(o) for o in earlier})
     (texts,) = [o for o in reached if isinstance(o, PageTexts)]

@@ -68,15 +68,15 @@ def test_handbook_fuse_json_is_byte_identical(
     assert _stdout(capsys, [*argv, "--workers", "2"]) == single
 
 
-@pytest.mark.parametrize("retriever", ["bm25", "rrf"])
 def test_handbook_trec_export_is_byte_identical(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, retriever: str
+    capsys: pytest.CaptureFixture[str], client: Any, tmp_path: Path
 ) -> None:
-    """Oracle: the run, qrels and summary ``raglab trec export`` writes on one machine."""
+    """Oracle: the run, qrels and summary ``raglab trec export --retriever rrf`` (BM25's and
+    LSA's lists fused) writes on one machine."""
     outputs = []
-    for extra in ([], ["--workers", "2"]):
+    for extra in ([], _address(client)):
         run, qrels = tmp_path / f"{len(extra)}.run", tmp_path / f"{len(extra)}.qrels"
-        argv = ["trec", "export", "--retriever", retriever, "--run", str(run)]
+        argv = ["trec", "export", "--retriever", "rrf", "--run", str(run)]
         printed = _stdout(capsys, [*argv, "--qrels", str(qrels), *extra])
         outputs.append((run.read_bytes(), qrels.read_bytes(), printed.replace(str(tmp_path), "")))
     assert outputs[0][0].count(b"\n") > 1000
@@ -174,27 +174,6 @@ def test_a_bm25_run_on_the_cluster_encodes_no_chunk_and_reads_no_page_here(
     assert read == []
 
 
-def test_a_bm25_run_on_the_cluster_builds_no_table_of_every_chunk_on_the_client(
-    client: Any, handbook: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Oracle: ``run_pipeline`` with the default settings but the BM25 retriever on the
-    handbook's lab on one machine (the same result). The client's chunking, once the run is
-    done, holds none of the tables of every chunk that the reranker's features and MMR built
-    before (tokens, LSA projections, TF-IDF rows, identifiers, title terms): it read only its
-    candidates' rows (ChunkSet.tfidf_rows and the like)."""
-    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
-    args = build_parser("run").parse_args(["run", "--retriever", "bm25", *_address(client)])
-    settings = settings_from(args)
-    split = split_from(args)
-    first = settings.retrieval
-    with cluster_lab(args, first, rerank=first, run=(settings, split)) as lab:
-        result = run_pipeline(lab, settings, split=split)
-        held = set(vars(lab.indexes.chunk_set()))
-    whole = {"tokens", "lsa_projections", "tfidf", "identifiers", "title_terms"}
-    assert held & whole == set()
-    assert result == run_pipeline(Lab(handbook.corpus, handbook.questions), settings, split=split)
-
-
 def _reachable(root: object) -> list[object]:
     """Every object reachable from ``root`` by references (gc's referents), ``root`` included."""
     seen = {id(root)}
@@ -211,21 +190,32 @@ def _reachable(root: object) -> list[object]:
     return found
 
 
-def test_a_bm25_run_on_the_cluster_holds_no_chunk_or_chunk_text_on_the_client(
-    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_bm25_run_on_the_cluster_holds_no_chunk_or_table_of_every_chunk_on_the_client(
+    client: Any, handbook: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Oracle: the chunks the chunker makes of the handbook (``chunk_pages``). Once a bm25 run
-    with the reranker is done on the cluster, nothing the client's lab holds is a chunk or a
-    chunk's text (a str equal to one, that is not a whole page's text): its chunking holds
-    offsets and word counts (ChunkTable), and the chunks the run read were made and let go."""
+    """Oracle: ``run_pipeline`` with the default settings but the BM25 retriever on the
+    handbook's lab on one machine (the same result), and the chunks the chunker makes of the
+    handbook (``chunk_pages``). Once the run with the reranker is done on the cluster:
+
+    - the client's chunking holds none of the tables of every chunk that the reranker's
+      features and MMR built before (tokens, LSA projections, TF-IDF rows, identifiers, title
+      terms): it read only its candidates' rows (ChunkSet.tfidf_rows and the like);
+    - nothing the client's lab holds is a chunk or a chunk's text (a str equal to one, that is
+      not a whole page's text): its chunking holds offsets and word counts (ChunkTable), and
+      the chunks the run read were made and let go."""
     monkeypatch.setenv("RAGLAB_CACHE_DIR", str(tmp_path / "cache"))
     args = build_parser("run").parse_args(["run", "--retriever", "bm25", *_address(client)])
     settings = settings_from(args)
+    split = split_from(args)
     first = settings.retrieval
-    with cluster_lab(args, first, rerank=first, run=(settings, split_from(args))) as lab:
-        run_pipeline(lab, settings, split=split_from(args))
+    with cluster_lab(args, first, rerank=first, run=(settings, split)) as lab:
+        result = run_pipeline(lab, settings, split=split)
+        tables = set(vars(lab.indexes.chunk_set()))
         gc.collect()
         held = _reachable(lab)
+    whole = {"tokens", "lsa_projections", "tfidf", "identifiers", "title_terms"}
+    assert tables & whole == set()
+    assert result == run_pipeline(Lab(handbook.corpus, handbook.questions), settings, split=split)
     key = first.chunking.resolved()
     # The handbook read here: the lab's pages hold no text once the cluster is closed.
     corpus = load_corpus()

@@ -186,7 +186,7 @@ def test_a_worker_joining_during_the_work_without_raglab_is_named(tmp_path: Path
 
 
 #: A worker preload (``dask worker --preload``): the first start of the worker leaves a mark,
-#: and every start after it (the nanny's restart of a killed worker) takes 15 s, as a
+#: and every start after it (the nanny's restart of a killed worker) takes 8 s, as a
 #: restart does on a loaded machine (a new process importing numpy, scipy, numba and raglab).
 SLOW_RESTART = """
 import os, time
@@ -194,7 +194,7 @@ import os, time
 def dask_setup(worker):
     mark = os.environ["RAGLAB_TEST_STARTED"]
     if os.path.exists(mark):
-        time.sleep(15)
+        time.sleep(8)
     else:
         open(mark, "w").close()
 """
@@ -205,7 +205,7 @@ def test_a_worker_restarting_slower_than_the_timeout_is_waited_for(
 ) -> None:
     """Oracle: the run file ``trec export`` writes on one machine, and exit 0. The only worker
     (under a nanny) is killed as it starts counting terms; its nanny restarts it, which takes
-    15 s, longer than --no-workers-timeout (3 s): the command waits while the lost worker's
+    8 s, longer than --no-workers-timeout (3 s): the command waits while the lost worker's
     nanny answers, and its output is the single machine's. A real total loss (no nanny
     answers) still stops in the time given (the test above)."""
     preload = tmp_path / "slow_restart.py"

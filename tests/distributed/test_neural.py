@@ -99,18 +99,18 @@ def test_the_workers_fill_the_cache_with_the_single_machines_vectors_the_client_
 
 def test_handbook_fuse_with_its_neural_rows_is_byte_identical(
     capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
+    client: Any,
     monkeypatch: pytest.MonkeyPatch,
     fresh_neural_cache: Path,
 ) -> None:
     """Oracle: ``raglab fuse --json`` on one machine, its vectors encoded on this machine (a copy
-    of the session's warm cache); the cluster's run starts from an empty cache, so its neural
-    rows rest on the workers' vectors."""
+    of the session's warm cache). On the session's cluster (``--scheduler``) the neural rows
+    rest on the shards' rankings of the cached vectors. (The workers encoding an empty cache:
+    test_neural_shards.py, and the vectors they write, above.)"""
+    monkeypatch.setenv("RAGLAB_CACHE_DIR", str(fresh_neural_cache))
     outputs = []
-    for folder, extra in ((fresh_neural_cache, []), (tmp_path / "cluster", ["--workers", "2"])):
-        monkeypatch.setenv("RAGLAB_CACHE_DIR", str(folder))
+    for extra in ([], ["--scheduler", str(client.scheduler.address)]):
         assert main(["fuse", "--json", *extra]) == 0
         outputs.append(capsys.readouterr().out)
-        assert any(folder.rglob("*.npy"))
     assert '"neural-rrf"' in outputs[0]
     assert outputs[1] == outputs[0]

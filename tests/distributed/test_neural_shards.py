@@ -82,22 +82,22 @@ def _spies(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[str]]:
     return built, tokenised
 
 
-@pytest.mark.parametrize("retriever", ["neural", "neural-rrf"])
 def test_handbook_run_on_the_shards_is_byte_identical_without_the_vectors_here(
-    retriever: str,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     fresh_neural_cache: Path,
     handbook: Lab,
 ) -> None:
-    """Oracle: ``raglab run --retriever R --json`` on one machine (reranker and MMR on, so the
+    """Oracle: ``raglab run --retriever neural-rrf --json`` on one machine (its first stage
+    ranks by neural cosine and fuses that list with BM25's; reranker and MMR on, so the
     reranker's neural cosine feature is read too). With ``--workers 2`` from an empty cache the
     output is the same bytes, and this process never builds a chunking's whole neural index
     (``dense.chunk_index``, which reads or encodes every chunk's vector here): the rankings and
     the candidates' rows come from the shards. Nor does it tokenise a chunk's text: the workers
     count the word pieces of the texts the cache lacks, and the batches are planned here from
     the counts alone (the questions, encoded here one by one, are all it tokenises)."""
+    retriever = "neural-rrf"
     chunks = {c.text for c in handbook.indexes.chunk_set().chunks}
     outputs = []
     for folder, extra in ((fresh_neural_cache, []), (tmp_path / "cluster", ["--workers", "2"])):

@@ -3,7 +3,9 @@
 
 Oracles: the workers' own record of every value they fetched from another worker (Dask's
 ``transfer_incoming_log``: each fetch's keys), the keys of the partitions' futures, the texts'
-own lengths, and ``raglab run --json`` on one machine (its bytes).
+own lengths, and ``raglab run --json`` on one machine (its bytes). (A bm25 run past the
+client's page-text budget moving no partition: tests/distributed/test_client_holdings.py, with
+what the client holds in that run.)
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Any
 import pytest
 from dask.sizeof import sizeof
 
-import raglab.cli._cluster as cluster_module
 from raglab.cli.main import main
 from raglab.corpus.pages import load_corpus
 from raglab.distributed.chunking import (
@@ -27,7 +28,7 @@ from raglab.distributed.chunking import (
     text_fetcher,
 )
 from raglab.run_settings import ChunkingKey
-from tests.distributed.cluster_fixtures import write_folder
+from tests.distributed.cluster_fixtures import moved_since, write_folder
 
 PAGES = 16
 SECTIONS = 9
@@ -52,19 +53,6 @@ def _folder(root: Path) -> list[str]:
     return write_folder(root, pages, questions)
 
 
-def _fetched_keys(dask_worker: Any) -> list[tuple[float, str]]:
-    """Run on each worker: (start time, key) of every value it fetched from another worker."""
-    return [
-        (entry["start"], str(key))
-        for entry in dask_worker.transfer_incoming_log
-        for key in entry["keys"]
-    ]
-
-
-def _moved_since(client: Any, start: float) -> list[str]:
-    return [key for got in client.run(_fetched_keys).values() for t, key in got if t >= start]
-
-
 def test_page_texts_are_read_where_their_partition_lies(client: Any, tmp_path: Path) -> None:
     """Oracle: the workers' transfer logs and the pages' own texts. Twenty fetches, each of a
     page of every partition (as the reranker's candidates past the text budget ask, one fetch a
@@ -82,7 +70,7 @@ def test_page_texts_are_read_where_their_partition_lies(client: Any, tmp_path: P
         rows = [(round_ + step) % PAGES for step in range(0, PAGES, PAGES // len(read))]
         picked = [pages[row] for row in rows]
         assert fetch(rows, [p.id for p in picked]) == [p.text for p in picked]
-    moved = _moved_since(client, start)
+    moved = moved_since(client, start)
     held = {f.key for f in read}
     assert [key for key in moved if key in held] == []
 
@@ -99,29 +87,6 @@ def test_a_partition_weighs_at_least_its_texts(tmp_path: Path) -> None:
     part = chunk_partition(read, ChunkingKey("heading"))
     assert len(part.chunks) == PAGES * SECTIONS
     assert sizeof(part) >= sum(sys.getsizeof(c.text) for c in part.chunks)
-
-
-def test_a_run_past_the_text_budget_moves_no_partition(
-    client: Any,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Oracle: the single machine's ``run --json`` (its bytes) and the workers' transfer logs.
-    ``raglab run --retriever bm25`` on the cluster with the client's page-text budget at two
-    pages (so the reranker's candidates and the packing fetch pages question by question, as at
-    300,000 chunks under the real budget) gives the same bytes, and no worker fetches a
-    partition's pages (``read_partition``) or chunks (``chunk_partition``) from another."""
-    argv = ["run", *_folder(tmp_path), "--retriever", "bm25", "--json"]
-    assert main(argv) == 0
-    single = capsys.readouterr().out
-    page_chars = max(len(p.text) for p in load_corpus(tmp_path / "pages").pages)
-    monkeypatch.setattr(cluster_module, "CLIENT_PAGE_TEXT_BUDGET", 2 * page_chars)
-    start = time.time()
-    assert main([*argv, "--scheduler", client.scheduler.address]) == 0
-    assert capsys.readouterr().out == single
-    moved = _moved_since(client, start)
-    assert [k for k in moved if k.startswith(("read_partition-", "chunk_partition-"))] == []
 
 
 def test_a_run_with_lsa_moves_no_term_block(
@@ -141,5 +106,5 @@ def test_a_run_with_lsa_moves_no_term_block(
     start = time.time()
     assert main([*argv, "--scheduler", client.scheduler.address]) == 0
     assert capsys.readouterr().out == single
-    moved = _moved_since(client, start)
+    moved = moved_since(client, start)
     assert [k for k in moved if k.startswith("_term_rows-")] == []

@@ -102,5 +102,5 @@ test("a token stream's words stemmed are the stemmed tokens, with the same offse
       checked += 1;
     });
   }
-  assert.ok(checked > 1000, `${checked} texts`);
+  assert.ok(checked > 700, `${checked} texts`);
 });
