@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 import raglab.cli._cluster as cluster_module
@@ -26,6 +27,7 @@ from distributed import get_task_stream
 from raglab.cli.main import main
 from raglab.corpus.pages import Page
 from raglab.distributed.cluster import dashboard_line, shards
+from raglab.settings import LSA_RANK
 from tests.distributed.cluster_fixtures import Output, SingleMachine, recorded_labs
 
 
@@ -181,8 +183,9 @@ def test_handbook_report_is_byte_identical_with_the_heavy_work_on_the_workers(
     impossible. (The Markdown report's tables hold the JSON's numbers:
     tests/report/test_markdown.py.)
 
-    The pages' texts the client reads come in batches of at most one task per partition, each
-    page once (they came one round trip a page): the labelled pages, then the planned
+    Exhibit III reads the model held on the workers: no term's row or window comes to the
+    client. The pages' texts the client reads come in batches of at most one task per partition,
+    each page once (they came one round trip a page): the labelled pages, then the planned
     reranking candidates' pages and those of the four other first stages whose rerankers the
     report trains."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
@@ -202,6 +205,23 @@ def test_handbook_report_is_byte_identical_with_the_heavy_work_on_the_workers(
     held = next(iter({getattr(page, "_texts", None) for page in lab.corpus}))
     assert 0 < held.round_trips <= 5 and 0 < held.fetched == len(held._kept) <= len(lab.corpus)
     assert _tasks(stream, "page_texts") <= shards(client) * held.round_trips
+    # Exhibit III's spectrum (the windows' and terms' counts, the words to try first) comes from
+    # the model held on the workers: the client's model was never gathered, holds no array
+    # longer than questions + k, and the client never cut the LSA windows (before, the report
+    # gathered U, the idf, the vocabulary and Vt, and cut and tokenised every window here).
+    model = lab.indexes.lsa
+    assert not model.gathered
+    arrays = _arrays(model)
+    bound = len(lab.questions) + LSA_RANK
+    assert arrays and all(max(a.shape) <= bound for a in arrays), [a.shape for a in arrays]
+    assert "lsa_windows" not in vars(lab.indexes)
+
+
+def _arrays(value: Any) -> list[np.ndarray]:
+    """The numpy arrays an object holds in its slots (one level down)."""
+    names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ())]
+    held = [getattr(value, n, None) for n in names]
+    return [a for a in held if isinstance(a, np.ndarray)]
 
 
 def test_cranfield_run_refusal_is_byte_identical(

@@ -1,5 +1,6 @@
-"""A command on the cluster fits LSA only when it reads the model, and exhibit III reads the
-model held on the workers without bringing a term's row or a window to the client.
+"""A command on the cluster fits LSA only when it reads the model, and ``raglab lsa`` reads the
+model held on the workers. (Exhibit III of a report read off the workers, no term's row or window
+brought to the client: tests/distributed/test_cluster_run_report.py.)
 
 Oracle: the same command on one machine (the same bytes); Dask's task stream for the work the
 cluster did (the tasks' function names); for the client's holding, the number of questions and
@@ -11,13 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from distributed import get_task_stream
 from raglab.cli.main import main
-from raglab.settings import LSA_RANK
-from tests.distributed.cluster_fixtures import SingleMachine, recorded_labs
+from tests.distributed.cluster_fixtures import recorded_labs
 
 #: The tasks of an LSA fit: the windows cut from the pages, A's term blocks, the small problem.
 FIT_TASKS = ("cut_window_pieces", "term_block", "_small_problem")
@@ -33,72 +32,36 @@ def _fit_tasks(stream: Any) -> dict[str, int]:
     return {name: sum(key.startswith(f"{name}-") for key in keys) for name in FIT_TASKS}
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["trec", "export", "--retriever", "bm25", "--run", "RUN"],
-        ["run", "--retriever", "bm25", "--no-rerank", "--json"],
-    ],
+#: Commands that read no LSA model.
+NO_LSA = (
+    ["trec", "export", "--retriever", "bm25", "--run", "RUN"],
+    ["run", "--retriever", "bm25", "--no-rerank", "--json"],
 )
+
+
 def test_a_command_that_reads_no_lsa_fits_none(
-    capsys: pytest.CaptureFixture[str], client: Any, tmp_path: Path, argv: list[str]
+    capsys: pytest.CaptureFixture[str], client: Any, tmp_path: Path
 ) -> None:
     """Oracle: the command on one machine (its run file, or its JSON). ``trec export --retriever
     bm25`` and ``run --retriever bm25 --no-rerank`` read no LSA: on the cluster they print and
     write the same bytes and run no task of an LSA fit (before, every cluster command cut the
     windows and fitted the model first); ``run --retriever bm25`` with its reranker, whose
     features read the LSA cosine, still fits it, once."""
-    outputs = []
-    for extra in ([], _address(client)):
-        run = tmp_path / f"{len(extra)}.run"
-        with get_task_stream(client) as stream:
-            assert main([str(run) if a == "RUN" else a for a in argv] + extra) == 0
-        printed = capsys.readouterr().out.replace(str(run), "RUN")
-        outputs.append((printed, run.read_bytes() if run.exists() else b""))
-    assert outputs[1] == outputs[0] and len(outputs[0][0] + outputs[0][1].decode()) > 1000
-    assert _fit_tasks(stream) == dict.fromkeys(FIT_TASKS, 0)
+    for argv in NO_LSA:
+        outputs = []
+        for extra in ([], _address(client)):
+            run = tmp_path / f"{argv[0]}{len(extra)}.run"
+            with get_task_stream(client) as stream:
+                assert main([str(run) if a == "RUN" else a for a in argv] + extra) == 0
+            printed = capsys.readouterr().out.replace(str(run), "RUN")
+            outputs.append((printed, run.read_bytes() if run.exists() else b""))
+        assert outputs[1] == outputs[0] and len(outputs[0][0] + outputs[0][1].decode()) > 1000
+        assert _fit_tasks(stream) == dict.fromkeys(FIT_TASKS, 0), argv
     with get_task_stream(client) as stream:
         assert main(["run", "--retriever", "bm25", "--json", *_address(client)]) == 0
     capsys.readouterr()
     counts = _fit_tasks(stream)
     assert counts["_small_problem"] == 1 and counts["cut_window_pieces"] > 0, counts
-
-
-def _arrays(value: Any) -> list[np.ndarray]:
-    """The numpy arrays an object holds in its slots (one level down)."""
-    names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ())]
-    held = [getattr(value, n, None) for n in names]
-    return [a for a in held if isinstance(a, np.ndarray)]
-
-
-def test_a_clustered_report_reads_exhibit_iii_off_the_workers(
-    capsys: pytest.CaptureFixture[str],
-    client: Any,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    single_machine: SingleMachine,
-) -> None:
-    """Oracle: ``raglab report --format json`` on one machine, and the number of questions and
-    the rank. On the cluster the same bytes, while exhibit III's spectrum (the windows' and
-    terms' counts, the words to try first) comes from the model held on the workers: the
-    client's model was never gathered, holds no array longer than questions + k, and the
-    client never cut the LSA windows (before, the report gathered U, the idf, the vocabulary
-    and Vt, and cut and tokenised every window here)."""
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    single = single_machine("report", "--out", "OUT.json", "--json")
-    assert single.status == 0
-    labs = recorded_labs(monkeypatch)
-    clustered = tmp_path / "cluster.json"
-    assert main(["report", "--out", str(clustered), "--quiet", *_address(client)]) == 0
-    capsys.readouterr()
-    assert clustered.read_bytes() == single.file
-    (lab,) = labs
-    model = lab.indexes.lsa
-    assert not model.gathered
-    bound = len(lab.questions) + LSA_RANK
-    arrays = _arrays(model)
-    assert arrays and all(max(a.shape) <= bound for a in arrays), [a.shape for a in arrays]
-    assert "lsa_windows" not in vars(lab.indexes)
 
 
 @pytest.mark.parametrize(

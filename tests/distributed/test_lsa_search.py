@@ -131,30 +131,26 @@ def test_the_table_is_the_single_machines_bytes(
     _ranked_on_the_shards(stream, lab)
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        "what similarity laws must be obeyed when constructing aeroelastic models of heated "
-        "high speed aircraft",
-        "xyzzy plugh",
-    ],
-)
 def test_cranfield_lsa_search_json_is_the_single_machines_bytes(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     client: Any,
     cranfield_dir: Path,
-    query: str,
 ) -> None:
     """Oracle: ``raglab lsa search --json`` on one machine, Cranfield's 1,400 abstracts with
-    Snowball stemming (its first question, and a text of no known word), top 20."""
+    Snowball stemming, its first question, top 20. (A text of no known word: the handbook's
+    case above.)"""
+    query = (
+        "what similarity laws must be obeyed when constructing aeroelastic models of heated "
+        "high speed aircraft"
+    )
     data = ["--corpus", str(cranfield_dir / "pages"), "--stem"]
     argv = ["lsa", "search", query, "--top", "20", "--json", *data]
     single, cluster, stream, lab = _single_and_cluster(capsys, monkeypatch, client, argv)
     assert cluster == single
     scores = [r["score"] for r in json.loads(single)["results"]]
     assert len(scores) == 20
-    assert (scores[0] > 0.3) if query != "xyzzy plugh" else scores == [0.0] * 20
+    assert scores[0] > 0.3
     _ranked_on_the_shards(stream, lab)
 
 
