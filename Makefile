@@ -34,7 +34,7 @@ test: $(VENV)/.test-installed ## Install and run every test, with ruff and mypy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(BIN)/pytest -n 2
 
 check: lint typecheck ## ruff and mypy, no tests
 
@@ -51,7 +51,7 @@ browser: $(VENV)/.test-installed ## Run the browser tests only (Chromium through
 
 unit: $(VENV)/.test-installed ## Run the tests that need no browser
 	scripts/ensure-node
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not browser"
+	$(BIN)/pytest -n 2 -m "not browser"
 
 parity: $(VENV)/.test-installed ## The in-tab engine against the Python engine (Node, then Chromium)
 	scripts/ensure-node

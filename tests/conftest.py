@@ -24,10 +24,8 @@ What the whole session shares, built once:
   prewarming (tests/prewarm.py), the Node parity suite (:func:`start_node_suite`) and the
   benchmark sweep's smoke run (:func:`start_sweep`), each only when a collected test reads it.
 
-``make test`` runs the tests on two pytest-xdist workers, one a core (``-n 2 --dist loadfile
---no-loadscope-reorder``): a module's tests run on one worker, so its module-scoped fixtures are
-built once, and the modules go out in the order sorted below. Each worker is a session of its
-own: it builds what its share of the tests reads, once, and prewarms what its
+``make test`` runs the tests on two pytest-xdist workers, one a core (``-n 2``). Each worker is
+a session of its own: it builds what its share of the tests reads, once, and prewarms what its
 collection needs; the Node suite and the sweep, each read by one test, start on the worker that
 runs their test, when it first asks (:func:`xdist_worker`).
 """
