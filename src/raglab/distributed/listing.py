@@ -5,8 +5,8 @@ sample of the files' keys (:data:`raglab.corpus.listing.Key`) with the bytes bef
 m-th file, m doubling whenever the sample passes :data:`SAMPLE` entries, and cuts the folder
 where the running total of bytes crosses each multiple of total / n, as
 :func:`raglab.distributed.chunking.partition_bounds` cuts a list of files (the same cuts while
-the folder has at most :data:`SAMPLE` files; past that, each within m files of them, m under
-2 × files / :data:`SAMPLE`). A partition travels as its first key and the next one's
+the folder has at most :data:`SAMPLE` files; past that, each at the first kept file at or past
+its running-total point and past the cut before, m under 2 × files / :data:`SAMPLE`). A partition travels as its first key and the next one's
 (:class:`FolderRange`): a task's arguments are a few strings whatever the files, so neither the
 client nor the scheduler holds a path a file. Its worker lists its range itself
 (:func:`raglab.corpus.listing.walk_files`) and reads it (:func:`read_range`).
@@ -18,6 +18,8 @@ while it was read) says so as a problem of the folder, and the command stops.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import hashlib
 import itertools
 import os
@@ -94,8 +96,8 @@ def folder_ranges(
     # reach c / n of the total: the running total crosses each multiple once.
     for c in range(1, n):
         target = total * c / n
-        k = next((i for i in range(cuts[-1] + 1, len(keys)) if before[i] >= target), None)
-        if k is None:
+        k = bisect.bisect_left(before, target, lo=cuts[-1] + 1)
+        if k == len(keys):
             break
         cuts.append(k)
     cuts.append(len(keys))
@@ -138,14 +140,8 @@ def read_range(
         f"command began and {len(paths)} (or other names) when a worker read them; run it "
         "again once the folder is still",
     )
-    return PagesRead(
-        read.pages,
-        (changed, *read.problems),
-        (0, *read.problem_rows),
-        read.said,
-        read.worded,
-        read.notes,
-        read.skipped,
+    return dataclasses.replace(
+        read, problems=(changed, *read.problems), problem_rows=(0, *read.problem_rows)
     )
 
 
